@@ -1,0 +1,36 @@
+// Subcommand registry of the `rewind` command.
+//
+// Each subcommand lives in its own cmd_<name>.cpp and registers itself with a
+// static `Registration` object; apps/CMakeLists.txt links the objects whole, so
+// adding a subcommand means adding one file. A subcommand's run function returns
+// the process exit code and throws on errors; main() turns an exception into one
+// "rewind <cmd>: error: ..." line and a non-zero exit.
+#pragma once
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace rwd::cli {
+
+struct Command {
+  std::string name;
+  std::string help;
+  /// True if the command calls MPI (main initialises MPI before running it).
+  bool needs_mpi = false;
+  /// Adds options to `sub`; returns the function that runs the command.
+  std::function<std::function<int()>(CLI::App& sub)> setup;
+  int order = 100;  ///< position in `rewind --help`
+};
+
+std::vector<Command>& registry();
+
+struct Registration {
+  explicit Registration(Command c) { registry().push_back(std::move(c)); }
+};
+
+/// Runs the CLI on argv (used by main and by in-process tests).
+int run_cli(int argc, char** argv);
+
+}  // namespace rwd::cli

@@ -1,0 +1,28 @@
+// Assignment of grids to compute ranks along the Lebesgue (Z / Morton) curve.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "rewind/spacetree/tree.hpp"
+
+namespace rwd::spacetree {
+
+struct Partition {
+  int ranks = 1;
+  /// Owning compute rank (0 .. ranks-1) of every node, indexed like Tree::nodes().
+  std::vector<int> owner;
+  /// Interior cells per rank.
+  std::vector<std::int64_t> cells_per_rank;
+
+  /// max(cells_per_rank) / mean(cells_per_rank) - 1; 0 is perfect balance.
+  [[nodiscard]] double imbalance() const;
+  /// Node indices owned by `rank`, in UID order (the rank's file rows).
+  [[nodiscard]] std::vector<std::int32_t> grids_of(const Tree& tree, int rank) const;
+};
+
+/// Cuts the pre-order Lebesgue curve of *all* grids (every level carries a d-grid)
+/// into `ranks` contiguous pieces of near-equal cell count. Deterministic; does not
+/// depend on the current partition. Throws std::invalid_argument if ranks < 1.
+Partition partition_morton(const Tree& tree, int ranks);
+
+}  // namespace rwd::spacetree

@@ -1,0 +1,318 @@
+#include "rewind/spacetree/case_file.hpp"
+
+#include <fmt/core.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <toml++/toml.h>
+
+namespace rwd::spacetree {
+
+struct CaseDocument::Impl {
+  std::string name;
+  toml::table table;
+  std::set<std::string> read;    // leaf keys asked for
+  std::set<std::string> marked;  // whole subtrees declared known
+};
+
+CaseDocument::CaseDocument(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CaseDocument::CaseDocument(CaseDocument&&) noexcept = default;
+CaseDocument& CaseDocument::operator=(CaseDocument&&) noexcept = default;
+CaseDocument::~CaseDocument() = default;
+
+namespace {
+std::string where(const toml::source_region& r) {
+  return fmt::format("line {}, column {}", r.begin.line, r.begin.column);
+}
+
+void apply_override(toml::table& root, const std::string& name, const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw CaseError(fmt::format("{}: --set '{}': expected key=value", name, assignment));
+  const std::string key = assignment.substr(0, eq);
+  const std::string text = assignment.substr(eq + 1);
+  toml::node_view<toml::node> value_view;
+  toml::table parsed;
+  try {
+    parsed = toml::parse("v = " + text);
+  } catch (const toml::parse_error&) {
+    parsed = toml::table{};
+    parsed.insert("v", text);  // a bare word: take it as a string
+  }
+  toml::table* t = &root;
+  std::size_t start = 0;
+  for (;;) {
+    const auto dot = key.find('.', start);
+    const std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (part.empty()) throw CaseError(fmt::format("{}: --set '{}': empty key component", name, assignment));
+    if (dot == std::string::npos) {
+      t->insert_or_assign(part, *parsed.get("v"));
+      return;
+    }
+    auto* node = t->get(part);
+    if (!node) node = &t->insert(part, toml::table{}).first->second;
+    if (!node->is_table())
+      throw CaseError(fmt::format("{}: --set '{}': '{}' is not a table", name, assignment, part));
+    t = node->as_table();
+    start = dot + 1;
+  }
+}
+
+const char* type_name(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a number";
+    case toml::node_type::boolean: return "a boolean";
+    default: return "a date/time";
+  }
+}
+}  // namespace
+
+CaseDocument CaseDocument::parse(const std::string& text, const std::string& name,
+                                 const std::vector<std::string>& overrides) {
+  auto impl = std::make_unique<Impl>();
+  impl->name = name;
+  try {
+    impl->table = toml::parse(text, name);
+  } catch (const toml::parse_error& e) {
+    throw CaseError(fmt::format("{}: TOML syntax error at {}: {}", name, where(e.source()), e.description()));
+  }
+  for (const auto& o : overrides) apply_override(impl->table, name, o);
+  return CaseDocument(std::move(impl));
+}
+
+CaseDocument CaseDocument::load(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path);
+  if (!in) throw CaseError(fmt::format("{}: cannot open case file", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse(ss.str(), path, overrides);
+}
+
+const std::string& CaseDocument::name() const { return impl_->name; }
+
+std::string CaseDocument::effective_text() const {
+  std::stringstream ss;
+  ss << impl_->table << '\n';
+  return ss.str();
+}
+
+bool CaseDocument::has(const std::string& key) const {
+  return static_cast<bool>(impl_->table.at_path(key));
+}
+
+CaseError CaseDocument::error(const std::string& key, const std::string& message) const {
+  return CaseError(fmt::format("{}: {}: {}", impl_->name, key, message));
+}
+
+namespace {
+template <typename T>
+T scalar(const toml::node& n, const CaseDocument& doc, const std::string& key);
+
+template <>
+double scalar<double>(const toml::node& n, const CaseDocument& doc, const std::string& key) {
+  if (auto v = n.value_exact<double>()) return *v;
+  if (auto v = n.value_exact<std::int64_t>()) return static_cast<double>(*v);
+  throw doc.error(key, fmt::format("expected a number, got {}", type_name(n)));
+}
+template <>
+std::int64_t scalar<std::int64_t>(const toml::node& n, const CaseDocument& doc, const std::string& key) {
+  if (auto v = n.value_exact<std::int64_t>()) return *v;
+  throw doc.error(key, fmt::format("expected an integer, got {}", type_name(n)));
+}
+template <>
+bool scalar<bool>(const toml::node& n, const CaseDocument& doc, const std::string& key) {
+  if (auto v = n.value_exact<bool>()) return *v;
+  throw doc.error(key, fmt::format("expected true or false, got {}", type_name(n)));
+}
+template <>
+std::string scalar<std::string>(const toml::node& n, const CaseDocument& doc, const std::string& key) {
+  if (auto v = n.value_exact<std::string>()) return *v;
+  throw doc.error(key, fmt::format("expected a string, got {}", type_name(n)));
+}
+
+template <typename T>
+T get_scalar(CaseDocument& doc, toml::table& table, std::set<std::string>& read, const std::string& key,
+             const std::optional<T>& fallback) {
+  read.insert(key);
+  auto view = table.at_path(key);
+  if (!view) {
+    if (fallback) return *fallback;
+    throw doc.error(key, "missing (required)");
+  }
+  return scalar<T>(*view.node(), doc, key);
+}
+
+template <typename T, std::size_t N>
+std::array<T, N> get_array(CaseDocument& doc, toml::table& table, std::set<std::string>& read, const std::string& key,
+                           const std::optional<std::array<T, N>>& fallback) {
+  read.insert(key);
+  auto view = table.at_path(key);
+  if (!view) {
+    if (fallback) return *fallback;
+    throw doc.error(key, "missing (required)");
+  }
+  const auto* arr = view.as_array();
+  if (!arr || arr->size() != N)
+    throw doc.error(key, fmt::format("expected an array of {} values", N));
+  std::array<T, N> out{};
+  for (std::size_t i = 0; i < N; ++i) out[i] = scalar<T>((*arr)[i], doc, key);
+  return out;
+}
+}  // namespace
+
+double CaseDocument::get_double(const std::string& key, std::optional<double> fallback) {
+  return get_scalar<double>(*this, impl_->table, impl_->read, key, fallback);
+}
+std::int64_t CaseDocument::get_int(const std::string& key, std::optional<std::int64_t> fallback) {
+  return get_scalar<std::int64_t>(*this, impl_->table, impl_->read, key, fallback);
+}
+bool CaseDocument::get_bool(const std::string& key, std::optional<bool> fallback) {
+  return get_scalar<bool>(*this, impl_->table, impl_->read, key, fallback);
+}
+std::string CaseDocument::get_string(const std::string& key, std::optional<std::string> fallback) {
+  return get_scalar<std::string>(*this, impl_->table, impl_->read, key, fallback);
+}
+std::array<double, 3> CaseDocument::get_double3(const std::string& key, std::optional<std::array<double, 3>> fallback) {
+  return get_array<double, 3>(*this, impl_->table, impl_->read, key, fallback);
+}
+std::array<bool, 3> CaseDocument::get_bool3(const std::string& key, std::optional<std::array<bool, 3>> fallback) {
+  return get_array<bool, 3>(*this, impl_->table, impl_->read, key, fallback);
+}
+std::array<int, 3> CaseDocument::get_int3(const std::string& key, std::optional<std::array<int, 3>> fallback) {
+  std::optional<std::array<std::int64_t, 3>> fb;
+  if (fallback) fb = std::array<std::int64_t, 3>{(*fallback)[0], (*fallback)[1], (*fallback)[2]};
+  const auto v = get_array<std::int64_t, 3>(*this, impl_->table, impl_->read, key, fb);
+  std::array<int, 3> out{};
+  for (int i = 0; i < 3; ++i) {
+    if (v[i] < -1'000'000'000 || v[i] > 1'000'000'000) throw error(key, "value out of range");
+    out[i] = static_cast<int>(v[i]);
+  }
+  return out;
+}
+std::vector<double> CaseDocument::get_doubles(const std::string& key, std::optional<std::vector<double>> fallback) {
+  impl_->read.insert(key);
+  auto view = impl_->table.at_path(key);
+  if (!view) {
+    if (fallback) return *fallback;
+    throw error(key, "missing (required)");
+  }
+  const auto* arr = view.as_array();
+  if (!arr) throw error(key, "expected an array of numbers");
+  std::vector<double> out;
+  for (const auto& n : *arr) out.push_back(scalar<double>(n, *this, key));
+  return out;
+}
+
+std::size_t CaseDocument::count(const std::string& key) {
+  auto view = impl_->table.at_path(key);
+  if (!view) return 0;
+  const auto* arr = view.as_array();
+  if (!arr || !arr->is_array_of_tables()) throw error(key, "expected an array of tables ([[" + key + "]])");
+  return arr->size();
+}
+
+void CaseDocument::mark_read(const std::string& key) { impl_->marked.insert(key); }
+
+void CaseDocument::reject_unknown() const {
+  const auto known = [&](const std::string& path) {
+    if (impl_->read.count(path)) return true;
+    for (const auto& m : impl_->marked)
+      if (path == m || path.rfind(m + ".", 0) == 0 || path.rfind(m + "[", 0) == 0) return true;
+    return false;
+  };
+  std::function<void(const toml::table&, const std::string&)> walk = [&](const toml::table& t, const std::string& prefix) {
+    for (const auto& [k, node] : t) {
+      const std::string path = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+      if (known(path)) continue;
+      if (const auto* sub = node.as_table()) {
+        walk(*sub, path);
+      } else if (const auto* arr = node.as_array(); arr && arr->is_array_of_tables() && !arr->empty()) {
+        for (std::size_t i = 0; i < arr->size(); ++i) walk(*(*arr)[i].as_table(), path + "[" + std::to_string(i) + "]");
+      } else {
+        throw CaseError(fmt::format("{}: unknown key '{}' (at {})", impl_->name, path, where(node.source())));
+      }
+    }
+  };
+  walk(impl_->table, "");
+}
+
+// ---------------------------------------------------------------------------------
+
+bool RefineRegion::overlaps(const Box& grid) const {
+  if (radius > 0.0) {
+    double d2 = 0.0;
+    for (int a = 0; a < 3; ++a) {
+      const double q = std::clamp(center[a], grid.lo[a], grid.hi[a]) - center[a];
+      d2 += q * q;
+    }
+    return d2 < radius * radius;
+  }
+  return box.overlaps(grid);
+}
+
+TreeCase parse_tree_case(CaseDocument& doc) {
+  TreeCase c;
+  auto& sh = c.shape;
+  sh.domain.lo = doc.get_double3("domain.lo");
+  sh.domain.hi = doc.get_double3("domain.hi");
+  sh.periodic = doc.get_bool3("domain.periodic", std::array<bool, 3>{false, false, false});
+  sh.r = doc.get_int3("tree.r", std::array<int, 3>{2, 2, 2});
+  sh.s = doc.get_int3("tree.s", std::array<int, 3>{16, 16, 16});
+  c.base_depth = static_cast<int>(doc.get_int("tree.depth"));
+  c.balance = doc.get_bool("tree.balance", true);
+  c.ranks = static_cast<int>(doc.get_int("run.ranks", 1));
+  if (c.ranks < 1) throw doc.error("run.ranks", "must be at least 1");
+  int deepest = c.base_depth;
+  for (std::size_t i = 0; i < doc.count("tree.refine"); ++i) {
+    const std::string p = "tree.refine[" + std::to_string(i) + "]";
+    RefineRegion r;
+    r.level = static_cast<int>(doc.get_int(p + ".level"));
+    if (doc.has(p + ".radius")) {
+      r.center = doc.get_double3(p + ".center");
+      r.radius = doc.get_double(p + ".radius");
+      if (!(r.radius > 0.0)) throw doc.error(p + ".radius", "must be positive");
+    } else {
+      r.box.lo = doc.get_double3(p + ".lo");
+      r.box.hi = doc.get_double3(p + ".hi");
+      for (int a = 0; a < 3; ++a)
+        if (r.box.hi[a] < r.box.lo[a]) throw doc.error(p + ".hi", "must not be below lo");
+    }
+    if (r.level < 0) throw doc.error(p + ".level", "must not be negative");
+    deepest = std::max(deepest, r.level);
+    c.regions.push_back(r);
+  }
+  sh.max_depth = static_cast<int>(doc.get_int("tree.max_depth", deepest));
+  if (c.base_depth < 0) throw doc.error("tree.depth", "must not be negative");
+  try {
+    sh.validate();
+  } catch (const std::invalid_argument& e) {
+    throw CaseError(fmt::format("{}: {}", doc.name(), e.what()));
+  }
+  if (c.base_depth > sh.max_depth)
+    throw doc.error("tree.depth", fmt::format("{} exceeds tree.max_depth {}", c.base_depth, sh.max_depth));
+  for (std::size_t i = 0; i < c.regions.size(); ++i)
+    if (c.regions[i].level > sh.max_depth)
+      throw doc.error("tree.refine[" + std::to_string(i) + "].level",
+                      fmt::format("{} exceeds tree.max_depth {}", c.regions[i].level, sh.max_depth));
+  return c;
+}
+
+Tree build_tree(const TreeCase& c) {
+  Tree tree = Tree::full(c.shape, c.base_depth);
+  if (!c.regions.empty()) {
+    tree.adapt_until_stable([&](Uid uid, const Box& box) {
+      for (const auto& r : c.regions)
+        if (uid.level() < r.level && r.overlaps(box)) return Mark::refine;
+      return Mark::keep;
+    });
+  }
+  if (c.balance) tree.balance();
+  return tree;
+}
+
+}  // namespace rwd::spacetree

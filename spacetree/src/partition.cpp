@@ -1,0 +1,45 @@
+#include "rewind/spacetree/partition.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+namespace rwd::spacetree {
+
+double Partition::imbalance() const {
+  if (cells_per_rank.empty()) return 0.0;
+  const double total = static_cast<double>(std::accumulate(cells_per_rank.begin(), cells_per_rank.end(), std::int64_t{0}));
+  if (total == 0.0) return 0.0;
+  const double mean = total / static_cast<double>(cells_per_rank.size());
+  return static_cast<double>(*std::max_element(cells_per_rank.begin(), cells_per_rank.end())) / mean - 1.0;
+}
+
+std::vector<std::int32_t> Partition::grids_of(const Tree& tree, int rank) const {
+  std::vector<std::int32_t> out;
+  for (std::size_t i = 0; i < tree.size(); ++i)
+    if (owner[i] == rank) out.push_back(static_cast<std::int32_t>(i));
+  return out;  // nodes are in UID order already
+}
+
+Partition partition_morton(const Tree& tree, int ranks) {
+  if (ranks < 1) throw std::invalid_argument("partition: need at least one compute rank, got " + std::to_string(ranks));
+  Partition p;
+  p.ranks = ranks;
+  p.owner.assign(tree.size(), 0);
+  p.cells_per_rank.assign(static_cast<std::size_t>(ranks), 0);
+  // Every d-grid has the same number of cells, so balancing cells means cutting the
+  // curve into pieces of equal grid count: piece q holds positions [q*n/P, (q+1)*n/P).
+  const auto order = tree.sfc_order();
+  const auto n = static_cast<std::int64_t>(order.size());
+  const std::int64_t cells = tree.shape().cells_per_grid();
+  for (std::int64_t pos = 0; pos < n; ++pos) {
+    // Inverse of the cut: the rank whose range contains pos.
+    const int rank = static_cast<int>(((pos + 1) * ranks - 1) / n);
+    p.owner[static_cast<std::size_t>(order[static_cast<std::size_t>(pos)])] = rank;
+    p.cells_per_rank[static_cast<std::size_t>(rank)] += cells;
+  }
+  return p;
+}
+
+}  // namespace rwd::spacetree
