@@ -29,13 +29,15 @@ Partition partition_morton(const Tree& tree, int ranks) {
   p.owner.assign(tree.size(), 0);
   p.cells_per_rank.assign(static_cast<std::size_t>(ranks), 0);
   // Every d-grid has the same number of cells, so balancing cells means cutting the
-  // curve into pieces of equal grid count: piece q holds positions [q*n/P, (q+1)*n/P).
+  // curve into pieces of equal grid count: piece q holds positions
+  // [ceil(q*n/P), ceil((q+1)*n/P)). Rounding up keeps the start of the curve (the root)
+  // on rank 0 even with fewer grids than ranks; the empty ranks are the last ones.
   const auto order = tree.sfc_order();
   const auto n = static_cast<std::int64_t>(order.size());
   const std::int64_t cells = tree.shape().cells_per_grid();
   for (std::int64_t pos = 0; pos < n; ++pos) {
-    // Inverse of the cut: the rank whose range contains pos.
-    const int rank = static_cast<int>(((pos + 1) * ranks - 1) / n);
+    // Inverse of the cut: the largest q with ceil(q*n/P) <= pos.
+    const int rank = static_cast<int>(pos * ranks / n);
     p.owner[static_cast<std::size_t>(order[static_cast<std::size_t>(pos)])] = rank;
     p.cells_per_rank[static_cast<std::size_t>(rank)] += cells;
   }

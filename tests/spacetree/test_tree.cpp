@@ -187,6 +187,19 @@ SCENARIO("The partition cuts the curve into balanced contiguous pieces", "[space
   CHECK_THROWS_AS(partition_morton(t, 0), std::invalid_argument);
 }
 
+SCENARIO("The root stays on rank 0 even with fewer grids than ranks", "[spacetree][partition]") {
+  const Tree root_only(unit_shape(3, 2));
+  for (int ranks : {1, 2, 5}) {
+    const Partition p = partition_morton(root_only, ranks);
+    CHECK(p.owner[0] == 0);
+    CHECK(p.cells_per_rank[0] == root_only.shape().cells_per_grid());
+  }
+  const Tree small = Tree::full(unit_shape(2, 2), 1);  // 5 grids on 8 ranks
+  const Partition p = partition_morton(small, 8);
+  CHECK(p.owner[0] == 0);
+  for (int r = 0; r < 8; ++r) CHECK(p.cells_per_rank[static_cast<std::size_t>(r)] <= small.shape().cells_per_grid());
+}
+
 TEST_CASE("Tree statistics count grids per level", "[spacetree][stats]") {
   const Tree t = Tree::full(unit_shape(2, 3, 8), 2);
   const auto s = statistics(t);

@@ -1,0 +1,134 @@
+// The compute ranks' side of the neighbourhood server, and the launch model.
+//
+// Launch model (docs/protocol.md, "Ranks"): one `mpirun -np P rewind run ...` job.
+// split_roles() gives world rank 0 the neighbourhood server, optionally world rank 1
+// the collector, and every other rank a compute rank; the compute ranks get their
+// own communicator (MPI_Comm_split). With one process in total there is no server:
+// that process computes, and its plan comes from the in-process topology.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <vector>
+
+#include "rewind/nbserver/messages.hpp"
+#include "rewind/spacetree/plan.hpp"
+
+namespace rwd::nbserver {
+
+enum class Role { compute, server, collector };
+
+struct RoleLayout {
+  /// Reserve world rank 1 for the collector (needs at least 3 processes).
+  bool collector = false;
+};
+
+/// This process's part in the job. Move-only; owns (and frees) its communicators.
+class Roles {
+ public:
+  Roles() = default;
+  Roles(Roles&&) noexcept;
+  Roles& operator=(Roles&&) noexcept;
+  Roles(const Roles&) = delete;
+  Roles& operator=(const Roles&) = delete;
+  ~Roles();  // frees the communicators unless MPI is already finalised
+
+  Role role = Role::compute;
+  /// Duplicate of the world communicator, for server / collector traffic (all ranks).
+  MPI_Comm service = MPI_COMM_NULL;
+  /// The compute ranks' communicator; MPI_COMM_NULL on the server and collector.
+  MPI_Comm compute = MPI_COMM_NULL;
+  /// Rank of the neighbourhood server in `service`; -1 if there is none (1 process).
+  int server_rank = -1;
+  /// Rank of the collector in `service`; -1 if there is none.
+  int collector_rank = -1;
+  /// This process's rank in `compute` (-1 elsewhere) and the number of compute ranks.
+  int compute_rank = -1;
+  int compute_size = 0;
+
+  [[nodiscard]] bool has_server() const { return server_rank >= 0; }
+};
+
+/// Collective over `world`. Throws std::invalid_argument on every rank if the layout
+/// needs more processes than there are (a collector needs 3).
+Roles split_roles(MPI_Comm world, RoleLayout layout = {});
+
+/// Error answered by the server (ErrorReply) or a protocol violation in its reply.
+class ServerError : public std::runtime_error {
+ public:
+  ServerError(ErrorCode code, const std::string& what) : std::runtime_error(what), code_(code) {}
+  [[nodiscard]] ErrorCode code() const { return code_; }
+
+ private:
+  ErrorCode code_;
+};
+
+struct ClientStats {
+  std::int64_t requests = 0;
+  std::int64_t bytes_sent = 0;
+  std::int64_t bytes_received = 0;
+};
+
+/// A compute rank's connection to the server: blocking request/reply, one request
+/// in flight. Not collective except where stated. Throws ServerError when the
+/// server answers with an error, std::runtime_error on MPI errors.
+class Client final : public st::PlanSource {
+ public:
+  /// `service` and `server_rank` from Roles; `compute_rank` is this rank's number in
+  /// the partition. Does not take ownership of `service`.
+  Client(MPI_Comm service, int server_rank, int compute_rank);
+  explicit Client(const Roles& roles) : Client(roles.service, roles.server_rank, roles.compute_rank) {}
+
+  /// Owner of each UID (-1 for a grid that does not exist).
+  std::vector<std::int32_t> owners(std::span<const st::Uid> uids);
+  /// Topology::neighbours of each UID. ServerError(unknown_uid) if one does not exist.
+  std::vector<std::vector<st::Neighbour>> neighbours(std::span<const st::Uid> uids);
+  /// Topology::family of each UID. ServerError(unknown_uid) if one does not exist.
+  std::vector<st::Family> families(std::span<const st::Uid> uids);
+  /// Grids on `level` overlapping `box`, with owners.
+  BoxReply grids_in_box(const st::Box& box, int level);
+
+  /// This rank's plan: asked from the server on the first call after construction or
+  /// invalidate(), then served from the cache. Not collective (each rank asks for
+  /// its own plan), but every compute rank is expected to call it once per partition.
+  st::LocalPlan plan() override;
+  /// Forgets the cached plan (call after a repartition).
+  void invalidate() { cached_.reset(); }
+
+  /// Collective over `compute` (all compute ranks): waits until every compute rank
+  /// is done with the server, then compute rank 0 asks it to stop and waits for the
+  /// acknowledgement.
+  void shutdown_server(MPI_Comm compute);
+
+  [[nodiscard]] const ClientStats& stats() const { return stats_; }
+
+  /// Sends one request and returns the decoded reply (ErrorReply turned into
+  /// ServerError; a reply with another id or of an unexpected kind is an error).
+  Message call(const Body& request);
+
+ private:
+  MPI_Comm service_;
+  int server_;
+  int rank_;
+  std::uint32_t next_id_ = 1;
+  std::optional<st::LocalPlan> cached_;
+  ClientStats stats_;
+  std::vector<std::byte> in_;
+};
+
+/// The plan straight from an in-process topology (one process, no server).
+class TopologyPlanSource final : public st::PlanSource {
+ public:
+  TopologyPlanSource(const st::Topology& topology, int rank) : topology_(topology), rank_(rank) {}
+  st::LocalPlan plan() override { return st::make_local_plan(topology_, rank_); }
+
+ private:
+  const st::Topology& topology_;
+  int rank_;
+};
+
+}  // namespace rwd::nbserver

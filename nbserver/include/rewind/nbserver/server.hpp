@@ -1,0 +1,58 @@
+// The neighbourhood server: one dedicated MPI rank that holds the whole logical tree
+// (a spacetree::Topology) and answers the compute ranks' questions.
+//
+// Split as in the asio examples: `answer()` / `handle_frame()` are the pure request
+// handler (no MPI, unit-tested on bytes), `Server` is the MPI transport around it.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "rewind/nbserver/messages.hpp"
+#include "rewind/spacetree/topology.hpp"
+
+namespace rwd::nbserver {
+
+/// MPI tags of nbserver traffic on the service communicator (see docs/protocol.md).
+inline constexpr int kRequestTag = 0x4e42;  // "NB"
+inline constexpr int kReplyTag = 0x4e43;
+
+/// The reply to one decoded request. Never throws for a bad request: unknown UIDs,
+/// bad arguments and replies sent as requests become an ErrorReply. The reply
+/// carries the request's id.
+Message answer(const st::Topology& topology, const Message& request);
+
+/// Decodes `frame`, answers it and encodes the reply; a frame that does not decode
+/// becomes an encoded ErrorReply (request id 0 if the header itself was bad).
+/// `shutdown` is set if the frame was a valid shutdown request.
+std::vector<std::byte> handle_frame(const st::Topology& topology, std::span<const std::byte> frame, bool& shutdown);
+
+struct ServerStats {
+  std::int64_t requests = 0;   ///< frames handled (shutdown included)
+  std::int64_t errors = 0;     ///< of which answered with an ErrorReply
+  std::int64_t bytes_in = 0;
+  std::int64_t bytes_out = 0;
+  double busy_seconds = 0.0;   ///< time spent decoding, answering and encoding
+};
+
+class Server {
+ public:
+  /// `service` is the communicator shared with the clients (Roles::service); this
+  /// rank answers on it. Not collective. The server does not take ownership.
+  Server(st::Topology topology, MPI_Comm service);
+
+  [[nodiscard]] const st::Topology& topology() const { return topology_; }
+
+  /// Answers requests from any rank of `service`, one at a time in arrival order,
+  /// until a shutdown request arrives (which is acknowledged). Not collective;
+  /// blocks. Throws std::runtime_error on an MPI error.
+  ServerStats serve();
+
+ private:
+  st::Topology topology_;
+  MPI_Comm service_;
+};
+
+}  // namespace rwd::nbserver

@@ -1,0 +1,164 @@
+// The nbserver client (compute ranks) and the role split of the launch model.
+#include "rewind/nbserver/client.hpp"
+
+#include <string>
+#include <utility>
+
+#include "rewind/nbserver/server.hpp"
+
+namespace rwd::nbserver {
+
+namespace {
+
+void mpi_check(int rc, const char* what) {
+  if (rc != MPI_SUCCESS) {
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    throw std::runtime_error(std::string("nbserver client: ") + what + " failed: " + std::string(msg, static_cast<std::size_t>(len)));
+  }
+}
+
+void free_comm(MPI_Comm& c) {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && c != MPI_COMM_NULL) MPI_Comm_free(&c);
+  c = MPI_COMM_NULL;
+}
+
+template <typename T>
+T expect(Message&& m, const char* what) {
+  if (auto* b = std::get_if<T>(&m.body)) return std::move(*b);
+  throw ServerError(ErrorCode::unknown_type, std::string("nbserver client: unexpected reply type to a ") + what);
+}
+
+}  // namespace
+
+// --- Roles ---------------------------------------------------------------------------
+
+Roles::Roles(Roles&& o) noexcept { *this = std::move(o); }
+
+Roles& Roles::operator=(Roles&& o) noexcept {
+  if (this != &o) {
+    free_comm(service);
+    free_comm(compute);
+    role = o.role;
+    service = std::exchange(o.service, MPI_COMM_NULL);
+    compute = std::exchange(o.compute, MPI_COMM_NULL);
+    server_rank = o.server_rank;
+    collector_rank = o.collector_rank;
+    compute_rank = o.compute_rank;
+    compute_size = o.compute_size;
+  }
+  return *this;
+}
+
+Roles::~Roles() {
+  free_comm(service);
+  free_comm(compute);
+}
+
+Roles split_roles(MPI_Comm world, RoleLayout layout) {
+  int size = 0, rank = 0;
+  MPI_Comm_size(world, &size);
+  MPI_Comm_rank(world, &rank);
+  // Every rank sees the same size, so every rank throws (or not) together.
+  if (layout.collector && size < 3)
+    throw std::invalid_argument("launch: a collector needs at least 3 processes (server, collector, compute), got " +
+                                std::to_string(size));
+  Roles r;
+  mpi_check(MPI_Comm_dup(world, &r.service), "MPI_Comm_dup");
+  if (size == 1) {
+    r.role = Role::compute;
+    mpi_check(MPI_Comm_dup(world, &r.compute), "MPI_Comm_dup");
+    r.compute_rank = 0;
+    r.compute_size = 1;
+    return r;
+  }
+  r.server_rank = 0;
+  r.collector_rank = layout.collector ? 1 : -1;
+  const int services = layout.collector ? 2 : 1;
+  r.role = rank == 0 ? Role::server : (layout.collector && rank == 1 ? Role::collector : Role::compute);
+  r.compute_size = size - services;
+  // Compute ranks keep their world order (key = world rank).
+  mpi_check(MPI_Comm_split(world, r.role == Role::compute ? 0 : MPI_UNDEFINED, rank, &r.compute), "MPI_Comm_split");
+  if (r.role == Role::compute) MPI_Comm_rank(r.compute, &r.compute_rank);
+  return r;
+}
+
+// --- Client --------------------------------------------------------------------------
+
+Client::Client(MPI_Comm service, int server_rank, int compute_rank)
+    : service_(service), server_(server_rank), rank_(compute_rank) {
+  if (server_rank < 0) throw std::invalid_argument("nbserver client: no server in this job (one process?)");
+}
+
+Message Client::call(const Body& request) {
+  Message m;
+  m.request_id = next_id_++;
+  m.body = request;
+  const std::vector<std::byte> out = encode(m);
+  mpi_check(MPI_Send(out.data(), static_cast<int>(out.size()), MPI_BYTE, server_, kRequestTag, service_), "MPI_Send");
+  MPI_Status status;
+  MPI_Message msg;
+  mpi_check(MPI_Mprobe(server_, kReplyTag, service_, &msg, &status), "MPI_Mprobe");
+  int count = 0;
+  mpi_check(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count");
+  in_.resize(static_cast<std::size_t>(count));
+  mpi_check(MPI_Mrecv(in_.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE), "MPI_Mrecv");
+  ++stats_.requests;
+  stats_.bytes_sent += static_cast<std::int64_t>(out.size());
+  stats_.bytes_received += count;
+  Message reply;
+  try {
+    reply = decode(in_);
+  } catch (const ProtocolError& e) {
+    throw ServerError(e.code(), std::string("nbserver client: bad reply: ") + e.what());
+  }
+  if (auto* err = std::get_if<ErrorReply>(&reply.body))
+    throw ServerError(err->code, "nbserver: " + err->message);
+  if (reply.request_id != m.request_id)
+    throw ServerError(ErrorCode::malformed, "nbserver client: reply to request " + std::to_string(reply.request_id) +
+                                                ", expected " + std::to_string(m.request_id));
+  return reply;
+}
+
+std::vector<std::int32_t> Client::owners(std::span<const st::Uid> uids) {
+  auto r = expect<OwnerReply>(call(OwnerRequest{{uids.begin(), uids.end()}}), "owner request");
+  if (r.owners.size() != uids.size()) throw ServerError(ErrorCode::malformed, "nbserver client: owner reply of wrong length");
+  return std::move(r.owners);
+}
+
+std::vector<std::vector<st::Neighbour>> Client::neighbours(std::span<const st::Uid> uids) {
+  auto r = expect<NeighboursReply>(call(NeighboursRequest{{uids.begin(), uids.end()}}), "neighbours request");
+  if (r.lists.size() != uids.size()) throw ServerError(ErrorCode::malformed, "nbserver client: neighbours reply of wrong length");
+  return std::move(r.lists);
+}
+
+std::vector<st::Family> Client::families(std::span<const st::Uid> uids) {
+  auto r = expect<FamilyReply>(call(FamilyRequest{{uids.begin(), uids.end()}}), "family request");
+  if (r.families.size() != uids.size()) throw ServerError(ErrorCode::malformed, "nbserver client: family reply of wrong length");
+  return std::move(r.families);
+}
+
+BoxReply Client::grids_in_box(const st::Box& box, int level) {
+  return expect<BoxReply>(call(BoxRequest{box, level}), "box request");
+}
+
+st::LocalPlan Client::plan() {
+  if (!cached_) {
+    auto r = expect<PlanReply>(call(PlanRequest{rank_}), "plan request");
+    if (r.plan.rank != rank_) throw ServerError(ErrorCode::malformed, "nbserver client: plan of another rank");
+    cached_ = std::move(r.plan);
+  }
+  return *cached_;
+}
+
+void Client::shutdown_server(MPI_Comm compute) {
+  mpi_check(MPI_Barrier(compute), "MPI_Barrier");
+  int crank = 0;
+  MPI_Comm_rank(compute, &crank);
+  if (crank == 0) expect<ShutdownReply>(call(ShutdownRequest{}), "shutdown request");
+}
+
+}  // namespace rwd::nbserver

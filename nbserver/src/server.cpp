@@ -1,0 +1,129 @@
+// The neighbourhood server: request handler (pure) and MPI loop.
+#include "rewind/nbserver/server.hpp"
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+
+#include "rewind/spacetree/plan.hpp"
+
+namespace rwd::nbserver {
+
+namespace {
+
+template <class... Ts>
+struct Overloaded : Ts... { using Ts::operator()...; };
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+
+ErrorReply error(ErrorCode code, std::string msg) { return ErrorReply{code, std::move(msg)}; }
+
+void mpi_check(int rc, const char* what) {
+  if (rc != MPI_SUCCESS) {
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    throw std::runtime_error(std::string("nbserver: ") + what + " failed: " + std::string(msg, static_cast<std::size_t>(len)));
+  }
+}
+
+}  // namespace
+
+Message answer(const st::Topology& topo, const Message& request) {
+  Message reply;
+  reply.request_id = request.request_id;
+  try {
+    reply.body = std::visit(
+        Overloaded{
+            [&](const OwnerRequest& r) -> Body {
+              OwnerReply b;
+              b.owners.reserve(r.uids.size());
+              for (const auto u : r.uids) b.owners.push_back(topo.owner(u));
+              return b;
+            },
+            [&](const NeighboursRequest& r) -> Body {
+              NeighboursReply b;
+              b.lists.reserve(r.uids.size());
+              for (const auto u : r.uids) b.lists.push_back(topo.neighbours(u));
+              return b;
+            },
+            [&](const FamilyRequest& r) -> Body {
+              FamilyReply b;
+              b.families.reserve(r.uids.size());
+              for (const auto u : r.uids) b.families.push_back(topo.family(u));
+              return b;
+            },
+            [&](const BoxRequest& r) -> Body {
+              if (r.level < 0) return error(ErrorCode::bad_argument, "box request: negative level " + std::to_string(r.level));
+              BoxReply b;
+              b.uids = topo.grids_in_box(r.box, r.level);
+              b.owners.reserve(b.uids.size());
+              for (const auto u : b.uids) b.owners.push_back(topo.owner(u));
+              return b;
+            },
+            [&](const PlanRequest& r) -> Body {
+              if (r.rank < 0 || r.rank >= topo.partition().ranks)
+                return error(ErrorCode::bad_argument, "plan request: rank " + std::to_string(r.rank) + " outside 0.." +
+                                                          std::to_string(topo.partition().ranks - 1));
+              return PlanReply{st::make_local_plan(topo, r.rank)};
+            },
+            [&](const ShutdownRequest&) -> Body { return ShutdownReply{}; },
+            [&](const auto& other) -> Body {
+              return error(ErrorCode::unknown_type, "message type " + std::to_string(static_cast<unsigned>(type_of(Body{other}))) +
+                                                        " is not a request");
+            },
+        },
+        request.body);
+  } catch (const std::out_of_range& e) {
+    // Topology::neighbours / family on a UID that does not exist.
+    reply.body = error(ErrorCode::unknown_uid, e.what());
+  }
+  return reply;
+}
+
+std::vector<std::byte> handle_frame(const st::Topology& topology, std::span<const std::byte> frame, bool& shutdown) {
+  shutdown = false;
+  Message request;
+  try {
+    request = decode(frame);
+  } catch (const ProtocolError& e) {
+    Message reply;
+    // Echo the id if the header got that far; it helps the client match the error.
+    if (frame.size() >= 12)
+      for (std::size_t b = 0; b < 4; ++b)
+        reply.request_id |= static_cast<std::uint32_t>(static_cast<std::uint8_t>(frame[8 + b])) << (8 * b);
+    reply.body = ErrorReply{e.code(), e.what()};
+    return encode(reply);
+  }
+  shutdown = std::holds_alternative<ShutdownRequest>(request.body);
+  return encode(answer(topology, request));
+}
+
+Server::Server(st::Topology topology, MPI_Comm service) : topology_(std::move(topology)), service_(service) {}
+
+ServerStats Server::serve() {
+  ServerStats stats;
+  std::vector<std::byte> in;
+  for (;;) {
+    MPI_Status status;
+    MPI_Message msg;
+    mpi_check(MPI_Mprobe(MPI_ANY_SOURCE, kRequestTag, service_, &msg, &status), "MPI_Mprobe");
+    int count = 0;
+    mpi_check(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count");
+    in.resize(static_cast<std::size_t>(count));
+    mpi_check(MPI_Mrecv(in.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE), "MPI_Mrecv");
+    const auto t0 = std::chrono::steady_clock::now();
+    bool shutdown = false;
+    const std::vector<std::byte> out = handle_frame(topology_, in, shutdown);
+    stats.busy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ++stats.requests;
+    stats.bytes_in += count;
+    stats.bytes_out += static_cast<std::int64_t>(out.size());
+    if (out.size() > kHeaderSize && static_cast<std::uint8_t>(out[6]) == static_cast<std::uint8_t>(MessageType::error_reply))
+      ++stats.errors;
+    mpi_check(MPI_Send(out.data(), static_cast<int>(out.size()), MPI_BYTE, status.MPI_SOURCE, kReplyTag, service_), "MPI_Send");
+    if (shutdown) return stats;
+  }
+}
+
+}  // namespace rwd::nbserver
