@@ -17,3 +17,6 @@ step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 step "rewind tree cases/tree-demo.toml"
 "$bin" tree cases/tree-demo.toml
+
+step "mpirun -np 3 rewind halo cases/tree-demo.toml   (1 neighbourhood server + 2 compute ranks)"
+mpirun -np 3 "$bin" halo cases/tree-demo.toml
