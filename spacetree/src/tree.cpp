@@ -103,6 +103,36 @@ Tree Tree::full(const TreeShape& shape, int depth) {
   return t;
 }
 
+Tree Tree::from_uids(const TreeShape& shape, std::vector<Uid> uids) {
+  Tree t(shape);
+  const auto bad = [](const std::string& what, Uid u) {
+    return std::invalid_argument("space tree from UIDs: " + what + " (UID " + std::to_string(u.raw()) + ", level " +
+                                 std::to_string(u.level()) + ")");
+  };
+  std::sort(uids.begin(), uids.end());
+  if (uids.empty() || uids.front() != Uid::make(0, {0, 0, 0}))
+    throw std::invalid_argument("space tree from UIDs: the root grid is missing");
+  if (auto d = std::adjacent_find(uids.begin(), uids.end()); d != uids.end()) throw bad("duplicate grid", *d);
+  std::unordered_set<Uid> present(uids.begin(), uids.end());
+  std::unordered_map<Uid, int> children;
+  for (const auto& u : uids) {
+    if (u.level() > shape.max_depth) throw bad("deeper than max_depth " + std::to_string(shape.max_depth), u);
+    const Int3 c = u.coord(), n = shape.grids_per_axis(u.level());
+    for (int a = 0; a < 3; ++a)
+      if (c[a] >= n[a]) throw bad("outside the domain", u);
+    if (u.level() == 0) continue;
+    Int3 pc = c;
+    for (int a = 0; a < 3; ++a) pc[a] /= shape.r[a];
+    const Uid parent = Uid::make(u.level() - 1, pc);
+    if (!present.count(parent)) throw bad("parent grid missing", u);
+    ++children[parent];
+  }
+  for (const auto& [parent, count] : children)
+    if (count != shape.children_per_grid()) throw bad("refined grid without all of its children", parent);
+  t.rebuild(std::move(uids));
+  return t;
+}
+
 void Tree::rebuild(std::vector<Uid> uids) {
   std::sort(uids.begin(), uids.end());
   uids.erase(std::unique(uids.begin(), uids.end()), uids.end());

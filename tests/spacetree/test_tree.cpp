@@ -222,3 +222,32 @@ TEST_CASE("Inconsistent shapes are refused with the field's name", "[spacetree][
   sh = unit_shape(3, 30);
   CHECK_THROWS_WITH(Tree(sh), Catch::Contains("tree.max_depth"));
 }
+
+SCENARIO("A tree rebuilt from its UIDs is the same tree; broken lists are refused", "[spacetree][tree]") {
+  const TreeShape sh = unit_shape(3, 4, 2);
+  const Tree t = random_tree(sh, 17);
+  std::vector<Uid> uids;
+  for (const auto& n : t.nodes()) uids.push_back(n.uid);
+  std::reverse(uids.begin(), uids.end());  // order must not matter
+  const Tree back = Tree::from_uids(sh, uids);
+  REQUIRE(back.size() == t.size());
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    REQUIRE(back.nodes()[i].uid == t.nodes()[i].uid);
+    REQUIRE(back.nodes()[i].parent == t.nodes()[i].parent);
+    REQUIRE(back.nodes()[i].first_child == t.nodes()[i].first_child);
+  }
+  // A leaf family with one child missing.
+  std::vector<Uid> broken(uids.begin(), uids.end());
+  const auto leaf = std::find_if(t.nodes().begin(), t.nodes().end(),
+                                 [](const GridNode& n) { return n.is_leaf() && n.uid.level() >= 2; });
+  REQUIRE(leaf != t.nodes().end());
+  broken.erase(std::find(broken.begin(), broken.end(), leaf->uid));
+  CHECK_THROWS_WITH(Tree::from_uids(sh, broken), Catch::Contains("without all of its children"));
+  CHECK_THROWS_WITH(Tree::from_uids(sh, {Uid::make(1, {0, 0, 0})}), Catch::Contains("root"));
+  CHECK_THROWS_WITH(Tree::from_uids(sh, {Uid::make(0, {0, 0, 0}), Uid::make(2, {0, 0, 0})}),
+                    Catch::Contains("parent grid missing"));
+  CHECK_THROWS_WITH(Tree::from_uids(sh, {Uid::make(0, {0, 0, 0}), Uid::make(1, {5, 0, 0})}),
+                    Catch::Contains("outside the domain"));
+  CHECK_THROWS_WITH(Tree::from_uids(sh, {Uid::make(0, {0, 0, 0}), Uid::make(0, {0, 0, 0})}),
+                    Catch::Contains("duplicate"));
+}

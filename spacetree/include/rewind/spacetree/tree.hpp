@@ -77,6 +77,11 @@ class Tree {
   explicit Tree(TreeShape shape);
   /// A fully refined tree: every grid down to `depth` exists.
   static Tree full(const TreeShape& shape, int depth);
+  /// The tree made of exactly these grids (e.g. UIDs read from a file for a restart).
+  /// Throws std::invalid_argument naming the first problem if they do not form a tree
+  /// of `shape`: no root, a UID outside the domain or deeper than max_depth, a grid
+  /// whose parent is missing, a refined grid without all of its children, duplicates.
+  static Tree from_uids(const TreeShape& shape, std::vector<Uid> uids);
 
   [[nodiscard]] const TreeShape& shape() const { return shape_; }
   /// All grids, sorted by UID (level, then Morton). nodes()[0] is the root.
