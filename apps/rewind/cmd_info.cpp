@@ -1,0 +1,107 @@
+// `rewind info FILE [--json]`: what a Rewind HDF5 file holds — steps (time, kind, grids,
+// cells, bytes, committed), variables, lineage. Serial and read-only; needs no MPI.
+#ifdef REWIND_KERNEL_AVAILABLE
+#include <fmt/core.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "rewind/kernel/kernel.hpp"
+
+namespace rwd::cli {
+namespace {
+
+namespace k = rwd::kernel;
+
+struct InfoOptions {
+  std::string file;
+  bool json = false;
+};
+
+std::string human_bytes(std::int64_t b) {
+  const char* u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(b);
+  int i = 0;
+  while (v >= 1024 && i < 4) {
+    v /= 1024;
+    ++i;
+  }
+  return i == 0 ? fmt::format("{} B", b) : fmt::format("{:.1f} {}", v, u[i]);
+}
+
+int run_info(const InfoOptions& o) {
+  k::Reader r = k::Reader::open(o.file);
+  const auto& c = r.common();
+  const auto steps = r.steps(false);
+  const auto chain = k::lineage_chain(o.file);
+  const auto [major, minor] = r.format_version();
+  if (o.json) {
+    nlohmann::json j;
+    j["file"] = o.file;
+    j["format"] = {{"name", k::kFormatName}, {"version", {major, minor}}};
+    j["code_version"] = c.code_version;
+    j["block_cells"] = {c.block.sx, c.block.sy, c.block.sz};
+    j["refinement"] = c.refinement;
+    j["dim"] = c.dim;
+    j["domain"] = c.domain;
+    j["time_stepping"] = c.time_stepping;
+    j["fluid"] = c.fluid;
+    j["variables"] = nlohmann::json::array();
+    for (const auto& v : c.variables) j["variables"].push_back({{"name", v.name}, {"unit", v.unit}});
+    j["lineage"] = {{"parent_file", c.lineage.parent_file}, {"parent_step", c.lineage.parent_step},
+                    {"parent_time", c.lineage.parent_time}, {"changes", c.lineage.changes}};
+    j["lineage"]["chain"] = nlohmann::json::array();
+    for (const auto& n : chain)
+      j["lineage"]["chain"].push_back({{"path", n.path}, {"parent_step", n.lineage.parent_step}, {"error", n.error}});
+    j["steps"] = nlohmann::json::array();
+    for (const auto& s : steps)
+      j["steps"].push_back({{"step", s.step}, {"time", s.time}, {"dt", s.dt}, {"kind", k::to_string(s.kind)},
+                            {"grids", s.n_grids}, {"cells", s.n_cells}, {"bytes", s.bytes},
+                            {"levels", s.n_levels}, {"committed", s.committed}});
+    fmt::print("{}\n", j.dump(2));
+    return 0;
+  }
+  fmt::print("file        {}\n", o.file);
+  fmt::print("format      {} {}.{} (written by {})\n", k::kFormatName, major, minor, c.code_version);
+  fmt::print("grids       {}x{}x{} cells each, refinement {}, {}-D\n", c.block.sx, c.block.sy, c.block.sz,
+             c.refinement, c.dim);
+  std::string vars;
+  for (const auto& v : c.variables) vars += (vars.empty() ? "" : ", ") + v.name + " [" + v.unit + "]";
+  fmt::print("variables   {}\n", vars.empty() ? "(none)" : vars);
+  if (!c.lineage.is_branch()) {
+    fmt::print("lineage     original run\n");
+  } else {
+    std::string ch;
+    for (const auto& x : c.lineage.changes) ch += " " + x;
+    fmt::print("lineage     branch of {} at step {} (t={}); changed:{}\n", c.lineage.parent_file,
+               c.lineage.parent_step, c.lineage.parent_time, ch.empty() ? " (nothing)" : ch);
+    for (std::size_t i = 1; i < chain.size(); ++i)
+      fmt::print("            {}<- {}{}\n", std::string(2 * i, ' '), chain[i].path,
+                 chain[i].error.empty() ? "" : "  [" + chain[i].error + "]");
+  }
+  std::size_t committed = 0;
+  for (const auto& s : steps) committed += s.committed ? 1 : 0;
+  fmt::print("steps       {} committed, {} uncommitted\n", committed, steps.size() - committed);
+  if (!steps.empty())
+    fmt::print("  {:>10}  {:>14}  {:<13}  {:>8}  {:>12}  {:>10}  {}\n", "step", "time", "kind", "grids", "cells",
+               "bytes", "committed");
+  for (const auto& s : steps)
+    fmt::print("  {:>10}  {:>14.6g}  {:<13}  {:>8}  {:>12}  {:>10}  {}\n", s.step, s.time, k::to_string(s.kind),
+               s.n_grids, s.n_cells, human_bytes(s.bytes), s.committed ? "yes" : "NO (ignored by restart)");
+  return 0;
+}
+
+const Registration reg{Command{
+    "info", "List the steps, variables and lineage of a Rewind HDF5 file", false,
+    [](CLI::App& sub) -> std::function<int()> {
+      auto o = std::make_shared<InfoOptions>();
+      sub.add_option("file", o->file, "Rewind HDF5 file")->required();
+      sub.add_flag("--json", o->json, "Print machine-readable JSON");
+      return [o] { return run_info(*o); };
+    },
+    40}};
+
+}  // namespace
+}  // namespace rwd::cli
+#endif  // REWIND_KERNEL_AVAILABLE

@@ -1,0 +1,34 @@
+// `rewind lineage FILE`: the branch tree around a Rewind file — its ancestors back to the
+// original run and every branch found next to each file. Serial, read-only; needs no MPI.
+#ifdef REWIND_KERNEL_AVAILABLE
+#include <fmt/core.h>
+
+#include <memory>
+
+#include "commands.hpp"
+#include "rewind/kernel/kernel.hpp"
+
+namespace rwd::cli {
+namespace {
+
+namespace k = rwd::kernel;
+
+int run_lineage(const std::string& file) {
+  // Open once up front so a bad file gives the kernel's one-line error and exit 1.
+  (void)k::Reader::open(file);
+  fmt::print("{}", k::format_branch_tree(file));
+  return 0;
+}
+
+const Registration reg{Command{
+    "lineage", "Print the branch tree of a Rewind HDF5 file (parents and branches)", false,
+    [](CLI::App& sub) -> std::function<int()> {
+      auto f = std::make_shared<std::string>();
+      sub.add_option("file", *f, "Rewind HDF5 file")->required();
+      return [f] { return run_lineage(*f); };
+    },
+    41}};
+
+}  // namespace
+}  // namespace rwd::cli
+#endif  // REWIND_KERNEL_AVAILABLE

@@ -1,0 +1,44 @@
+// Branch lineage: follow a branch file back through its parents, find branches of a file.
+// Everything here is serial and read-only (files are opened with Reader::open(path)).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rewind/kernel/metadata.hpp"
+
+namespace rwd::kernel {
+
+/// One file in a lineage chain.
+struct LineageNode {
+  std::string path;                     ///< as resolved on disk
+  Lineage lineage;                      ///< what the file's /common records
+  std::vector<StepEntry> steps;         ///< committed steps of the file
+  std::string error;                    ///< non-empty if the file could not be read
+};
+
+/// The chain from `path` back to the original run: element 0 is `path` itself, the last
+/// element the root ancestor. A relative parent_file is resolved against the directory
+/// of the child. Stops (with LineageNode::error set on the last element) at a missing
+/// or unreadable parent, or at a cycle.
+std::vector<LineageNode> lineage_chain(const std::string& path);
+
+/// One continuous timeline for `path`: the parent's committed steps up to and including
+/// the branch step, recursively, followed by the file's own steps. Each entry says which
+/// file holds it.
+struct TimelineEntry {
+  std::string path;
+  StepEntry step;
+};
+std::vector<TimelineEntry> timeline(const std::string& path);
+
+/// Rewind files in `directory` (non-recursive, *.h5) whose parent_file resolves to
+/// `path`. Unreadable files are skipped.
+std::vector<std::string> find_branches(const std::string& path, const std::string& directory);
+
+/// The branch tree as text, rooted at the original run of `path`'s chain, listing the
+/// branches found next to each file (find_branches in the file's directory). `path` is
+/// marked with '*'. Used by `rewind lineage`.
+std::string format_branch_tree(const std::string& path);
+
+}  // namespace rwd::kernel

@@ -1,0 +1,81 @@
+// File-level metadata of a Rewind HDF5 file: constants in /common, steps, lineage.
+// Plain data, nothing collective. See docs/file-format.md for how each field is stored.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "rewind/kernel/grids.hpp"
+
+namespace rwd::kernel {
+
+/// The format this kernel writes. A reader refuses files whose major version is newer;
+/// minor versions only add optional objects.
+inline constexpr const char* kFormatName = "rewind-hgrid-h5";
+inline constexpr int kFormatMajor = 1;
+inline constexpr int kFormatMinor = 0;
+/// Version of this library, stored as /common code_version unless the caller sets one.
+inline constexpr const char* kKernelVersion = "rewind-kernel 0.1.0";
+
+/// A cell variable: name (snake_case, no '/' or '.') and physical unit.
+struct Variable {
+  std::string name;
+  std::string unit;
+};
+
+/// Where a branch file came from. Empty parent_file: an original run.
+struct Lineage {
+  std::string parent_file;          ///< path as given when branching (absolute recommended)
+  std::int64_t parent_step = -1;    ///< step number in the parent file
+  double parent_time = 0.0;         ///< simulated time of that step
+  std::vector<std::string> changes; ///< what changed, one "key=value" per entry
+  [[nodiscard]] bool is_branch() const { return !parent_file.empty(); }
+};
+
+/// Constants of a run, written once to /common when the file is created.
+struct CommonInfo {
+  int dim = 3;                         ///< 2 or 3
+  BlockShape block;                    ///< d-grid size s (cells per grid per axis)
+  int refinement = 2;                  ///< r: children per axis when a grid is refined
+  int max_children = 8;                ///< width of child_uids/child_rows (r^dim)
+  Box domain{};                        ///< physical extent of the root grid
+  std::map<std::string, double> time_stepping;  ///< e.g. dt, t_end, cfl
+  std::map<std::string, double> fluid;          ///< fluid properties, e.g. nu, rho, Pr
+  std::vector<Variable> variables;     ///< cell variables of the run
+  std::string case_text;               ///< the case file, verbatim
+  std::string code_version = kKernelVersion;
+  std::string creator = "rewind";      ///< program that wrote the file
+  Lineage lineage;                     ///< branch origin (empty for an original run)
+};
+
+/// Output kind of a step.
+enum class StepKind : std::uint8_t {
+  visualisation = 0,  ///< current data of chosen variables, maybe float32
+  checkpoint = 1,     ///< everything needed to continue bit-exactly
+};
+const char* to_string(StepKind k) noexcept;
+
+/// One entry of a file's step list (read from the step groups themselves).
+struct StepEntry {
+  std::int64_t step = -1;      ///< the caller's step (cycle) number; group step_%08d
+  double time = 0.0;           ///< simulated time
+  double dt = 0.0;
+  StepKind kind = StepKind::visualisation;
+  bool committed = false;      ///< fully written and flushed (crash protocol)
+  std::int64_t n_grids = 0;
+  std::int64_t n_cells = 0;    ///< n_grids * cells per grid
+  std::int64_t bytes = 0;      ///< bytes of all datasets of the step
+  int n_levels = 0;
+  std::string group;           ///< "/simulation/step_00000042"
+};
+
+/// A dataset of cell data in a step: group ("cell_data", "previous_cell_data", ...)
+/// and variable name, with its stored precision.
+struct FieldInfo {
+  std::string group;
+  std::string name;
+  bool float32 = false;
+};
+
+}  // namespace rwd::kernel

@@ -1,0 +1,57 @@
+// Every MPI-IO hint and HDF5 setting the kernel uses, in one documented table.
+//
+// Defaults suit one shared file written by all ranks with one collective write per
+// dataset (docs/file-format.md, "Options"). options_table() returns the same table
+// as text, for `--help`-style output and for docs.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace rwd::kernel {
+
+struct IoOptions {
+  // --- MPI-IO hints (MPI_Info passed with H5Pset_fapl_mpio; empty = do not set) ---
+  std::string romio_cb_write = "enable";   ///< collective buffering (two-phase) on writes
+  std::string romio_cb_read = "enable";    ///< collective buffering on reads
+  std::int64_t cb_buffer_size = 16 << 20;  ///< bytes per aggregator buffer; 0 = MPI default
+  int cb_nodes = 0;                        ///< number of aggregators; 0 = MPI default
+  std::string romio_ds_write = "disable";  ///< data sieving on writes (needs locks; off)
+  std::string romio_ds_read = "automatic"; ///< data sieving on reads
+  // --- HDF5 file access ---
+  bool file_locking = false;               ///< flock on open; off: each rank owns its region
+                                           ///< and MPI-IO takes no lock anyway
+  std::int64_t alignment_threshold = 1 << 20;  ///< objects >= this many bytes ...
+  std::int64_t alignment = 1 << 20;            ///< ... start at a multiple of this (stripe)
+  std::int64_t meta_block_size = 1 << 20;      ///< aggregate small metadata allocations
+  bool coll_metadata_write = true;         ///< flush metadata with one collective write
+  bool all_coll_metadata_ops = false;      ///< collective metadata reads: known-broken in
+                                           ///< HDF5 1.10.5-1.10.8 (Debian), off by default
+  bool libver_v18 = true;                  ///< libver bounds (V18, V18): HDF5 1.8 readers,
+                                           ///< checksummed metadata
+  // --- HDF5 dataset creation (every dataset is contiguous) ---
+  bool fill_never = true;                  ///< H5D_FILL_TIME_NEVER: no fill writes
+  bool alloc_early = true;                 ///< H5D_ALLOC_TIME_EARLY (parallel default)
+  // --- transfer ---
+  bool collective_transfer = true;         ///< H5FD_MPIO_COLLECTIVE for every data write/read
+  // --- crash protocol ---
+  bool flush_on_commit = true;             ///< flush -> committed marker -> flush. Turning it
+                                           ///< off is for page-cache benchmarks ONLY: a crash
+                                           ///< can then lose the whole file.
+  // --- derived outputs ---
+  bool write_views = true;                 ///< rank 0 writes the VTKHDF view + .hdf.series
+                                           ///< after each committed step
+  /// Fault-injection hook for tests: called on every rank at protocol points
+  /// ("created", "data_written", "flushed", "marked", "committed"). Empty by default.
+  std::function<void(const char* phase)> on_phase;
+};
+
+/// One row of the documented options table.
+struct OptionDoc {
+  std::string name, default_value, meaning;
+};
+/// The options table with the defaults of `IoOptions{}`.
+std::vector<OptionDoc> options_table();
+
+}  // namespace rwd::kernel

@@ -1,0 +1,113 @@
+// Read-only access to a Rewind HDF5 file: steps, topology, cell data of any rows.
+//
+// A Reader never opens a file for writing. Two modes:
+// - Reader::open(path): serial (HDF5 sec2 driver), needs no MPI at all. For tools,
+//   `rewind info`, offline traversals, tests.
+// - Reader::open(path, comm): collective (MPI-IO driver) over `comm`. read_rows and
+//   read_cell_types are then collective: every rank calls them, each with its own rows
+//   (possibly none), and the transfer is collective. All other calls are local.
+//
+// The same topology + row-read API serves restart (each rank reads the rows it owns
+// after repartitioning, see partition_rows) and an offline sliding-window traversal
+// (walk child_rows from row 0, read only the visited rows).
+//
+// Errors: FileError naming the file and the problem (see error.hpp); in collective
+// mode every rank throws the same error kind.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rewind/kernel/grids.hpp"
+#include "rewind/kernel/metadata.hpp"
+
+namespace rwd::kernel {
+
+/// The tree of one step, one entry per row (row i = the same grid in every dataset).
+struct Topology {
+  std::int64_t n_grids = 0;
+  int max_children = 0;
+  std::vector<std::uint64_t> uid;
+  std::vector<std::uint64_t> sort_key;
+  std::vector<std::int32_t> level;
+  std::vector<std::int32_t> rank;            ///< writer rank (informational)
+  std::vector<std::uint64_t> parent_uid;
+  std::vector<std::int64_t> parent_row;      ///< -1 for the root
+  std::vector<std::uint64_t> child_uids;     ///< n_grids * max_children, kNoUid = none
+  std::vector<std::int64_t> child_rows;      ///< n_grids * max_children, -1 = none
+  std::vector<Box> bbox;
+  std::vector<std::int64_t> level_offsets;   ///< rows [off[l], off[l+1]) are level l
+  [[nodiscard]] int n_levels() const { return static_cast<int>(level_offsets.size()) - 1; }
+};
+
+class Reader {
+ public:
+  /// Serial open, read-only, no MPI needed. Validates the format name and version.
+  static Reader open(const std::string& path);
+  /// Collective open over `comm`, read-only.
+  static Reader open(const std::string& path, MPI_Comm comm);
+
+  Reader(Reader&&) noexcept;
+  Reader& operator=(Reader&&) noexcept;
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+  ~Reader();
+
+  [[nodiscard]] const std::string& path() const;
+  [[nodiscard]] const CommonInfo& common() const;
+  /// Format version stored in the file {major, minor}.
+  [[nodiscard]] std::pair<int, int> format_version() const;
+
+  /// Steps in time order. committed_only: only steps whose committed marker is set
+  /// (the only ones restart may use).
+  [[nodiscard]] std::vector<StepEntry> steps(bool committed_only = true) const;
+  /// A committed step by selector: "latest", a step number "42", "#i" (i-th committed
+  /// step, negative counts from the end), or "t=0.5" (last step with time <= 0.5).
+  /// Throws FileError(no_such_step).
+  [[nodiscard]] StepEntry find_step(const std::string& selector) const;
+  /// The step with this step number; committed unless allow_uncommitted.
+  [[nodiscard]] StepEntry step(std::int64_t step_number, bool allow_uncommitted = false) const;
+
+  /// Topology of a step (small: ~150 bytes per grid). Local (each rank reads it).
+  [[nodiscard]] Topology read_topology(std::int64_t step) const;
+  /// Cell-data datasets present in a step.
+  [[nodiscard]] std::vector<FieldInfo> fields(std::int64_t step) const;
+
+  /// Reads `<group>/<name>` of the given rows (any order, any subset) into `out`:
+  /// rows.size() * cells doubles (interior, x fastest), row after row in the order
+  /// given. float32 datasets are converted. Collective in collective mode.
+  void read_rows(std::int64_t step, const std::string& group, const std::string& name,
+                 const std::vector<std::int64_t>& rows, double* out) const;
+  /// Same for cell_type (uint8).
+  void read_cell_types(std::int64_t step, const std::vector<std::int64_t>& rows,
+                       std::uint8_t* out) const;
+
+  struct Impl;
+
+ private:
+  explicit Reader(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Restart partition: the rows `rank` of `nranks` should own. Splits the grids into
+/// nranks contiguous pieces of the (level-major, curve-ordered) row list within every
+/// level, so each rank gets <= n_levels contiguous row ranges and about
+/// n_grids/nranks grids. Pure function; any other partition works with read_rows too.
+std::vector<std::int64_t> partition_rows(const Topology& topo, int rank, int nranks);
+
+/// Copies packed interior cells (as read_rows returns them) of one grid into a padded
+/// array with `halo` ghost layers (ghosts untouched).
+void unpack_interior(const double* packed, const BlockShape& block, int halo, double* padded);
+void unpack_interior(const std::uint8_t* packed, const BlockShape& block, int halo,
+                     std::uint8_t* padded);
+
+/// CommonInfo for a branch file: the parent's constants with lineage pointing at
+/// (parent file, step) and the list of changed settings. The caller then applies the
+/// changes to the returned constants. Serial, read-only on the parent.
+CommonInfo make_branch_common(const Reader& parent, std::int64_t parent_step,
+                              const std::vector<std::string>& changes);
+
+}  // namespace rwd::kernel

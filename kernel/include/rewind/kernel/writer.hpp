@@ -1,0 +1,105 @@
+// Collective, buffered writer of one shared Rewind HDF5 file.
+//
+// Typical use (every call is collective over `comm` unless marked otherwise):
+//
+//   CommonInfo common = ...;                         // constants of the run
+//   auto w = Writer::create(comm, "run.h5", common);  // truncates
+//   StepInfo s{.step = 10, .time = 0.1, .dt = 0.01, .kind = StepKind::checkpoint,
+//              .fields = {{"cell_data", "u", 0}, {"previous_cell_data", "u", 1}}};
+//   LocalGrids g = ...;                               // this rank's grids (may be empty)
+//   WriteStats st = w.write_step(s, g);               // committed when it returns
+//   w.close();
+//
+// Restart continues either in a branch file (Writer::create with common.lineage set,
+// the parent is never opened for writing) or in the same file (Writer::append).
+//
+// Errors: every rank throws the same FileError (ranks agree on success with an
+// allreduce before each collective HDF5 call sequence), so no rank is left inside a
+// collective. After a failed write_step the file still holds every earlier committed
+// step. Destructors never throw; they close without flushing pending work twice.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rewind/kernel/grids.hpp"
+#include "rewind/kernel/metadata.hpp"
+#include "rewind/kernel/options.hpp"
+
+namespace rwd::kernel {
+
+/// One dataset of cell data to write in a step: `<group>/<name>` from slot `slot` of
+/// every GridRecord::fields, optionally converted to float32 (visualisation only).
+struct FieldSpec {
+  std::string group = "cell_data";  ///< "cell_data" (current), "previous_cell_data", ...
+  std::string name;                 ///< variable name (snake_case, no '/' or '.')
+  int slot = 0;                     ///< index into GridRecord::fields
+  bool float32 = false;
+};
+
+/// What to write in one step.
+struct StepInfo {
+  std::int64_t step = 0;  ///< step (cycle) number; strictly increasing within a file
+  double time = 0.0;      ///< simulated time
+  double dt = 0.0;
+  StepKind kind = StepKind::visualisation;
+  std::vector<FieldSpec> fields;
+  bool write_cell_type = true;  ///< also write cell_type (needs GridRecord::cell_type)
+};
+
+/// What a write did (identical on every rank except the *_local fields).
+struct WriteStats {
+  std::int64_t n_grids = 0;        ///< grids in the step, all ranks
+  std::int64_t bytes = 0;          ///< bytes of all datasets, all ranks
+  std::int64_t bytes_local = 0;    ///< bytes this rank wrote
+  std::int64_t buffer_bytes = 0;   ///< size of this rank's linear write buffer
+  double seconds = 0.0;            ///< wall time of write_step (max over ranks), flushes included
+  double bandwidth = 0.0;          ///< bytes / seconds, bytes per second
+  bool all_collective = true;      ///< every bulk write reported a collective transfer
+                                   ///< (H5Pget_mpio_actual_io_mode), all ranks
+  std::string view_error;          ///< non-empty if the (derived) view could not be written
+};
+
+class Writer {
+ public:
+  /// Collective. Creates `path` (truncating it) and writes /common. `common.lineage`
+  /// marks a branch file; use make_branch_common() to fill it from a parent.
+  static Writer create(MPI_Comm comm, const std::string& path, const CommonInfo& common,
+                       const IoOptions& options = {});
+  /// Collective. Opens an existing Rewind file to continue writing after a restart.
+  /// Uncommitted steps (a crash) are unlinked; new steps must be numbered after the
+  /// last committed one.
+  static Writer append(MPI_Comm comm, const std::string& path, const IoOptions& options = {});
+
+  Writer(Writer&&) noexcept;
+  Writer& operator=(Writer&&) noexcept;
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+  ~Writer();  ///< closes if still open; never throws (logs to stderr)
+
+  /// Collective. Writes one step: collective creation, one MPI_Allreduce + one MPI_Exscan
+  /// for row offsets, one collective exchange of (uid,row) pairs for parent/child rows,
+  /// one linear buffer per rank, one collective write per dataset (a union of <= n_levels
+  /// hyperslabs), then the crash protocol flush -> committed marker -> flush. Ranks with
+  /// no grids take part. Throws FileError (same on all ranks).
+  WriteStats write_step(const StepInfo& info, const LocalGrids& grids);
+
+  /// Collective. Flushes and closes. Further calls throw.
+  void close();
+
+  [[nodiscard]] const std::string& path() const;
+  [[nodiscard]] const CommonInfo& common() const;
+  /// Step number of the last committed step in this file, or -1.
+  [[nodiscard]] std::int64_t last_step() const;
+
+  struct Impl;
+
+ private:
+  explicit Writer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rwd::kernel

@@ -1,0 +1,58 @@
+// Private: names of every object in the file and the /common reader/writer shared by
+// Writer and Reader. docs/file-format.md is the contract these implement.
+#pragma once
+#include <mpi.h>
+
+#include <string>
+
+#include "h5util.hpp"
+#include "rewind/kernel/metadata.hpp"
+#include "rewind/kernel/options.hpp"
+
+namespace rwd::kernel::fmt_names {
+inline constexpr const char* kCommon = "/common";
+inline constexpr const char* kSimulation = "/simulation";
+inline constexpr const char* kIndex = "/simulation/index";
+inline constexpr int kMaxLevels = 64;  // 6 level bits in Rewind's UID
+}  // namespace rwd::kernel::fmt_names
+
+namespace rwd::kernel::detail {
+
+/// "step_00000042"
+std::string step_group_name(std::int64_t step);
+/// "/simulation/step_00000042"
+std::string step_group_path(std::int64_t step);
+
+/// File access property list. comm == MPI_COMM_NULL: serial sec2 driver.
+h5::Plist make_fapl(const h5::Ctx& c, MPI_Comm comm, const IoOptions& o);
+/// Dataset creation list: contiguous, fill never, early allocation (per options).
+h5::Plist make_dcpl(const h5::Ctx& c, const IoOptions& o);
+
+/// Writes root attributes and /common (collective in parallel: all ranks, same data).
+void write_header(const h5::Ctx& c, hid_t file, const CommonInfo& common, hid_t dxpl, bool i_write);
+/// Validates root attributes (format, version) and reads /common. Throws not_rewind,
+/// newer_version, missing_object, bad_shape.
+CommonInfo read_header(const h5::Ctx& c, hid_t file, int* major, int* minor);
+
+/// Index row, in memory.
+struct IndexRow {
+  std::int64_t step;
+  double time;
+  double dt;
+  std::uint8_t kind;
+  std::uint8_t committed;
+  std::int64_t n_grids;
+  std::int64_t n_levels;
+  std::int64_t bytes;
+};
+h5::Datatype index_type(const h5::Ctx& c);
+
+/// Opens a file serially, read-only, classifying failures (not_found, not_hdf5,
+/// truncated, corrupt).
+h5::File open_readonly_serial(const std::string& path);
+
+/// Reads a step entry from a step group's attributes.
+StepEntry read_step_entry(const h5::Ctx& c, hid_t file, const std::string& group_name,
+                          std::int64_t cells_per_grid);
+
+}  // namespace rwd::kernel::detail

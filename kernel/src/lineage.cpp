@@ -1,0 +1,141 @@
+#include "rewind/kernel/lineage.hpp"
+
+#include <dirent.h>
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <set>
+
+#include "rewind/kernel/error.hpp"
+#include "rewind/kernel/reader.hpp"
+
+namespace rwd::kernel {
+
+namespace {
+std::string dir_of(const std::string& p) {
+  auto s = p.find_last_of('/');
+  return s == std::string::npos ? "." : (s == 0 ? "/" : p.substr(0, s));
+}
+std::string real(const std::string& p) {
+  char buf[PATH_MAX];
+  return ::realpath(p.c_str(), buf) ? std::string(buf) : p;
+}
+/// parent_file as stored, resolved: absolute as is, relative against the child's directory.
+std::string resolve_parent(const std::string& child, const std::string& parent) {
+  if (parent.empty() || parent[0] == '/') return parent;
+  return dir_of(child) + "/" + parent;
+}
+LineageNode load(const std::string& path) {
+  LineageNode n;
+  n.path = path;
+  try {
+    Reader r = Reader::open(path);
+    n.lineage = r.common().lineage;
+    n.steps = r.steps(true);
+  } catch (const FileError& e) {
+    n.error = e.what();
+  }
+  return n;
+}
+}  // namespace
+
+std::vector<LineageNode> lineage_chain(const std::string& path) {
+  std::vector<LineageNode> chain;
+  std::set<std::string> seen;
+  std::string p = path;
+  while (true) {
+    if (!seen.insert(real(p)).second) {
+      chain.back().error = "lineage cycle at " + p;
+      break;
+    }
+    chain.push_back(load(p));
+    const auto& n = chain.back();
+    if (!n.error.empty() || !n.lineage.is_branch()) break;
+    p = resolve_parent(p, n.lineage.parent_file);
+  }
+  return chain;
+}
+
+std::vector<TimelineEntry> timeline(const std::string& path) {
+  auto chain = lineage_chain(path);
+  std::vector<TimelineEntry> out;
+  // From the root ancestor forward: each file contributes its steps up to the branch
+  // point of the next file in the chain.
+  for (std::size_t i = chain.size(); i-- > 0;) {
+    const auto& n = chain[i];
+    if (!n.error.empty()) throw FileError(ErrorKind::not_found, n.path, "lineage broken: " + n.error);
+    const std::int64_t cut = i > 0 ? chain[i - 1].lineage.parent_step : INT64_MAX;
+    // Steps of this file replace any later parent steps (a branch rewrites the future).
+    for (const auto& s : n.steps)
+      if (s.step <= cut) out.push_back({n.path, s});
+  }
+  return out;
+}
+
+std::vector<std::string> find_branches(const std::string& path, const std::string& directory) {
+  std::vector<std::string> out;
+  const std::string target = real(path);
+  DIR* d = ::opendir(directory.c_str());
+  if (!d) return out;
+  while (dirent* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n.size() < 4 || n.substr(n.size() - 3) != ".h5") continue;
+    std::string p = directory + "/" + n;
+    LineageNode node = load(p);
+    if (!node.error.empty() || !node.lineage.is_branch()) continue;
+    if (real(resolve_parent(p, node.lineage.parent_file)) == target) out.push_back(p);
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+namespace {
+void print_node(std::string& out, const std::string& path, const std::string& marked, int depth,
+                std::set<std::string>& visited, const std::vector<LineageNode>& chain) {
+  if (!visited.insert(real(path)).second || depth > 64) return;
+  LineageNode n = load(path);
+  std::string indent(static_cast<std::size_t>(depth) * 2, ' ');
+  std::string line = indent + (depth > 0 ? "└─ " : "") + path;
+  if (real(path) == marked) line += "  *";
+  if (!n.error.empty()) {
+    line += "  [unreadable: " + n.error + "]";
+  } else {
+    if (n.lineage.is_branch()) {
+      line += fmt::format("  (from step {} t={}", n.lineage.parent_step, n.lineage.parent_time);
+      if (!n.lineage.changes.empty()) {
+        line += "; changed:";
+        for (const auto& c : n.lineage.changes) line += " " + c;
+      }
+      line += ")";
+    }
+    if (n.steps.empty())
+      line += "  no committed steps";
+    else
+      line += fmt::format("  {} steps, t={}..{}", n.steps.size(), n.steps.front().time, n.steps.back().time);
+  }
+  out += line + "\n";
+  std::set<std::string> children;
+  for (const auto& b : find_branches(path, dir_of(path))) children.insert(b);
+  // Chain members in other directories are branches too.
+  for (const auto& c : chain)
+    if (c.lineage.is_branch() && real(resolve_parent(c.path, c.lineage.parent_file)) == real(path)) {
+      bool dup = false;
+      for (const auto& x : children) dup = dup || real(x) == real(c.path);
+      if (!dup) children.insert(c.path);
+    }
+  for (const auto& ch : children) print_node(out, ch, marked, depth + 1, visited, chain);
+}
+}  // namespace
+
+std::string format_branch_tree(const std::string& path) {
+  auto chain = lineage_chain(path);
+  std::string out;
+  std::set<std::string> visited;
+  print_node(out, chain.back().path, real(path), 0, visited, chain);
+  return out;
+}
+
+}  // namespace rwd::kernel

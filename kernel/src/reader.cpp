@@ -1,0 +1,322 @@
+#include "rewind/kernel/reader.hpp"
+
+#include <fmt/core.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+
+#include "collective.hpp"
+#include "format.hpp"
+
+namespace rwd::kernel {
+
+using h5::Ctx;
+namespace names = fmt_names;
+
+struct Reader::Impl {
+  std::string path;
+  Ctx ctx;
+  MPI_Comm comm = MPI_COMM_NULL;
+  h5::File file;
+  h5::Plist dxpl;
+  CommonInfo common;
+  int major = 0, minor = 0;
+
+  ~Impl() {
+    file.reset();
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (comm != MPI_COMM_NULL && !fin) MPI_Comm_free(&comm);
+  }
+};
+
+Reader::Reader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Reader::Reader(Reader&&) noexcept = default;
+Reader& Reader::operator=(Reader&&) noexcept = default;
+Reader::~Reader() = default;
+
+Reader Reader::open(const std::string& path) {
+  auto im = std::make_unique<Impl>();
+  im->path = path;
+  im->ctx = Ctx{path};
+  im->file = detail::open_readonly_serial(path);
+  im->common = detail::read_header(im->ctx, im->file, &im->major, &im->minor);
+  im->dxpl = h5::Plist(H5Pcreate(H5P_DATASET_XFER));
+  return Reader(std::move(im));
+}
+
+Reader Reader::open(const std::string& path, MPI_Comm comm) {
+  h5::silence_errors();
+  auto im = std::make_unique<Impl>();
+  im->path = path;
+  im->ctx = Ctx{path};
+  MPI_Comm_dup(comm, &im->comm);
+  Impl& r = *im;
+  detail::phase(r.comm, path, [&] {
+    // Classify bad files with a serial probe first (stat, signature, truncation).
+    h5::File probe = detail::open_readonly_serial(path);
+    probe.close();
+  });
+  detail::phase(r.comm, path, [&] {
+    IoOptions o;
+    h5::Plist fapl = detail::make_fapl(r.ctx, r.comm, o);
+    H5Pset_libver_bounds(fapl, H5F_LIBVER_EARLIEST, H5F_LIBVER_LATEST);
+    r.file = h5::File(r.ctx.check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), "HDF5 cannot open the file", ErrorKind::corrupt));
+  });
+  detail::phase(r.comm, path, [&] { r.common = detail::read_header(r.ctx, r.file, &r.major, &r.minor); });
+  r.dxpl = h5::Plist(H5Pcreate(H5P_DATASET_XFER));
+  H5Pset_dxpl_mpio(r.dxpl, H5FD_MPIO_COLLECTIVE);
+  return Reader(std::move(im));
+}
+
+const std::string& Reader::path() const { return impl_->path; }
+const CommonInfo& Reader::common() const { return impl_->common; }
+std::pair<int, int> Reader::format_version() const { return {impl_->major, impl_->minor}; }
+
+std::vector<StepEntry> Reader::steps(bool committed_only) const {
+  const Ctx& c = impl_->ctx;
+  h5::Group sim = h5::open_group(c, impl_->file, names::kSimulation);
+  std::vector<StepEntry> out;
+  for (const auto& n : h5::list_links(c, sim)) {
+    if (n.rfind("step_", 0) != 0) continue;
+    StepEntry e;
+    try {
+      e = detail::read_step_entry(c, impl_->file, n, impl_->common.block.cells());
+    } catch (const FileError&) {
+      // A step group killed during creation may lack attributes: it is simply not committed.
+      e.group = std::string(names::kSimulation) + "/" + n;
+      e.step = std::strtoll(n.c_str() + 5, nullptr, 10);
+      e.committed = false;
+    }
+    if (committed_only && !e.committed) continue;
+    out.push_back(e);
+  }
+  std::sort(out.begin(), out.end(), [](const StepEntry& a, const StepEntry& b) { return a.step < b.step; });
+  return out;
+}
+
+StepEntry Reader::step(std::int64_t step_number, bool allow_uncommitted) const {
+  for (const auto& e : steps(!allow_uncommitted))
+    if (e.step == step_number) return e;
+  impl_->ctx.fail(ErrorKind::no_such_step, fmt::format("no {}step {}", allow_uncommitted ? "" : "committed ", step_number));
+}
+
+StepEntry Reader::find_step(const std::string& sel) const {
+  const Ctx& c = impl_->ctx;
+  auto all = steps(true);
+  if (all.empty()) c.fail(ErrorKind::no_such_step, "the file has no committed step");
+  if (sel.empty() || sel == "latest") return all.back();
+  char* end = nullptr;
+  if (sel[0] == '#') {
+    long long i = std::strtoll(sel.c_str() + 1, &end, 10);
+    if (*end != '\0') c.fail(ErrorKind::no_such_step, "bad step selector '" + sel + "'");
+    long long n = static_cast<long long>(all.size());
+    if (i < 0) i += n;
+    if (i < 0 || i >= n) c.fail(ErrorKind::no_such_step, fmt::format("step index {} out of range (0..{})", sel, n - 1));
+    return all[static_cast<std::size_t>(i)];
+  }
+  if (sel.rfind("t=", 0) == 0) {
+    double t = std::strtod(sel.c_str() + 2, &end);
+    if (*end != '\0') c.fail(ErrorKind::no_such_step, "bad time selector '" + sel + "'");
+    const StepEntry* best = nullptr;
+    for (const auto& e : all)
+      if (e.time <= t * (1 + 1e-12) + 1e-300) best = &e;
+    if (!best) c.fail(ErrorKind::no_such_step, fmt::format("no committed step at or before t={}", t));
+    return *best;
+  }
+  long long s = std::strtoll(sel.c_str(), &end, 10);
+  if (*end != '\0') c.fail(ErrorKind::no_such_step, "bad step selector '" + sel + "' (use latest, N, #i or t=T)");
+  return step(s);
+}
+
+namespace {
+template <typename T>
+std::vector<T> read_all(const Ctx& c, hid_t g, const std::string& gpath, const char* name, hid_t memtype,
+                        H5T_class_t cls, const std::vector<hsize_t>& shape) {
+  h5::Dataset d = h5::open_dataset(c, g, name);
+  auto dm = h5::dims(c, d, gpath + "/" + name);
+  if (dm != shape) {
+    std::string want, got;
+    for (auto x : shape) want += (want.empty() ? "" : ",") + std::to_string(x);
+    for (auto x : dm) got += (got.empty() ? "" : ",") + std::to_string(x);
+    c.fail(ErrorKind::bad_shape, fmt::format("{}/{} has shape ({}), expected ({})", gpath, name, got, want));
+  }
+  h5::Datatype t(H5Dget_type(d));
+  if (H5Tget_class(t) != cls) c.fail(ErrorKind::bad_shape, fmt::format("{}/{} has the wrong type", gpath, name));
+  std::size_t n = 1;
+  for (auto x : shape) n *= x;
+  std::vector<T> v(n);
+  if (n > 0)
+    c.check_status(H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()),
+                   fmt::format("cannot read {}/{}", gpath, name), ErrorKind::corrupt);
+  return v;
+}
+}  // namespace
+
+Topology Reader::read_topology(std::int64_t step_number) const {
+  const Ctx& c = impl_->ctx;
+  StepEntry e = step(step_number, true);
+  h5::Group g = h5::open_group(c, impl_->file, e.group);
+  Topology t;
+  const auto ng = static_cast<hsize_t>(e.n_grids);
+  const int nc = impl_->common.max_children;
+  t.n_grids = e.n_grids;
+  t.max_children = nc;
+  const std::vector<hsize_t> rows{ng};
+  t.uid = read_all<std::uint64_t>(c, g, e.group, "uid", H5T_NATIVE_UINT64, H5T_INTEGER, rows);
+  t.sort_key = read_all<std::uint64_t>(c, g, e.group, "sort_key", H5T_NATIVE_UINT64, H5T_INTEGER, rows);
+  t.level = read_all<std::int32_t>(c, g, e.group, "level", H5T_NATIVE_INT32, H5T_INTEGER, rows);
+  t.rank = read_all<std::int32_t>(c, g, e.group, "rank", H5T_NATIVE_INT32, H5T_INTEGER, rows);
+  t.parent_uid = read_all<std::uint64_t>(c, g, e.group, "parent_uid", H5T_NATIVE_UINT64, H5T_INTEGER, rows);
+  t.parent_row = read_all<std::int64_t>(c, g, e.group, "parent_row", H5T_NATIVE_INT64, H5T_INTEGER, rows);
+  t.child_uids = read_all<std::uint64_t>(c, g, e.group, "child_uids", H5T_NATIVE_UINT64, H5T_INTEGER, {ng, static_cast<hsize_t>(nc)});
+  t.child_rows = read_all<std::int64_t>(c, g, e.group, "child_rows", H5T_NATIVE_INT64, H5T_INTEGER, {ng, static_cast<hsize_t>(nc)});
+  auto bb = read_all<double>(c, g, e.group, "bounding_box", H5T_NATIVE_DOUBLE, H5T_FLOAT, {ng, 6});
+  t.bbox.resize(ng);
+  for (std::size_t i = 0; i < ng; ++i) std::copy_n(&bb[6 * i], 6, t.bbox[i].begin());
+  t.level_offsets = read_all<std::int64_t>(c, g, e.group, "level_offsets", H5T_NATIVE_INT64, H5T_INTEGER,
+                                           {static_cast<hsize_t>(e.n_levels + 1)});
+  if (ng == 0) t.level_offsets = {0};
+  // Cheap consistency checks: a damaged topology must not crash a traversal.
+  if (t.level_offsets.front() != 0 || t.level_offsets.back() != e.n_grids)
+    c.fail(ErrorKind::corrupt, e.group + "/level_offsets does not cover all rows");
+  for (std::size_t i = 0; i < ng; ++i) {
+    if (t.parent_row[i] < -1 || t.parent_row[i] >= e.n_grids) c.fail(ErrorKind::corrupt, e.group + "/parent_row out of range");
+    for (int j = 0; j < nc; ++j) {
+      auto r = t.child_rows[i * nc + j];
+      if (r < -1 || r >= e.n_grids) c.fail(ErrorKind::corrupt, e.group + "/child_rows out of range");
+    }
+  }
+  return t;
+}
+
+std::vector<FieldInfo> Reader::fields(std::int64_t step_number) const {
+  const Ctx& c = impl_->ctx;
+  StepEntry e = step(step_number, true);
+  h5::Group g = h5::open_group(c, impl_->file, e.group);
+  std::vector<FieldInfo> out;
+  for (const auto& n : h5::list_links(c, g)) {
+    H5O_info_t oi;
+    if (H5Oget_info_by_name2(g, n.c_str(), &oi, H5O_INFO_BASIC, H5P_DEFAULT) < 0 || oi.type != H5O_TYPE_GROUP) continue;
+    h5::Group sub = h5::open_group(c, g, n);
+    for (const auto& v : h5::list_links(c, sub)) {
+      h5::Dataset d = h5::open_dataset(c, sub, v);
+      h5::Datatype t(H5Dget_type(d));
+      out.push_back({n, v, H5Tget_class(t) == H5T_FLOAT && H5Tget_size(t) == 4});
+    }
+  }
+  return out;
+}
+
+namespace {
+template <typename T>
+void read_rows_impl(const Reader::Impl& r, const StepEntry& e, const std::string& dpath, hid_t memtype,
+                    H5T_class_t cls, const std::vector<std::int64_t>& rows, T* out) {
+  const Ctx& c = r.ctx;
+  const BlockShape b = r.common.block;
+  const std::size_t cells = static_cast<std::size_t>(b.cells());
+  h5::Dataset d;
+  std::vector<std::int64_t> sorted;
+  bool direct = true;
+  detail::phase(r.comm, r.path, [&] {
+    h5::Group g = h5::open_group(c, r.file, e.group);
+    d = h5::open_dataset(c, g, dpath);
+    auto dm = h5::dims(c, d, e.group + "/" + dpath);
+    const std::vector<hsize_t> want{static_cast<hsize_t>(e.n_grids), static_cast<hsize_t>(b.sz),
+                                    static_cast<hsize_t>(b.sy), static_cast<hsize_t>(b.sx)};
+    if (dm != want) c.fail(ErrorKind::bad_shape, fmt::format("{}/{} is not shaped (grids, sz, sy, sx) = ({},{},{},{})",
+                                                             e.group, dpath, e.n_grids, b.sz, b.sy, b.sx));
+    h5::Datatype t(H5Dget_type(d));
+    if (H5Tget_class(t) != cls) c.fail(ErrorKind::bad_shape, fmt::format("{}/{} has the wrong type", e.group, dpath));
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (rows[i] < 0 || rows[i] >= e.n_grids)
+        c.fail(ErrorKind::invalid_argument, fmt::format("row {} out of range (step has {} grids)", rows[i], e.n_grids));
+      if (i > 0 && rows[i] <= rows[i - 1]) direct = false;
+    }
+  });
+  // HDF5 returns a union of hyperslabs in file order: read sorted rows, then scatter.
+  std::vector<T> tmp;
+  T* dst = out;
+  if (!direct) {
+    sorted = rows;
+    std::sort(sorted.begin(), sorted.end());
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    tmp.resize(sorted.size() * cells);
+    dst = tmp.data();
+  }
+  const auto& use = direct ? rows : sorted;
+  long long mine = static_cast<long long>(use.size()), total = mine;
+  if (r.comm != MPI_COMM_NULL) MPI_Allreduce(&mine, &total, 1, MPI_LONG_LONG, MPI_SUM, r.comm);
+  detail::phase(r.comm, r.path, [&] {
+    if (total == 0) return;  // every rank empty: skip the collective (addr overflow on 1.10.8)
+    h5::Dataspace fs(c.check(H5Dget_space(d), "space"));
+    h5::select_rows(c, fs, h5::runs_of(use));
+    hsize_t n = static_cast<hsize_t>(use.size() * cells);
+    h5::Dataspace ms(c.check(H5Screate_simple(1, &n, nullptr), "memory space"));
+    if (n == 0) H5Sselect_none(ms);
+    c.check_status(H5Dread(d, memtype, ms, fs, r.dxpl, dst), "cannot read " + e.group + "/" + dpath, ErrorKind::corrupt);
+  });
+  if (!direct) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      auto it = std::lower_bound(sorted.begin(), sorted.end(), rows[i]);
+      std::memcpy(out + i * cells, tmp.data() + static_cast<std::size_t>(it - sorted.begin()) * cells, cells * sizeof(T));
+    }
+  }
+}
+}  // namespace
+
+void Reader::read_rows(std::int64_t step_number, const std::string& group, const std::string& name,
+                       const std::vector<std::int64_t>& rows, double* out) const {
+  StepEntry e;
+  detail::phase(impl_->comm, impl_->path, [&] { e = step(step_number, true); });
+  read_rows_impl(*impl_, e, group + "/" + name, H5T_NATIVE_DOUBLE, H5T_FLOAT, rows, out);
+}
+
+void Reader::read_cell_types(std::int64_t step_number, const std::vector<std::int64_t>& rows, std::uint8_t* out) const {
+  StepEntry e;
+  detail::phase(impl_->comm, impl_->path, [&] { e = step(step_number, true); });
+  read_rows_impl(*impl_, e, "cell_type", H5T_NATIVE_UINT8, H5T_INTEGER, rows, out);
+}
+
+std::vector<std::int64_t> partition_rows(const Topology& topo, int rank, int nranks) {
+  std::vector<std::int64_t> rows;
+  for (int l = 0; l + 1 < static_cast<int>(topo.level_offsets.size()); ++l) {
+    const std::int64_t a = topo.level_offsets[l], n = topo.level_offsets[l + 1] - a;
+    const std::int64_t lo = a + n * rank / nranks, hi = a + n * (rank + 1) / nranks;
+    for (std::int64_t r = lo; r < hi; ++r) rows.push_back(r);
+  }
+  return rows;
+}
+
+namespace {
+template <typename T>
+void unpack(const T* packed, const BlockShape& b, int h, T* padded) {
+  const int px = b.sx + 2 * h, py = b.sy + 2 * h;
+  for (int z = 0; z < b.sz; ++z)
+    for (int y = 0; y < b.sy; ++y)
+      std::memcpy(padded + ((static_cast<std::size_t>(z + h) * py + (y + h)) * px + h),
+                  packed + (static_cast<std::size_t>(z) * b.sy + y) * b.sx, sizeof(T) * static_cast<std::size_t>(b.sx));
+}
+}  // namespace
+
+void unpack_interior(const double* packed, const BlockShape& b, int h, double* padded) { unpack(packed, b, h, padded); }
+void unpack_interior(const std::uint8_t* packed, const BlockShape& b, int h, std::uint8_t* padded) {
+  unpack(packed, b, h, padded);
+}
+
+CommonInfo make_branch_common(const Reader& parent, std::int64_t parent_step, const std::vector<std::string>& changes) {
+  StepEntry e = parent.step(parent_step);
+  CommonInfo cm = parent.common();
+  char buf[PATH_MAX];
+  cm.lineage.parent_file = ::realpath(parent.path().c_str(), buf) ? std::string(buf) : parent.path();
+  cm.lineage.parent_step = e.step;
+  cm.lineage.parent_time = e.time;
+  cm.lineage.changes = changes;
+  cm.code_version = kKernelVersion;
+  return cm;
+}
+
+}  // namespace rwd::kernel

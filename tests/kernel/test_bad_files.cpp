@@ -1,0 +1,175 @@
+// Every bad-file case gives a typed FileError whose what() is one line naming the file and
+// the problem; the reader never modifies the file.
+#include <catch2/catch.hpp>
+#include <hdf5.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "toy_tree.hpp"
+
+using namespace rwd::kernel;
+using rwd::kernel::test::ToyModel;
+
+namespace {
+std::string slurp(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+void spit(const std::string& p, const std::string& data) { std::ofstream(p, std::ios::binary) << data; }
+
+const std::string kGood = "kernel_test_bad_good.h5";
+
+void make_good() {
+  IoOptions opt;
+  opt.write_views = false;
+  ToyModel m = ToyModel::build(MPI_COMM_SELF);
+  Writer w = Writer::create(MPI_COMM_SELF, kGood, ToyModel::common(), opt);
+  w.write_step({1, 0.1, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true}, m.describe());
+  w.write_step({2, 0.2, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true}, m.describe());
+}
+
+/// Edits a copy of the good file with plain HDF5 (as a damaged or foreign file would be).
+std::string edited(const std::string& name, void (*edit)(hid_t)) {
+  spit(name, slurp(kGood));
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  hid_t f = H5Fopen(name.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  edit(f);
+  H5Fclose(f);
+  return name;
+}
+
+/// Runs `f`, expects FileError of `kind`, checks the message rules and that the file is untouched.
+template <typename F>
+void expect_error(const std::string& path, ErrorKind kind, F&& f) {
+  const std::string before = slurp(path);
+  bool threw = false;
+  try {
+    f();
+  } catch (const FileError& e) {
+    threw = true;
+    INFO(e.what());
+    CHECK(e.kind() == kind);
+    const std::string w = e.what();
+    CHECK(w.rfind(path + ": ", 0) == 0);          // names the file first
+    CHECK(w.find('\n') == std::string::npos);      // one line
+    CHECK(w.size() < 420);
+  }
+  CHECK(threw);
+  CHECK(slurp(path) == before);  // never written by a reader
+}
+}  // namespace
+
+TEST_CASE("bad files give one clear typed error and are never written", "[kernel]") {
+  make_good();
+
+  SECTION("missing file") {
+    bool threw = false;
+    try {
+      (void)Reader::open("kernel_test_does_not_exist.h5");
+    } catch (const FileError& e) {
+      threw = true;
+      CHECK(e.kind() == ErrorKind::not_found);
+      CHECK(std::string(e.what()) == "kernel_test_does_not_exist.h5: no such file");
+    }
+    CHECK(threw);
+  }
+  SECTION("not HDF5 at all") {
+    spit("kernel_test_bad_text.h5", "[case]\nthis is a TOML file, not HDF5\n");
+    expect_error("kernel_test_bad_text.h5", ErrorKind::not_hdf5, [] { (void)Reader::open("kernel_test_bad_text.h5"); });
+  }
+  SECTION("an HDF5 file that is not a Rewind file") {
+    hid_t f = H5Fcreate("kernel_test_bad_foreign.h5", H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    H5Gclose(H5Gcreate2(f, "data", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    H5Fclose(f);
+    expect_error("kernel_test_bad_foreign.h5", ErrorKind::not_rewind, [] { (void)Reader::open("kernel_test_bad_foreign.h5"); });
+  }
+  SECTION("a newer major format version") {
+    auto p = edited("kernel_test_bad_newer.h5", [](hid_t f) {
+      hid_t a = H5Aopen(f, "format_version", H5P_DEFAULT);
+      long long v[2] = {kFormatMajor + 1, 0};
+      H5Awrite(a, H5T_NATIVE_LLONG, v);
+      H5Aclose(a);
+    });
+    expect_error(p, ErrorKind::newer_version, [&] { (void)Reader::open(p); });
+    // and the collective open agrees on it
+    expect_error(p, ErrorKind::newer_version, [&] { (void)Reader::open(p, MPI_COMM_SELF); });
+  }
+  SECTION("a truncated file") {
+    std::string data = slurp(kGood);
+    spit("kernel_test_bad_truncated.h5", data.substr(0, data.size() / 2));
+    expect_error("kernel_test_bad_truncated.h5", ErrorKind::truncated, [] { (void)Reader::open("kernel_test_bad_truncated.h5"); });
+  }
+  SECTION("damaged metadata") {
+    std::string data = slurp(kGood);
+    for (std::size_t i = 48; i < 2048 && i < data.size(); ++i) data[i] = static_cast<char>(0xA5);
+    spit("kernel_test_bad_corrupt.h5", data);
+    expect_error("kernel_test_bad_corrupt.h5", ErrorKind::corrupt, [] { (void)Reader::open("kernel_test_bad_corrupt.h5"); });
+  }
+  SECTION("a missing dataset") {
+    auto p = edited("kernel_test_bad_missing.h5", [](hid_t f) {
+      H5Ldelete(f, "/simulation/step_00000002/cell_data/u", H5P_DEFAULT);
+      H5Ldelete(f, "/simulation/step_00000001/level", H5P_DEFAULT);
+    });
+    Reader r = Reader::open(p);
+    std::vector<double> buf(64);
+    expect_error(p, ErrorKind::missing_object, [&] { r.read_rows(2, "cell_data", "u", {0}, buf.data()); });
+    expect_error(p, ErrorKind::missing_object, [&] { (void)r.read_topology(1); });
+    // other data in the same file still reads
+    r.read_rows(2, "cell_data", "v", {0}, buf.data());
+  }
+  SECTION("a mis-shaped dataset") {
+    auto p = edited("kernel_test_bad_shape.h5", [](hid_t f) {
+      H5Ldelete(f, "/simulation/step_00000002/cell_data/u", H5P_DEFAULT);
+      hsize_t d[4] = {33, 2, 2, 2};
+      hid_t sp = H5Screate_simple(4, d, nullptr);
+      H5Dclose(H5Dcreate2(f, "/simulation/step_00000002/cell_data/u", H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+      H5Ldelete(f, "/simulation/step_00000001/child_rows", H5P_DEFAULT);
+      hsize_t d2[2] = {33, 3};
+      hid_t sp2 = H5Screate_simple(2, d2, nullptr);
+      H5Dclose(H5Dcreate2(f, "/simulation/step_00000001/child_rows", H5T_STD_I64LE, sp2, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+      H5Sclose(sp);
+      H5Sclose(sp2);
+    });
+    Reader r = Reader::open(p);
+    std::vector<double> buf(64);
+    expect_error(p, ErrorKind::bad_shape, [&] { r.read_rows(2, "cell_data", "u", {0}, buf.data()); });
+    expect_error(p, ErrorKind::bad_shape, [&] { (void)r.read_topology(1); });
+  }
+  SECTION("a step whose writer died before its committed marker") {
+    const std::string p = "kernel_test_bad_uncommitted.h5";
+    {
+      IoOptions opt;
+      opt.write_views = false;
+      opt.on_phase = [](const char* ph) {
+        if (std::string(ph) == "flushed") throw std::runtime_error("simulated death");
+      };
+      ToyModel m = ToyModel::build(MPI_COMM_SELF);
+      IoOptions ok = opt;
+      ok.on_phase = nullptr;
+      {
+        Writer w = Writer::create(MPI_COMM_SELF, p, ToyModel::common(), ok);
+        w.write_step({1, 0.1, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true}, m.describe());
+      }
+      Writer w = Writer::append(MPI_COMM_SELF, p, opt);
+      CHECK_THROWS(w.write_step({2, 0.2, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true}, m.describe()));
+    }
+    Reader r = Reader::open(p);
+    CHECK(r.steps(true).size() == 1);
+    CHECK(r.steps(false).size() == 2);
+    CHECK(r.find_step("latest").step == 1);
+    expect_error(p, ErrorKind::no_such_step, [&] { (void)r.find_step("2"); });
+    expect_error(p, ErrorKind::no_such_step, [&] { (void)r.read_topology(3); });
+  }
+  SECTION("a writer never appends to a bad file") {
+    std::string data = slurp(kGood);
+    spit("kernel_test_bad_append.h5", data.substr(0, data.size() / 3));
+    expect_error("kernel_test_bad_append.h5", ErrorKind::truncated,
+                 [] { (void)Writer::append(MPI_COMM_SELF, "kernel_test_bad_append.h5"); });
+  }
+}

@@ -1,0 +1,121 @@
+// Branch files and lineage: the parent is never modified; lineage follows parents back;
+// one continuous timeline across files.
+#include <catch2/catch.hpp>
+#include <mpi.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "mpi_test_util.hpp"
+#include "toy_tree.hpp"
+
+using namespace rwd::kernel;
+using rwd::kernel::test::ToyModel;
+
+namespace {
+std::string slurp(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+}  // namespace
+
+TEST_CASE("a branch records its parent, leaves it untouched, and lineage follows it back", "[kernel][mpi]") {
+  const std::string parent = rwd::kernel::test::test_path("branch_parent");
+  const std::string child = rwd::kernel::test::test_path("branch_child");
+  const std::string grandchild = rwd::kernel::test::test_path("branch_grandchild");
+  IoOptions opt;
+  opt.write_views = false;
+  ToyModel m = ToyModel::build(MPI_COMM_WORLD);
+  {
+    Writer w = Writer::create(MPI_COMM_WORLD, parent, ToyModel::common(), opt);
+    for (int i = 1; i <= 4; ++i) {
+      m.advance(0.01);
+      w.write_step({i, i * 0.01, 0.01, StepKind::checkpoint, ToyModel::checkpoint_fields(), true}, m.describe());
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  const std::string before = slurp(parent);
+  struct stat st0 {};
+  ::stat(parent.c_str(), &st0);
+  {
+    Reader pr = Reader::open(parent, MPI_COMM_WORLD);
+    CommonInfo bc = make_branch_common(pr, 2, {"fluid.nu=0.002"});
+    bc.fluid["nu"] = 0.002;
+    ToyModel b = ToyModel::restart(pr, 2, MPI_COMM_WORLD);
+    Writer w = Writer::create(MPI_COMM_WORLD, child, bc, opt);
+    for (int i = 3; i <= 5; ++i) {
+      b.advance(0.02);
+      w.write_step({i, 0.02 + (i - 2) * 0.02, 0.02, StepKind::checkpoint, ToyModel::checkpoint_fields(), true},
+                   b.describe());
+    }
+  }
+  {
+    Reader cr = Reader::open(child, MPI_COMM_WORLD);
+    CommonInfo gc = make_branch_common(cr, 4, {"time_stepping.dt=0.005"});
+    ToyModel b = ToyModel::restart(cr, 4, MPI_COMM_WORLD);
+    Writer w = Writer::create(MPI_COMM_WORLD, grandchild, gc, opt);
+    w.write_step({5, 0.065, 0.005, StepKind::checkpoint, ToyModel::checkpoint_fields(), true}, b.describe());
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  // Checks run serially on rank 0 only (no sections: every rank must run the collectives once).
+  if (rwd::test::world_rank() != 0) return;
+
+  {  // the parent file is byte-for-byte unchanged
+    CHECK(slurp(parent) == before);
+    struct stat st1 {};
+    ::stat(parent.c_str(), &st1);
+    CHECK(st1.st_mtime == st0.st_mtime);
+  }
+  {  // the branch's /common records parent file, step and changes
+    Reader r = Reader::open(child);
+    const auto& l = r.common().lineage;
+    CHECK(l.is_branch());
+    CHECK(l.parent_step == 2);
+    CHECK(l.parent_time == 0.02);
+    CHECK(l.changes == std::vector<std::string>{"fluid.nu=0.002"});
+    CHECK(r.common().fluid.at("nu") == 0.002);
+  }
+  {  // lineage_chain follows the parents back to the original run
+    auto chain = lineage_chain(grandchild);
+    REQUIRE(chain.size() == 3);
+    CHECK(chain[0].lineage.parent_step == 4);
+    CHECK(chain[1].lineage.parent_step == 2);
+    CHECK(!chain[2].lineage.is_branch());
+    for (const auto& n : chain) CHECK(n.error.empty());
+  }
+  {  // timeline gives one continuous history across files
+    auto tl = timeline(grandchild);
+    std::vector<std::int64_t> steps;
+    for (const auto& e : tl) steps.push_back(e.step.step);
+    CHECK(steps == std::vector<std::int64_t>{1, 2, 3, 4, 5});
+    CHECK(tl[1].path.find("branch_parent") != std::string::npos);
+    CHECK(tl[2].path.find("branch_child") != std::string::npos);
+    CHECK(tl[4].path.find("branch_grandchild") != std::string::npos);
+  }
+  {  // the branch tree lists every branch and marks the file asked about
+    std::string tree = format_branch_tree(child);
+    CHECK(tree.find("branch_parent") != std::string::npos);
+    CHECK(tree.find("branch_grandchild") != std::string::npos);
+    CHECK(tree.find("fluid.nu=0.002") != std::string::npos);
+    auto marked = tree.find("  *");
+    REQUIRE(marked != std::string::npos);
+    CHECK(tree.rfind("branch_child", marked) != std::string::npos);
+  }
+  {  // a missing parent is reported, not fatal
+    const std::string orphan = "kernel_test_orphan.h5";
+    {
+      CommonInfo c = ToyModel::common();
+      c.lineage.parent_file = "/nonexistent/dir/run.h5";
+      c.lineage.parent_step = 7;
+      Writer w = Writer::create(MPI_COMM_SELF, orphan, c, opt);
+    }
+    auto chain = lineage_chain(orphan);
+    REQUIRE(chain.size() == 2);
+    CHECK(chain[0].error.empty());
+    CHECK(chain[1].error.find("no such file") != std::string::npos);
+    CHECK_THROWS_AS(timeline(orphan), FileError);
+  }
+}

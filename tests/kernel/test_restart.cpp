@@ -1,0 +1,123 @@
+// Exact restart: run to 2T straight vs. run to T, write, restart, run to 2T — bit-identical,
+// on the same and on different rank counts (write on a sub-communicator of k ranks,
+// restart on m ranks, for all k, m <= world size: covers 4->2 and 2->3).
+#include <catch2/catch.hpp>
+#include <mpi.h>
+
+#include "mpi_test_util.hpp"
+#include "toy_tree.hpp"
+
+using namespace rwd::kernel;
+using rwd::kernel::test::ToyModel;
+
+namespace {
+constexpr int kT = 5;         // steps to the checkpoint
+constexpr double kDt = 0.01;
+
+/// Runs the straight reference on one rank (the stepper is partition-independent).
+std::map<std::uint64_t, std::vector<double>> reference(int slot) {
+  ToyModel m = ToyModel::build(MPI_COMM_SELF);
+  for (int i = 0; i < 2 * kT; ++i) m.advance(kDt);
+  return m.interior(slot);
+}
+
+MPI_Comm first_ranks(int k) {
+  MPI_Comm c = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, rwd::test::world_rank() < k ? 0 : MPI_UNDEFINED, rwd::test::world_rank(), &c);
+  return c;
+}
+}  // namespace
+
+TEST_CASE("restart continues bit-exactly on the same and on other rank counts", "[kernel][mpi]") {
+  const int size = rwd::test::world_size();
+  const auto ref_u = reference(0), ref_v = reference(1);
+  IoOptions opt;
+  opt.write_views = false;
+  for (int k = 1; k <= size; ++k) {
+    const std::string path = rwd::kernel::test::test_path("restart_w" + std::to_string(k));
+    MPI_Comm wc = first_ranks(k);
+    if (wc != MPI_COMM_NULL) {
+      ToyModel m = ToyModel::build(wc);
+      Writer w = Writer::create(wc, path, ToyModel::common(), opt);
+      for (int i = 1; i <= kT; ++i) {
+        m.advance(kDt);
+        // a visualisation step each step, a checkpoint at T only
+        w.write_step({i, i * kDt, kDt, i == kT ? StepKind::checkpoint : StepKind::visualisation,
+                      i == kT ? ToyModel::checkpoint_fields() : ToyModel::visual_fields(true), i == kT},
+                     m.describe());
+      }
+      w.close();
+      MPI_Comm_free(&wc);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int mr = 1; mr <= size; ++mr) {
+      MPI_Comm rc = first_ranks(mr);
+      if (rc != MPI_COMM_NULL) {
+        INFO("written on " << k << " ranks, restarted on " << mr);
+        Reader r = Reader::open(path, rc);
+        StepEntry e = r.find_step("latest");
+        REQUIRE(e.step == kT);
+        CHECK(e.kind == StepKind::checkpoint);
+        ToyModel m = ToyModel::restart(r, e.step, rc);
+        for (int i = kT; i < 2 * kT; ++i) m.advance(kDt);
+        bool same = true;
+        for (const auto& [uid, v] : m.interior(0)) same = same && rwd::kernel::test::bit_equal(v, ref_u.at(uid));
+        for (const auto& [uid, v] : m.interior(1)) same = same && rwd::kernel::test::bit_equal(v, ref_v.at(uid));
+        CHECK(same);
+        long long n = static_cast<long long>(m.grids.size()), total = 0;
+        MPI_Allreduce(&n, &total, 1, MPI_LONG_LONG, MPI_SUM, rc);
+        CHECK(total == 33);
+        MPI_Comm_free(&rc);
+      }
+      MPI_Barrier(MPI_COMM_WORLD);
+    }
+  }
+}
+
+TEST_CASE("steps are selected by number, index, time or latest", "[kernel]") {
+  const std::string path = rwd::kernel::test::test_path("select");
+  ToyModel m = ToyModel::build(MPI_COMM_WORLD);
+  IoOptions opt;
+  opt.write_views = false;
+  {
+    Writer w = Writer::create(MPI_COMM_WORLD, path, ToyModel::common(), opt);
+    for (int i : {3, 6, 9}) w.write_step({i, i * 0.1, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true}, m.describe());
+  }
+  Reader r = Reader::open(path);
+  CHECK(r.find_step("latest").step == 9);
+  CHECK(r.find_step("6").step == 6);
+  CHECK(r.find_step("#0").step == 3);
+  CHECK(r.find_step("#-1").step == 9);
+  CHECK(r.find_step("t=0.65").step == 6);
+  CHECK(r.find_step("t=0.6").step == 6);
+  CHECK_THROWS_AS(r.find_step("7"), FileError);
+  CHECK_THROWS_AS(r.find_step("t=0.1"), FileError);
+  CHECK_THROWS_AS(r.find_step("#5"), FileError);
+  try {
+    (void)r.find_step("bogus");
+  } catch (const FileError& e) {
+    CHECK(e.kind() == ErrorKind::no_such_step);
+    CHECK(std::string(e.what()).find(path) == 0);
+  }
+}
+
+TEST_CASE("a run continues in the same file after a restart (append)", "[kernel][mpi]") {
+  const std::string path = rwd::kernel::test::test_path("append");
+  ToyModel m = ToyModel::build(MPI_COMM_WORLD);
+  IoOptions opt;
+  opt.write_views = false;
+  {
+    Writer w = Writer::create(MPI_COMM_WORLD, path, ToyModel::common(), opt);
+    w.write_step({1, 0.1, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true}, m.describe());
+  }
+  {
+    Writer w = Writer::append(MPI_COMM_WORLD, path, opt);
+    CHECK(w.last_step() == 1);
+    CHECK_THROWS_AS(w.write_step({1, 0.1, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true}, m.describe()),
+                    FileError);
+    w.write_step({2, 0.2, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true}, m.describe());
+    w.close();
+  }
+  Reader r = Reader::open(path);
+  CHECK(r.steps().size() == 2);
+}

@@ -1,0 +1,180 @@
+// Layout, offsets, empty ranks, all-empty steps, collective transfer, write statistics.
+#include <catch2/catch.hpp>
+#include <hdf5.h>
+#include <mpi.h>
+
+#include <numeric>
+#include <set>
+
+#include "mpi_test_util.hpp"
+#include "toy_tree.hpp"
+
+using namespace rwd::kernel;
+using rwd::kernel::test::ToyModel;
+
+TEST_CASE("rows are ordered by (level, rank, key); links are rows; data lands in its row", "[kernel][mpi]") {
+  const std::string path = rwd::kernel::test::test_path("layout");
+  ToyModel m = ToyModel::build(MPI_COMM_WORLD);
+  IoOptions opt;
+  opt.write_views = false;
+  WriteStats st;
+  {
+    Writer w = Writer::create(MPI_COMM_WORLD, path, ToyModel::common(), opt);
+    StepInfo s{10, 0.1, 0.01, StepKind::checkpoint, ToyModel::checkpoint_fields(), true};
+    st = w.write_step(s, m.describe());
+    w.close();
+  }
+  THEN("the write reports bytes, a linear buffer and a collective transfer") {
+    CHECK(st.n_grids == 33);
+    CHECK(st.all_collective);
+    // interior only: 6 fields * 33 grids * 64 cells * 8 bytes + cell types + topology
+    CHECK(st.bytes > 6 * 33 * 64 * 8);
+    CHECK(st.buffer_bytes == static_cast<std::int64_t>(m.grids.size() * 64 * 8));
+    CHECK(st.bandwidth > 0);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  Reader r = Reader::open(path);
+  Topology t = r.read_topology(10);
+  REQUIRE(t.n_grids == 33);
+  THEN("root is row 0 and rows are (level, rank, key) ordered") {
+    CHECK(t.level[0] == 0);
+    CHECK(t.parent_row[0] == -1);
+    for (std::int64_t i = 1; i < t.n_grids; ++i) {
+      auto a = std::make_tuple(t.level[i - 1], t.rank[i - 1], t.sort_key[i - 1]);
+      auto b = std::make_tuple(t.level[i], t.rank[i], t.sort_key[i]);
+      CHECK(a < b);
+    }
+    CHECK(t.level_offsets == std::vector<std::int64_t>{0, 1, 9, 25, 33});
+  }
+  THEN("parent_row and child_rows agree with the uids") {
+    for (std::int64_t i = 0; i < t.n_grids; ++i) {
+      if (t.parent_row[i] >= 0) CHECK(t.uid[t.parent_row[i]] == t.parent_uid[i]);
+      for (int j = 0; j < 8; ++j) {
+        auto cr = t.child_rows[i * 8 + j];
+        CHECK((cr < 0) == (t.child_uids[i * 8 + j] == kNoUid));
+        if (cr >= 0) CHECK(t.parent_row[cr] == i);
+      }
+    }
+  }
+  THEN("every rank's cells are in the right rows, in every dataset") {
+    std::map<std::uint64_t, std::int64_t> row;
+    for (std::int64_t i = 0; i < t.n_grids; ++i) row[t.uid[i]] = i;
+    std::vector<std::int64_t> mine;
+    for (const auto& g : m.grids) mine.push_back(row.at(g.uid));
+    for (int slot : {0, 3, 5}) {
+      auto f = ToyModel::checkpoint_fields()[static_cast<std::size_t>(slot)];
+      std::vector<double> buf(mine.size() * 64);
+      r.read_rows(10, f.group, f.name, mine, buf.data());  // serial reader, unsorted rows OK
+      auto want = m.interior(slot);
+      for (std::size_t i = 0; i < m.grids.size(); ++i)
+        CHECK(std::vector<double>(buf.begin() + i * 64, buf.begin() + (i + 1) * 64) == want.at(m.grids[i].uid));
+    }
+  }
+  THEN("/common round-trips") {
+    auto c = r.common();
+    CHECK(c.block == BlockShape{4, 4, 4});
+    CHECK(c.variables.size() == 2);
+    CHECK(c.variables[1].unit == "m/s");
+    CHECK(c.case_text == ToyModel::common().case_text);
+    CHECK(c.fluid.at("nu") == 1e-3);
+    CHECK(!c.lineage.is_branch());
+    CHECK(r.format_version() == std::make_pair(kFormatMajor, kFormatMinor));
+  }
+}
+
+TEST_CASE("ranks without grids take part; an all-empty step is written", "[kernel][mpi]") {
+  const std::string path = rwd::kernel::test::test_path("empty");
+  const int rank = rwd::test::world_rank(), size = rwd::test::world_size();
+  ToyModel m = ToyModel::build(MPI_COMM_WORLD);
+  // Move all grids of the odd ranks to nobody: give them to rank 0 by rebuilding.
+  ToyModel full = ToyModel::build(MPI_COMM_SELF);
+  ToyModel half;
+  half.block = 4;
+  half.halo = 1;
+  if (rank == 0) half = full;  // rank 0 owns everything, others are empty
+  IoOptions opt;
+  opt.write_views = false;
+  Writer w = Writer::create(MPI_COMM_WORLD, path, ToyModel::common(), opt);
+  WriteStats a = w.write_step({1, 0.0, 0.1, StepKind::visualisation, ToyModel::visual_fields(true), false}, half.describe());
+  CHECK(a.n_grids == 33);
+  if (size > 1) CHECK(a.all_collective);
+  ToyModel none;
+  none.block = 4;
+  WriteStats b = w.write_step({2, 0.1, 0.1, StepKind::visualisation, ToyModel::visual_fields(false), false}, none.describe());
+  CHECK(b.n_grids == 0);
+  w.close();
+  MPI_Barrier(MPI_COMM_WORLD);
+  Reader r = Reader::open(path);
+  auto steps = r.steps();
+  REQUIRE(steps.size() == 2);
+  CHECK(steps[0].n_grids == 33);
+  CHECK(steps[1].n_grids == 0);
+  CHECK(steps[1].committed);
+  THEN("float32 visualisation data converts back") {
+    auto t = r.read_topology(1);
+    std::vector<double> buf(64);
+    r.read_rows(1, "cell_data", "u", {0}, buf.data());
+    auto want = full.interior(0).at(t.uid[0]);
+    for (std::size_t i = 0; i < 64; ++i) CHECK(buf[i] == Approx(want[i]).epsilon(1e-6));
+    auto f = r.fields(1);
+    REQUIRE(f.size() == 2);
+    CHECK(f[0].float32);
+  }
+  (void)m;
+}
+
+TEST_CASE("collective reads on any rank count return the written rows", "[kernel][mpi]") {
+  const std::string path = rwd::kernel::test::test_path("collective_read");
+  ToyModel m = ToyModel::build(MPI_COMM_WORLD);
+  IoOptions opt;
+  opt.write_views = false;
+  {
+    Writer w = Writer::create(MPI_COMM_WORLD, path, ToyModel::common(), opt);
+    w.write_step({5, 0.5, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true}, m.describe());
+  }  // destructor closes
+  Reader r = Reader::open(path, MPI_COMM_WORLD);
+  ToyModel back = ToyModel::restart(r, 5, MPI_COMM_WORLD);
+  // Compare against the full model (replicated) by uid.
+  ToyModel full = ToyModel::build(MPI_COMM_SELF);
+  auto want = full.interior(0);
+  for (const auto& [uid, v] : back.interior(0)) CHECK(rwd::kernel::test::bit_equal(v, want.at(uid)));
+  long long n = static_cast<long long>(back.grids.size()), total = 0;
+  MPI_Allreduce(&n, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  CHECK(total == 33);
+  THEN("a rank may read nothing while others read") {
+    std::vector<std::int64_t> rows;
+    if (rwd::test::world_rank() == 0) rows = {0, 32, 1};
+    std::vector<double> buf(rows.size() * 64);
+    r.read_rows(5, "cell_data", "v", rows, buf.data());
+    if (!rows.empty()) {
+      auto t = r.read_topology(5);
+      CHECK(rwd::kernel::test::bit_equal(std::vector<double>(buf.begin() + 64, buf.begin() + 128),
+                                          full.interior(1).at(t.uid[32])));
+    }
+  }
+}
+
+TEST_CASE("invalid input is rejected on every rank before any collective I/O", "[kernel][mpi]") {
+  const std::string path = rwd::kernel::test::test_path("invalid");
+  ToyModel m = ToyModel::build(MPI_COMM_WORLD);
+  IoOptions opt;
+  opt.write_views = false;
+  Writer w = Writer::create(MPI_COMM_WORLD, path, ToyModel::common(), opt);
+  auto lg = m.describe();
+  if (rwd::test::world_rank() == 0 && !lg.grids.empty()) lg.grids[0].fields[0] = nullptr;  // one rank is wrong
+  StepInfo s{1, 0.0, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true};
+  bool threw = false;
+  try {
+    w.write_step(s, lg);
+  } catch (const FileError& e) {
+    threw = true;
+    CHECK(e.kind() == ErrorKind::invalid_argument);
+  }
+  CHECK(threw);
+  // The writer is still usable and the step number is still free.
+  WriteStats ok = w.write_step(s, m.describe());
+  CHECK(ok.n_grids == 33);
+  // Steps must increase.
+  CHECK_THROWS_AS(w.write_step(s, m.describe()), FileError);
+  w.close();
+}
