@@ -1,0 +1,91 @@
+// `rewind plot MONITOR.csv -o out.png`: a monitor CSV as a PNG, drawn by the
+// embedded scripts/plot_monitor.py with the system Python and matplotlib.
+#include <fmt/core.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+
+#include "commands.hpp"
+#if defined(REWIND_SOLVER_AVAILABLE)
+#include "rewind/solver/plot_script.hpp"
+#endif
+
+namespace rwd::cli {
+namespace {
+
+struct PlotOptions {
+  std::string csv;
+  std::string output;
+  std::string columns;
+  std::string title;
+  std::string python;
+};
+
+int run_plot(const PlotOptions& o) {
+#if !defined(REWIND_SOLVER_AVAILABLE)
+  (void)o;
+  throw std::runtime_error("this build has no solver module (the plot script is embedded there)");
+#else
+  namespace fs = std::filesystem;
+  if (!fs::exists(o.csv)) throw std::runtime_error(fmt::format("{}: no such file", o.csv));
+  std::string python = o.python;
+  if (python.empty()) python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+  // Write the script to a private temporary file (removed on every path).
+  char tmpl[] = "/tmp/rewind-plot-XXXXXX.py";
+  const int fd = mkstemps(tmpl, 3);
+  if (fd < 0) throw std::runtime_error("cannot create a temporary file for the plot script");
+  const std::string script = tmpl;
+  struct Remove {
+    std::string p;
+    ~Remove() { std::remove(p.c_str()); }
+  } cleanup{script};
+  {
+    const std::string text = solver::kPlotMonitorScript;
+    if (write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+      close(fd);
+      throw std::runtime_error("cannot write the plot script");
+    }
+    close(fd);
+  }
+  std::vector<std::string> args = {python, script, o.csv, "-o", o.output};
+  if (!o.columns.empty()) args.insert(args.end(), {"--columns", o.columns});
+  if (!o.title.empty()) args.insert(args.end(), {"--title", o.title});
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr, "rewind plot: cannot run %s\n", argv[0]);
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw std::runtime_error(fmt::format("the plot script failed (python: {}; needs matplotlib)", python));
+  return 0;
+#endif
+}
+
+const Registration reg{Command{
+    "plot", "Plot a monitor CSV of `rewind run` as a PNG", false,
+    [](CLI::App& sub) -> std::function<int()> {
+      auto o = std::make_shared<PlotOptions>();
+      sub.add_option("csv", o->csv, "Monitor CSV written by `rewind run`")->required();
+      sub.add_option("-o,--output", o->output, "PNG file to write")->required();
+      sub.add_option("--columns", o->columns, "Comma-separated columns to plot (default: automatic)");
+      sub.add_option("--title", o->title, "Plot title");
+      sub.add_option("--python", o->python, "Python interpreter (default /usr/bin/python3)");
+      return [o] { return run_plot(*o); };
+    },
+    31}};
+
+}  // namespace
+}  // namespace rwd::cli

@@ -1,0 +1,160 @@
+// The solver part of a case file: physics, time, boundary conditions, obstacles,
+// pressure solver, monitors, initial state.
+//
+// Keys (all optional unless marked; every key is read through CaseDocument, so an
+// unknown key is refused by reject_unknown()):
+//
+//   [physics]   nu (required, > 0)          kinematic viscosity
+//               alpha | Pr                  thermal diffusivity, or Prandtl number
+//                                           (alpha = nu / Pr); either one switches
+//                                           the energy equation on
+//               beta = 0, gravity = [0,0,0] Boussinesq body force -beta (T - T_ref) g
+//               T_ref = 0, heat_source = 0  internal heat source q/(rho c_p) in K/s
+//   [time]      end (required, > 0), dt (0 = automatic), safety = 0.5 (0 < s <= 1),
+//               dt_max = inf, max_steps = unlimited
+//   [boundary.F] for F in xmin xmax ymin ymax zmin zmax:
+//               type = "wall" | "moving_wall" | "inflow" | "outflow" | "slip" | "periodic"
+//               velocity = [u,v,w]          moving wall: wall velocity; inflow: the
+//                                           velocity (profile "constant") or its
+//                                           centre-line maximum (profile "parabolic")
+//               profile = "constant" | "parabolic"
+//               temperature = <value> | "adiabatic" (default adiabatic; inflow: T_ref)
+//   [[obstacle]] type = "circle" (2-D; a cylinder along z in 3-D) | "sphere" | "box"
+//               center, radius (circle/sphere); lo, hi (box); temperature (optional)
+//   [solver]    tolerance = 1e-6 (max |div u| after projection, 1/s),
+//               max_cycles = 50, pre_smooth = 2, post_smooth = 2,
+//               coarse_factor = 2 (sweeps multiply by this per coarser level),
+//               max_sweeps = 64, omega = 1.0 (SOR weight of red-black Gauss–Seidel)
+//               upwind = 1.0 (face-local upwind blend gamma = upwind |U| dt / h:
+//               1 cancels explicit Euler's anti-diffusion (stable at CFL <= 1, but
+//               adds U^2 dt / 2 of diffusion at a steady state); 0 = central, then
+//               dt also obeys dt <= 2 nu / |u|^2),
+//               immersed = "interpolate" | "staircase" (obstacle treatment)
+//   [initial]   type = "rest" | "uniform" | "taylor_green", velocity, temperature
+//   [monitor]   interval = 10 (steps), file = "monitor.csv" ("" = none),
+//               progress = 2.0 (seconds between progress lines, 0 = none),
+//               reference_velocity, reference_length (drag/lift scaling; default
+//               mean inflow velocity and obstacle diameter)
+//   [output]    reserved for the I/O kernel (marked as read here).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rewind/spacetree/case_file.hpp"
+
+namespace rwd::solver {
+
+enum class BcType : std::uint8_t { wall, moving_wall, inflow, outflow, slip, periodic };
+enum class Profile : std::uint8_t { constant, parabolic };
+
+/// One domain face. Faces are numbered 2*axis + side (xmin, xmax, ymin, ...).
+struct FaceBc {
+  BcType type = BcType::wall;
+  std::array<double, 3> velocity{0.0, 0.0, 0.0};
+  Profile profile = Profile::constant;
+  bool temperature_fixed = false;  ///< Dirichlet (true) or adiabatic
+  double temperature = 0.0;
+};
+
+enum class ObstacleType : std::uint8_t { circle, sphere, box };
+struct Obstacle {
+  ObstacleType type = ObstacleType::circle;
+  std::array<double, 3> center{};
+  double radius = 0.0;
+  spacetree::Box box{};
+  std::optional<double> temperature;
+  /// Signed distance of p to the surface (< 0 inside). `dim` 2: z is ignored.
+  [[nodiscard]] double distance(const std::array<double, 3>& p, int dim) const;
+  [[nodiscard]] spacetree::Box bounds(int dim) const;
+};
+
+struct Physics {
+  double nu = 0.0;
+  bool energy = false;
+  double alpha = 0.0;
+  double beta = 0.0;
+  std::array<double, 3> gravity{0.0, 0.0, 0.0};
+  double T_ref = 0.0;
+  double heat_source = 0.0;
+};
+
+struct TimeSettings {
+  double end = 0.0;
+  double dt = 0.0;  ///< 0 = automatic
+  double safety = 0.5;
+  double dt_max = std::numeric_limits<double>::infinity();
+  std::int64_t max_steps = std::numeric_limits<std::int64_t>::max();
+};
+
+struct PressureSettings {
+  double tolerance = 1e-6;
+  int max_cycles = 50;
+  int pre_smooth = 2;
+  int post_smooth = 2;
+  double coarse_factor = 2.0;
+  int max_sweeps = 64;
+  double omega = 1.0;
+};
+
+enum class Immersed : std::uint8_t { interpolate, staircase };
+struct Numerics {
+  double upwind = 1.0;
+  Immersed immersed = Immersed::interpolate;
+};
+
+enum class InitialType : std::uint8_t { rest, uniform, taylor_green };
+struct Initial {
+  InitialType type = InitialType::rest;
+  std::array<double, 3> velocity{0.0, 0.0, 0.0};
+  std::optional<double> temperature;  ///< default T_ref
+};
+
+struct MonitorSettings {
+  std::int64_t interval = 10;
+  std::string file = "monitor.csv";
+  double progress = 2.0;
+  double reference_velocity = 0.0;  ///< 0 = derive
+  double reference_length = 0.0;    ///< 0 = derive
+};
+
+struct SolverCase {
+  spacetree::TreeCase tree;
+  Physics physics;
+  TimeSettings time;
+  std::array<FaceBc, 6> boundary{};
+  std::vector<Obstacle> obstacles;
+  PressureSettings pressure;
+  Numerics numerics;
+  Initial initial;
+  MonitorSettings monitor;
+
+  [[nodiscard]] int dim() const { return tree.shape.dim(); }
+  /// Largest speed prescribed anywhere on the boundary or in the initial state.
+  [[nodiscard]] double boundary_speed() const;
+  /// Reference velocity and length for drag/lift coefficients and Strouhal number.
+  [[nodiscard]] double reference_velocity() const;
+  [[nodiscard]] double reference_length() const;
+};
+
+/// Face name ("xmin", ...) of face index 0..5.
+const char* face_name(int face);
+
+/// Reads the tree part (parse_tree_case) and every solver section, marks [output]
+/// as read, and checks physical sense (nu > 0, forced dt stable, obstacles inside
+/// the domain, periodic faces consistent with [domain].periodic ...). Does not call
+/// reject_unknown(): the caller does, after the other modules read their keys.
+/// Throws spacetree::CaseError with one line naming file and key.
+SolverCase parse_solver_case(spacetree::CaseDocument& doc);
+
+/// The stable time-step limit (before the safety factor) for a maximum cell speed
+/// sum_a |u_a|/h_a (`adv`, 1/s), the finest cell size `h` and the largest |u|^2
+/// (`u2`): min(1/adv, 1/(2 max(nu, alpha) sum 1/h^2), 2 min(nu, alpha) /
+/// ((1 - upwind) u2)). The last term is the explicit-Euler limit of the central part
+/// of the advection scheme (absent for upwind >= 1).
+double stable_dt(const SolverCase& c, double adv, const std::array<double, 3>& h, double u2);
+
+}  // namespace rwd::solver

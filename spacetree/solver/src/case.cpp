@@ -1,0 +1,318 @@
+#include "rewind/solver/case.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace rwd::solver {
+
+using spacetree::CaseDocument;
+using spacetree::CaseError;
+
+namespace {
+constexpr const char* kFaceNames[6] = {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"};
+
+BcType parse_bc_type(CaseDocument& doc, const std::string& key, const std::string& v) {
+  if (v == "wall") return BcType::wall;
+  if (v == "moving_wall") return BcType::moving_wall;
+  if (v == "inflow") return BcType::inflow;
+  if (v == "outflow") return BcType::outflow;
+  if (v == "slip") return BcType::slip;
+  if (v == "periodic") return BcType::periodic;
+  throw doc.error(key, fmt::format("unknown boundary type '{}' (wall, moving_wall, inflow, outflow, slip, periodic)", v));
+}
+
+// A temperature is a number or the word "adiabatic".
+void parse_temperature(CaseDocument& doc, const std::string& key, FaceBc& f) {
+  if (!doc.has(key)) return;
+  try {
+    f.temperature = doc.get_double(key);
+    f.temperature_fixed = true;
+  } catch (const CaseError&) {
+    const std::string s = doc.get_string(key);  // throws the type error if neither
+    if (s != "adiabatic") throw doc.error(key, fmt::format("expected a number or \"adiabatic\", got \"{}\"", s));
+    f.temperature_fixed = false;
+  }
+}
+
+bool positive(double v) { return std::isfinite(v) && v > 0.0; }
+}  // namespace
+
+const char* face_name(int face) { return kFaceNames[face]; }
+
+double Obstacle::distance(const std::array<double, 3>& p, int dim) const {
+  switch (type) {
+    case ObstacleType::circle: {
+      const double dx = p[0] - center[0], dy = p[1] - center[1];
+      return std::sqrt(dx * dx + dy * dy) - radius;
+    }
+    case ObstacleType::sphere: {
+      double r2 = 0;
+      for (int a = 0; a < dim; ++a) r2 += (p[a] - center[a]) * (p[a] - center[a]);
+      return std::sqrt(r2) - radius;
+    }
+    case ObstacleType::box: {
+      // Exact signed distance to an axis-aligned box.
+      double out2 = 0, in = -std::numeric_limits<double>::infinity();
+      for (int a = 0; a < dim; ++a) {
+        const double c = 0.5 * (box.lo[a] + box.hi[a]), e = 0.5 * (box.hi[a] - box.lo[a]);
+        const double q = std::abs(p[a] - c) - e;
+        out2 += std::max(q, 0.0) * std::max(q, 0.0);
+        in = std::max(in, q);
+      }
+      return out2 > 0 ? std::sqrt(out2) : in;
+    }
+  }
+  return 1.0;
+}
+
+spacetree::Box Obstacle::bounds(int dim) const {
+  spacetree::Box b;
+  if (type == ObstacleType::box) return box;
+  for (int a = 0; a < 3; ++a) {
+    const bool extends = a < dim && !(type == ObstacleType::circle && a == 2);
+    b.lo[a] = extends ? center[a] - radius : -std::numeric_limits<double>::infinity();
+    b.hi[a] = extends ? center[a] + radius : std::numeric_limits<double>::infinity();
+  }
+  return b;
+}
+
+double SolverCase::boundary_speed() const {
+  double m = 0;
+  for (const auto& f : boundary) {
+    if (f.type != BcType::moving_wall && f.type != BcType::inflow) continue;
+    double s = 0;
+    for (double v : f.velocity) s += v * v;
+    m = std::max(m, std::sqrt(s));
+  }
+  double s = 0;
+  for (double v : initial.velocity) s += v * v;
+  return std::max(m, std::sqrt(s));
+}
+
+double SolverCase::reference_velocity() const {
+  if (monitor.reference_velocity > 0) return monitor.reference_velocity;
+  for (const auto& f : boundary)
+    if (f.type == BcType::inflow) {
+      double s = 0;
+      for (double v : f.velocity) s += v * v;
+      s = std::sqrt(s);
+      // Mean of a parabolic profile: 2/3 of the maximum in 2-D; in 3-D (product of
+      // two parabolas) 4/9.
+      if (f.profile == Profile::parabolic) s *= dim() == 2 ? 2.0 / 3.0 : 4.0 / 9.0;
+      return s;
+    }
+  const double b = boundary_speed();
+  return b > 0 ? b : 1.0;
+}
+
+double SolverCase::reference_length() const {
+  if (monitor.reference_length > 0) return monitor.reference_length;
+  if (!obstacles.empty()) {
+    const auto& o = obstacles.front();
+    if (o.type == ObstacleType::box) return o.box.hi[1] - o.box.lo[1];
+    return 2.0 * o.radius;
+  }
+  return tree.shape.domain.extent(0);
+}
+
+double stable_dt(const SolverCase& c, double adv, const std::array<double, 3>& h, double u2) {
+  double inv_h2 = 0;
+  for (int a = 0; a < c.dim(); ++a) inv_h2 += 1.0 / (h[a] * h[a]);
+  const double kmax = std::max(c.physics.nu, c.physics.energy ? c.physics.alpha : 0.0);
+  const double kmin = c.physics.energy ? std::min(c.physics.nu, c.physics.alpha) : c.physics.nu;
+  double dt = std::numeric_limits<double>::infinity();
+  if (adv > 0) dt = 1.0 / adv;
+  if (kmax > 0) dt = std::min(dt, 1.0 / (2.0 * kmax * inv_h2));
+  // Explicit Euler takes away U^2 dt / 2 of diffusion; the upwind blend gives back
+  // `upwind` times that, the physical diffusion must cover the rest.
+  const double missing = 1.0 - std::min(1.0, c.numerics.upwind);
+  if (missing > 0 && u2 > 0) dt = std::min(dt, 2.0 * kmin / (missing * u2));
+  return dt;
+}
+
+SolverCase parse_solver_case(CaseDocument& doc) {
+  SolverCase c;
+  c.tree = spacetree::parse_tree_case(doc);
+  const auto& sh = c.tree.shape;
+  const int dim = sh.dim();
+
+  // [physics]
+  auto& ph = c.physics;
+  ph.nu = doc.get_double("physics.nu");
+  if (!positive(ph.nu)) throw doc.error("physics.nu", fmt::format("viscosity must be positive, got {}", ph.nu));
+  if (doc.has("physics.alpha") && doc.has("physics.Pr"))
+    throw doc.error("physics.Pr", "give either alpha or Pr, not both");
+  if (doc.has("physics.alpha")) {
+    ph.energy = true;
+    ph.alpha = doc.get_double("physics.alpha");
+    if (!positive(ph.alpha)) throw doc.error("physics.alpha", fmt::format("thermal diffusivity must be positive, got {}", ph.alpha));
+  } else if (doc.has("physics.Pr")) {
+    ph.energy = true;
+    const double pr = doc.get_double("physics.Pr");
+    if (!positive(pr)) throw doc.error("physics.Pr", fmt::format("Prandtl number must be positive, got {}", pr));
+    ph.alpha = ph.nu / pr;
+  }
+  ph.beta = doc.get_double("physics.beta", 0.0);
+  ph.gravity = doc.get_double3("physics.gravity", std::array<double, 3>{0, 0, 0});
+  ph.T_ref = doc.get_double("physics.T_ref", 0.0);
+  ph.heat_source = doc.get_double("physics.heat_source", 0.0);
+  if (!ph.energy && (ph.beta != 0.0 || ph.heat_source != 0.0))
+    throw doc.error("physics.beta", "buoyancy or a heat source needs the energy equation: set physics.alpha or physics.Pr");
+
+  // [time]
+  auto& t = c.time;
+  t.end = doc.get_double("time.end");
+  if (!positive(t.end)) throw doc.error("time.end", "must be positive");
+  t.dt = doc.get_double("time.dt", 0.0);
+  if (t.dt < 0 || !std::isfinite(t.dt)) throw doc.error("time.dt", "must be positive (or 0 for automatic)");
+  t.safety = doc.get_double("time.safety", 0.5);
+  if (!(t.safety > 0 && t.safety <= 1.0)) throw doc.error("time.safety", fmt::format("must be in (0, 1], got {}", t.safety));
+  t.dt_max = doc.get_double("time.dt_max", std::numeric_limits<double>::infinity());
+  if (!(t.dt_max > 0)) throw doc.error("time.dt_max", "must be positive");
+  t.max_steps = doc.get_int("time.max_steps", std::numeric_limits<std::int64_t>::max());
+  if (t.max_steps < 0) throw doc.error("time.max_steps", "must not be negative");
+
+  // [boundary.*]
+  for (int f = 0; f < 6; ++f) {
+    const int axis = f / 2;
+    const std::string p = std::string("boundary.") + kFaceNames[f];
+    FaceBc& b = c.boundary[f];
+    if (axis >= dim) {
+      if (doc.has(p)) throw doc.error(p, "a 2-D case has no z faces");
+      b.type = BcType::periodic;
+      continue;
+    }
+    const std::string def = sh.periodic[axis] ? "periodic" : "wall";
+    b.type = parse_bc_type(doc, p + ".type", doc.get_string(p + ".type", def));
+    if (sh.periodic[axis] != (b.type == BcType::periodic))
+      throw doc.error(p + ".type", sh.periodic[axis] ? "domain.periodic is set on this axis: the face must be periodic"
+                                                     : "periodic faces need domain.periodic on this axis");
+    if (b.type == BcType::moving_wall || b.type == BcType::inflow) {
+      b.velocity = doc.get_double3(p + ".velocity");
+      const std::string prof = doc.get_string(p + ".profile", "constant");
+      if (prof == "parabolic") b.profile = Profile::parabolic;
+      else if (prof != "constant") throw doc.error(p + ".profile", fmt::format("unknown profile '{}' (constant, parabolic)", prof));
+      if (b.type == BcType::moving_wall && b.velocity[axis] != 0.0)
+        throw doc.error(p + ".velocity", "a moving wall cannot move through itself (normal component must be 0)");
+      if (b.type == BcType::inflow && (f % 2 == 0 ? b.velocity[axis] <= 0 : b.velocity[axis] >= 0))
+        throw doc.error(p + ".velocity", "inflow velocity must point into the domain");
+    }
+    b.temperature_fixed = false;
+    b.temperature = ph.T_ref;
+    if (b.type == BcType::inflow) b.temperature_fixed = true;  // inflow brings T_ref unless told otherwise
+    parse_temperature(doc, p + ".temperature", b);
+    if (b.type == BcType::inflow && !b.temperature_fixed)
+      throw doc.error(p + ".temperature", "an inflow needs a temperature value");
+  }
+
+  // [[obstacle]]
+  const std::size_t nobs = doc.count("obstacle");
+  for (std::size_t i = 0; i < nobs; ++i) {
+    const std::string p = "obstacle[" + std::to_string(i) + "]";
+    Obstacle o;
+    const std::string type = doc.get_string(p + ".type");
+    if (type == "circle" || type == "cylinder") o.type = ObstacleType::circle;
+    else if (type == "sphere") o.type = ObstacleType::sphere;
+    else if (type == "box") o.type = ObstacleType::box;
+    else throw doc.error(p + ".type", fmt::format("unknown obstacle '{}' (circle, sphere, box)", type));
+    if (o.type == ObstacleType::box) {
+      o.box.lo = doc.get_double3(p + ".lo");
+      o.box.hi = doc.get_double3(p + ".hi");
+      for (int a = 0; a < dim; ++a)
+        if (!(o.box.hi[a] > o.box.lo[a])) throw doc.error(p + ".hi", "must be above lo on every axis");
+    } else {
+      o.center = doc.get_double3(p + ".center");
+      o.radius = doc.get_double(p + ".radius");
+      if (!positive(o.radius)) throw doc.error(p + ".radius", "must be positive");
+      if (o.type == ObstacleType::sphere && dim == 2)
+        throw doc.error(p + ".type", "a sphere needs a 3-D domain (use circle in 2-D)");
+    }
+    if (doc.has(p + ".temperature")) {
+      if (!ph.energy) throw doc.error(p + ".temperature", "needs the energy equation (physics.alpha or physics.Pr)");
+      o.temperature = doc.get_double(p + ".temperature");
+    }
+    const auto b = o.bounds(dim);
+    for (int a = 0; a < dim; ++a)
+      if (!(b.lo[a] > sh.domain.lo[a] && b.hi[a] < sh.domain.hi[a]) && std::isfinite(b.lo[a]))
+        throw doc.error(p, fmt::format("obstacle reaches outside the domain on axis {} ([{}, {}] vs domain [{}, {}])",
+                                       "xyz"[a], b.lo[a], b.hi[a], sh.domain.lo[a], sh.domain.hi[a]));
+    c.obstacles.push_back(o);
+  }
+
+  // [solver]
+  auto& ps = c.pressure;
+  ps.tolerance = doc.get_double("solver.tolerance", ps.tolerance);
+  if (!positive(ps.tolerance)) throw doc.error("solver.tolerance", "must be positive");
+  ps.max_cycles = static_cast<int>(doc.get_int("solver.max_cycles", ps.max_cycles));
+  if (ps.max_cycles < 1) throw doc.error("solver.max_cycles", "must be at least 1");
+  ps.pre_smooth = static_cast<int>(doc.get_int("solver.pre_smooth", ps.pre_smooth));
+  ps.post_smooth = static_cast<int>(doc.get_int("solver.post_smooth", ps.post_smooth));
+  if (ps.pre_smooth < 0 || ps.post_smooth < 0 || ps.pre_smooth + ps.post_smooth < 1)
+    throw doc.error("solver.pre_smooth", "smoothing sweeps must be >= 0 with at least one in total");
+  ps.coarse_factor = doc.get_double("solver.coarse_factor", ps.coarse_factor);
+  if (!(ps.coarse_factor >= 1.0)) throw doc.error("solver.coarse_factor", "must be >= 1");
+  ps.max_sweeps = static_cast<int>(doc.get_int("solver.max_sweeps", ps.max_sweeps));
+  if (ps.max_sweeps < 1) throw doc.error("solver.max_sweeps", "must be at least 1");
+  ps.omega = doc.get_double("solver.omega", ps.omega);
+  if (!(ps.omega > 0 && ps.omega < 2)) throw doc.error("solver.omega", "must be in (0, 2)");
+
+  // [numerics]
+  c.numerics.upwind = doc.get_double("solver.upwind", 1.0);
+  if (!(c.numerics.upwind >= 0 && c.numerics.upwind <= 10)) throw doc.error("solver.upwind", "must be in [0, 10]");
+  const std::string im = doc.get_string("solver.immersed", "interpolate");
+  if (im == "interpolate") c.numerics.immersed = Immersed::interpolate;
+  else if (im == "staircase") c.numerics.immersed = Immersed::staircase;
+  else throw doc.error("solver.immersed", fmt::format("unknown method '{}' (interpolate, staircase)", im));
+
+  // [initial]
+  const std::string it = doc.get_string("initial.type", "rest");
+  if (it == "rest") c.initial.type = InitialType::rest;
+  else if (it == "uniform") c.initial.type = InitialType::uniform;
+  else if (it == "taylor_green") c.initial.type = InitialType::taylor_green;
+  else throw doc.error("initial.type", fmt::format("unknown initial state '{}' (rest, uniform, taylor_green)", it));
+  c.initial.velocity = doc.get_double3("initial.velocity", std::array<double, 3>{0, 0, 0});
+  if (c.initial.type == InitialType::rest && doc.has("initial.velocity"))
+    throw doc.error("initial.velocity", "initial.type = \"rest\" takes no velocity (use \"uniform\")");
+  if (c.initial.type == InitialType::taylor_green) {
+    if (!sh.periodic[0] || !sh.periodic[1]) throw doc.error("initial.type", "taylor_green needs a domain periodic in x and y");
+    if (std::abs(sh.domain.extent(0) - sh.domain.extent(1)) > 1e-12 * sh.domain.extent(0))
+      throw doc.error("initial.type", "taylor_green needs a square domain in x and y");
+    if (c.initial.velocity == std::array<double, 3>{0, 0, 0}) c.initial.velocity = {1.0, 0.0, 0.0};
+  }
+  if (doc.has("initial.temperature")) {
+    if (!ph.energy) throw doc.error("initial.temperature", "needs the energy equation (physics.alpha or physics.Pr)");
+    c.initial.temperature = doc.get_double("initial.temperature");
+  }
+
+  // [monitor]
+  auto& m = c.monitor;
+  m.interval = doc.get_int("monitor.interval", m.interval);
+  if (m.interval < 1) throw doc.error("monitor.interval", "must be at least 1");
+  m.file = doc.get_string("monitor.file", m.file);
+  m.progress = doc.get_double("monitor.progress", m.progress);
+  m.reference_velocity = doc.get_double("monitor.reference_velocity", 0.0);
+  m.reference_length = doc.get_double("monitor.reference_length", 0.0);
+  if (m.reference_velocity < 0) throw doc.error("monitor.reference_velocity", "must be positive");
+  if (m.reference_length < 0) throw doc.error("monitor.reference_length", "must be positive");
+
+  // [output] belongs to the I/O kernel.
+  doc.mark_read("output");
+
+  // A forced dt must be stable on the finest cells with the fastest prescribed speed.
+  if (t.dt > 0) {
+    const int finest = sh.max_depth;
+    const auto h = sh.cell_size(finest);
+    double adv = 0;
+    const double u = c.boundary_speed();
+    for (int a = 0; a < dim; ++a) adv += u / h[a];
+    const double lim = stable_dt(c, adv, h, u * u);
+    if (t.dt > lim)
+      throw doc.error("time.dt", fmt::format("{} is unstable: the CFL/diffusion limit on the finest cells (h = {:.3g}) "
+                                             "is {:.3g}; lower it or use dt = 0 (automatic)", t.dt, h[0], lim));
+  }
+  return c;
+}
+
+}  // namespace rwd::solver

@@ -1,0 +1,86 @@
+// Case files: physically impossible or malformed settings are refused with one
+// line naming the key.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "solver_test_util.hpp"
+
+using rwd::spacetree::CaseError;
+
+namespace {
+const std::string kBase = R"(
+[domain]
+lo = [0.0, 0.0, 0.0]
+hi = [1.0, 1.0, 1.0]
+[tree]
+r = [2, 2, 1]
+s = [8, 8, 1]
+depth = 2
+[physics]
+nu = 0.01
+[time]
+end = 1.0
+[boundary.ymax]
+type = "moving_wall"
+velocity = [1.0, 0.0, 0.0]
+)";
+
+std::string error_of(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  try {
+    (void)rwd::test::parse_case(text, overrides);
+  } catch (const CaseError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("A valid case parses with defaults", "[solver]") {
+  const auto c = rwd::test::parse_case(kBase);
+  CHECK(c.physics.nu == 0.01);
+  CHECK_FALSE(c.physics.energy);
+  CHECK(c.boundary[3].type == rwd::solver::BcType::moving_wall);
+  CHECK(c.boundary[0].type == rwd::solver::BcType::wall);
+  CHECK(c.time.dt == 0.0);
+  CHECK(c.pressure.pre_smooth == 2);
+}
+
+TEST_CASE("Impossible settings are refused with one clear line", "[solver]") {
+  const auto neg = error_of(kBase, {"physics.nu=-0.1"});
+  CHECK(neg.find("physics.nu") != std::string::npos);
+  CHECK(neg.find("positive") != std::string::npos);
+  CHECK(neg.find('\n') == std::string::npos);
+
+  const auto dt = error_of(kBase, {"time.dt=0.5"});
+  CHECK(dt.find("time.dt") != std::string::npos);
+  CHECK(dt.find("unstable") != std::string::npos);
+
+  const auto obs = error_of(kBase + "[[obstacle]]\ntype = \"circle\"\ncenter = [0.95, 0.5, 0.5]\nradius = 0.1\n");
+  CHECK(obs.find("obstacle[0]") != std::string::npos);
+  CHECK(obs.find("outside the domain") != std::string::npos);
+
+  CHECK(error_of(kBase, {"boundary.xmin.type=lid"}).find("boundary.xmin.type") != std::string::npos);
+  CHECK(error_of(kBase, {"boundary.xmin.type=periodic"}).find("domain.periodic") != std::string::npos);
+  CHECK(error_of(kBase, {"time.safety=1.5"}).find("time.safety") != std::string::npos);
+  CHECK(error_of(kBase, {"physics.beta=1"}).find("energy") != std::string::npos);
+  CHECK(error_of(kBase, {"solver.omega=2.5"}).find("solver.omega") != std::string::npos);
+  CHECK(error_of(kBase + "[boundary.xmin]\ntype = \"inflow\"\nvelocity = [-1.0, 0.0, 0.0]\n").find("into the domain") !=
+        std::string::npos);
+}
+
+TEST_CASE("Unknown keys are refused by name", "[solver]") {
+  auto doc = rwd::spacetree::CaseDocument::parse(kBase + "[physics.extra]\nfoo = 1\n", "t.toml");
+  (void)rwd::solver::parse_solver_case(doc);
+  try {
+    doc.reject_unknown();
+    FAIL("unknown key accepted");
+  } catch (const CaseError& e) {
+    CHECK(std::string(e.what()).find("physics.extra.foo") != std::string::npos);
+  }
+}
+
+TEST_CASE("A forced dt below the limit is accepted", "[solver]") {
+  const auto c = rwd::test::parse_case(kBase, {"time.dt=0.001"});
+  CHECK(c.time.dt == 0.001);
+}
