@@ -12,10 +12,18 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <memory>
 
 #include "case_sections.hpp"
 #include "commands.hpp"
+#if defined(REWIND_SOLVER_AVAILABLE) && defined(REWIND_KERNEL_AVAILABLE)
+#include <filesystem>
+#include <optional>
+
+#include "run_io.hpp"
+#define REWIND_RUN_WITH_OUTPUT 1
+#endif
 
 #if defined(REWIND_SOLVER_AVAILABLE)
 #include "rewind/solver/solver.hpp"
@@ -34,6 +42,9 @@ namespace {
 
 struct RunOptions {
   std::string case_file;
+  std::string output;   ///< --output FILE (overrides output.file)
+  std::string restart;  ///< --restart FILE[@STEP]
+  bool force = false;   ///< overwrite an existing output file
   std::vector<std::string> overrides;
   std::string monitor;
   std::string profiles;
@@ -93,15 +104,49 @@ void write_profiles(solver::Solver& s, const std::string& file, int n, bool prin
   fmt::print("profiles: {}\n", file);
 }
 
-int run_compute(const RunOptions& o, solver::SolverCase sc, spacetree::LocalPlan plan, MPI_Comm comm, bool print) {
+// What a run writes and where it starts from (the kernel side of `rewind run`).
+struct RunIo {
+#if defined(REWIND_RUN_WITH_OUTPUT)
+  std::optional<RestartPoint> restart;
+  OutputSettings output;
+  kernel::CommonInfo common;
+  RunOutput::Mode mode = RunOutput::Mode::create;
+#endif
+  std::string monitor_file;
+  bool monitor_append = false;  ///< continue the parent's monitor CSV (same-file restart)
+};
+
+int run_compute(const RunOptions& o, solver::SolverCase sc, spacetree::LocalPlan plan, MPI_Comm comm, bool print,
+                const RunIo& io) {
   using clock = std::chrono::steady_clock;
-  if (o.steps >= 0) sc.time.max_steps = o.steps;
-  const std::string monitor_file = o.monitor.empty() ? sc.monitor.file : o.monitor;
+  std::int64_t first_step = 0;
+#if defined(REWIND_RUN_WITH_OUTPUT)
+  if (io.restart) first_step = io.restart->step.step;
+#endif
+  if (o.steps >= 0) sc.time.max_steps = first_step + o.steps;  // --steps counts from the start (or restart)
+  const std::string& monitor_file = io.monitor_file;
   const double progress_every = o.quiet ? 0.0 : sc.monitor.progress;
   const std::int64_t interval = sc.monitor.interval;
   const auto t_setup = clock::now();
   solver::Solver s(std::move(sc), std::move(plan), comm);
   const auto& c = s.config();
+#if defined(REWIND_RUN_WITH_OUTPUT)
+  if (io.restart) {
+    restore_solver(s, *io.restart, comm);
+    if (print)
+      fmt::print("restart     from {} step {} (t = {:.6g})\n", io.restart->file, io.restart->step.step,
+                 io.restart->step.time);
+  }
+  RunOutput output(comm, io.output, io.common, io.mode, print);
+  if (print && !output.path().empty())
+    fmt::print("output      {} {}\n", io.mode == RunOutput::Mode::append ? "continuing" : "writing", output.path());
+  const auto plan_outputs = [&](bool first) {
+    s.set_event_time(output.next_event_time(s.scalar_state().time));
+    output.after_step(s, first, s.finished());
+  };
+#else
+  const auto plan_outputs = [](bool) {};
+#endif
   const std::int64_t cells = s.global_leaf_cells();
   if (print)
     fmt::print("rewind run: {}-D, {} leaf cells, {} levels, nu = {:g}{}, end time {:g}\n", c.dim(), cells,
@@ -114,14 +159,15 @@ int run_compute(const RunOptions& o, solver::SolverCase sc, spacetree::LocalPlan
     const auto m = s.monitors();  // collective
     if (!print || monitor_file.empty()) return;
     if (!csv) {
-      csv = std::make_unique<std::ofstream>(monitor_file);
+      csv = std::make_unique<std::ofstream>(monitor_file, io.monitor_append ? std::ios::app : std::ios::trunc);
       if (!*csv) throw std::runtime_error(fmt::format("cannot write monitor file '{}'", monitor_file));
-      *csv << csv_header(m);
+      if (!io.monitor_append) *csv << csv_header(m);
     }
     *csv << csv_row(m);
     csv->flush();
   };
-  write_monitor(true);
+  if (!io.monitor_append) write_monitor(true);  // a continued CSV already has this row
+  plan_outputs(true);
 
   const auto t0 = clock::now();
   auto last_print = t0;
@@ -133,6 +179,7 @@ int run_compute(const RunOptions& o, solver::SolverCase sc, spacetree::LocalPlan
     ++steps;
     sum_cycles += info.pressure.cycles;
     write_monitor(false);
+    plan_outputs(false);
     const auto now = clock::now();
     const double since = std::chrono::duration<double>(now - last_print).count();
     if (print && progress_every > 0 && since >= progress_every) {
@@ -166,9 +213,12 @@ int run_compute(const RunOptions& o, solver::SolverCase sc, spacetree::LocalPlan
 
 #if defined(REWIND_RUN_WITH_SERVER)
 // World rank 0 serves the topology; the compute ranks ask it for their plans.
-int run_with_server(const RunOptions& o, solver::SolverCase sc, const spacetree::Tree& tree) {
+int run_with_server(const RunOptions& o, solver::SolverCase sc, const std::function<spacetree::Tree()>& make_tree,
+                    const RunIo& io) {
   auto roles = nbserver::split_roles(MPI_COMM_WORLD);
   if (roles.role == nbserver::Role::server) {
+    // Only the server holds the whole tree (built from the case, or from a file).
+    const spacetree::Tree tree = make_tree();
     nbserver::Server server(spacetree::Topology(tree, spacetree::partition_morton(tree, roles.compute_size)),
                             roles.service);
     server.serve();
@@ -177,9 +227,38 @@ int run_with_server(const RunOptions& o, solver::SolverCase sc, const spacetree:
   if (roles.role != nbserver::Role::compute) return 0;
   nbserver::Client client(roles);
   auto plan = client.plan();
-  const int rc = run_compute(o, std::move(sc), std::move(plan), roles.compute, roles.compute_rank == 0);
+  const int rc = run_compute(o, std::move(sc), std::move(plan), roles.compute, roles.compute_rank == 0, io);
   client.shutdown_server(roles.compute);
   return rc;
+}
+#endif
+
+#if defined(REWIND_RUN_WITH_OUTPUT)
+// The file a branch goes to when --output is not given: beside the parent, named
+// after the restart step, never an existing file.
+std::string branch_name(const std::string& parent, std::int64_t step) {
+  namespace fs = std::filesystem;
+  const fs::path p(parent);
+  for (int n = 1;; ++n) {
+    const std::string suffix = n == 1 ? "" : fmt::format("-{}", n);
+    fs::path candidate = p.parent_path() / fmt::format("{}.branch{}{}.h5", p.stem().string(), step, suffix);
+    if (!fs::exists(candidate)) return candidate.string();
+  }
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  return std::filesystem::equivalent(a, b, ec) ||
+         std::filesystem::weakly_canonical(a, ec) == std::filesystem::weakly_canonical(b, ec);
+}
+
+// Settings a restart may not change: the grids come from the file.
+void refuse_tree_overrides(const std::vector<std::string>& overrides) {
+  for (const auto& kv : overrides)
+    for (const char* section : {"domain.", "tree.", "run."})
+      if (kv.rfind(section, 0) == 0)
+        throw std::runtime_error(fmt::format(
+            "--set {}: a restart continues on the grids stored in the file; the tree cannot change", kv));
 }
 #endif
 
@@ -188,37 +267,108 @@ int run_run(const RunOptions& o) {
   (void)o;
   throw std::runtime_error("this build has no solver (rewind_solver)");
 #else
-  auto doc = spacetree::CaseDocument::load(o.case_file, o.overrides);
+  RunIo io;
+  std::optional<spacetree::CaseDocument> doc_holder;
+#if defined(REWIND_RUN_WITH_OUTPUT)
+  if (!o.restart.empty()) {
+    if (!o.case_file.empty())
+      throw std::runtime_error("give a case file or --restart, not both: a restart runs the case stored in the file");
+    refuse_tree_overrides(o.overrides);
+    io.restart = find_restart_point(o.restart);
+    doc_holder.emplace(spacetree::CaseDocument::parse(io.restart->case_text,
+                                                      io.restart->file + " (its stored case)", o.overrides));
+  }
+#endif
+  if (!doc_holder) {
+    if (o.case_file.empty()) throw std::runtime_error("no case file given (or --restart FILE[@STEP])");
+    doc_holder.emplace(spacetree::CaseDocument::load(o.case_file, o.overrides));
+  }
+  auto& doc = *doc_holder;
   (void)doc.get_string("case.name", "");
   (void)doc.get_string("case.description", "");
   auto sc = solver::parse_solver_case(doc);
+#if defined(REWIND_RUN_WITH_OUTPUT)
+  io.output = parse_output_settings(doc);
+#endif
   mark_sections_of_other_modules(doc, {"case", "domain", "tree", "run", "physics", "time", "boundary", "obstacle",
-                                       "initial", "solver", "monitor"});
+                                       "initial", "solver", "monitor", "output"});
   doc.reject_unknown();
+  io.monitor_file = o.monitor.empty() ? sc.monitor.file : o.monitor;
+
+#if defined(REWIND_RUN_WITH_OUTPUT)
+  if (!o.output.empty()) io.output.file = o.output;
+  io.common = make_common(sc, doc.effective_text());
+  if (io.restart) {
+    const auto& rp = *io.restart;
+    // Extending a run from its latest step (only the end changed) continues the same
+    // file; anything else — an earlier step, changed physics or boundaries — branches.
+    std::vector<std::string> changes;
+    for (const auto& kv : o.overrides)
+      if (kv.rfind("time.end=", 0) != 0 && kv.rfind("time.max_steps=", 0) != 0) changes.push_back(kv);
+    const bool continues = rp.step.step == rp.last_committed && changes.empty();
+    if (io.output.file.empty() || same_file(io.output.file, rp.file)) {
+      if (!o.output.empty() && same_file(o.output, rp.file) && !continues)
+        throw std::runtime_error(fmt::format(
+            "--output {}: a branch never writes into its parent; choose another file", o.output));
+      if (continues) {
+        io.output.file = rp.file;  // continue the same run in the same file
+        io.mode = RunOutput::Mode::append;
+        io.monitor_append = o.monitor.empty();
+      } else {
+        io.output.file = branch_name(rp.file, rp.step.step);
+      }
+    }
+    if (io.mode == RunOutput::Mode::create) {
+      // A branch: the new file remembers its parent, the step, and what changed.
+      const auto parent = kernel::Reader::open(rp.file);
+      io.common.lineage = kernel::make_branch_common(parent, rp.step.step, o.overrides).lineage;
+      if (o.monitor.empty())
+        io.monitor_file = std::filesystem::path(io.output.file).replace_extension(".monitor.csv").string();
+    }
+  }
+  if (io.mode == RunOutput::Mode::create && !io.output.file.empty() && std::filesystem::exists(io.output.file)) {
+    if (!o.force)
+      throw std::runtime_error(fmt::format("{} exists; use --force to overwrite it (or --output another file)",
+                                           io.output.file));
+    if (io.restart && same_file(io.output.file, io.restart->file))
+      throw std::runtime_error(fmt::format("{}: a branch never overwrites its parent, not even with --force",
+                                           io.output.file));
+  }
+  const auto make_tree = [&]() -> spacetree::Tree {
+    if (io.restart) return restart_tree(*io.restart, sc.tree.shape);
+    return spacetree::build_tree(sc.tree);
+  };
+#else
+  const auto make_tree = [&]() -> spacetree::Tree { return spacetree::build_tree(sc.tree); };
+#endif
 
   int world_rank = 0, world_size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-
-  const spacetree::Tree tree = spacetree::build_tree(sc.tree);
 #if defined(REWIND_RUN_WITH_SERVER)
-  if (world_size > 1) return run_with_server(o, std::move(sc), tree);
+  if (world_size > 1) return run_with_server(o, std::move(sc), make_tree, io);
 #endif
   // Every rank computes; plans come from the in-process topology.
+  const spacetree::Tree tree = make_tree();
   spacetree::Topology topo(tree, spacetree::partition_morton(tree, world_size));
   auto plan = spacetree::make_local_plan(topo, world_rank);
-  return run_compute(o, std::move(sc), std::move(plan), MPI_COMM_WORLD, world_rank == 0);
+  return run_compute(o, std::move(sc), std::move(plan), MPI_COMM_WORLD, world_rank == 0, io);
 #endif
 }
 
 const Registration reg{Command{
-    "run", "Run the flow solver on a case file (under mpirun: rank 0 = neighbourhood server)", true,
+    "run", "Run, restart or branch a simulation (under mpirun: rank 0 = neighbourhood server)", true,
     [](CLI::App& sub) -> std::function<int()> {
       auto o = std::make_shared<RunOptions>();
-      sub.add_option("case", o->case_file, "Case file (TOML)")->required();
+      sub.add_option("case", o->case_file, "Case file (TOML); not with --restart");
       sub.add_option("--set", o->overrides, "Override a case value: key=value (repeatable)");
+      sub.add_option("-o,--output", o->output, "Output file (overrides output.file of the case)");
+      sub.add_option("--restart", o->restart,
+                     "Restart from FILE[@STEP] (STEP: latest checkpoint by default, N, #i or t=T); with --set or "
+                     "from an earlier step this writes a branch file that remembers its parent");
+      sub.add_flag("--force", o->force, "Overwrite an existing output file (never a branch's parent)");
       sub.add_option("--monitor", o->monitor, "Monitor CSV file (default: monitor.file of the case)");
-      sub.add_option("--steps", o->steps, "Stop after this many steps");
+      sub.add_option("--steps", o->steps, "Stop after this many steps (counted from the start or the restart)");
       sub.add_option("--profiles", o->profiles, "Write centre-line profiles (u, v, T) to this CSV at the end");
       sub.add_option("--profile-points", o->profile_points, "Points per profile line")->check(CLI::Range(2, 100000));
       sub.add_flag("-q,--quiet", o->quiet, "No progress lines");

@@ -208,6 +208,21 @@ std::vector<double> CaseDocument::get_doubles(const std::string& key, std::optio
   return out;
 }
 
+std::vector<std::string> CaseDocument::get_strings(const std::string& key,
+                                                   std::optional<std::vector<std::string>> fallback) {
+  impl_->read.insert(key);
+  auto view = impl_->table.at_path(key);
+  if (!view) {
+    if (fallback) return *fallback;
+    throw error(key, "missing (required)");
+  }
+  const auto* arr = view.as_array();
+  if (!arr) throw error(key, "expected an array of strings");
+  std::vector<std::string> out;
+  for (const auto& n : *arr) out.push_back(scalar<std::string>(n, *this, key));
+  return out;
+}
+
 std::size_t CaseDocument::count(const std::string& key) {
   auto view = impl_->table.at_path(key);
   if (!view) return 0;

@@ -85,6 +85,7 @@ struct Solver::Impl {
   std::int64_t global_leaf_cells = 0;
 
   ScalarState st;
+  double event_time = std::numeric_limits<double>::infinity();  // see Solver::set_event_time
   PressureStats last_pressure;
   std::vector<double> cycle_residuals;
   std::vector<ObstacleForce> forces;
@@ -339,10 +340,13 @@ struct Solver::Impl {
     u2 = std::max(allreduce_max(u2, comm), cfg.boundary_speed() * cfg.boundary_speed());
     double dt = cfg.time.dt > 0 ? cfg.time.dt : cfg.time.safety * stable_dt(cfg, adv, h_finest, u2);
     dt = std::min(dt, cfg.time.dt_max);
-    // Reach `end` exactly without a tiny last step: the remaining time is split
-    // into equal steps, so dt changes by at most a factor (n-1)/n at a time (a dt
-    // jump would show in the Rhie–Chow face velocities).
-    const double left = cfg.time.end - st.time;
+    // Reach the next event (an output time, or `end`) exactly without a tiny last
+    // step: the remaining time is split into equal steps, so dt changes by at most a
+    // factor (n-1)/n at a time (a dt jump would show in the Rhie–Chow face
+    // velocities). Aiming at output times, not only at `end`, is what makes a run to
+    // T followed by a restart take the same steps as one run to 2T.
+    const double target = std::min(cfg.time.end, event_time);
+    const double left = target - st.time;
     if (left > 0 && cfg.time.dt <= 0) {
       const double n = std::ceil(left / dt * (1.0 - 1e-12));
       if (n < 1e6) dt = left / std::max(n, 1.0);
@@ -986,6 +990,7 @@ bool Solver::finished() const {
   return impl_->st.step >= c.time.max_steps || impl_->st.time >= c.time.end * (1.0 - 1e-12);
 }
 double Solver::next_dt() { return impl_->compute_dt(); }
+void Solver::set_event_time(double t) { impl_->event_time = t; }
 ScalarState Solver::scalar_state() const { return impl_->st; }
 void Solver::restore(const ScalarState& s) {
   impl_->st = s;

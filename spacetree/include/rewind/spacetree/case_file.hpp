@@ -49,6 +49,8 @@ class CaseDocument {
   [[nodiscard]] std::array<int, 3> get_int3(const std::string& key, std::optional<std::array<int, 3>> fallback = {});
   [[nodiscard]] std::array<bool, 3> get_bool3(const std::string& key, std::optional<std::array<bool, 3>> fallback = {});
   [[nodiscard]] std::vector<double> get_doubles(const std::string& key, std::optional<std::vector<double>> fallback = {});
+  [[nodiscard]] std::vector<std::string> get_strings(const std::string& key,
+                                                     std::optional<std::vector<std::string>> fallback = {});
   /// Number of tables in the array of tables `key` ([[key]]); 0 if absent.
   [[nodiscard]] std::size_t count(const std::string& key);
   /// Marks a table key as known without reading a value (e.g. a section kept for later).

@@ -149,6 +149,10 @@ class Solver {
   [[nodiscard]] bool finished() const;
   /// The dt the next step will take. Collective.
   [[nodiscard]] double next_dt();
+  /// The next simulated time a step must land on exactly (an output time; +inf for
+  /// none). Time steps aim at min(end, event) in equal steps, so a run that stops or
+  /// writes at T takes the same steps as one that runs past T. Not collective.
+  void set_event_time(double t);
 
   [[nodiscard]] ScalarState scalar_state() const;
   /// See the checkpoint contract above. Collective.

@@ -1,0 +1,268 @@
+#include "run_io.hpp"
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace rwd::cli {
+
+namespace k = rwd::kernel;
+namespace st = rwd::spacetree;
+
+namespace {
+std::vector<std::string> state_names() {
+  std::vector<std::string> out;
+  for (const auto& f : solver::state_fields()) out.emplace_back(f.name);
+  return out;
+}
+
+const char* unit_of(const std::string& name) {
+  if (name == "u" || name == "v" || name == "w") return "m/s";
+  if (name == "p") return "m^2/s^2";  // kinematic pressure (p / rho)
+  if (name == "T") return "K";
+  return "1";
+}
+
+// Index of the interval an instant falls in; instants within 1e-6 of an interval
+// boundary count as on it, because time steps land on output times only up to
+// round-off.
+std::int64_t interval_index(double t, double interval) {
+  return static_cast<std::int64_t>(std::floor(t / interval + 1e-6));
+}
+}  // namespace
+
+OutputSettings parse_output_settings(st::CaseDocument& doc) {
+  OutputSettings o;
+  o.file = doc.get_string("output.file", "");
+  o.checkpoint_interval = doc.get_double("output.checkpoint_interval", 0.0);
+  o.checkpoint_every = doc.get_int("output.checkpoint_every", 0);
+  o.visualisation_interval = doc.get_double("output.visualisation_interval", 0.0);
+  o.visualisation_every = doc.get_int("output.visualisation_every", 0);
+  o.float32 = doc.get_bool("output.float32", false);
+  o.initial = doc.get_bool("output.initial", true);
+  o.final = doc.get_bool("output.final", true);
+  const auto names = state_names();
+  o.variables = doc.get_strings("output.variables", names);
+  for (const auto& v : o.variables)
+    if (std::find(names.begin(), names.end(), v) == names.end())
+      throw doc.error("output.variables", fmt::format("unknown variable '{}' (known: {})", v, fmt::join(names, ", ")));
+  for (const char* key : {"output.checkpoint_interval", "output.visualisation_interval"})
+    if (doc.get_double(key, 0.0) < 0.0) throw doc.error(key, "must not be negative (0 = off)");
+  for (const char* key : {"output.checkpoint_every", "output.visualisation_every"})
+    if (doc.get_int(key, 0) < 0) throw doc.error(key, "must not be negative (0 = off)");
+  return o;
+}
+
+k::CommonInfo make_common(const solver::SolverCase& c, const std::string& case_text) {
+  const auto& sh = c.tree.shape;
+  k::CommonInfo info;
+  info.dim = sh.dim();
+  info.block = {sh.s[0], sh.s[1], sh.s[2]};
+  info.refinement = std::max({sh.r[0], sh.r[1], sh.r[2]});
+  info.max_children = sh.children_per_grid();
+  info.domain = {sh.domain.lo[0], sh.domain.hi[0], sh.domain.lo[1], sh.domain.hi[1], sh.domain.lo[2], sh.domain.hi[2]};
+  info.time_stepping["end"] = c.time.end;
+  info.time_stepping["dt"] = c.time.dt;
+  info.time_stepping["safety"] = c.time.safety;
+  if (std::isfinite(c.time.dt_max)) info.time_stepping["dt_max"] = c.time.dt_max;
+  info.fluid["nu"] = c.physics.nu;
+  if (c.physics.energy) {
+    info.fluid["alpha"] = c.physics.alpha;
+    info.fluid["beta"] = c.physics.beta;
+    info.fluid["T_ref"] = c.physics.T_ref;
+    info.fluid["heat_source"] = c.physics.heat_source;
+  }
+  info.fluid["gravity_x"] = c.physics.gravity[0];
+  info.fluid["gravity_y"] = c.physics.gravity[1];
+  info.fluid["gravity_z"] = c.physics.gravity[2];
+  for (const auto& n : state_names()) info.variables.push_back({n, unit_of(n)});
+  info.case_text = case_text;
+  info.creator = "rewind run";
+  info.code_version = "rewind 0.1.0 (" + std::string(k::kKernelVersion) + ")";
+  return info;
+}
+
+// ---------------------------------------------------------------------------------
+
+RestartPoint find_restart_point(const std::string& spec) {
+  const auto at = spec.rfind('@');
+  RestartPoint rp;
+  rp.file = at == std::string::npos ? spec : spec.substr(0, at);
+  const std::string sel = at == std::string::npos ? "latest" : spec.substr(at + 1);
+  const auto reader = k::Reader::open(rp.file);
+  const auto steps = reader.steps(/*committed_only=*/true);
+  if (steps.empty()) throw std::runtime_error(fmt::format("{}: no committed step to restart from", rp.file));
+  rp.last_committed = steps.back().step;
+  if (sel.empty() || sel == "latest") {
+    const auto it = std::find_if(steps.rbegin(), steps.rend(),
+                                 [](const k::StepEntry& e) { return e.kind == k::StepKind::checkpoint; });
+    if (it == steps.rend()) throw std::runtime_error(fmt::format("{}: no committed checkpoint to restart from", rp.file));
+    rp.step = *it;
+  } else {
+    rp.step = reader.find_step(sel);
+    if (rp.step.kind != k::StepKind::checkpoint) {
+      std::vector<std::string> cps;
+      for (const auto& e : steps)
+        if (e.kind == k::StepKind::checkpoint) cps.push_back(fmt::format("{} (t={:.6g})", e.step, e.time));
+      throw std::runtime_error(fmt::format(
+          "{}: step {} is a visualisation output; a restart needs a checkpoint (checkpoints: {})", rp.file,
+          rp.step.step, cps.empty() ? std::string("none") : fmt::format("{}", fmt::join(cps, ", "))));
+    }
+  }
+  rp.case_text = reader.common().case_text;
+  if (rp.case_text.empty())
+    throw std::runtime_error(fmt::format("{}: the file stores no case; it was not written by `rewind run`", rp.file));
+  return rp;
+}
+
+st::Tree restart_tree(const RestartPoint& rp, const st::TreeShape& shape) {
+  const auto reader = k::Reader::open(rp.file);
+  const auto topo = reader.read_topology(rp.step.step);
+  std::vector<st::Uid> uids;
+  uids.reserve(topo.uid.size());
+  for (const auto u : topo.uid) uids.push_back(st::Uid::from_raw(u));
+  try {
+    return st::Tree::from_uids(shape, std::move(uids));
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(fmt::format("{}: step {}: {}", rp.file, rp.step.step, e.what()));
+  }
+}
+
+void restore_solver(solver::Solver& s, const RestartPoint& rp, MPI_Comm comm) {
+  auto& forest = s.forest();
+  const auto reader = k::Reader::open(rp.file, comm);
+  const auto topo = reader.read_topology(rp.step.step);
+  std::unordered_map<std::uint64_t, std::int64_t> row_of;
+  for (std::int64_t r = 0; r < topo.n_grids; ++r) row_of.emplace(topo.uid[static_cast<std::size_t>(r)], r);
+  std::vector<std::int64_t> rows;
+  std::int64_t missing = 0;
+  for (std::size_t g = 0; g < forest.size(); ++g) {
+    const auto it = row_of.find(forest.grid(g).uid.raw());
+    if (it == row_of.end()) ++missing;
+    else rows.push_back(it->second);
+  }
+  // Agree before the collective reads, so that no rank is left inside one.
+  std::int64_t missing_all = 0;
+  MPI_Allreduce(&missing, &missing_all, 1, MPI_INT64_T, MPI_SUM, comm);
+  if (missing_all > 0)
+    throw std::runtime_error(fmt::format("{}: step {}: {} grids of the rebuilt tree are not in the file", rp.file,
+                                         rp.step.step, missing_all));
+  const auto& sh = forest.shape();
+  const k::BlockShape block{sh.s[0], sh.s[1], sh.s[2]};
+  if (reader.common().block != block)
+    throw std::runtime_error(fmt::format("{}: d-grid size {}x{}x{} does not match the case's", rp.file,
+                                         reader.common().block.sx, reader.common().block.sy, reader.common().block.sz));
+  const auto cells = static_cast<std::size_t>(block.cells());
+  std::vector<double> buf(cells * rows.size());
+  for (const auto& f : solver::state_fields()) {
+    reader.read_rows(rp.step.step, "cell_data", f.name, rows, buf.data());
+    for (std::size_t g = 0; g < forest.size(); ++g)
+      k::unpack_interior(buf.data() + g * cells, block, 1, forest.data(g, f.var));
+  }
+  s.restore(solver::ScalarState{rp.step.time, rp.step.step, rp.step.dt});
+}
+
+// ---------------------------------------------------------------------------------
+
+RunOutput::RunOutput(MPI_Comm comm, OutputSettings settings, const k::CommonInfo& common, Mode mode, bool print)
+    : comm_(comm), settings_(std::move(settings)), print_(print) {
+  if (settings_.file.empty()) return;
+  writer_ = std::make_unique<k::Writer>(mode == Mode::create ? k::Writer::create(comm_, settings_.file, common)
+                                                             : k::Writer::append(comm_, settings_.file));
+  last_written_step_ = writer_->last_step();
+}
+
+RunOutput::~RunOutput() = default;
+
+double RunOutput::next_event_time(double now) const {
+  double next = std::numeric_limits<double>::infinity();
+  if (!writer_) return next;
+  for (const double interval : {settings_.checkpoint_interval, settings_.visualisation_interval})
+    if (interval > 0.0) next = std::min(next, static_cast<double>(interval_index(now, interval) + 1) * interval);
+  return next;
+}
+
+void RunOutput::after_step(solver::Solver& s, bool first, bool last) {
+  if (!writer_) return;
+  const auto state = s.scalar_state();
+  if (state.step <= last_written_step_) return;  // already in the file (restart point)
+  const double prev = state.time - state.dt_prev;
+  const auto crossed = [&](double interval) {
+    return interval > 0.0 && !first && interval_index(state.time, interval) > interval_index(prev, interval);
+  };
+  const auto every = [&](std::int64_t n) { return n > 0 && !first && state.step % n == 0; };
+  const bool checkpoint = (first && settings_.initial) || (last && settings_.final) ||
+                          crossed(settings_.checkpoint_interval) || every(settings_.checkpoint_every);
+  const bool visualisation = crossed(settings_.visualisation_interval) || every(settings_.visualisation_every);
+  if (checkpoint) write(s, k::StepKind::checkpoint);
+  else if (visualisation) write(s, k::StepKind::visualisation);
+}
+
+k::WriteStats RunOutput::write(solver::Solver& s, k::StepKind kind) {
+  auto& forest = s.forest();
+  const auto& sh = forest.shape();
+  const auto state = s.scalar_state();
+  if (padded_types_.size() != forest.size()) {
+    // Cell types are static: pad them once with a one-cell halo, like the fields.
+    padded_types_.assign(forest.size(), std::vector<std::uint8_t>(forest.block_size(), 0));
+    for (std::size_t g = 0; g < forest.size(); ++g) {
+      const auto types = s.cell_types(g);
+      std::size_t q = 0;
+      for (int kz = 0; kz < sh.s[2]; ++kz)
+        for (int j = 0; j < sh.s[1]; ++j)
+          for (int i = 0; i < sh.s[0]; ++i) padded_types_[g][static_cast<std::size_t>(forest.index(i, j, kz))] = types[q++];
+    }
+  }
+  std::vector<solver::FieldInfo> fields;
+  const auto all = solver::state_fields();
+  if (kind == k::StepKind::checkpoint) {
+    fields = all;
+  } else {
+    for (const auto& name : settings_.variables)
+      fields.push_back(*std::find_if(all.begin(), all.end(), [&](const solver::FieldInfo& f) { return name == f.name; }));
+  }
+  k::LocalGrids grids;
+  grids.block = {sh.s[0], sh.s[1], sh.s[2]};
+  grids.halo = 1;
+  grids.grids.reserve(forest.size());
+  for (std::size_t g = 0; g < forest.size(); ++g) {
+    const auto& info = forest.grid(g);
+    k::GridRecord rec;
+    rec.uid = info.uid.raw();
+    rec.level = info.level();
+    rec.sort_key = info.uid.morton();
+    rec.bbox = {info.box.lo[0], info.box.hi[0], info.box.lo[1], info.box.hi[1], info.box.lo[2], info.box.hi[2]};
+    rec.parent_uid = info.family.parent.raw();
+    for (const auto& c : info.family.children) rec.child_uids.push_back(c.raw());
+    for (const auto& f : fields) rec.fields.push_back(forest.data(g, f.var));
+    rec.cell_type = padded_types_[g].data();
+    grids.grids.push_back(std::move(rec));
+  }
+  k::StepInfo step;
+  step.step = state.step;
+  step.time = state.time;
+  step.dt = state.dt_prev;  // the solver needs it back on restart (face velocities)
+  step.kind = kind;
+  for (std::size_t i = 0; i < fields.size(); ++i)
+    step.fields.push_back({"cell_data", fields[i].name, static_cast<int>(i),
+                           kind == k::StepKind::visualisation && settings_.float32});
+  const auto stats = writer_->write_step(step, grids);
+  last_written_step_ = state.step;
+  if (print_) {
+    fmt::print("output      {} step {} t = {:.6g} -> {}: {:.2f} MiB in {:.3f} s ({:.0f} MiB/s, flush included), "
+               "buffer {:.2f} MiB/rank{}\n",
+               kind == k::StepKind::checkpoint ? "checkpoint" : "visualisation", state.step, state.time,
+               settings_.file, stats.bytes / 1048576.0, stats.seconds, stats.bandwidth / 1048576.0,
+               stats.buffer_bytes / 1048576.0, stats.all_collective ? "" : " (NOT all collective)");
+    if (!stats.view_error.empty()) fmt::print("output      view not written: {}\n", stats.view_error);
+    std::fflush(stdout);
+  }
+  return stats;
+}
+
+}  // namespace rwd::cli
