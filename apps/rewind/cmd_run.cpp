@@ -296,7 +296,9 @@ int run_run(const RunOptions& o) {
   io.monitor_file = o.monitor.empty() ? sc.monitor.file : o.monitor;
 
 #if defined(REWIND_RUN_WITH_OUTPUT)
-  if (!o.output.empty()) io.output.file = o.output;
+  // A restart never takes output.file from the stored case: that names the parent's
+  // own file. Its output is --output, or the same file / a branch beside it (below).
+  if (!o.output.empty() || io.restart) io.output.file = o.output;
   io.common = make_common(sc, doc.effective_text());
   if (io.restart) {
     const auto& rp = *io.restart;
