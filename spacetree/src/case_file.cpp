@@ -194,33 +194,31 @@ std::array<int, 3> CaseDocument::get_int3(const std::string& key, std::optional<
   }
   return out;
 }
-std::vector<double> CaseDocument::get_doubles(const std::string& key, std::optional<std::vector<double>> fallback) {
-  impl_->read.insert(key);
-  auto view = impl_->table.at_path(key);
+namespace {
+template <typename T>
+std::vector<T> get_vector(CaseDocument& doc, toml::table& table, std::set<std::string>& read, const std::string& key,
+                          const std::optional<std::vector<T>>& fallback, const char* what) {
+  read.insert(key);
+  auto view = table.at_path(key);
   if (!view) {
     if (fallback) return *fallback;
-    throw error(key, "missing (required)");
+    throw doc.error(key, "missing (required)");
   }
   const auto* arr = view.as_array();
-  if (!arr) throw error(key, "expected an array of numbers");
-  std::vector<double> out;
-  for (const auto& n : *arr) out.push_back(scalar<double>(n, *this, key));
+  if (!arr) throw doc.error(key, std::string("expected an array of ") + what);
+  std::vector<T> out;
+  for (const auto& n : *arr) out.push_back(scalar<T>(n, doc, key));
   return out;
+}
+}  // namespace
+
+std::vector<double> CaseDocument::get_doubles(const std::string& key, std::optional<std::vector<double>> fallback) {
+  return get_vector<double>(*this, impl_->table, impl_->read, key, fallback, "numbers");
 }
 
 std::vector<std::string> CaseDocument::get_strings(const std::string& key,
                                                    std::optional<std::vector<std::string>> fallback) {
-  impl_->read.insert(key);
-  auto view = impl_->table.at_path(key);
-  if (!view) {
-    if (fallback) return *fallback;
-    throw error(key, "missing (required)");
-  }
-  const auto* arr = view.as_array();
-  if (!arr) throw error(key, "expected an array of strings");
-  std::vector<std::string> out;
-  for (const auto& n : *arr) out.push_back(scalar<std::string>(n, *this, key));
-  return out;
+  return get_vector<std::string>(*this, impl_->table, impl_->read, key, fallback, "strings");
 }
 
 std::size_t CaseDocument::count(const std::string& key) {
