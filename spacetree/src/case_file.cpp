@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <toml++/toml.h>
@@ -26,13 +27,17 @@ std::string where(const toml::source_region& r) {
   return fmt::format("line {}, column {}", r.begin.line, r.begin.column);
 }
 
+// "a.b[2].c=value": dotted keys, with [i] indexing an existing array (of tables, or
+// of values for the last component). Tables on the way are created; arrays are not.
 void apply_override(toml::table& root, const std::string& name, const std::string& assignment) {
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
     throw CaseError(fmt::format("{}: --set '{}': expected key=value", name, assignment));
   const std::string key = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
-  toml::node_view<toml::node> value_view;
+  const auto fail = [&](const std::string& why) {
+    return CaseError(fmt::format("{}: --set '{}': {}", name, assignment, why));
+  };
   toml::table parsed;
   try {
     parsed = toml::parse("v = " + text);
@@ -44,17 +49,41 @@ void apply_override(toml::table& root, const std::string& name, const std::strin
   std::size_t start = 0;
   for (;;) {
     const auto dot = key.find('.', start);
-    const std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (part.empty()) throw CaseError(fmt::format("{}: --set '{}': empty key component", name, assignment));
-    if (dot == std::string::npos) {
+    std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    std::optional<std::size_t> index;
+    if (const auto br = part.find('['); br != std::string::npos) {
+      const auto close = part.find(']', br);
+      if (close != part.size() - 1) throw fail("bad index in '" + part + "'");
+      try {
+        std::size_t used = 0;
+        index = std::stoul(part.substr(br + 1, close - br - 1), &used);
+        if (used != close - br - 1) throw std::invalid_argument("index");
+      } catch (const std::exception&) {
+        throw fail("bad index in '" + part + "'");
+      }
+      part = part.substr(0, br);
+    }
+    if (part.empty()) throw fail("empty key component");
+    const bool last = dot == std::string::npos;
+    if (index) {
+      auto* arr = t->get_as<toml::array>(part);
+      if (!arr) throw fail("'" + part + "' is not an array");
+      if (*index >= arr->size()) throw fail(fmt::format("'{}' has {} entries", part, arr->size()));
+      if (last) {
+        arr->replace(arr->cbegin() + static_cast<std::ptrdiff_t>(*index), *parsed.get("v"));
+        return;
+      }
+      t = (*arr)[*index].as_table();
+      if (!t) throw fail(fmt::format("'{}[{}]' is not a table", part, *index));
+    } else if (last) {
       t->insert_or_assign(part, *parsed.get("v"));
       return;
+    } else {
+      auto* node = t->get(part);
+      if (!node) node = &t->insert(part, toml::table{}).first->second;
+      if (!node->is_table()) throw fail("'" + part + "' is not a table");
+      t = node->as_table();
     }
-    auto* node = t->get(part);
-    if (!node) node = &t->insert(part, toml::table{}).first->second;
-    if (!node->is_table())
-      throw CaseError(fmt::format("{}: --set '{}': '{}' is not a table", name, assignment, part));
-    t = node->as_table();
     start = dot + 1;
   }
 }
@@ -241,6 +270,9 @@ void CaseDocument::reject_unknown() const {
   std::function<void(const toml::table&, const std::string&)> walk = [&](const toml::table& t, const std::string& prefix) {
     for (const auto& [k, node] : t) {
       const std::string path = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+      // No Rewind key contains these; a quoted one would alias a path like "a[0].b".
+      if (k.str().find_first_of("[].") != std::string_view::npos)
+        throw CaseError(fmt::format("{}: unknown key '{}' (at {})", impl_->name, path, where(node.source())));
       if (known(path)) continue;
       if (const auto* sub = node.as_table()) {
         walk(*sub, path);

@@ -60,6 +60,14 @@ SCENARIO("A case file builds the tree it describes", "[spacetree][case]") {
   }
 }
 
+SCENARIO("Overrides index arrays: [[tables]] and plain arrays", "[spacetree][case]") {
+  auto doc = CaseDocument::parse(kGood, "good.toml", {"tree.refine[0].level=3", "tree.s[1]=16"});
+  const TreeCase c = parse_tree_case(doc);
+  doc.reject_unknown();
+  CHECK(c.regions.at(0).level == 3);
+  CHECK(c.shape.s == std::array<int, 3>{8, 16, 1});
+}
+
 SCENARIO("Bad case files give one line naming the key", "[spacetree][case]") {
   const auto expect_error = [](const std::string& text, const std::string& needle,
                                std::vector<std::string> overrides = {}) {
@@ -87,6 +95,10 @@ SCENARIO("Bad case files give one line naming the key", "[spacetree][case]") {
   expect_error("[domain]\nlo=[0,0,0]\nhi=[1,1,1]\n[tree]\ndepth=1\n[run]\nranks=0\n", "run.ranks");
   expect_error("[domain\nlo=", "TOML syntax error");
   expect_error(good, "--set 'nokey'", {"nokey"});
+  expect_error(good, "'refine' has 1 entries", {"tree.refine[3].level=2"});
+  expect_error(good, "'depth' is not an array", {"tree.depth[0]=2"});
+  expect_error(good, "bad index", {"tree.refine[x].level=2"});
+  expect_error(good + "\n[\"tree.refine[0]\"]\nlevel = 2\n", "unknown key 'tree.refine[0]'");
 }
 
 TEST_CASE("A missing case file is one clear error", "[spacetree][case]") {
