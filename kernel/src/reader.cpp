@@ -21,7 +21,8 @@ struct Reader::Impl {
   Ctx ctx;
   MPI_Comm comm = MPI_COMM_NULL;
   h5::File file;
-  h5::Plist dxpl;
+  h5::Plist dxpl;        ///< bulk reads: collective (MPI) or default (serial)
+  h5::Plist dxpl_indep;  ///< bulk reads made of large contiguous runs (see read_rows_impl)
   CommonInfo common;
   int major = 0, minor = 0;
 
@@ -69,6 +70,8 @@ Reader Reader::open(const std::string& path, MPI_Comm comm) {
   detail::phase(r.comm, path, [&] { r.common = detail::read_header(r.ctx, r.file, &r.major, &r.minor); });
   r.dxpl = h5::Plist(H5Pcreate(H5P_DATASET_XFER));
   H5Pset_dxpl_mpio(r.dxpl, H5FD_MPIO_COLLECTIVE);
+  r.dxpl_indep = h5::Plist(H5Pcreate(H5P_DATASET_XFER));
+  H5Pset_dxpl_mpio(r.dxpl_indep, H5FD_MPIO_INDEPENDENT);
   return Reader(std::move(im));
 }
 
@@ -248,16 +251,28 @@ void read_rows_impl(const Reader::Impl& r, const StepEntry& e, const std::string
     dst = tmp.data();
   }
   const auto& use = direct ? rows : sorted;
-  long long mine = static_cast<long long>(use.size()), total = mine;
-  if (r.comm != MPI_COMM_NULL) MPI_Allreduce(&mine, &total, 1, MPI_LONG_LONG, MPI_SUM, r.comm);
+  const std::vector<h5::RowRun> runs = h5::runs_of(use);
+  long long mine[2] = {static_cast<long long>(use.size()), static_cast<long long>(runs.size())};
+  long long all[2] = {mine[0], mine[1]};
+  if (r.comm != MPI_COMM_NULL) MPI_Allreduce(mine, all, 2, MPI_LONG_LONG, MPI_SUM, r.comm);
+  const long long total = all[0];
+  // Transfer mode, the same on every rank (from the allreduce): when the ranks' row runs
+  // are large on average, each rank reads its runs with independent MPI-IO calls. Two-phase
+  // collective buffering only pays for small interleaved pieces; for runs of whole grids
+  // it shuffled every byte through the aggregators and was 2.5-4x slower on 4 ranks
+  // (docs/benchmarks.md, "Kernel write/read"). Small runs keep the collective transfer.
+  constexpr long long kIndependentRunBytes = 64 * 1024;
+  const bool independent = r.comm != MPI_COMM_NULL && all[1] > 0 &&
+                           total * static_cast<long long>(cells * sizeof(T)) / all[1] >= kIndependentRunBytes;
   detail::phase(r.comm, r.path, [&] {
     if (total == 0) return;  // every rank empty: skip the collective (addr overflow on 1.10.8)
+    if (independent && use.empty()) return;  // nothing to read, and no collective to join
     h5::Dataspace fs(c.check(H5Dget_space(d), "space"));
-    h5::select_rows(c, fs, h5::runs_of(use));
+    h5::select_rows(c, fs, runs);
     hsize_t n = static_cast<hsize_t>(use.size() * cells);
     h5::Dataspace ms(c.check(H5Screate_simple(1, &n, nullptr), "memory space"));
     if (n == 0) H5Sselect_none(ms);
-    c.check_status(H5Dread(d, memtype, ms, fs, r.dxpl, dst), "cannot read " + e.group + "/" + dpath, ErrorKind::corrupt);
+    c.check_status(H5Dread(d, memtype, ms, fs, independent ? r.dxpl_indep : r.dxpl, dst), "cannot read " + e.group + "/" + dpath, ErrorKind::corrupt);
   });
   if (!direct) {
     for (std::size_t i = 0; i < rows.size(); ++i) {

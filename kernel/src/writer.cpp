@@ -6,7 +6,11 @@
 #include <cstring>
 #include <numeric>
 #include <optional>
+#include <new>
 #include <set>
+#include <type_traits>
+
+#include <sys/mman.h>
 
 #include "collective.hpp"
 #include "format.hpp"
@@ -26,6 +30,40 @@ bool valid_name(const std::string& n) {
   return !n.empty() && n.find('/') == std::string::npos && n.find('.') == std::string::npos &&
          n.find(' ') == std::string::npos;
 }
+
+/// The linear write buffer: anonymous memory, not zero-filled by us (every byte that is
+/// written is packed first), on transparent huge pages where the kernel allows it. A
+/// std::vector memset the whole buffer and then took one 4 KiB page fault per page on
+/// the first touch: for a 150 MB buffer that was a visible share of a page-cache write.
+class LinearBuffer {
+ public:
+  explicit LinearBuffer(std::size_t n) {
+    if (n == 0) return;
+    constexpr std::size_t huge = std::size_t{2} << 20;
+    len_ = n + huge;
+    void* p = ::mmap(nullptr, len_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    base_ = static_cast<unsigned char*>(p);
+    const auto a = reinterpret_cast<std::uintptr_t>(base_);
+    data_ = base_ + ((huge - a % huge) % huge);  // 2 MiB aligned start
+#ifdef MADV_HUGEPAGE
+    ::madvise(data_, n, MADV_HUGEPAGE);  // advisory; failure just means 4 KiB pages
+#endif
+  }
+  LinearBuffer(const LinearBuffer&) = delete;
+  LinearBuffer& operator=(const LinearBuffer&) = delete;
+  ~LinearBuffer() { release(); }
+  void release() {
+    if (base_) ::munmap(base_, len_);
+    base_ = data_ = nullptr;
+  }
+  unsigned char* data() const { return data_; }
+
+ private:
+  unsigned char* base_ = nullptr;
+  unsigned char* data_ = nullptr;
+  std::size_t len_ = 0;
+};
 
 }  // namespace
 
@@ -356,7 +394,7 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
   w.hook("created");
 
   // ---- 5. the data: one linear buffer, one collective write per dataset ----
-  std::vector<unsigned char> buffer(buffer_bytes);
+  LinearBuffer buffer(buffer_bytes);
   bool all_collective = true;
   phase(w.comm, w.path, [&] {
     if (n_grids == 0) return;  // all ranks empty: skip (HDF5 1.10.8 "addr overflow")
@@ -366,6 +404,12 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
       for (std::size_t k = 0; k < nloc; ++k) {
         const auto* src = get(grids.grids[perm[k]]);
         T* dst = out + k * static_cast<std::size_t>(cells);
+        if constexpr (std::is_same_v<T, std::remove_cv_t<std::remove_pointer_t<decltype(src)>>>) {
+          if (h == 0) {  // no halo, same type: the interior is one contiguous block
+            std::memcpy(dst, src, static_cast<std::size_t>(cells) * sizeof(T));
+            continue;
+          }
+        }
         for (int z = 0; z < blk.sz; ++z)
           for (int y = 0; y < blk.sy; ++y) {
             const auto* row = src + ((static_cast<std::size_t>(z + h) * py + (y + h)) * px + h);
@@ -416,8 +460,7 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
       if (mode == H5D_MPIO_NO_COLLECTIVE) all_collective = false;
     }
   });
-  buffer.clear();
-  buffer.shrink_to_fit();
+  buffer.release();
   w.hook("data_written");
 
   // Views need every grid's level and box on rank 0 (collective gather, before commit).
