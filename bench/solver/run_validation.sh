@@ -1,7 +1,7 @@
 #!/bin/sh
 # Reproduces every number and plot of docs/validation.md.
 #   bench/solver/run_validation.sh BUILD_DIR [OUT_DIR]
-# Runs one case after another on one core each (about 60 min in total on the
+# Runs one case after another on one core each (about 90 min in total on the
 # 2-core VM; run two of these blocks side by side to halve that).
 set -eu
 BUILD=$(cd "$1" && pwd)
@@ -22,6 +22,12 @@ run cylinder-2d1
 $V cylinder cylinder-2d1.csv --steady -o "$IMG/cylinder-2d1.png"
 run cylinder-2d2
 $V cylinder cylinder-2d2.csv --periods 4 -o "$IMG/cylinder-2d2.png"
+# Adaptive trees, 64 cells per diameter at the cylinder (~12 + ~20 min on one core).
+run cylinder-2d1-adaptive -o cylinder-2d1-adaptive.h5 --set output.initial=false
+$V cylinder cylinder-2d1-adaptive.csv --steady -o "$IMG/cylinder-2d1-adaptive.png"
+/usr/bin/python3 "$SRC/bench/solver/cylinder_surface.py" cylinder-2d1-adaptive.h5 0.2
+run cylinder-2d2-adaptive -o cylinder-2d2-adaptive.h5 --set output.checkpoint_interval=1
+$V cylinder cylinder-2d2-adaptive.csv --periods 4 -o "$IMG/cylinder-2d2-adaptive.png"
 
 for ra in 3 4 5 6; do
   run heated-cavity-ra1e$ra --profiles heated-ra1e$ra-prof.csv

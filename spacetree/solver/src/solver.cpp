@@ -41,8 +41,16 @@ struct Forced {
   std::array<double, 3> w{};
 };
 
+/// A face of a grid whose neighbour across it is one level coarser (a level jump).
+struct CoarseFace {
+  int axis = 0;
+  int side = 0;  // 0: the - face, 1: the + face
+};
+
 struct GridData {
   BlockGeom geom;
+  std::vector<CoarseFace> coarse_faces;  // faces next to a coarser grid
+  std::vector<CoarseFace> fine_faces;    // faces next to finer grids (leaves only)
   bool leaf = true;
   int level = 0;
   std::array<double, 3> lo{};       // lower corner of the grid
@@ -76,6 +84,7 @@ struct Solver::Impl {
   int dim = 3;
   int lmax = 0;          // deepest level present
   bool full = true;      // every leaf on lmax
+  bool matched = true;   // level jumps flux-matched (2:1 balanced tree)
   bool singular = true;  // no Dirichlet face for the pressure
   std::vector<GridData> grids;
   std::vector<std::size_t> leaves;
@@ -99,6 +108,7 @@ struct Solver::Impl {
   std::vector<double> crossings;
 
   spacetree::BoundaryFill bc;
+  std::vector<double> qc_buf;  // scratch of match_coarse_faces
 
   Impl(SolverCase c, spacetree::LocalPlan plan, MPI_Comm cm)
       : cfg(std::move(c)), forest(std::move(plan), kNumVars, cm), comm(cm) {
@@ -119,7 +129,7 @@ struct Solver::Impl {
     grids.resize(forest.size());
     by_level.assign(static_cast<std::size_t>(lmax + 1), {});
     std::int64_t local_leaf = 0;
-    int local_full = 1;
+    int local_full = 1, local_balanced = 1;
     for (std::size_t g = 0; g < forest.size(); ++g) {
       const auto& info = forest.grid(g);
       GridData& gd = grids[g];
@@ -134,6 +144,16 @@ struct Solver::Impl {
         for (int a = 0; a < 3; ++a)
           if (n.dir[a] != 0) ++nz, axis = a;
         if (nz == 1 && n.relation == Relation::boundary) gd.on_face[static_cast<std::size_t>(2 * axis + (n.dir[axis] > 0))] = true;
+        if (nz == 1 && n.relation == Relation::coarser) {
+          if (n.uid.level() != gd.level - 1) local_balanced = 0;
+          gd.coarse_faces.push_back(CoarseFace{axis, n.dir[axis] > 0 ? 1 : 0});
+        }
+        if (nz == 1 && n.relation == Relation::finer) {
+          const CoarseFace f{axis, n.dir[axis] > 0 ? 1 : 0};
+          if (std::none_of(gd.fine_faces.begin(), gd.fine_faces.end(),
+                           [&](const CoarseFace& o) { return o.axis == f.axis && o.side == f.side; }))
+            gd.fine_faces.push_back(f);
+        }
       }
       by_level[static_cast<std::size_t>(gd.level)].push_back(g);
       if (gd.leaf) {
@@ -148,6 +168,13 @@ struct Solver::Impl {
     int all_full = 0;
     MPI_Allreduce(&local_full, &all_full, 1, MPI_INT, MPI_MIN, comm);
     full = all_full == 1;
+    // Flux matching needs level jumps of one across faces (the default 2:1 balance);
+    // an unbalanced tree keeps the forest's linearly interpolated halos.
+    int all_balanced = 0;
+    MPI_Allreduce(&local_balanced, &all_balanced, 1, MPI_INT, MPI_MIN, comm);
+    matched = all_balanced == 1;
+    if (!matched)
+      for (auto& gd : grids) gd.coarse_faces.clear(), gd.fine_faces.clear();
     forces.assign(cfg.obstacles.size(), {});
   }
 
@@ -309,8 +336,180 @@ struct Solver::Impl {
   }
 
   void exchange(std::span<const int> vars) {
-    if (full) forest.exchange_halos(vars, lmax, Interp::linear, bc);
-    else forest.communicate(vars, Interp::linear, bc);
+    if (full) {
+      forest.exchange_halos(vars, lmax, Interp::linear, bc);
+      return;
+    }
+    if (!matched) {
+      forest.communicate(vars, Interp::linear, bc);
+      return;
+    }
+    forest.communicate(vars, Interp::constant, bc);
+    for (std::size_t g = 0; g < forest.size(); ++g)
+      for (const int v : vars) match_coarse_faces(g, v);
+  }
+
+  // Halo exchange of the grids on one level (multigrid), with flux-matched ghosts
+  // at level jumps. Coarser levels are read as they are.
+  void exchange_level(std::span<const int> vars, int level) {
+    if (!matched) {
+      forest.exchange_halos(vars, level, Interp::linear, bc);
+      return;
+    }
+    forest.exchange_halos(vars, level, Interp::constant, bc);
+    for (const std::size_t g : by_level[static_cast<std::size_t>(level)])
+      for (const int v : vars) match_coarse_faces(g, v);
+  }
+
+  // Flux matching at a level jump. The forest has filled the ghosts next to a
+  // coarser grid with the coarse cell value q_c (Interp::constant). The coarse side
+  // sees, across the same face, the restricted average Q of the r_n layers of fine
+  // cells that fill its neighbour cell, so its face flux is (Q - q_c) / h_c. The
+  // ghosts of the r_t fine faces in front of one coarse cell are set to
+  //   g_k = f_k - (Q - q_c) / r_n          (f_k: first fine layer),
+  // so every fine face flux (f_k - g_k) / h_f equals the coarse one: the sum of the
+  // fine fluxes is the coarse flux (conservative, as a reflux would make it), the
+  // ghosts are exact for linear fields, and the fine grid needs nothing but its own
+  // cells and the coarse value (no extra communication, rank-independent).
+  void match_coarse_faces(std::size_t g, int var) {
+    GridData& gd = grids[g];
+    if (gd.coarse_faces.empty()) return;
+    const BlockGeom& G = gd.geom;
+    const auto& r = forest.shape().r;
+    double* q = forest.data(g, var);
+    for (const CoarseFace& cf : gd.coarse_faces) {
+      const int a = cf.axis, t1 = (a + 1) % 3, t2 = (a + 2) % 3;
+      const int rn = r[static_cast<std::size_t>(a)];
+      const int r1 = r[static_cast<std::size_t>(t1)], r2 = r[static_cast<std::size_t>(t2)];
+      if (rn > G.s[a]) continue;
+      const std::int64_t in = cf.side ? -G.stride(a) : G.stride(a);  // towards the interior
+      const std::int64_t ig = cf.side ? G.s[a] : -1;
+      const double inv_n = 1.0 / static_cast<double>(r1 * r2);
+      const double inv_nq = 1.0 / static_cast<double>(r1 * r2 * rn);
+      std::array<std::int64_t, 3> ijk{};
+      ijk[static_cast<std::size_t>(a)] = ig;
+      const int n1 = G.s[t1] / r1, n2 = G.s[t2] / r2;
+      // Coarse values of the ghost row, before any ghost is overwritten.
+      qc_buf.resize(static_cast<std::size_t>(n1 * n2));
+      for (int m2 = 0; m2 < n2; ++m2)
+        for (int m1 = 0; m1 < n1; ++m1) {
+          ijk[static_cast<std::size_t>(t1)] = m1 * r1, ijk[static_cast<std::size_t>(t2)] = m2 * r2;
+          qc_buf[static_cast<std::size_t>(m1 + n1 * m2)] = q[G.index(ijk[0], ijk[1], ijk[2])];
+        }
+      auto qc_at = [&](int m1, int m2) { return qc_buf[static_cast<std::size_t>(m1 + n1 * m2)]; };
+      // Tangential slope of the coarse values (per coarse cell), central inside the
+      // row, one-sided at its ends.
+      auto slope = [&](int m, int n, double lo, double mid, double hi) {
+        if (n < 2) return 0.0;
+        if (m == 0) return hi - mid;
+        if (m == n - 1) return mid - lo;
+        return 0.5 * (hi - lo);
+      };
+      for (int m2 = 0; m2 < n2; ++m2)
+        for (int m1 = 0; m1 < n1; ++m1) {
+          ijk[static_cast<std::size_t>(t1)] = m1 * r1, ijk[static_cast<std::size_t>(t2)] = m2 * r2;
+          const std::int64_t c0 = G.index(ijk[0], ijk[1], ijk[2]);
+          const double qc = qc_at(m1, m2);
+          const double s1 = r1 > 1 ? slope(m1, n1, qc_at(std::max(m1 - 1, 0), m2), qc, qc_at(std::min(m1 + 1, n1 - 1), m2)) : 0.0;
+          const double s2 = r2 > 1 ? slope(m2, n2, qc_at(m1, std::max(m2 - 1, 0)), qc, qc_at(m1, std::min(m2 + 1, n2 - 1))) : 0.0;
+          double f1 = 0, all = 0;
+          for (int d2 = 0; d2 < r2; ++d2)
+            for (int d1 = 0; d1 < r1; ++d1) {
+              const std::int64_t c = c0 + d1 * G.stride(t1) + d2 * G.stride(t2);
+              f1 += q[c + in];
+              for (int m = 1; m <= rn; ++m) all += q[c + m * in];
+            }
+          // Mean ghost for flux matching; spread tangentially with the coarse slope.
+          const double mean = f1 * inv_n - (all * inv_nq - qc) / static_cast<double>(rn);
+          for (int d2 = 0; d2 < r2; ++d2)
+            for (int d1 = 0; d1 < r1; ++d1) {
+              const std::int64_t c = c0 + d1 * G.stride(t1) + d2 * G.stride(t2);
+              const double o1 = (d1 + 0.5) / r1 - 0.5, o2 = (d2 + 0.5) / r2 - 0.5;
+              q[c] = mean + s1 * o1 + s2 * o2;
+            }
+        }
+    }
+  }
+
+  // Reflux. `flux(g, c, a)` is a face flux in the +a direction through the + face of
+  // cell c of grid g. Every fine leaf next to a coarser grid writes r_n times its
+  // flux through the coarse-fine face into the first cell layer (zero elsewhere) of
+  // the scratch variable of that axis (kB, kR, kX); restriction then averages it
+  // into the parent cell, which is what the coarse leaf sees in its halo: the mean
+  // of the fine fluxes through its face. `apply(g, c, a, side, fine, own)` gets, for
+  // every coarse leaf cell at such a face, the fine mean and its own flux. All of
+  // it is local arithmetic plus one restriction and halo exchange: rank-independent.
+  // The scratch variables are free outside the pressure solve.
+  static constexpr int kFluxVars[3] = {kB, kR, kX};
+  template <class Flux, class Apply>
+  void reflux(Flux&& flux, Apply&& apply) {
+    if (full || !matched) return;
+    const auto& r = forest.shape().r;
+    for (const std::size_t g : leaves) {
+      for (int a = 0; a < dim; ++a) std::fill_n(forest.data(g, kFluxVars[a]), forest.block_size(), 0.0);
+      const GridData& gd = grids[g];
+      const BlockGeom& G = gd.geom;
+      for (const CoarseFace& cf : gd.coarse_faces) {
+        const int a = cf.axis;
+        const int rn = r[static_cast<std::size_t>(a)];
+        double* S = forest.data(g, kFluxVars[a]);
+        for_layer(G, a, cf.side, [&](std::int64_t c) {
+          S[c] = static_cast<double>(rn) * flux(g, cf.side ? c : c - G.stride(a), a);
+        });
+      }
+    }
+    forest.communicate(std::span<const int>(kFluxVars, static_cast<std::size_t>(dim)), Interp::constant, {});
+    for (const std::size_t g : leaves) {
+      const GridData& gd = grids[g];
+      const BlockGeom& G = gd.geom;
+      for (const CoarseFace& ff : gd.fine_faces) {
+        const int a = ff.axis;
+        const std::int64_t str = G.stride(a);
+        const double* S = forest.data(g, kFluxVars[a]);
+        for_layer(G, a, ff.side, [&](std::int64_t c) {
+          const std::int64_t fc = ff.side ? c : c - str;  // the face is the + face of fc
+          apply(g, c, a, ff.side, S[ff.side ? c + str : c - str], flux(g, fc, a));
+        });
+      }
+    }
+  }
+
+  // Calls f(c) for the interior cells next to face (a, side) of a block.
+  template <class F>
+  static void for_layer(const BlockGeom& G, int a, int side, F&& f) {
+    const int t1 = (a + 1) % 3, t2 = (a + 2) % 3;
+    std::array<std::int64_t, 3> ijk{};
+    ijk[static_cast<std::size_t>(a)] = side ? G.s[a] - 1 : 0;
+    for (int b2 = 0; b2 < G.s[t2]; ++b2)
+      for (int b1 = 0; b1 < G.s[t1]; ++b1) {
+        ijk[static_cast<std::size_t>(t1)] = b1, ijk[static_cast<std::size_t>(t2)] = b2;
+        f(G.index(ijk[0], ijk[1], ijk[2]));
+      }
+  }
+
+  // Advective flux of q (Forest variable) through the + face of cell c along a, as
+  // the predictor computes it away from domain faces.
+  double advective_flux(std::size_t g, int q, std::int64_t c, int a, double dt) {
+    const BlockGeom& G = grids[g].geom;
+    const double U = face_velocity(forest.data(g, kU + a), forest.data(g, kP), forest.data(g, kGpx + a), G, c, a, st.dt_prev);
+    const double* f = forest.data(g, q);
+    return U * face_value(f[c], f[c + G.stride(a)], U, upwind_gamma(U, dt, G.h[a], cfg.numerics.upwind));
+  }
+
+  // Coarse cells next to a level jump take the fine cells' advective fluxes (the
+  // diffusive ones already agree: match_coarse_faces), so momentum and heat are
+  // conserved across the jump.
+  void reflux_predictor(double dt) {
+    if (full || !matched) return;
+    std::vector<std::pair<int, int>> qs;  // (advected variable, predictor output)
+    for (int q = 0; q < dim; ++q) qs.emplace_back(kU + q, kUs + q);
+    if (cfg.physics.energy) qs.emplace_back(kT, kTs);
+    for (const auto& [q, out] : qs)
+      reflux([&](std::size_t g, std::int64_t c, int a) { return advective_flux(g, q, c, a, dt); },
+             [&, out = out](std::size_t g, std::int64_t c, int a, int side, double fine, double own) {
+               const double d = dt * (fine - own) / grids[g].geom.h[a];
+               forest.data(g, out)[c] += side ? -d : d;
+             });
   }
 
   // ---------------------------------------------------------------- time step
@@ -499,6 +698,17 @@ struct Solver::Impl {
         rhs[c] = d / dt;
       });
     }
+    // Mass: a coarse cell next to a level jump takes the mean of the fine face
+    // velocities, so with the flux-matched Laplacian the projected fine and coarse
+    // face velocities agree and mass is conserved across the jump.
+    reflux([&](std::size_t g, std::int64_t c, int a) {
+             const BlockGeom& G = grids[g].geom;
+             return face_velocity(forest.data(g, kUs + a), forest.data(g, kP), forest.data(g, kGpx + a), G, c, a, dt);
+           },
+           [&](std::size_t g, std::int64_t c, int a, int side, double fine, double own) {
+             const double d = (fine - own) / (grids[g].geom.h[a] * dt);
+             forest.data(g, kRhs)[c] += side ? d : -d;
+           });
   }
 
   void correct(double dt) {
@@ -549,6 +759,7 @@ struct Solver::Impl {
     const double dt = compute_dt();
     lap(times.dt);
     predictor(dt);
+    reflux_predictor(dt);
     lap(times.predictor);
     force_obstacles(dt);
     lap(times.obstacles);
@@ -582,7 +793,7 @@ struct Solver::Impl {
     const double omega = cfg.pressure.omega;
     static constexpr int xv[] = {kX};
     for (int s = 0; s < n; ++s) {
-      forest.exchange_halos(xv, level, Interp::linear, bc);
+      exchange_level(xv, level);
       for (const std::size_t g : by_level[static_cast<std::size_t>(level)]) {
         const BlockGeom& G = grids[g].geom;
         double* x = forest.data(g, kX);
@@ -610,7 +821,7 @@ struct Solver::Impl {
   // R = B - L X on the grids of `level`.
   void level_residual(int level) {
     static constexpr int xv[] = {kX};
-    forest.exchange_halos(xv, level, Interp::linear, bc);
+    exchange_level(xv, level);
     for (const std::size_t g : by_level[static_cast<std::size_t>(level)]) {
       const BlockGeom& G = grids[g].geom;
       const double* x = forest.data(g, kX);
@@ -787,18 +998,33 @@ struct Solver::Impl {
     prev_cl = cl, prev_t = t, have_prev = true;
   }
 
+  // Max |div U| over leaf cells for the current face velocities (with the fine
+  // face velocities at level jumps, as the projection sees them).
   [[nodiscard]] double max_divergence() {
+    std::vector<std::vector<double>> jump(forest.size());
+    reflux([&](std::size_t g, std::int64_t c, int a) {
+             const BlockGeom& G = grids[g].geom;
+             return face_velocity(forest.data(g, kU + a), forest.data(g, kP), forest.data(g, kGpx + a), G, c, a, st.dt_prev);
+           },
+           [&](std::size_t g, std::int64_t c, int a, int side, double fine, double own) {
+             auto& j = jump[g];
+             if (j.empty()) j.assign(forest.block_size(), 0.0);
+             const double d = (fine - own) / grids[g].geom.h[a];
+             j[static_cast<std::size_t>(c)] += side ? d : -d;
+           });
     double m = 0;
     for (const std::size_t g : leaves) {
       const BlockGeom& G = grids[g].geom;
       const double* u[3] = {forest.data(g, kU), forest.data(g, kV), forest.data(g, kW)};
       const double* gp[3] = {forest.data(g, kGpx), forest.data(g, kGpy), forest.data(g, kGpz)};
       const double* p = forest.data(g, kP);
+      const auto& j = jump[g];
       for_interior(G, [&](std::int64_t c, int, int, int) {
         double d = 0;
         for (int a = 0; a < dim; ++a)
           d += (face_velocity(u[a], p, gp[a], G, c, a, st.dt_prev) -
                 face_velocity(u[a], p, gp[a], G, c - G.stride(a), a, st.dt_prev)) / G.h[a];
+        if (!j.empty()) d += j[static_cast<std::size_t>(c)];
         m = std::max(m, std::abs(d));
       });
     }

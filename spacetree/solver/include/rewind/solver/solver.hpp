@@ -15,6 +15,15 @@
 // Only leaf grids carry the solution; parents hold restricted averages (for halos
 // across level jumps and for the multigrid coarse levels).
 //
+// Level jumps (adaptive trees, 2:1 balanced) are conservative: a fine grid's ghosts
+// next to a coarser grid are built from the coarse value and its own cells so that
+// each fine diffusive face flux equals the coarse cell's flux through that face
+// (ghosts exact for linear fields), and the coarse cell takes the mean of the fine
+// advective fluxes and of the fine face velocities (reflux, carried to it through
+// the restriction into the parent and the halo exchange). Mass, momentum and heat
+// are conserved across the jump, the projection is exact there, and the Poisson
+// error stays second order (tests/solver/test_flow.cpp).
+//
 // Determinism: every value of every field is computed from the same operands in the
 // same order whatever the number of compute ranks. Global reductions that feed back
 // into the fields are max-reductions (exact); sums (monitors) are formed per grid,
