@@ -69,6 +69,15 @@ def main(argv=None):
             ax.plot(t, y, lw=1, label=n)
             if n in ("max_divergence", "tg_error") and any(v > 0 for v in y):
                 ax.set_yscale("log")
+            elif n in ("cd", "cl", "cl_z", "dp") and len(t) > 20:
+                # Scale to the flow, not to the impulsive start: the first 5 % of the
+                # time (the start-up spike of the forces) may leave the frame.
+                t0 = t[0] + 0.05 * (t[-1] - t[0])
+                late = [v for tt, v in zip(t, y) if tt >= t0 and v == v]
+                if late:
+                    lo, hi = min(late), max(late)
+                    pad = 0.1 * (hi - lo) or 0.1 * abs(hi) or 1.0
+                    ax.set_ylim(lo - pad, hi + pad)
         ax.set_ylabel(names[0] if len(names) == 1 else "Nu")
         if len(names) > 1:
             ax.legend(fontsize=7)
