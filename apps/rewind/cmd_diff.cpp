@@ -33,9 +33,7 @@ struct Side {
 
 Side open_side(const std::string& spec) {
   // FILE@STEP; the step selector is any of Reader::find_step's ("latest", "42", "#-1", "t=0.5").
-  const auto at = spec.rfind('@');
-  const std::string file = at == std::string::npos ? spec : spec.substr(0, at);
-  const std::string sel = at == std::string::npos ? "latest" : spec.substr(at + 1);
+  const auto [file, sel] = k::split_step_spec(spec);
   auto reader = k::Reader::open(file);
   auto step = reader.find_step(sel);
   return Side{std::move(reader), step};

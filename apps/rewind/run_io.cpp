@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <tuple>
 #include <unordered_map>
 
 namespace rwd::cli {
@@ -90,15 +91,14 @@ k::CommonInfo make_common(const solver::SolverCase& c, const std::string& case_t
 // ---------------------------------------------------------------------------------
 
 RestartPoint find_restart_point(const std::string& spec) {
-  const auto at = spec.rfind('@');
   RestartPoint rp;
-  rp.file = at == std::string::npos ? spec : spec.substr(0, at);
-  const std::string sel = at == std::string::npos ? "latest" : spec.substr(at + 1);
+  std::string sel;
+  std::tie(rp.file, sel) = k::split_step_spec(spec);
   const auto reader = k::Reader::open(rp.file);
   const auto steps = reader.steps(/*committed_only=*/true);
   if (steps.empty()) throw std::runtime_error(fmt::format("{}: no committed step to restart from", rp.file));
   rp.last_committed = steps.back().step;
-  if (sel.empty() || sel == "latest") {
+  if (sel == "latest") {
     const auto it = std::find_if(steps.rbegin(), steps.rend(),
                                  [](const k::StepEntry& e) { return e.kind == k::StepKind::checkpoint; });
     if (it == steps.rend()) throw std::runtime_error(fmt::format("{}: no committed checkpoint to restart from", rp.file));

@@ -107,6 +107,13 @@ StepEntry Reader::step(std::int64_t step_number, bool allow_uncommitted) const {
   impl_->ctx.fail(ErrorKind::no_such_step, fmt::format("no {}step {}", allow_uncommitted ? "" : "committed ", step_number));
 }
 
+std::pair<std::string, std::string> split_step_spec(const std::string& spec) {
+  const auto at = spec.rfind('@');
+  if (at == std::string::npos) return {spec, "latest"};
+  const std::string sel = spec.substr(at + 1);
+  return {spec.substr(0, at), sel.empty() ? "latest" : sel};
+}
+
 StepEntry Reader::find_step(const std::string& sel) const {
   const Ctx& c = impl_->ctx;
   auto all = steps(true);

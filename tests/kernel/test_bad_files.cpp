@@ -11,15 +11,10 @@
 #include "toy_tree.hpp"
 
 using namespace rwd::kernel;
+using rwd::kernel::test::slurp;
 using rwd::kernel::test::ToyModel;
 
 namespace {
-std::string slurp(const std::string& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 void spit(const std::string& p, const std::string& data) { std::ofstream(p, std::ios::binary) << data; }
 
 const std::string kGood = "kernel_test_bad_good.h5";

@@ -11,16 +11,8 @@
 #include "toy_tree.hpp"
 
 using namespace rwd::kernel;
+using rwd::kernel::test::slurp;
 using rwd::kernel::test::ToyModel;
-
-namespace {
-std::string slurp(const std::string& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-}  // namespace
 
 TEST_CASE("a branch records its parent, leaves it untouched, and lineage follows it back", "[kernel][mpi]") {
   const std::string parent = rwd::kernel::test::test_path("branch_parent");

@@ -9,13 +9,24 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "rewind/kernel/kernel.hpp"
 
 namespace rwd::kernel::test {
+
+/// The whole file as bytes (to prove a reader or a branch left a file untouched).
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
 
 namespace k = rwd::kernel;
 

@@ -92,6 +92,10 @@ class Reader {
   std::unique_ptr<Impl> impl_;
 };
 
+/// Splits "FILE[@STEP]" at the last '@' into {file, selector}; the selector (for
+/// Reader::find_step) is "latest" when absent. Pure.
+std::pair<std::string, std::string> split_step_spec(const std::string& spec);
+
 /// Restart partition: the rows `rank` of `nranks` should own. Splits the grids into
 /// nranks contiguous pieces of the (level-major, curve-ordered) row list within every
 /// level, so each rank gets <= n_levels contiguous row ranges and about
