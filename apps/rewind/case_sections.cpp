@@ -15,4 +15,18 @@ void mark_sections_of_other_modules(spacetree::CaseDocument& doc, const std::vec
     if (std::find(parsed_here.begin(), parsed_here.end(), s) == parsed_here.end()) doc.mark_read(s);
 }
 
+void read_case_header(spacetree::CaseDocument& doc) {
+  (void)doc.get_string("case.name", "");
+  (void)doc.get_string("case.description", "");
+}
+
+spacetree::TreeCase load_tree_case(const std::string& file, const std::vector<std::string>& overrides) {
+  auto doc = spacetree::CaseDocument::load(file, overrides);
+  read_case_header(doc);
+  auto tc = spacetree::parse_tree_case(doc);
+  mark_sections_of_other_modules(doc, {"case", "domain", "tree", "run"});
+  doc.reject_unknown();
+  return tc;
+}
+
 }  // namespace rwd::cli

@@ -3,7 +3,6 @@
 // Grids are matched by UID, so files written on different numbers of ranks compare
 // correctly. Exit 0 when every common field agrees within --tol (default 0: bit for
 // bit), 1 when they differ or the grids do not match. Serial and read-only.
-#ifdef REWIND_KERNEL_AVAILABLE
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -116,4 +115,3 @@ const Registration reg{Command{
 
 }  // namespace
 }  // namespace rwd::cli
-#endif

@@ -1,6 +1,5 @@
 // `rewind info FILE [--json]`: what a Rewind HDF5 file holds — steps (time, kind, grids,
 // cells, bytes, committed), variables, lineage. Serial and read-only; needs no MPI.
-#ifdef REWIND_KERNEL_AVAILABLE
 #include <fmt/core.h>
 
 #include <memory>
@@ -104,4 +103,3 @@ const Registration reg{Command{
 
 }  // namespace
 }  // namespace rwd::cli
-#endif  // REWIND_KERNEL_AVAILABLE

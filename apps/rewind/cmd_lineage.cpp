@@ -1,6 +1,5 @@
 // `rewind lineage FILE`: the branch tree around a Rewind file — its ancestors back to the
 // original run and every branch found next to each file. Serial, read-only; needs no MPI.
-#ifdef REWIND_KERNEL_AVAILABLE
 #include <fmt/core.h>
 
 #include <memory>
@@ -31,4 +30,3 @@ const Registration reg{Command{
 
 }  // namespace
 }  // namespace rwd::cli
-#endif  // REWIND_KERNEL_AVAILABLE

@@ -12,9 +12,7 @@
 #include <stdexcept>
 
 #include "commands.hpp"
-#if defined(REWIND_SOLVER_AVAILABLE)
 #include "rewind/solver/plot_script.hpp"
-#endif
 
 namespace rwd::cli {
 namespace {
@@ -28,10 +26,6 @@ struct PlotOptions {
 };
 
 int run_plot(const PlotOptions& o) {
-#if !defined(REWIND_SOLVER_AVAILABLE)
-  (void)o;
-  throw std::runtime_error("this build has no solver module (the plot script is embedded there)");
-#else
   namespace fs = std::filesystem;
   if (!fs::exists(o.csv)) throw std::runtime_error(fmt::format("{}: no such file", o.csv));
   std::string python = o.python;
@@ -71,7 +65,6 @@ int run_plot(const PlotOptions& o) {
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     throw std::runtime_error(fmt::format("the plot script failed (python: {}; needs matplotlib)", python));
   return 0;
-#endif
 }
 
 const Registration reg{Command{

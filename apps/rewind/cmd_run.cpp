@@ -2,8 +2,8 @@
 //
 // Without mpirun (one process) the process is the only compute rank and takes its
 // plan from the in-process topology. Under `mpirun -np P` world rank 0 is the
-// neighbourhood server and ranks 1..P-1 compute (see rewind/nbserver); if the
-// nbserver module is not built, every rank computes and builds its plan locally.
+// neighbourhood server and ranks 1..P-1 compute (see rewind/nbserver). Output,
+// restart and branches go through run_io.hpp.
 #include <fmt/core.h>
 #include <mpi.h>
 
@@ -11,31 +11,21 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "case_sections.hpp"
 #include "commands.hpp"
-#if defined(REWIND_SOLVER_AVAILABLE) && defined(REWIND_KERNEL_AVAILABLE)
-#include <filesystem>
-#include <optional>
-
-#include "run_io.hpp"
-#define REWIND_RUN_WITH_OUTPUT 1
-#endif
-
-#if defined(REWIND_SOLVER_AVAILABLE)
+#include "rewind/nbserver/client.hpp"
+#include "rewind/nbserver/server.hpp"
 #include "rewind/solver/solver.hpp"
 #include "rewind/spacetree/partition.hpp"
 #include "rewind/spacetree/plan.hpp"
 #include "rewind/spacetree/topology.hpp"
-#endif
-#if defined(REWIND_SOLVER_AVAILABLE) && defined(REWIND_NBSERVER_AVAILABLE)
-#include "rewind/nbserver/client.hpp"
-#include "rewind/nbserver/server.hpp"
-#define REWIND_RUN_WITH_SERVER 1
-#endif
+#include "run_io.hpp"
 
 namespace rwd::cli {
 namespace {
@@ -53,7 +43,6 @@ struct RunOptions {
   bool quiet = false;
 };
 
-#if defined(REWIND_SOLVER_AVAILABLE)
 std::string hms(double s) {
   if (!std::isfinite(s) || s < 0) return "--:--";
   const auto t = static_cast<long>(s + 0.5);
@@ -106,12 +95,10 @@ void write_profiles(solver::Solver& s, const std::string& file, int n, bool prin
 
 // What a run writes and where it starts from (the kernel side of `rewind run`).
 struct RunIo {
-#if defined(REWIND_RUN_WITH_OUTPUT)
   std::optional<RestartPoint> restart;
   OutputSettings output;
   kernel::CommonInfo common;
   RunOutput::Mode mode = RunOutput::Mode::create;
-#endif
   std::string monitor_file;
   bool monitor_append = false;  ///< continue the parent's monitor CSV (same-file restart)
 };
@@ -120,9 +107,7 @@ int run_compute(const RunOptions& o, solver::SolverCase sc, spacetree::LocalPlan
                 const RunIo& io) {
   using clock = std::chrono::steady_clock;
   std::int64_t first_step = 0;
-#if defined(REWIND_RUN_WITH_OUTPUT)
   if (io.restart) first_step = io.restart->step.step;
-#endif
   if (o.steps >= 0) sc.time.max_steps = first_step + o.steps;  // --steps counts from the start (or restart)
   const std::string& monitor_file = io.monitor_file;
   const double progress_every = o.quiet ? 0.0 : sc.monitor.progress;
@@ -130,7 +115,6 @@ int run_compute(const RunOptions& o, solver::SolverCase sc, spacetree::LocalPlan
   const auto t_setup = clock::now();
   solver::Solver s(std::move(sc), std::move(plan), comm);
   const auto& c = s.config();
-#if defined(REWIND_RUN_WITH_OUTPUT)
   if (io.restart) {
     restore_solver(s, *io.restart, comm);
     if (print)
@@ -144,9 +128,6 @@ int run_compute(const RunOptions& o, solver::SolverCase sc, spacetree::LocalPlan
     s.set_event_time(output.next_event_time(s.scalar_state().time));
     output.after_step(s, first, s.finished());
   };
-#else
-  const auto plan_outputs = [](bool) {};
-#endif
   const std::int64_t cells = s.global_leaf_cells();
   if (print)
     fmt::print("rewind run: {}-D, {} leaf cells, {} levels, nu = {:g}{}, end time {:g}\n", c.dim(), cells,
@@ -209,9 +190,7 @@ int run_compute(const RunOptions& o, solver::SolverCase sc, spacetree::LocalPlan
   }
   return 0;
 }
-#endif
 
-#if defined(REWIND_RUN_WITH_SERVER)
 // World rank 0 serves the topology; the compute ranks ask it for their plans.
 int run_with_server(const RunOptions& o, solver::SolverCase sc, const std::function<spacetree::Tree()>& make_tree,
                     const RunIo& io) {
@@ -231,9 +210,7 @@ int run_with_server(const RunOptions& o, solver::SolverCase sc, const std::funct
   client.shutdown_server(roles.compute);
   return rc;
 }
-#endif
 
-#if defined(REWIND_RUN_WITH_OUTPUT)
 // The file a branch goes to when --output is not given: beside the parent, named
 // after the restart step, never an existing file.
 std::string branch_name(const std::string& parent, std::int64_t step) {
@@ -260,16 +237,10 @@ void refuse_tree_overrides(const std::vector<std::string>& overrides) {
         throw std::runtime_error(fmt::format(
             "--set {}: a restart continues on the grids stored in the file; the tree cannot change", kv));
 }
-#endif
 
 int run_run(const RunOptions& o) {
-#if !defined(REWIND_SOLVER_AVAILABLE)
-  (void)o;
-  throw std::runtime_error("this build has no solver (rewind_solver)");
-#else
   RunIo io;
   std::optional<spacetree::CaseDocument> doc_holder;
-#if defined(REWIND_RUN_WITH_OUTPUT)
   if (!o.restart.empty()) {
     if (!o.case_file.empty())
       throw std::runtime_error("give a case file or --restart, not both: a restart runs the case stored in the file");
@@ -278,24 +249,19 @@ int run_run(const RunOptions& o) {
     doc_holder.emplace(spacetree::CaseDocument::parse(io.restart->case_text,
                                                       io.restart->file + " (its stored case)", o.overrides));
   }
-#endif
   if (!doc_holder) {
     if (o.case_file.empty()) throw std::runtime_error("no case file given (or --restart FILE[@STEP])");
     doc_holder.emplace(spacetree::CaseDocument::load(o.case_file, o.overrides));
   }
   auto& doc = *doc_holder;
-  (void)doc.get_string("case.name", "");
-  (void)doc.get_string("case.description", "");
+  read_case_header(doc);
   auto sc = solver::parse_solver_case(doc);
-#if defined(REWIND_RUN_WITH_OUTPUT)
   io.output = parse_output_settings(doc);
-#endif
   mark_sections_of_other_modules(doc, {"case", "domain", "tree", "run", "physics", "time", "boundary", "obstacle",
                                        "initial", "solver", "monitor", "output"});
   doc.reject_unknown();
   io.monitor_file = o.monitor.empty() ? sc.monitor.file : o.monitor;
 
-#if defined(REWIND_RUN_WITH_OUTPUT)
   // A restart never takes output.file from the stored case: that names the parent's
   // own file. Its output is --output, or the same file / a branch beside it (below).
   if (!o.output.empty() || io.restart) io.output.file = o.output;
@@ -340,22 +306,16 @@ int run_run(const RunOptions& o) {
     if (io.restart) return restart_tree(*io.restart, sc.tree.shape);
     return spacetree::build_tree(sc.tree);
   };
-#else
-  const auto make_tree = [&]() -> spacetree::Tree { return spacetree::build_tree(sc.tree); };
-#endif
 
   int world_rank = 0, world_size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-#if defined(REWIND_RUN_WITH_SERVER)
   if (world_size > 1) return run_with_server(o, std::move(sc), make_tree, io);
-#endif
-  // Every rank computes; plans come from the in-process topology.
+  // One process: it computes, and its plan comes from the in-process topology.
   const spacetree::Tree tree = make_tree();
   spacetree::Topology topo(tree, spacetree::partition_morton(tree, world_size));
   auto plan = spacetree::make_local_plan(topo, world_rank);
   return run_compute(o, std::move(sc), std::move(plan), MPI_COMM_WORLD, world_rank == 0, io);
-#endif
 }
 
 const Registration reg{Command{

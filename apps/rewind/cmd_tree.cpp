@@ -18,12 +18,7 @@ struct TreeOptions {
 };
 
 int run_tree(const TreeOptions& o) {
-  auto doc = spacetree::CaseDocument::load(o.case_file, o.overrides);
-  doc.get_string("case.name", "");
-  doc.get_string("case.description", "");
-  auto tc = spacetree::parse_tree_case(doc);
-  mark_sections_of_other_modules(doc, {"case", "domain", "tree", "run"});
-  doc.reject_unknown();
+  const auto tc = load_tree_case(o.case_file, o.overrides);
   const int ranks = o.ranks > 0 ? o.ranks : tc.ranks;
 
   const spacetree::Tree tree = spacetree::build_tree(tc);
