@@ -11,7 +11,9 @@
 // contender follows every other one equally often over the rounds):
 //   write, durable (fsync included):  K  kernel, views off   Writer::create + write_step
 //                                                            (flush -> marker -> flush) + close
-//                                     KV kernel, views on    same + the VTKHDF view/.series
+//                                     KS kernel, serial      same, with IoOptions::pipeline and
+//                                                            early_writeback off (pack, write,
+//                                                            pack, write, ..., fsync at commit)
 //                                     R  raw MPI-IO          open(create) + one contiguous
 //                                                            MPI_File_write_at_all per rank
 //                                                            + MPI_File_sync + close
@@ -100,6 +102,8 @@ void fsync_evict(const std::string& p, bool evict) {
   quiet_barrier();
 }
 
+std::array<double, 3> read_parts_{};  // last kernel read: open, topology, cell data (s)
+
 void remove_target(const std::string& p) {
   if (rank_ == 0) {
     std::error_code ec;
@@ -161,7 +165,8 @@ struct Series {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  int provided = 0;  // FUNNELED: the kernel's pipeline helpers need it (IoOptions::pipeline)
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   std::string dir = ".";
@@ -225,14 +230,15 @@ int main(int argc, char** argv) {
   for (int v = 0; v < nvars; ++v) si.fields.push_back({"cell_data", "v" + std::to_string(v), v});
 
   const std::string kfile = dir + "/bench_kernel.h5", rfile = dir + "/bench_raw.bin", dfile = dir + "/bench_dd.bin";
-  const std::string kvfile = dir + "/bench_kernel_views.h5";
+  const std::string ksfile = dir + "/bench_kernel_serial.h5";
 
   // ---- kernel contenders ----
   std::map<std::string, double> phase_t;  // rank-local timestamps of the last K write
   std::int64_t step_bytes = 0, buffer_bytes = 0, local_bytes = 0;
-  auto kernel_write = [&](bool durable, bool views, const std::string& path) {
+  auto kernel_write = [&](bool durable, bool serial, const std::string& path) {
     k::IoOptions o;
-    o.write_views = views;
+    o.write_views = false;
+    o.pipeline = o.early_writeback = !serial;
     o.flush_on_commit = durable;
     o.on_phase = [&](const char* ph) { phase_t[ph] = MPI_Wtime(); };
     MPI_Barrier(MPI_COMM_WORLD);
@@ -317,11 +323,15 @@ int main(int argc, char** argv) {
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
     k::Reader r = k::Reader::open(kfile, MPI_COMM_WORLD);
+    const double t1 = MPI_Wtime();
     k::Topology t = r.read_topology(1);
+    const double t2 = MPI_Wtime();
     auto rows = k::partition_rows(t, rank_, size_);
     in.resize(rows.size() * cells);
     for (int v = 0; v < nvars; ++v) r.read_rows(1, "cell_data", "v" + std::to_string(v), rows, in.data());
-    const double sec = max_over_ranks(MPI_Wtime() - t0);
+    const double t3 = MPI_Wtime();
+    const double sec = max_over_ranks(t3 - t0);
+    read_parts_ = {max_over_ranks(t1 - t0), max_over_ranks(t2 - t1), max_over_ranks(t3 - t2)};
     // Check (untimed) what came back: the last variable of grid i holds i + nvars - 1.
     int bad = 0;
     for (std::size_t j = 0; j < rows.size(); ++j) {
@@ -396,7 +406,7 @@ int main(int argc, char** argv) {
   static const int order3[6][3] = {{0, 1, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}, {0, 2, 1}, {1, 0, 2}};
   for (int r = 0; r < rounds; ++r) {
     // durable writes: K, KV, R, D rotated
-    const char* dw[4] = {"K", "KV", "R", "D"};
+    const char* dw[4] = {"K", "KS", "R", "D"};
     for (int j = 0; j < 4; ++j) {
       const std::string c = dw[order4[r % 4][j]];
       if (c == "K") {
@@ -410,11 +420,9 @@ int main(int argc, char** argv) {
         bd["committed marker + index row"].push_back(d("flushed", "marked"));
         bd["flush 2 (metadata + MPI_File_sync)"].push_back(d("marked", "committed"));
         bd["close (flush 3 + close)"].push_back(d("step_returned", "closed"));
-      } else if (c == "KV") {
-        remove_target(kvfile);
-        rec(r, "kernel_write_durable_views", kb, kernel_write(true, true, kvfile));
-        auto d = [&](const char* a, const char* b) { return max_over_ranks(phase_t[b] - phase_t[a]); };
-        bd["view (VTKHDF + .series, rank 0) [views on]"].push_back(d("committed", "step_returned"));
+      } else if (c == "KS") {
+        remove_target(ksfile);
+        rec(r, "kernel_write_durable_serial", kb, kernel_write(true, true, ksfile));
       } else if (c == "R") {
         remove_target(rfile);
         rec(r, "mpiio_write_durable", kb, raw_write(true));
@@ -447,6 +455,9 @@ int main(int argc, char** argv) {
       if (c == "K") {
         fsync_evict(kfile, true);
         rec(r, "kernel_read", kb, kernel_read());
+        bd["read: Reader::open (probe + collective open + /common)"].push_back(read_parts_[0]);
+        bd["read: read_topology"].push_back(read_parts_[1]);
+        bd["read: cell data (8 read_rows)"].push_back(read_parts_[2]);
       } else if (c == "R") {
         fsync_evict(rfile, true);
         rec(r, "mpiio_read", kb, raw_read());
@@ -458,14 +469,14 @@ int main(int argc, char** argv) {
     bd["[bench replay] buffer copy alone"].push_back(copy_time());
   }
   remove_target(kfile);
-  remove_target(kvfile);
+  remove_target(ksfile);
   remove_target(rfile);
   remove_target(dfile);
 
   if (rank_ == 0) {
     std::printf("\n# summary: %d ranks, %d rounds, GiB/s (GiB = 2^30 bytes)\n", size_, rounds);
     std::printf("sum %-28s %5s %7s %7s %7s\n", "contender", "ranks", "median", "min", "max");
-    for (const char* w : {"kernel_write_durable", "kernel_write_durable_views", "mpiio_write_durable", "dd_write_durable",
+    for (const char* w : {"kernel_write_durable", "kernel_write_durable_serial", "mpiio_write_durable", "dd_write_durable",
                           "kernel_write_cache", "mpiio_write_cache", "dd_write_cache", "kernel_read", "mpiio_read",
                           "dd_read"}) {
       const auto& s = res[w];
@@ -480,13 +491,13 @@ int main(int argc, char** argv) {
     };
     ratio("kernel_write_durable", "mpiio_write_durable");
     ratio("kernel_write_durable", "dd_write_durable");
-    ratio("kernel_write_durable_views", "mpiio_write_durable");
-    ratio("kernel_write_durable_views", "kernel_write_durable");
+    ratio("kernel_write_durable_serial", "mpiio_write_durable");
+    ratio("kernel_write_durable", "kernel_write_durable_serial");
     ratio("kernel_write_cache", "mpiio_write_cache");
     ratio("kernel_write_cache", "dd_write_cache");
     ratio("kernel_read", "mpiio_read");
     ratio("kernel_read", "dd_read");
-    std::printf("# kernel durable write (K), time breakdown, median over rounds, s (max over ranks):\n");
+    std::printf("# kernel durable write (K) and read, time breakdown, median over rounds, s (max over ranks):\n");
     std::printf("brk %-46s %d %7.3f\n", "total K", size_, median(res["kernel_write_durable"].secs));
     for (const auto& [name, v] : bd) std::printf("brk %-46s %d %7.3f\n", name.c_str(), size_, median(v));
   }

@@ -20,5 +20,5 @@ for P in 1 2 4; do
   load "after $P ranks"
 done
 echo "# wall time $(( $(date +%s) - START )) s"
-rm -f "$DIR"/bench_kernel.h5 "$DIR"/bench_kernel_views.h5 "$DIR"/bench_raw.bin "$DIR"/bench_dd.bin
-rm -rf "$DIR"/bench_kernel.views "$DIR"/bench_kernel_views.views
+rm -f "$DIR"/bench_kernel.h5 "$DIR"/bench_kernel_serial.h5 "$DIR"/bench_raw.bin "$DIR"/bench_dd.bin
+rm -rf "$DIR"/bench_kernel.views "$DIR"/bench_kernel_serial.views

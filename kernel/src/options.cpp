@@ -25,6 +25,9 @@ std::vector<OptionDoc> options_table() {
       {"fill_never", b(d.fill_never), "H5Pset_fill_time(NEVER): no fill-value writes"},
       {"alloc_early", b(d.alloc_early), "H5Pset_alloc_time(EARLY): allocate at creation"},
       {"collective_transfer", b(d.collective_transfer), "H5Pset_dxpl_mpio(COLLECTIVE) for bulk data"},
+      {"pipeline", b(d.pipeline), "pack the next dataset on a helper thread while one is written (needs MPI_THREAD_FUNNELED)"},
+      {"keep_buffer", b(d.keep_buffer), "keep the linear write buffer mapped for the next step (one per process)"},
+      {"early_writeback", b(d.early_writeback), "durable steps: start writeback of each dataset's bytes (sync_file_range) as soon as it is written"},
       {"flush_on_commit", b(d.flush_on_commit), "crash protocol flush -> marker -> flush (benchmarks only: off)"},
       {"write_views", b(d.write_views), "rank 0 writes VTKHDF view + .hdf.series per committed step"},
   };

@@ -4,13 +4,17 @@
 
 #include <algorithm>
 #include <cstring>
+#include <future>
+#include <mutex>
 #include <numeric>
 #include <optional>
 #include <new>
 #include <set>
 #include <type_traits>
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "collective.hpp"
 #include "format.hpp"
@@ -37,7 +41,7 @@ bool valid_name(const std::string& n) {
 /// the first touch: for a 150 MB buffer that was a visible share of a page-cache write.
 class LinearBuffer {
  public:
-  explicit LinearBuffer(std::size_t n) {
+  explicit LinearBuffer(std::size_t n) : size_(n) {
     if (n == 0) return;
     constexpr std::size_t huge = std::size_t{2} << 20;
     len_ = n + huge;
@@ -52,18 +56,40 @@ class LinearBuffer {
   }
   LinearBuffer(const LinearBuffer&) = delete;
   LinearBuffer& operator=(const LinearBuffer&) = delete;
-  ~LinearBuffer() { release(); }
-  void release() {
+  ~LinearBuffer() {
     if (base_) ::munmap(base_, len_);
-    base_ = data_ = nullptr;
   }
   unsigned char* data() const { return data_; }
+  std::size_t size() const { return size_; }
 
  private:
   unsigned char* base_ = nullptr;
   unsigned char* data_ = nullptr;
-  std::size_t len_ = 0;
+  std::size_t len_ = 0, size_ = 0;
 };
+
+/// The buffer kept between steps (IoOptions::keep_buffer): one per process, handed to
+/// whichever writer needs one next. Memory first touched is expensive on some systems
+/// (a VM whose host reclaims freed pages: ~0.4 GB/s here) and a solver writes many
+/// steps, so by default the buffer is mapped once and reused, like the solver's arrays.
+std::mutex kept_mutex;
+std::unique_ptr<LinearBuffer> kept_buffer;
+
+std::unique_ptr<LinearBuffer> acquire_buffer(std::size_t n) {
+  if (n == 0) return std::make_unique<LinearBuffer>(0);
+  {
+    std::lock_guard<std::mutex> lock(kept_mutex);
+    if (kept_buffer && kept_buffer->size() >= n) return std::move(kept_buffer);
+    kept_buffer.reset();  // too small (or none): unmap before mapping a larger one
+  }
+  return std::make_unique<LinearBuffer>(n);
+}
+
+void return_buffer(std::unique_ptr<LinearBuffer> b, bool keep) {
+  if (!keep || !b || b->size() == 0) return;
+  std::lock_guard<std::mutex> lock(kept_mutex);
+  if (!kept_buffer || kept_buffer->size() < b->size()) kept_buffer = std::move(b);
+}
 
 }  // namespace
 
@@ -77,6 +103,12 @@ struct Writer::Impl {
   h5::File file;
   h5::Plist dxpl_coll;
   std::int64_t last_step = -1;
+  bool helper_threads = false;  ///< MPI_THREAD_FUNNELED or more: helpers may exist
+  MPI_Comm node_comm = MPI_COMM_NULL;  ///< the ranks sharing this node (and page cache)
+  int node_size = 1;
+  bool node_leader = true;
+  bool early_writeback = false; ///< the node leader starts writeback after each dataset
+  int writeback_fd = -1;        ///< node leader only: descriptor for sync_file_range, or -1
 
   void hook(const char* phase_name) const {
     if (opts.on_phase) opts.on_phase(phase_name);
@@ -92,6 +124,27 @@ struct Writer::Impl {
     ctx = Ctx{p};
     dxpl_coll = h5::Plist(ctx.check(H5Pcreate(H5P_DATASET_XFER), "create dxpl"));
     if (opts.collective_transfer) ctx.check_status(H5Pset_dxpl_mpio(dxpl_coll, H5FD_MPIO_COLLECTIVE), "set collective");
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    helper_threads = level >= MPI_THREAD_FUNNELED;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm);
+    MPI_Comm_size(node_comm, &node_size);
+    int node_rank = 0;
+    MPI_Comm_rank(node_comm, &node_rank);
+    node_leader = node_rank == 0;
+  }
+
+  /// After the file exists: a descriptor only for starting writeback (a file system
+  /// without sync_file_range, or a failed open, just means no early writeback). One rank
+  /// per node starts the writeback of all the node's rows, one dataset after the other:
+  /// the page cache is the node's, and when every rank started its own interleaved
+  /// ranges at once, 2-rank durable writes got slower than with no early writeback.
+  void open_writeback() {
+#ifdef SYNC_FILE_RANGE_WRITE
+    if (!(opts.early_writeback && opts.flush_on_commit && helper_threads)) return;
+    early_writeback = true;  // the same on every rank: it decides the gather below
+    if (node_leader) writeback_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+#endif
   }
 
   void flush() const {
@@ -99,6 +152,7 @@ struct Writer::Impl {
   }
 
   ~Impl() {
+    if (writeback_fd >= 0) ::close(writeback_fd);
     try {
       if (file.valid()) {
         if (file.close() < 0) std::fprintf(stderr, "rewind kernel: %s: closing the file failed\n", path.c_str());
@@ -108,6 +162,7 @@ struct Writer::Impl {
     int fin = 0;
     MPI_Finalized(&fin);
     if (comm != MPI_COMM_NULL && !fin) MPI_Comm_free(&comm);
+    if (node_comm != MPI_COMM_NULL && !fin) MPI_Comm_free(&node_comm);
   }
 };
 
@@ -142,6 +197,7 @@ Writer Writer::create(MPI_Comm comm, const std::string& path, const CommonInfo& 
     detail::write_header(w.ctx, w.file, common, w.dxpl_coll, w.rank == 0);
     w.flush();
   });
+  w.open_writeback();
   return Writer(std::move(im));
 }
 
@@ -173,6 +229,7 @@ Writer Writer::append(MPI_Comm comm, const std::string& path, const IoOptions& o
       w.ctx.check_status(H5Ldelete(w.file, g.c_str(), H5P_DEFAULT), "unlink uncommitted " + g);
     if (!uncommitted.empty()) w.flush();
   });
+  w.open_writeback();
   return Writer(std::move(im));
 }
 
@@ -348,12 +405,17 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
                     f.float32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE, cell_shape, f.float32 ? 4u : 8u, cells});
 
   std::int64_t bytes_global = 8 * (n_levels + 1), bytes_local = w.rank == 0 ? 8 * (n_levels + 1) : 0;
-  std::size_t buffer_bytes = 0;
+  std::size_t half_bytes = 0;  // the largest dataset's share of this rank
   for (const auto& p : plan) {
     bytes_global += n_grids * p.per_row * static_cast<std::int64_t>(p.elem_bytes);
     bytes_local += static_cast<std::int64_t>(nloc) * p.per_row * static_cast<std::int64_t>(p.elem_bytes);
-    buffer_bytes = std::max(buffer_bytes, nloc * static_cast<std::size_t>(p.per_row) * p.elem_bytes);
+    half_bytes = std::max(half_bytes, nloc * static_cast<std::size_t>(p.per_row) * p.elem_bytes);
   }
+  // Two halves (pack d+1 while d is written) only while the buffer stays within one
+  // copy of the rank's data; a step of one big variable packs and writes in turn.
+  const bool pipelined = w.opts.pipeline && w.helper_threads && plan.size() > 1 &&
+                         2 * half_bytes <= static_cast<std::size_t>(bytes_local);
+  const std::size_t buffer_bytes = pipelined ? 2 * half_bytes : half_bytes;
 
   const std::string gpath = detail::step_group_path(info.step);
   h5::Group step_group;
@@ -394,8 +456,42 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
   w.hook("created");
 
   // ---- 5. the data: one linear buffer, one collective write per dataset ----
-  LinearBuffer buffer(buffer_bytes);
+  // With `pipelined`, a helper packs dataset d+1 into the other half of the buffer while
+  // the main thread's H5Dwrite writes d; with `writeback_fd`, another helper starts the
+  // disk writeback of d's bytes meanwhile. Helpers touch only memory and the
+  // descriptor; every MPI and HDF5 call stays on this thread.
+  std::unique_ptr<LinearBuffer> held = acquire_buffer(buffer_bytes);
+  const LinearBuffer& buffer = *held;
   bool all_collective = true;
+  // The node's row runs, merged, on the node leader (early writeback only).
+  std::vector<h5::RowRun> node_runs;
+  if (w.early_writeback) {
+    int nn = 0;
+    const int node_size = w.node_size;
+    std::vector<std::int64_t> mine_runs;
+    for (const auto& r : runs) {
+      mine_runs.push_back(r.start);
+      mine_runs.push_back(r.count);
+    }
+    int nm = static_cast<int>(mine_runs.size());
+    std::vector<int> cnt(static_cast<std::size_t>(node_size)), dsp(static_cast<std::size_t>(node_size));
+    MPI_Gather(&nm, 1, MPI_INT, cnt.data(), 1, MPI_INT, 0, w.node_comm);
+    for (int r = 0; r < node_size; ++r) {
+      dsp[static_cast<std::size_t>(r)] = nn;
+      nn += cnt[static_cast<std::size_t>(r)];
+    }
+    std::vector<std::int64_t> all_runs(static_cast<std::size_t>(w.writeback_fd >= 0 ? nn : 0));
+    MPI_Gatherv(mine_runs.data(), nm, MPI_INT64_T, all_runs.data(), cnt.data(), dsp.data(), MPI_INT64_T, 0, w.node_comm);
+    for (std::size_t i = 0; i + 1 < all_runs.size(); i += 2) node_runs.push_back({all_runs[i], all_runs[i + 1]});
+    std::sort(node_runs.begin(), node_runs.end(), [](const h5::RowRun& a, const h5::RowRun& b) { return a.start < b.start; });
+    std::vector<h5::RowRun> merged;
+    for (const auto& r : node_runs) {
+      if (!merged.empty() && merged.back().start + merged.back().count == r.start) merged.back().count += r.count;
+      else merged.push_back(r);
+    }
+    node_runs = std::move(merged);
+  }
+  std::shared_future<void> writeback;  // the last started; each waits for the one before
   phase(w.comm, w.path, [&] {
     if (n_grids == 0) return;  // all ranks empty: skip (HDF5 1.10.8 "addr overflow")
     const int px = blk.sx + 2 * h, py = blk.sy + 2 * h;
@@ -417,10 +513,8 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
           }
       }
     };
-    for (std::size_t d = 0; d < plan.size(); ++d) {
-      const auto& p = plan[d];
-      unsigned char* b = buffer.data();
-      const std::string& n = p.path;
+    auto pack = [&](std::size_t d, unsigned char* b) {
+      const std::string& n = plan[d].path;
       auto fill_rows = [&](auto* out, auto get) {
         for (std::size_t k = 0; k < nloc; ++k) out[k] = get(k, grids.grids[perm[k]]);
       };
@@ -449,18 +543,44 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
         if (f.float32) pack_cells(reinterpret_cast<float*>(b), get);
         else pack_cells(reinterpret_cast<double*>(b), get);
       }
+    };
+    auto half = [&](std::size_t d) { return buffer.data() + (pipelined ? (d % 2) * half_bytes : 0); };
+    if (nloc > 0) pack(0, half(0));
+    for (std::size_t d = 0; d < plan.size(); ++d) {
+      const auto& p = plan[d];
+      std::future<void> next;
+      if (pipelined && nloc > 0 && d + 1 < plan.size())
+        next = std::async(std::launch::async, pack, d + 1, half(d + 1));
       h5::Dataspace fs(c.check(H5Dget_space(dsets[d]), "space"));
       h5::select_rows(c, fs, runs);
       hsize_t nelem = static_cast<hsize_t>(nloc) * static_cast<hsize_t>(p.per_row);
       h5::Dataspace ms(c.check(H5Screate_simple(1, &nelem, nullptr), "memory space"));
       if (nelem == 0) H5Sselect_none(ms);
-      c.check_status(H5Dwrite(dsets[d], p.mem_type, ms, fs, w.dxpl_coll, b), "write " + gpath + "/" + n);
+      const herr_t status = H5Dwrite(dsets[d], p.mem_type, ms, fs, w.dxpl_coll, half(d));
+      if (next.valid()) next.get();  // the helper must be done before any throw
+      c.check_status(status, "write " + gpath + "/" + p.path);
       H5D_mpio_actual_io_mode_t mode = H5D_MPIO_NO_COLLECTIVE;
       H5Pget_mpio_actual_io_mode(w.dxpl_coll, &mode);
       if (mode == H5D_MPIO_NO_COLLECTIVE) all_collective = false;
+#ifdef SYNC_FILE_RANGE_WRITE
+      const haddr_t at = w.writeback_fd >= 0 && !node_runs.empty() ? H5Dget_offset(dsets[d]) : HADDR_UNDEF;
+      if (at != HADDR_UNDEF) {
+        const auto row_bytes = static_cast<off_t>(p.per_row) * static_cast<off_t>(p.elem_bytes);
+        std::vector<std::pair<off_t, off_t>> ranges;
+        for (const auto& r : node_runs)
+          ranges.emplace_back(static_cast<off_t>(at) + static_cast<off_t>(r.start) * row_bytes,
+                              static_cast<off_t>(r.count) * row_bytes);
+        writeback = std::async(std::launch::async, [before = writeback, fd = w.writeback_fd, ranges = std::move(ranges)] {
+                      if (before.valid()) before.wait();
+                      for (const auto& [off, len] : ranges) ::sync_file_range(fd, off, len, SYNC_FILE_RANGE_WRITE);
+                    }).share();
+      }
+#endif
+      if (!pipelined && d + 1 < plan.size() && nloc > 0) pack(d + 1, half(d + 1));
     }
   });
-  buffer.release();
+  if (writeback.valid()) writeback.wait();  // advisory: a failed start is caught by the commit flush
+  return_buffer(std::move(held), w.opts.keep_buffer);
   w.hook("data_written");
 
   // Views need every grid's level and box on rank 0 (collective gather, before commit).
@@ -564,6 +684,11 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
     }
   }
   return st;
+}
+
+void release_kept_write_buffer() {
+  std::lock_guard<std::mutex> lock(kept_mutex);
+  kept_buffer.reset();
 }
 
 }  // namespace rwd::kernel

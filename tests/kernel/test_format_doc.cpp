@@ -156,3 +156,31 @@ TEST_CASE("docs/file-format.md describes exactly what the kernel writes", "[kern
   CHECK(checked > 60);
   H5Fclose(f);
 }
+
+TEST_CASE("docs/file-format.md lists every IoOptions entry with its default", "[kernel]") {
+  std::ifstream in(std::string(REWIND_SOURCE_DIR) + "/docs/file-format.md");
+  REQUIRE(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string doc = ss.str();
+  for (char& ch : doc)
+    if (ch == '\n') ch = ' ';
+  std::string squeezed;  // line breaks inside a bracket become single spaces
+  for (char ch : doc)
+    if (!(ch == ' ' && !squeezed.empty() && squeezed.back() == ' ')) squeezed += ch;
+  const auto table = squeezed.find("Options (`IoOptions`, `options_table()`)");
+  REQUIRE(table != std::string::npos);
+  for (const auto& o : options_table()) {
+    INFO("option " << o.name << " (default " << o.default_value << ")");
+    const auto at = squeezed.find("`" + o.name + "`", table);
+    REQUIRE(at != std::string::npos);
+    // the first bracket after the name (possibly shared with the next names) holds the default
+    const auto open = squeezed.find('[', at);
+    REQUIRE(open != std::string::npos);
+    const std::string bracket = squeezed.substr(open + 1, squeezed.find(']', open) - open - 1);
+    std::string want = o.default_value;
+    if (want == "1048576") want = "1 MiB";
+    if (want == "16777216") want = "16 MiB";
+    CHECK(bracket.find(want) != std::string::npos);
+  }
+}

@@ -29,7 +29,9 @@ TEST_CASE("rows are ordered by (level, rank, key); links are rows; data lands in
     CHECK(st.all_collective);
     // interior only: 6 fields * 33 grids * 64 cells * 8 bytes + cell types + topology
     CHECK(st.bytes > 6 * 33 * 64 * 8);
-    CHECK(st.buffer_bytes == static_cast<std::int64_t>(m.grids.size() * 64 * 8));
+    // pipelined: two halves, each one variable of this rank's grids; below one copy
+    CHECK(st.buffer_bytes == static_cast<std::int64_t>(2 * m.grids.size() * 64 * 8));
+    CHECK(st.buffer_bytes <= st.bytes_local);
     CHECK(st.bandwidth > 0);
   }
   MPI_Barrier(MPI_COMM_WORLD);
@@ -80,6 +82,90 @@ TEST_CASE("rows are ordered by (level, rank, key); links are rows; data lands in
     CHECK(!c.lineage.is_branch());
     CHECK(r.format_version() == std::make_pair(kFormatMajor, kFormatMinor));
   }
+}
+
+TEST_CASE("the write pipeline changes no byte and keeps the buffer within one copy", "[kernel][mpi]") {
+  // Same step written three ways: pipelined with early writeback (default), pipelined
+  // without a kept buffer, and strictly serial. The files' data must be identical.
+  ToyModel m = ToyModel::build(MPI_COMM_WORLD);
+  struct Way {
+    const char* name;
+    bool pipeline, writeback, keep;
+  };
+  const Way ways[] = {{"pipelined", true, true, true}, {"nokeep", true, true, false}, {"serial", false, false, false}};
+  std::vector<std::string> paths;
+  std::vector<WriteStats> stats;
+  for (const auto& way : ways) {
+    IoOptions opt;
+    opt.write_views = false;
+    opt.pipeline = way.pipeline;
+    opt.early_writeback = way.writeback;
+    opt.keep_buffer = way.keep;
+    paths.push_back(rwd::kernel::test::test_path(std::string("pipeline_") + way.name));
+    Writer w = Writer::create(MPI_COMM_WORLD, paths.back(), ToyModel::common(), opt);
+    for (std::int64_t step : {1, 2}) {  // the second step reuses the kept buffer
+      StepInfo s{step, 0.1 * step, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true};
+      stats.push_back(w.write_step(s, m.describe()));
+    }
+    // A one-variable step: two halves would exceed the rank's data, so no pipelining.
+    StepInfo one{3, 0.3, 0.1, StepKind::visualisation, {{"cell_data", "u", 0}}, false};
+    stats.push_back(w.write_step(one, m.describe()));
+    w.close();
+  }
+  const auto nloc = static_cast<std::int64_t>(m.grids.size());
+  THEN("pipelined steps use two halves of one variable, serial ones one; never more than the data") {
+    for (std::size_t i = 0; i < stats.size(); ++i) {
+      const bool serial_way = i / 3 == 2, one_var = i % 3 == 2;
+      CHECK(stats[i].buffer_bytes == (serial_way || one_var ? 1 : 2) * nloc * 64 * 8);
+      CHECK(stats[i].buffer_bytes <= stats[i].bytes_local);
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  THEN("every dataset reads back the same in all three files") {
+    std::vector<Reader> readers;
+    for (const auto& p : paths) readers.push_back(Reader::open(p));
+    for (std::int64_t step : {1, 2, 3}) {
+      Topology t0 = readers[0].read_topology(step);
+      std::vector<std::int64_t> rows(static_cast<std::size_t>(t0.n_grids));
+      std::iota(rows.begin(), rows.end(), 0);
+      std::vector<FieldSpec> fields = step == 3 ? std::vector<FieldSpec>{{"cell_data", "u", 0}} : ToyModel::checkpoint_fields();
+      for (std::size_t k = 1; k < readers.size(); ++k) {
+        Topology t = readers[k].read_topology(step);
+        CHECK(t.uid == t0.uid);
+        CHECK(t.child_rows == t0.child_rows);
+        CHECK(t.bbox == t0.bbox);
+        for (const auto& f : fields) {
+          std::vector<double> a(rows.size() * 64), b(rows.size() * 64);
+          readers[0].read_rows(step, f.group, f.name, rows, a.data());
+          readers[k].read_rows(step, f.group, f.name, rows, b.data());
+          CHECK(a == b);
+        }
+        if (step != 3) {
+          std::vector<std::uint8_t> a(rows.size() * 64), b(rows.size() * 64);
+          readers[0].read_cell_types(step, rows, a.data());
+          readers[k].read_cell_types(step, rows, b.data());
+          CHECK(a == b);
+        }
+      }
+    }
+  }
+  THEN("and the data is this rank's, not a neighbour half's") {
+    Reader r = Reader::open(paths[0]);
+    Topology t = r.read_topology(2);
+    std::map<std::uint64_t, std::int64_t> row;
+    for (std::int64_t i = 0; i < t.n_grids; ++i) row[t.uid[static_cast<std::size_t>(i)]] = i;
+    std::vector<std::int64_t> mine;
+    for (const auto& g : m.grids) mine.push_back(row.at(g.uid));
+    for (int slot = 0; slot < 6; ++slot) {
+      auto f = ToyModel::checkpoint_fields()[static_cast<std::size_t>(slot)];
+      std::vector<double> buf(mine.size() * 64);
+      r.read_rows(2, f.group, f.name, mine, buf.data());
+      auto want = m.interior(slot);
+      for (std::size_t i = 0; i < m.grids.size(); ++i)
+        CHECK(std::vector<double>(buf.begin() + i * 64, buf.begin() + (i + 1) * 64) == want.at(m.grids[i].uid));
+    }
+  }
+  release_kept_write_buffer();
 }
 
 TEST_CASE("ranks without grids take part; an all-empty step is written", "[kernel][mpi]") {

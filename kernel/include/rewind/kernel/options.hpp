@@ -35,6 +35,19 @@ struct IoOptions {
   bool alloc_early = true;                 ///< H5D_ALLOC_TIME_EARLY (parallel default)
   // --- transfer ---
   bool collective_transfer = true;         ///< H5FD_MPIO_COLLECTIVE for every data write/read
+  // --- write pipeline ---
+  bool pipeline = true;                    ///< pack dataset d+1 on a helper thread while
+                                           ///< dataset d is written (two halves of the linear
+                                           ///< buffer). Needs MPI_THREAD_FUNNELED or more (the
+                                           ///< helper makes no MPI/HDF5 call) and is skipped
+                                           ///< when two halves would exceed the rank's data.
+  bool keep_buffer = true;                 ///< keep the linear buffer mapped for the next
+                                           ///< step (one per process; release_kept_write_buffer())
+  bool early_writeback = true;             ///< durable steps on Linux: after each dataset, a
+                                           ///< helper starts writeback of this rank's bytes
+                                           ///< (sync_file_range), so the disk works while the
+                                           ///< next dataset is packed; the commit flush then
+                                           ///< waits only for the tail
   // --- crash protocol ---
   bool flush_on_commit = true;             ///< flush -> committed marker -> flush. Turning it
                                            ///< off is for page-cache benchmarks ONLY: a crash

@@ -55,7 +55,8 @@ struct WriteStats {
   std::int64_t n_grids = 0;        ///< grids in the step, all ranks
   std::int64_t bytes = 0;          ///< bytes of all datasets, all ranks
   std::int64_t bytes_local = 0;    ///< bytes this rank wrote
-  std::int64_t buffer_bytes = 0;   ///< size of this rank's linear write buffer
+  std::int64_t buffer_bytes = 0;   ///< bytes of this rank's linear write buffer the step used
+                                   ///< (two halves when pipelined; <= bytes_local)
   double seconds = 0.0;            ///< wall time of write_step (max over ranks), flushes included
   double bandwidth = 0.0;          ///< bytes / seconds, bytes per second
   bool all_collective = true;      ///< every bulk write reported a collective transfer
@@ -101,5 +102,9 @@ class Writer {
   explicit Writer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+/// Unmaps the linear write buffer kept for the next step (IoOptions::keep_buffer), e.g.
+/// before a memory-hungry phase. Not collective; never needed for correctness.
+void release_kept_write_buffer();
 
 }  // namespace rwd::kernel
