@@ -56,6 +56,24 @@ OutputSettings parse_output_settings(st::CaseDocument& doc) {
     if (doc.get_double(key, 0.0) < 0.0) throw doc.error(key, "must not be negative (0 = off)");
   for (const char* key : {"output.checkpoint_every", "output.visualisation_every"})
     if (doc.get_int(key, 0) < 0) throw doc.error(key, "must not be negative (0 = off)");
+  // [output.io]: MPI-IO hints and HDF5 settings by their names in the kernel's table.
+  for (const auto& opt : k::options_table()) {
+    const std::string key = "output.io." + opt.name;
+    if (!doc.has(key)) continue;
+    if (opt.name == "flush_on_commit" || opt.name == "write_views")
+      throw doc.error(key, opt.name == "flush_on_commit"
+                               ? "cannot be set in a case: without it a crash can lose every step of the file"
+                               : "cannot be set in a case: `rewind run` always writes the ParaView views");
+    k::OptionValue v;
+    if (opt.type == "bool") v = doc.get_bool(key);
+    else if (opt.type == "int") v = doc.get_int(key);
+    else v = doc.get_string(key);
+    try {
+      k::set_option(o.io, opt.name, v);
+    } catch (const std::invalid_argument& e) {
+      throw doc.error(key, e.what());
+    }
+  }
   return o;
 }
 
@@ -172,8 +190,8 @@ void restore_solver(solver::Solver& s, const RestartPoint& rp, MPI_Comm comm) {
 RunOutput::RunOutput(MPI_Comm comm, OutputSettings settings, const k::CommonInfo& common, Mode mode, bool print)
     : comm_(comm), settings_(std::move(settings)), print_(print) {
   if (settings_.file.empty()) return;
-  writer_ = std::make_unique<k::Writer>(mode == Mode::create ? k::Writer::create(comm_, settings_.file, common)
-                                                             : k::Writer::append(comm_, settings_.file));
+  writer_ = std::make_unique<k::Writer>(mode == Mode::create ? k::Writer::create(comm_, settings_.file, common, settings_.io)
+                                                             : k::Writer::append(comm_, settings_.file, settings_.io));
   last_written_step_ = writer_->last_step();
 }
 

@@ -32,6 +32,7 @@ struct OutputSettings {
   bool float32 = false;                    ///< visualisation in 32-bit floats
   bool initial = true;                     ///< checkpoint the initial state (step 0)
   bool final = true;                       ///< checkpoint the last step
+  kernel::IoOptions io;                    ///< [output.io]: the kernel's options table
 };
 
 /// Reads [output]. Throws CaseError naming the key.

@@ -24,6 +24,7 @@ CaseDocument::~CaseDocument() = default;
 
 namespace {
 std::string where(const toml::source_region& r) {
+  if (r.begin.line == 0) return "a --set override";  // nodes made by overrides have no source
   return fmt::format("line {}, column {}", r.begin.line, r.begin.column);
 }
 

@@ -184,3 +184,32 @@ TEST_CASE("docs/file-format.md lists every IoOptions entry with its default", "[
     CHECK(bracket.find(want) != std::string::npos);
   }
 }
+
+TEST_CASE("set_option sets every table entry by name and refuses bad values", "[kernel]") {
+  for (const auto& o : options_table()) {
+    INFO("option " << o.name);
+    IoOptions opt;
+    OptionValue good, wrong;
+    if (o.type == "bool") good = o.default_value != "true", wrong = std::int64_t{1};
+    else if (o.type == "int") good = std::int64_t{4096}, wrong = std::string("4096");
+    else good = std::string("disable"), wrong = true;
+    REQUIRE_NOTHROW(set_option(opt, o.name, good));
+    // the value landed in the field the table documents
+    std::string want;
+    if (o.type == "bool") want = std::get<bool>(good) ? "true" : "false";
+    else if (o.type == "int") want = "4096";
+    else want = "disable";
+    CHECK(option_string(opt, o.name) == want);
+    CHECK_THROWS_AS(set_option(opt, o.name, wrong), std::invalid_argument);
+  }
+  IoOptions opt;
+  set_option(opt, "cb_nodes", std::int64_t{3});
+  CHECK(opt.cb_nodes == 3);
+  set_option(opt, "pipeline", false);
+  CHECK_FALSE(opt.pipeline);
+  set_option(opt, "romio_cb_write", std::string("automatic"));
+  CHECK(opt.romio_cb_write == "automatic");
+  CHECK_THROWS_WITH(set_option(opt, "stripe", std::int64_t{1}), Catch::Contains("unknown I/O option 'stripe'"));
+  CHECK_THROWS_WITH(set_option(opt, "alignment", std::int64_t{-1}), Catch::Contains("must not be negative"));
+  CHECK_THROWS_WITH(set_option(opt, "romio_ds_read", std::string("on")), Catch::Contains("\"enable\""));
+}

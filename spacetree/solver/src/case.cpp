@@ -297,9 +297,6 @@ SolverCase parse_solver_case(CaseDocument& doc) {
   if (m.reference_velocity < 0) throw doc.error("monitor.reference_velocity", "must be positive");
   if (m.reference_length < 0) throw doc.error("monitor.reference_length", "must be positive");
 
-  // [output] belongs to the I/O kernel.
-  doc.mark_read("output");
-
   // A forced dt must be stable on the finest cells with the fastest prescribed speed.
   if (t.dt > 0) {
     const int finest = sh.max_depth;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace rwd::kernel {
@@ -63,8 +64,19 @@ struct IoOptions {
 /// One row of the documented options table.
 struct OptionDoc {
   std::string name, default_value, meaning;
+  std::string type;  ///< "bool", "int" (bytes or counts, >= 0) or "string"
 };
 /// The options table with the defaults of `IoOptions{}`.
 std::vector<OptionDoc> options_table();
+
+/// A value for set_option: the table's type for that name.
+using OptionValue = std::variant<bool, std::int64_t, std::string>;
+/// Sets the option `name` (a name of options_table()). Throws std::invalid_argument
+/// with one line naming the option and what is wrong (unknown name, wrong type, a
+/// negative size, a hint that is not enable/disable/automatic).
+void set_option(IoOptions& options, const std::string& name, const OptionValue& value);
+/// The current value of option `name` as the table prints it ("true", "4096", "MPI
+/// default" for a 0 size, a hint string). Throws std::invalid_argument for an unknown name.
+std::string option_string(const IoOptions& options, const std::string& name);
 
 }  // namespace rwd::kernel
