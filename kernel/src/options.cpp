@@ -6,34 +6,53 @@
 
 namespace rwd::kernel {
 
-std::vector<OptionDoc> options_table() {
-  const IoOptions d;
-  return {
-      {"romio_cb_write", option_string(d, "romio_cb_write"), "MPI-IO hint: collective buffering (two-phase I/O) on writes", "string"},
-      {"romio_cb_read", option_string(d, "romio_cb_read"), "MPI-IO hint: collective buffering on reads", "string"},
-      {"cb_buffer_size", option_string(d, "cb_buffer_size"), "MPI-IO hint: bytes per aggregator buffer", "int"},
-      {"cb_nodes", option_string(d, "cb_nodes"), "MPI-IO hint: number of aggregators (~ OSTs or nodes)", "int"},
-      {"romio_ds_write", option_string(d, "romio_ds_write"), "MPI-IO hint: data sieving on writes (needs file locks)", "string"},
-      {"romio_ds_read", option_string(d, "romio_ds_read"), "MPI-IO hint: data sieving on reads", "string"},
-      {"file_locking", option_string(d, "file_locking"), "H5Pset_file_locking: flock on open (each rank owns its rows)", "bool"},
-      {"alignment_threshold", option_string(d, "alignment_threshold"), "H5Pset_alignment threshold (bytes)", "int"},
-      {"alignment", option_string(d, "alignment"), "H5Pset_alignment: start large objects at stripe multiples", "int"},
-      {"meta_block_size", option_string(d, "meta_block_size"), "H5Pset_meta_block_size: aggregate metadata", "int"},
-      {"coll_metadata_write", option_string(d, "coll_metadata_write"), "H5Pset_coll_metadata_write: one collective metadata flush", "bool"},
-      {"all_coll_metadata_ops", option_string(d, "all_coll_metadata_ops"), "H5Pset_all_coll_metadata_ops: broken in HDF5 1.10.5-1.10.8", "bool"},
-      {"libver_v18", option_string(d, "libver_v18"), "H5Pset_libver_bounds(V18, V18): readable by HDF5 1.8, checksummed metadata", "bool"},
-      {"fill_never", option_string(d, "fill_never"), "H5Pset_fill_time(NEVER): no fill-value writes", "bool"},
-      {"alloc_early", option_string(d, "alloc_early"), "H5Pset_alloc_time(EARLY): allocate at creation", "bool"},
-      {"collective_transfer", option_string(d, "collective_transfer"), "H5Pset_dxpl_mpio(COLLECTIVE) for bulk data", "bool"},
-      {"pipeline", option_string(d, "pipeline"), "pack the next dataset on a helper thread while one is written (needs MPI_THREAD_FUNNELED)", "bool"},
-      {"keep_buffer", option_string(d, "keep_buffer"), "keep the linear write buffer mapped for the next step (one per process)", "bool"},
-      {"early_writeback", option_string(d, "early_writeback"), "durable steps: start writeback of each dataset's bytes (sync_file_range) as soon as it is written", "bool"},
-      {"flush_on_commit", option_string(d, "flush_on_commit"), "crash protocol flush -> marker -> flush (benchmarks only: off)", "bool"},
-      {"write_views", option_string(d, "write_views"), "rank 0 writes VTKHDF view + .hdf.series per committed step", "bool"},
-  };
+namespace {
+// One entry per IoOptions field: the name the table, case files and set_option() use,
+// the field, and its meaning. Every string option is an MPI-IO hint; cb_nodes is the one
+// size kept as an int.
+using Field = std::variant<bool IoOptions::*, std::int64_t IoOptions::*, int IoOptions::*, std::string IoOptions::*>;
+struct Entry {
+  const char* name;
+  Field field;
+  const char* meaning;
+};
+
+const Entry kEntries[] = {
+    {"romio_cb_write", &IoOptions::romio_cb_write, "MPI-IO hint: collective buffering (two-phase I/O) on writes"},
+    {"romio_cb_read", &IoOptions::romio_cb_read, "MPI-IO hint: collective buffering on reads"},
+    {"cb_buffer_size", &IoOptions::cb_buffer_size, "MPI-IO hint: bytes per aggregator buffer"},
+    {"cb_nodes", &IoOptions::cb_nodes, "MPI-IO hint: number of aggregators (~ OSTs or nodes)"},
+    {"romio_ds_write", &IoOptions::romio_ds_write, "MPI-IO hint: data sieving on writes (needs file locks)"},
+    {"romio_ds_read", &IoOptions::romio_ds_read, "MPI-IO hint: data sieving on reads"},
+    {"file_locking", &IoOptions::file_locking, "H5Pset_file_locking: flock on open (each rank owns its rows)"},
+    {"alignment_threshold", &IoOptions::alignment_threshold, "H5Pset_alignment threshold (bytes)"},
+    {"alignment", &IoOptions::alignment, "H5Pset_alignment: start large objects at stripe multiples"},
+    {"meta_block_size", &IoOptions::meta_block_size, "H5Pset_meta_block_size: aggregate metadata"},
+    {"coll_metadata_write", &IoOptions::coll_metadata_write, "H5Pset_coll_metadata_write: one collective metadata flush"},
+    {"all_coll_metadata_ops", &IoOptions::all_coll_metadata_ops, "H5Pset_all_coll_metadata_ops: broken in HDF5 1.10.5-1.10.8"},
+    {"libver_v18", &IoOptions::libver_v18, "H5Pset_libver_bounds(V18, V18): readable by HDF5 1.8, checksummed metadata"},
+    {"fill_never", &IoOptions::fill_never, "H5Pset_fill_time(NEVER): no fill-value writes"},
+    {"alloc_early", &IoOptions::alloc_early, "H5Pset_alloc_time(EARLY): allocate at creation"},
+    {"collective_transfer", &IoOptions::collective_transfer, "H5Pset_dxpl_mpio(COLLECTIVE) for bulk data"},
+    {"pipeline", &IoOptions::pipeline, "pack the next dataset on a helper thread while one is written (needs MPI_THREAD_FUNNELED)"},
+    {"keep_buffer", &IoOptions::keep_buffer, "keep the linear write buffer mapped for the next step (one per process)"},
+    {"early_writeback", &IoOptions::early_writeback, "durable steps: start writeback of each dataset's bytes (sync_file_range) as soon as it is written"},
+    {"flush_on_commit", &IoOptions::flush_on_commit, "crash protocol flush -> marker -> flush (benchmarks only: off)"},
+    {"write_views", &IoOptions::write_views, "rank 0 writes VTKHDF view + .hdf.series per committed step"},
+};
+
+const Entry& entry(const std::string& name) {
+  for (const auto& e : kEntries)
+    if (name == e.name) return e;
+  throw std::invalid_argument(fmt::format("unknown I/O option '{}'", name));
 }
 
-namespace {
+const char* type_of(const Field& f) {
+  if (std::holds_alternative<bool IoOptions::*>(f)) return "bool";
+  if (std::holds_alternative<std::string IoOptions::*>(f)) return "string";
+  return "int";
+}
+
 template <typename T>
 T as(const std::string& name, const OptionValue& v, const char* want) {
   if (const T* p = std::get_if<T>(&v)) return *p;
@@ -53,57 +72,34 @@ std::string hint_of(const std::string& name, const OptionValue& v) {
 }
 }  // namespace
 
+std::vector<OptionDoc> options_table() {
+  const IoOptions d;
+  std::vector<OptionDoc> out;
+  for (const auto& e : kEntries) out.push_back({e.name, option_string(d, e.name), e.meaning, type_of(e.field)});
+  return out;
+}
+
 void set_option(IoOptions& o, const std::string& name, const OptionValue& v) {
-  auto b = [&](bool& field) { field = as<bool>(name, v, "true or false"); };
-  if (name == "romio_cb_write") o.romio_cb_write = hint_of(name, v);
-  else if (name == "romio_cb_read") o.romio_cb_read = hint_of(name, v);
-  else if (name == "cb_buffer_size") o.cb_buffer_size = size_of(name, v);
-  else if (name == "cb_nodes") o.cb_nodes = static_cast<int>(size_of(name, v));
-  else if (name == "romio_ds_write") o.romio_ds_write = hint_of(name, v);
-  else if (name == "romio_ds_read") o.romio_ds_read = hint_of(name, v);
-  else if (name == "file_locking") b(o.file_locking);
-  else if (name == "alignment_threshold") o.alignment_threshold = size_of(name, v);
-  else if (name == "alignment") o.alignment = size_of(name, v);
-  else if (name == "meta_block_size") o.meta_block_size = size_of(name, v);
-  else if (name == "coll_metadata_write") b(o.coll_metadata_write);
-  else if (name == "all_coll_metadata_ops") b(o.all_coll_metadata_ops);
-  else if (name == "libver_v18") b(o.libver_v18);
-  else if (name == "fill_never") b(o.fill_never);
-  else if (name == "alloc_early") b(o.alloc_early);
-  else if (name == "collective_transfer") b(o.collective_transfer);
-  else if (name == "pipeline") b(o.pipeline);
-  else if (name == "keep_buffer") b(o.keep_buffer);
-  else if (name == "early_writeback") b(o.early_writeback);
-  else if (name == "flush_on_commit") b(o.flush_on_commit);
-  else if (name == "write_views") b(o.write_views);
-  else throw std::invalid_argument(fmt::format("unknown I/O option '{}'", name));
+  std::visit(
+      [&](auto member) {
+        using T = std::remove_reference_t<decltype(o.*member)>;
+        if constexpr (std::is_same_v<T, bool>) o.*member = as<bool>(name, v, "true or false");
+        else if constexpr (std::is_same_v<T, std::string>) o.*member = hint_of(name, v);
+        else o.*member = static_cast<T>(size_of(name, v));
+      },
+      entry(name).field);
 }
 
 std::string option_string(const IoOptions& o, const std::string& name) {
-  auto b = [](bool v) { return std::string(v ? "true" : "false"); };
-  auto n = [](std::int64_t v) { return v == 0 ? std::string("MPI default") : std::to_string(v); };
-  if (name == "romio_cb_write") return o.romio_cb_write;
-  if (name == "romio_cb_read") return o.romio_cb_read;
-  if (name == "cb_buffer_size") return n(o.cb_buffer_size);
-  if (name == "cb_nodes") return n(o.cb_nodes);
-  if (name == "romio_ds_write") return o.romio_ds_write;
-  if (name == "romio_ds_read") return o.romio_ds_read;
-  if (name == "file_locking") return b(o.file_locking);
-  if (name == "alignment_threshold") return n(o.alignment_threshold);
-  if (name == "alignment") return n(o.alignment);
-  if (name == "meta_block_size") return n(o.meta_block_size);
-  if (name == "coll_metadata_write") return b(o.coll_metadata_write);
-  if (name == "all_coll_metadata_ops") return b(o.all_coll_metadata_ops);
-  if (name == "libver_v18") return b(o.libver_v18);
-  if (name == "fill_never") return b(o.fill_never);
-  if (name == "alloc_early") return b(o.alloc_early);
-  if (name == "collective_transfer") return b(o.collective_transfer);
-  if (name == "pipeline") return b(o.pipeline);
-  if (name == "keep_buffer") return b(o.keep_buffer);
-  if (name == "early_writeback") return b(o.early_writeback);
-  if (name == "flush_on_commit") return b(o.flush_on_commit);
-  if (name == "write_views") return b(o.write_views);
-  throw std::invalid_argument(fmt::format("unknown I/O option '{}'", name));
+  return std::visit(
+      [&](auto member) -> std::string {
+        const auto& value = o.*member;
+        using T = std::remove_cv_t<std::remove_reference_t<decltype(value)>>;
+        if constexpr (std::is_same_v<T, bool>) return value ? "true" : "false";
+        else if constexpr (std::is_same_v<T, std::string>) return value;
+        else return value == 0 ? std::string("MPI default") : std::to_string(value);
+      },
+      entry(name).field);
 }
 
 }  // namespace rwd::kernel

@@ -106,7 +106,6 @@ struct Writer::Impl {
   bool helper_threads = false;  ///< MPI_THREAD_FUNNELED or more: helpers may exist
   MPI_Comm node_comm = MPI_COMM_NULL;  ///< the ranks sharing this node (and page cache)
   int node_size = 1;
-  bool node_leader = true;
   bool early_writeback = false; ///< the node leader starts writeback after each dataset
   int writeback_fd = -1;        ///< node leader only: descriptor for sync_file_range, or -1
 
@@ -127,11 +126,6 @@ struct Writer::Impl {
     int level = MPI_THREAD_SINGLE;
     MPI_Query_thread(&level);
     helper_threads = level >= MPI_THREAD_FUNNELED;
-    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm);
-    MPI_Comm_size(node_comm, &node_size);
-    int node_rank = 0;
-    MPI_Comm_rank(node_comm, &node_rank);
-    node_leader = node_rank == 0;
   }
 
   /// After the file exists: a descriptor only for starting writeback (a file system
@@ -142,8 +136,12 @@ struct Writer::Impl {
   void open_writeback() {
 #ifdef SYNC_FILE_RANGE_WRITE
     if (!(opts.early_writeback && opts.flush_on_commit && helper_threads)) return;
-    early_writeback = true;  // the same on every rank: it decides the gather below
-    if (node_leader) writeback_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    early_writeback = true;  // the same on every rank: it decides the gather in write_step
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm);
+    MPI_Comm_size(node_comm, &node_size);
+    int node_rank = 0;
+    MPI_Comm_rank(node_comm, &node_rank);
+    if (node_rank == 0) writeback_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
 #endif
   }
 
