@@ -75,11 +75,15 @@ class LinearBuffer {
 std::mutex kept_mutex;
 std::unique_ptr<LinearBuffer> kept_buffer;
 
-std::unique_ptr<LinearBuffer> acquire_buffer(std::size_t n) {
+std::unique_ptr<LinearBuffer> acquire_buffer(std::size_t n, bool& reused) {
+  reused = false;
   if (n == 0) return std::make_unique<LinearBuffer>(0);
   {
     std::lock_guard<std::mutex> lock(kept_mutex);
-    if (kept_buffer && kept_buffer->size() >= n) return std::move(kept_buffer);
+    if (kept_buffer && kept_buffer->size() >= n) {
+      reused = true;
+      return std::move(kept_buffer);
+    }
     kept_buffer.reset();  // too small (or none): unmap before mapping a larger one
   }
   return std::make_unique<LinearBuffer>(n);
@@ -458,7 +462,9 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
   // the main thread's H5Dwrite writes d; with `writeback_fd`, another helper starts the
   // disk writeback of d's bytes meanwhile. Helpers touch only memory and the
   // descriptor; every MPI and HDF5 call stays on this thread.
-  std::unique_ptr<LinearBuffer> held = acquire_buffer(buffer_bytes);
+  bool buffer_reused = false;
+  std::int64_t writeback_datasets = 0;
+  std::unique_ptr<LinearBuffer> held = acquire_buffer(buffer_bytes, buffer_reused);
   const LinearBuffer& buffer = *held;
   bool all_collective = true;
   // The node's row runs, merged, on the node leader (early writeback only).
@@ -563,6 +569,7 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
 #ifdef SYNC_FILE_RANGE_WRITE
       const haddr_t at = w.writeback_fd >= 0 && !node_runs.empty() ? H5Dget_offset(dsets[d]) : HADDR_UNDEF;
       if (at != HADDR_UNDEF) {
+        ++writeback_datasets;
         const auto row_bytes = static_cast<off_t>(p.per_row) * static_cast<off_t>(p.elem_bytes);
         std::vector<std::pair<off_t, off_t>> ranges;
         for (const auto& r : node_runs)
@@ -654,6 +661,8 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
   st.bytes = bytes_global;
   st.bytes_local = bytes_local;
   st.buffer_bytes = static_cast<std::int64_t>(buffer_bytes);
+  st.buffer_reused = buffer_reused;
+  st.writeback_datasets = writeback_datasets;
   double dt = t1 - t0;
   MPI_Allreduce(&dt, &st.seconds, 1, MPI_DOUBLE, MPI_MAX, w.comm);
   st.bandwidth = st.seconds > 0 ? static_cast<double>(bytes_global) / st.seconds : 0.0;

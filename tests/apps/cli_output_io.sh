@@ -37,6 +37,7 @@ bad() {  # name, expected text, --set assignment
   check "$1: existing file untouched" "[ \"\$(sha256sum tuned.h5)\" = \"$before\" ]"
 }
 bad "unknown option" "unknown key 'output.io.stripe_count'" "output.io.stripe_count=4"
+check "unknown option: says it came from --set" "grep -qF '(at a --set override)' err"
 bad "unknown [output] key" "unknown key 'output.checkpoint_intervall'" "output.checkpoint_intervall=1"
 bad "negative size" "output.io.cb_buffer_size: I/O option 'cb_buffer_size' must not be negative" "output.io.cb_buffer_size=-1"
 bad "bad hint" "output.io.romio_cb_write: I/O option 'romio_cb_write' must be" "output.io.romio_cb_write=yes"

@@ -113,6 +113,21 @@ TEST_CASE("the write pipeline changes no byte and keeps the buffer within one co
     w.close();
   }
   const auto nloc = static_cast<std::int64_t>(m.grids.size());
+  THEN("a kept buffer is reused by the next step; without keep_buffer it is not") {
+    for (std::size_t way = 0; way < 3; ++way) {
+      const WriteStats& second = stats[way * 3 + 1];
+      INFO("way " << ways[way].name);
+      if (second.buffer_bytes > 0) CHECK(second.buffer_reused == ways[way].keep);
+    }
+  }
+  THEN("with early writeback, the node leader starts it for every dataset; nobody else does") {
+    const bool leader = rwd::test::world_rank() == 0;  // one node: world rank 0 leads it
+    for (std::size_t i = 0; i < stats.size(); ++i) {
+      INFO("way " << ways[i / 3].name << ", write " << i % 3);
+      if (ways[i / 3].writeback && leader) CHECK(stats[i].writeback_datasets >= 10);  // 9 topology + data
+      else CHECK(stats[i].writeback_datasets == 0);
+    }
+  }
   THEN("pipelined steps use two halves of one variable, serial ones one; never more than the data") {
     for (std::size_t i = 0; i < stats.size(); ++i) {
       const bool serial_way = i / 3 == 2, one_var = i % 3 == 2;

@@ -57,6 +57,9 @@ struct WriteStats {
   std::int64_t bytes_local = 0;    ///< bytes this rank wrote
   std::int64_t buffer_bytes = 0;   ///< bytes of this rank's linear write buffer the step used
                                    ///< (two halves when pipelined; <= bytes_local)
+  bool buffer_reused = false;      ///< this rank's buffer was the one kept from a step before
+  std::int64_t writeback_datasets = 0;  ///< datasets whose early writeback this rank started
+                                        ///< (node leaders of durable steps only)
   double seconds = 0.0;            ///< wall time of write_step (max over ranks), flushes included
   double bandwidth = 0.0;          ///< bytes / seconds, bytes per second
   bool all_collective = true;      ///< every bulk write reported a collective transfer
