@@ -2,18 +2,24 @@
 // system, measured side by side in interleaved rounds (docs/benchmarks.md, "Kernel
 // write/read").
 //
-//   mpiexec -n P rewind_bench_kernel DIR [--rounds R] [--vars V] [--quick]
+//   mpiexec -n P rewind_bench_kernel DIR [--rounds R] [--vars V] [--halo H] [--quick]
+//                                        [--zero-copy-halo] [--only durable|cache|read]
 //
 // Tree: full octree to level 3 (585 grids), 32^3 cells per grid, V float64 variables
 // (default 8: 1.14 GiB of cell data, 1.23 GB with topology). --quick = 3 rounds, 2 vars.
+// Each grid's variables are separate arrays with H ghost layers (default 0: the kernel
+// writes them zero-copy; --halo 1 is the solver's layout, which the kernel packs unless
+// --zero-copy-halo).
 //
 // One round = three groups, each in the order of row r of a Williams Latin square (every
 // contender follows every other one equally often over the rounds):
 //   write, durable (fsync included):  K  kernel, views off   Writer::create + write_step
 //                                                            (flush -> marker -> flush) + close
-//                                     KS kernel, serial      same, with IoOptions::pipeline and
-//                                                            early_writeback off (pack, write,
-//                                                            pack, write, ..., fsync at commit)
+//                                     KS kernel, paper path  same, with IoOptions::zero_copy,
+//                                                            pipeline and early_writeback off
+//                                                            (pack into the linear buffer,
+//                                                            collective H5Dwrite, pack, write,
+//                                                            ..., fsync at commit)
 //                                     R  raw MPI-IO          open(create) + one contiguous
 //                                                            MPI_File_write_at_all per rank
 //                                                            + MPI_File_sync + close
@@ -170,7 +176,9 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   std::string dir = ".";
-  int nvars = 8, rounds = 5;
+  int nvars = 8, rounds = 5, halo = 0;
+  bool zero_copy_halo = false;  // --zero-copy-halo: K sets IoOptions::zero_copy_halo
+  std::string only;  // "durable", "cache" or "read": run just that group (quicker experiments)
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--quick") {
@@ -178,6 +186,12 @@ int main(int argc, char** argv) {
       nvars = 2;
     } else if (a == "--rounds" && i + 1 < argc) {
       rounds = std::atoi(argv[++i]);
+    } else if (a == "--only" && i + 1 < argc) {
+      only = argv[++i];
+    } else if (a == "--zero-copy-halo") {
+      zero_copy_halo = true;
+    } else if (a == "--halo" && i + 1 < argc) {
+      halo = std::atoi(argv[++i]);
     } else if (a == "--vars" && i + 1 < argc) {
       nvars = std::atoi(argv[++i]);
     } else {
@@ -202,10 +216,12 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < all.size(); ++i) index_of[all[i].uid] = i;
   const std::size_t n = all.size(), lo = n * rank_ / size_, hi = n * (rank_ + 1) / size_;
   const std::size_t cells = S * S * S;
+  const auto side = static_cast<std::size_t>(S + 2 * halo);
+  const std::size_t padded = side * side * side;
   std::vector<std::vector<std::vector<double>>> data(hi - lo);
   for (std::size_t i = lo; i < hi; ++i) {
     data[i - lo].resize(static_cast<std::size_t>(nvars));
-    for (int v = 0; v < nvars; ++v) data[i - lo][static_cast<std::size_t>(v)].assign(cells, static_cast<double>(i) + v);
+    for (int v = 0; v < nvars; ++v) data[i - lo][static_cast<std::size_t>(v)].assign(padded, static_cast<double>(i) + v);
   }
 
   k::CommonInfo cm;
@@ -214,6 +230,7 @@ int main(int argc, char** argv) {
   for (int v = 0; v < nvars; ++v) cm.variables.push_back({"v" + std::to_string(v), "1"});
   k::LocalGrids lg;
   lg.block = cm.block;
+  lg.halo = halo;
   for (std::size_t i = lo; i < hi; ++i) {
     k::GridRecord r;
     r.uid = all[i].uid;
@@ -234,11 +251,12 @@ int main(int argc, char** argv) {
 
   // ---- kernel contenders ----
   std::map<std::string, double> phase_t;  // rank-local timestamps of the last K write
-  std::int64_t step_bytes = 0, buffer_bytes = 0, local_bytes = 0;
+  std::int64_t step_bytes = 0, buffer_bytes = 0, local_bytes = 0, direct_datasets = 0;
   auto kernel_write = [&](bool durable, bool serial, const std::string& path) {
     k::IoOptions o;
     o.write_views = false;
-    o.pipeline = o.early_writeback = !serial;
+    o.zero_copy = o.pipeline = o.early_writeback = !serial;
+    o.zero_copy_halo = !serial && zero_copy_halo;
     o.flush_on_commit = durable;
     o.on_phase = [&](const char* ph) { phase_t[ph] = MPI_Wtime(); };
     MPI_Barrier(MPI_COMM_WORLD);
@@ -260,6 +278,7 @@ int main(int argc, char** argv) {
     }
     step_bytes = st.bytes;
     buffer_bytes = st.buffer_bytes;
+    if (!serial) direct_datasets = st.direct_datasets;
     local_bytes = st.bytes_local;
     return t;
   };
@@ -360,11 +379,14 @@ int main(int argc, char** argv) {
     std::vector<double> buf(lg.grids.size() * cells);
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
+    const auto s = static_cast<std::size_t>(S), hh = static_cast<std::size_t>(halo), p = s + 2 * hh;
     for (int v = 0; v < nvars; ++v)
       for (std::size_t g = 0; g < lg.grids.size(); ++g) {
         const double* src = lg.grids[g].fields[static_cast<std::size_t>(v)];
         double* dst = buf.data() + g * cells;
-        for (std::size_t c = 0; c < cells; ++c) dst[c] = src[c];
+        for (std::size_t z = 0; z < s; ++z)
+          for (std::size_t y = 0; y < s; ++y, dst += s)
+            std::memcpy(dst, src + ((z + hh) * p + y + hh) * p + hh, s * sizeof(double));
       }
     volatile double sink = buf.empty() ? 0.0 : buf[buf.size() / 2];
     (void)sink;
@@ -376,6 +398,12 @@ int main(int argc, char** argv) {
   kernel_write(true, false, kfile);
   raw_layout();
   dd_mib = (step_bytes + (1 << 20) - 1) >> 20;
+  if (only == "read") {  // the read group needs the raw and dd files the write groups leave
+    remove_target(rfile);
+    raw_write(true);
+    remove_target(dfile);
+    dd_write(true);
+  }
   const double dd_bytes = static_cast<double>(dd_mib) * (1 << 20);
   {
     long long bb = buffer_bytes, bbmax = 0, lb = local_bytes, lbmax = 0;
@@ -383,10 +411,12 @@ int main(int argc, char** argv) {
     MPI_Reduce(&lb, &lbmax, 1, MPI_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
     const char* io = std::getenv("OMPI_MCA_io");
     if (rank_ == 0)
-      std::printf("# ranks %d, rounds %d, vars %d, step bytes %lld (%.3f GiB), dd bytes %.0f, io component %s\n"
-                  "# linear write buffer per rank: max %lld bytes = %.1f %% of that rank's %lld step bytes\n",
-                  size_, rounds, nvars, static_cast<long long>(step_bytes), step_bytes / double(1 << 30), dd_bytes,
-                  io ? io : "(OpenMPI default)", bbmax, 100.0 * bbmax / std::max(1LL, lbmax), lbmax);
+      std::printf("# ranks %d, rounds %d, vars %d, halo %d, step bytes %lld (%.3f GiB), dd bytes %.0f, io component %s\n"
+                  "# K: %lld of %d cell datasets written zero-copy; linear write buffer per rank: max %lld bytes"
+                  " = %.1f %% of that rank's %lld step bytes\n",
+                  size_, rounds, nvars, halo, static_cast<long long>(step_bytes), step_bytes / double(1 << 30), dd_bytes,
+                  io ? io : "(OpenMPI default)", static_cast<long long>(direct_datasets), nvars, bbmax,
+                  100.0 * bbmax / std::max(1LL, lbmax), lbmax);
   }
 
   std::map<std::string, Series> res;
@@ -407,7 +437,7 @@ int main(int argc, char** argv) {
   for (int r = 0; r < rounds; ++r) {
     // durable writes: K, KV, R, D rotated
     const char* dw[4] = {"K", "KS", "R", "D"};
-    for (int j = 0; j < 4; ++j) {
+    for (int j = 0; j < 4 && (only.empty() || only == "durable"); ++j) {
       const std::string c = dw[order4[r % 4][j]];
       if (c == "K") {
         remove_target(kfile);
@@ -433,7 +463,7 @@ int main(int argc, char** argv) {
     }
     // page-cache writes: K, R, D rotated; each target synced after its timer
     const char* cw[3] = {"K", "R", "D"};
-    for (int j = 0; j < 3; ++j) {
+    for (int j = 0; j < 3 && (only.empty() || only == "cache"); ++j) {
       const std::string c = cw[order3[r % 6][j]];
       if (c == "K") {
         remove_target(kfile);
@@ -450,7 +480,7 @@ int main(int argc, char** argv) {
       }
     }
     // reads: K, R, D rotated; each file evicted first
-    for (int j = 0; j < 3; ++j) {
+    for (int j = 0; j < 3 && (only.empty() || only == "read"); ++j) {
       const std::string c = cw[order3[r % 6][j]];
       if (c == "K") {
         fsync_evict(kfile, true);
@@ -480,11 +510,13 @@ int main(int argc, char** argv) {
                           "kernel_write_cache", "mpiio_write_cache", "dd_write_cache", "kernel_read", "mpiio_read",
                           "dd_read"}) {
       const auto& s = res[w];
+      if (s.gibs.empty()) continue;  // not run (--only)
       std::printf("sum %-28s %5d %7.3f %7.3f %7.3f\n", w, size_, median(s.gibs),
                   *std::min_element(s.gibs.begin(), s.gibs.end()), *std::max_element(s.gibs.begin(), s.gibs.end()));
     }
     auto ratio = [&](const char* a, const char* b) {
       std::vector<double> q;
+      if (res[a].gibs.empty() || res[b].gibs.empty()) return;
       for (std::size_t i = 0; i < res[a].gibs.size(); ++i) q.push_back(res[a].gibs[i] / res[b].gibs[i]);
       std::printf("ratio %-28s / %-22s %d  median %5.1f %%  min %5.1f %%  max %5.1f %%\n", a, b, size_,
                   100 * median(q), 100 * *std::min_element(q.begin(), q.end()), 100 * *std::max_element(q.begin(), q.end()));
@@ -498,8 +530,10 @@ int main(int argc, char** argv) {
     ratio("kernel_read", "mpiio_read");
     ratio("kernel_read", "dd_read");
     std::printf("# kernel durable write (K) and read, time breakdown, median over rounds, s (max over ranks):\n");
-    std::printf("brk %-46s %d %7.3f\n", "total K", size_, median(res["kernel_write_durable"].secs));
-    for (const auto& [name, v] : bd) std::printf("brk %-46s %d %7.3f\n", name.c_str(), size_, median(v));
+    if (!res["kernel_write_durable"].secs.empty())
+      std::printf("brk %-46s %d %7.3f\n", "total K", size_, median(res["kernel_write_durable"].secs));
+    for (const auto& [name, v] : bd)
+      if (!v.empty()) std::printf("brk %-46s %d %7.3f\n", name.c_str(), size_, median(v));
   }
   MPI_Finalize();
   return 0;

@@ -35,6 +35,8 @@ const Entry kEntries[] = {
     {"alloc_early", &IoOptions::alloc_early, "H5Pset_alloc_time(EARLY): allocate at creation"},
     {"collective_transfer", &IoOptions::collective_transfer, "H5Pset_dxpl_mpio(COLLECTIVE) for bulk data"},
     {"pipeline", &IoOptions::pipeline, "pack the next dataset on a helper thread while one is written (needs MPI_THREAD_FUNNELED)"},
+    {"zero_copy", &IoOptions::zero_copy, "halo-free arrays of the file's type: write rows straight from them (no pack, no buffer)"},
+    {"zero_copy_halo", &IoOptions::zero_copy_halo, "zero copy for halo'd arrays too (MPI subarray types; saves the linear buffer)"},
     {"keep_buffer", &IoOptions::keep_buffer, "keep the linear write buffer mapped for the next step (one per process)"},
     {"early_writeback", &IoOptions::early_writeback, "durable steps: start writeback of each dataset's bytes (sync_file_range) as soon as it is written"},
     {"flush_on_commit", &IoOptions::flush_on_commit, "crash protocol flush -> marker -> flush (benchmarks only: off)"},

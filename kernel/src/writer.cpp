@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "collective.hpp"
+#include "direct_write.hpp"
 #include "format.hpp"
 #include "rewind/kernel/reader.hpp"
 #include "rewind/kernel/views.hpp"
@@ -304,13 +305,15 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
     return std::tie(x.level, x.sort_key, x.uid) < std::tie(y.level, y.sort_key, y.uid);
   });
 
-  // ---- 2. offsets: one Allreduce (totals per level + error flag), one Exscan ----
+  // ---- 2. offsets: one Allreduce (totals per level, error flag, halo flag), one Exscan ----
   constexpr int L = names::kMaxLevels;
-  std::vector<std::int64_t> local(L + 1, 0), total(L + 1, 0), before(L, 0);
+  std::vector<std::int64_t> local(L + 2, 0), total(L + 2, 0), before(L, 0);
   if (bad.empty())
     for (const auto& g : grids.grids) ++local[static_cast<std::size_t>(g.level)];
   local[L] = bad.empty() ? 0 : 1;
-  MPI_Allreduce(local.data(), total.data(), L + 1, MPI_INT64_T, MPI_SUM, w.comm);
+  local[L + 1] = h != 0 ? 1 : 0;
+  MPI_Allreduce(local.data(), total.data(), L + 2, MPI_INT64_T, MPI_SUM, w.comm);
+  const bool halo_free = total[L + 1] == 0;  // every rank's arrays are exactly its rows
   if (total[L] > 0) agree(w.comm, bad.empty() ? std::nullopt : std::optional<FileError>(FileError(ErrorKind::invalid_argument, w.path, bad)), w.path);
   MPI_Exscan(local.data(), before.data(), L, MPI_INT64_T, MPI_SUM, w.comm);
   if (w.rank == 0) std::fill(before.begin(), before.end(), 0);  // Exscan leaves rank 0 undefined
@@ -407,17 +410,21 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
                     f.float32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE, cell_shape, f.float32 ? 4u : 8u, cells});
 
   std::int64_t bytes_global = 8 * (n_levels + 1), bytes_local = w.rank == 0 ? 8 * (n_levels + 1) : 0;
-  std::size_t half_bytes = 0;  // the largest dataset's share of this rank
   for (const auto& p : plan) {
     bytes_global += n_grids * p.per_row * static_cast<std::int64_t>(p.elem_bytes);
     bytes_local += static_cast<std::int64_t>(nloc) * p.per_row * static_cast<std::int64_t>(p.elem_bytes);
-    half_bytes = std::max(half_bytes, nloc * static_cast<std::size_t>(p.per_row) * p.elem_bytes);
   }
-  // Two halves (pack d+1 while d is written) only while the buffer stays within one
-  // copy of the rank's data; a step of one big variable packs and writes in turn.
-  const bool pipelined = w.opts.pipeline && w.helper_threads && plan.size() > 1 &&
-                         2 * half_bytes <= static_cast<std::size_t>(bytes_local);
-  const std::size_t buffer_bytes = pipelined ? 2 * half_bytes : half_bytes;
+  // Zero-copy candidates (IoOptions::zero_copy): cell datasets whose every array already
+  // is the grid's row, byte for byte (no halo on any rank, the file's element type).
+  // Decided from values every rank shares, so all ranks take the same path.
+  std::vector<char> direct(plan.size(), 0);
+  if (w.opts.zero_copy && w.opts.alloc_early && (halo_free || w.opts.zero_copy_halo) && n_grids > 0) {
+    const bool double_as_is = H5Tequal(H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE) > 0;
+    for (std::size_t d = 0; d < plan.size(); ++d) {
+      if (plan[d].path == "cell_type") direct[d] = 1;
+      else if (d >= first_field && !info.fields[d - first_field].float32) direct[d] = double_as_is ? 1 : 0;
+    }
+  }
 
   const std::string gpath = detail::step_group_path(info.step);
   h5::Group step_group;
@@ -456,6 +463,39 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
     c.check_status(H5Dwrite(lo, H5T_NATIVE_INT64, ms, sp, w.dxpl_coll, level_start.data()), "write level_offsets");
   });
   w.hook("created");
+  // The file offset of every zero-copy dataset (allocated at creation: the same on all
+  // ranks); a dataset without one falls back to the linear buffer.
+  std::vector<std::int64_t> direct_at(plan.size(), -1);
+  std::int64_t direct_datasets = 0;
+  for (std::size_t d = 0; d < plan.size(); ++d) {
+    const haddr_t at = direct[d] ? H5Dget_offset(dsets[d]) : HADDR_UNDEF;
+    direct[d] = at != HADDR_UNDEF ? 1 : 0;
+    if (direct[d]) {
+      direct_at[d] = static_cast<std::int64_t>(at);
+      ++direct_datasets;
+    }
+  }
+  std::size_t half_bytes = 0;  // the largest packed dataset's share of this rank
+  std::int64_t packed_bytes = 0;
+  for (std::size_t d = 0; d < plan.size(); ++d) {
+    if (direct[d]) continue;
+    const std::size_t b = nloc * static_cast<std::size_t>(plan[d].per_row) * plan[d].elem_bytes;
+    half_bytes = std::max(half_bytes, b);
+    packed_bytes += static_cast<std::int64_t>(b);
+  }
+  // Two halves (pack d+1 while d is written) only while the buffer stays within one
+  // copy of the packed data; a step of one big packed variable packs and writes in turn.
+  const bool pipelined = w.opts.pipeline && w.helper_threads && plan.size() > 1 &&
+                         2 * half_bytes <= static_cast<std::size_t>(packed_bytes);
+  const std::size_t buffer_bytes = pipelined ? 2 * half_bytes : half_bytes;
+  MPI_File direct_fh = MPI_FILE_NULL;
+  if (direct_datasets > 0) {
+    void* vh = nullptr;
+    phase(w.comm, w.path, [&] {
+      c.check_status(H5Fget_vfd_handle(w.file, H5P_DEFAULT, &vh), "get the MPI-IO file handle");
+    });
+    direct_fh = *static_cast<MPI_File*>(vh);
+  }
 
   // ---- 5. the data: one linear buffer, one collective write per dataset ----
   // With `pipelined`, a helper packs dataset d+1 into the other half of the buffer while
@@ -518,6 +558,7 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
       }
     };
     auto pack = [&](std::size_t d, unsigned char* b) {
+      if (direct[d]) return;  // written straight from the arrays
       const std::string& n = plan[d].path;
       auto fill_rows = [&](auto* out, auto get) {
         for (std::size_t k = 0; k < nloc; ++k) out[k] = get(k, grids.grids[perm[k]]);
@@ -555,17 +596,42 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
       std::future<void> next;
       if (pipelined && nloc > 0 && d + 1 < plan.size())
         next = std::async(std::launch::async, pack, d + 1, half(d + 1));
-      h5::Dataspace fs(c.check(H5Dget_space(dsets[d]), "space"));
-      h5::select_rows(c, fs, runs);
-      hsize_t nelem = static_cast<hsize_t>(nloc) * static_cast<hsize_t>(p.per_row);
-      h5::Dataspace ms(c.check(H5Screate_simple(1, &nelem, nullptr), "memory space"));
-      if (nelem == 0) H5Sselect_none(ms);
-      const herr_t status = H5Dwrite(dsets[d], p.mem_type, ms, fs, w.dxpl_coll, half(d));
-      if (next.valid()) next.get();  // the helper must be done before any throw
-      c.check_status(status, "write " + gpath + "/" + p.path);
-      H5D_mpio_actual_io_mode_t mode = H5D_MPIO_NO_COLLECTIVE;
-      H5Pget_mpio_actual_io_mode(w.dxpl_coll, &mode);
-      if (mode == H5D_MPIO_NO_COLLECTIVE) all_collective = false;
+      if (direct[d]) {
+        const auto row_bytes = static_cast<std::int64_t>(p.per_row) * static_cast<std::int64_t>(p.elem_bytes);
+        std::vector<detail::Piece> pieces(nloc);
+        for (std::size_t k = 0; k < nloc; ++k) {
+          const GridRecord& g = grids.grids[perm[k]];
+          const void* src = p.path == "cell_type" ? static_cast<const void*>(g.cell_type)
+                                                  : static_cast<const void*>(g.fields[static_cast<std::size_t>(info.fields[d - first_field].slot)]);
+          pieces[k] = {src, row_of[k] * row_bytes, row_bytes};
+        }
+        // A halo'd array: its interior, gathered by MPI (one subarray type per dataset type).
+        MPI_Datatype interior = MPI_DATATYPE_NULL;
+        if (h > 0) {
+          const int full[3] = {blk.sz + 2 * h, blk.sy + 2 * h, blk.sx + 2 * h}, sub[3] = {blk.sz, blk.sy, blk.sx},
+                    at0[3] = {h, h, h};
+          MPI_Type_create_subarray(3, full, sub, at0, MPI_ORDER_C, p.elem_bytes == 1 ? MPI_UINT8_T : MPI_DOUBLE, &interior);
+          MPI_Type_commit(&interior);
+          for (auto& pc : pieces) pc.layout = interior;
+        }
+        const std::string err = detail::write_pieces(direct_fh, w.comm, direct_at[d], pieces, w.opts.collective_transfer);
+        if (interior != MPI_DATATYPE_NULL) MPI_Type_free(&interior);
+        if (next.valid()) next.get();
+        if (!err.empty()) c.fail(ErrorKind::io, "write " + gpath + "/" + p.path + ": " + err);
+        if (!w.opts.collective_transfer) all_collective = false;
+      } else {
+        h5::Dataspace fs(c.check(H5Dget_space(dsets[d]), "space"));
+        h5::select_rows(c, fs, runs);
+        hsize_t nelem = static_cast<hsize_t>(nloc) * static_cast<hsize_t>(p.per_row);
+        h5::Dataspace ms(c.check(H5Screate_simple(1, &nelem, nullptr), "memory space"));
+        if (nelem == 0) H5Sselect_none(ms);
+        const herr_t status = H5Dwrite(dsets[d], p.mem_type, ms, fs, w.dxpl_coll, half(d));
+        if (next.valid()) next.get();  // the helper must be done before any throw
+        c.check_status(status, "write " + gpath + "/" + p.path);
+        H5D_mpio_actual_io_mode_t mode = H5D_MPIO_NO_COLLECTIVE;
+        H5Pget_mpio_actual_io_mode(w.dxpl_coll, &mode);
+        if (mode == H5D_MPIO_NO_COLLECTIVE) all_collective = false;
+      }
 #ifdef SYNC_FILE_RANGE_WRITE
       const haddr_t at = w.writeback_fd >= 0 && !node_runs.empty() ? H5Dget_offset(dsets[d]) : HADDR_UNDEF;
       if (at != HADDR_UNDEF) {
@@ -663,6 +729,7 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
   st.buffer_bytes = static_cast<std::int64_t>(buffer_bytes);
   st.buffer_reused = buffer_reused;
   st.writeback_datasets = writeback_datasets;
+  st.direct_datasets = direct_datasets;
   double dt = t1 - t0;
   MPI_Allreduce(&dt, &st.seconds, 1, MPI_DOUBLE, MPI_MAX, w.comm);
   st.bandwidth = st.seconds > 0 ? static_cast<double>(bytes_global) / st.seconds : 0.0;

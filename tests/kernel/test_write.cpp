@@ -183,6 +183,98 @@ TEST_CASE("the write pipeline changes no byte and keeps the buffer within one co
   release_kept_write_buffer();
 }
 
+TEST_CASE("zero-copy writes put byte for byte what packing writes", "[kernel][mpi]") {
+  // Grids without halo: every array is exactly its row, so the kernel writes the double
+  // fields and cell types straight from them (collective or independent MPI-IO) instead
+  // of packing. Written three ways, plus a step where only rank 0 has grids; the files
+  // must hold the same bytes, and the rows must be this rank's data.
+  // With halo 1 (the solver's layout) the same holds with zero_copy_halo (subarray types).
+  const int rank = rwd::test::world_rank();
+  const int halo = GENERATE(0, 1);
+  INFO("halo " << halo);
+  ToyModel m = ToyModel::build(MPI_COMM_WORLD, 4, halo);
+  ToyModel full = ToyModel::build(MPI_COMM_SELF, 4, halo);
+  ToyModel lopsided;  // rank 0 owns every grid, the others none
+  lopsided.block = 4;
+  lopsided.halo = halo;
+  if (rank == 0) lopsided = full;
+  struct Way {
+    const char* name;
+    bool zero_copy, collective;
+  };
+  const Way ways[] = {{"zc_collective", true, true}, {"zc_independent", true, false}, {"packed", false, true}};
+  std::vector<std::string> paths;
+  std::vector<std::vector<WriteStats>> stats;
+  for (const auto& way : ways) {
+    IoOptions opt;
+    opt.write_views = false;
+    opt.zero_copy = way.zero_copy;
+    opt.zero_copy_halo = way.zero_copy && halo > 0;
+    opt.collective_transfer = way.collective;
+    paths.push_back(rwd::kernel::test::test_path(std::string("zero_copy_h") + std::to_string(halo) + "_" + way.name));
+    Writer w = Writer::create(MPI_COMM_WORLD, paths.back(), ToyModel::common(), opt);
+    stats.emplace_back();
+    stats.back().push_back(w.write_step({1, 0.1, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true}, m.describe()));
+    // float32 output needs a conversion: those datasets are packed
+    stats.back().push_back(w.write_step({2, 0.2, 0.1, StepKind::visualisation, ToyModel::visual_fields(true), false}, m.describe()));
+    stats.back().push_back(w.write_step({3, 0.3, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true}, lopsided.describe()));
+    w.close();
+  }
+  const auto nloc = static_cast<std::int64_t>(m.grids.size());
+  THEN("zero-copy steps write 6 fields + cell types from the arrays and buffer no cell data") {
+    for (std::size_t way = 0; way < 3; ++way) {
+      INFO("way " << ways[way].name);
+      const auto& st = stats[way];
+      CHECK(st[0].direct_datasets == (ways[way].zero_copy ? 7 : 0));
+      CHECK(st[1].direct_datasets == 0);
+      CHECK(st[2].direct_datasets == (ways[way].zero_copy ? 7 : 0));
+      if (ways[way].zero_copy) CHECK(st[0].buffer_bytes < nloc * 64 * 8);  // less than one variable
+      else CHECK(st[0].buffer_bytes == 2 * nloc * 64 * 8);
+      CHECK(st[0].all_collective == ways[way].collective);
+      CHECK(st[0].n_grids == 33);
+      CHECK(st[2].n_grids == 33);
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  THEN("every dataset of every step reads back the same from all three files, and as written") {
+    std::vector<Reader> readers;
+    for (const auto& p : paths) readers.push_back(Reader::open(p));
+    for (std::int64_t step : {1, 2, 3}) {
+      Topology t0 = readers[0].read_topology(step);
+      std::vector<std::int64_t> rows(static_cast<std::size_t>(t0.n_grids));
+      std::iota(rows.begin(), rows.end(), 0);
+      const auto fields = step == 2 ? ToyModel::visual_fields(true) : ToyModel::checkpoint_fields();
+      std::vector<std::vector<double>> first;
+      for (std::size_t k = 0; k < readers.size(); ++k) {
+        INFO("step " << step << ", way " << ways[k].name);
+        Topology t = readers[k].read_topology(step);
+        CHECK(t.uid == t0.uid);
+        CHECK(t.child_rows == t0.child_rows);
+        for (std::size_t fi = 0; fi < fields.size(); ++fi) {
+          std::vector<double> a(rows.size() * 64);
+          readers[k].read_rows(step, fields[fi].group, fields[fi].name, rows, a.data());
+          if (k == 0) first.push_back(a);
+          else CHECK(rwd::kernel::test::bit_equal(a, first[fi]));
+          if (step != 2) {  // double data: exactly the model's interior, row by row
+            const auto want = full.interior(fields[fi].slot);
+            for (std::size_t i = 0; i < rows.size(); ++i)
+              CHECK(rwd::kernel::test::bit_equal(std::vector<double>(a.begin() + static_cast<std::ptrdiff_t>(i * 64),
+                                                                     a.begin() + static_cast<std::ptrdiff_t>((i + 1) * 64)),
+                                                  want.at(t.uid[i])));
+          }
+        }
+        if (step != 2) {
+          std::vector<std::uint8_t> ct(rows.size() * 64), ct0(rows.size() * 64);
+          readers[k].read_cell_types(step, rows, ct.data());
+          readers[0].read_cell_types(step, rows, ct0.data());
+          CHECK(ct == ct0);
+        }
+      }
+    }
+  }
+  release_kept_write_buffer();
+}
+
 TEST_CASE("ranks without grids take part; an all-empty step is written", "[kernel][mpi]") {
   const std::string path = rwd::kernel::test::test_path("empty");
   const int rank = rwd::test::world_rank(), size = rwd::test::world_size();

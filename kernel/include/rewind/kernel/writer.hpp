@@ -60,6 +60,8 @@ struct WriteStats {
   bool buffer_reused = false;      ///< this rank's buffer was the one kept from a step before
   std::int64_t writeback_datasets = 0;  ///< datasets whose early writeback this rank started
                                         ///< (node leaders of durable steps only)
+  std::int64_t direct_datasets = 0;  ///< datasets written zero-copy from the grids' arrays
+                                     ///< (IoOptions::zero_copy), the same on every rank
   double seconds = 0.0;            ///< wall time of write_step (max over ranks), flushes included
   double bandwidth = 0.0;          ///< bytes / seconds, bytes per second
   bool all_collective = true;      ///< every bulk write reported a collective transfer

@@ -1,0 +1,126 @@
+#include "direct_write.hpp"
+
+#include <algorithm>
+
+namespace rwd::kernel::detail {
+
+namespace {
+
+std::string mpi_error(int code, const char* what) {
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(code, msg, &len);
+  return std::string(what) + ": " + std::string(msg, static_cast<std::size_t>(len));
+}
+
+/// Splits `pieces` into calls of at most `max` bytes (a piece larger than `max` is cut).
+std::vector<std::vector<Piece>> split_calls(const std::vector<Piece>& pieces, std::int64_t max) {
+  std::vector<std::vector<Piece>> calls;
+  std::int64_t in_call = max;  // forces a new call first
+  for (Piece p : pieces) {
+    while (p.bytes > 0) {
+      if (in_call >= max || (p.layout != MPI_DATATYPE_NULL && in_call + p.bytes > max && in_call > 0)) {
+        calls.emplace_back();
+        in_call = 0;
+      }
+      // A piece with a layout is never cut (it is one grid: far below `max`).
+      const std::int64_t take = p.layout != MPI_DATATYPE_NULL ? p.bytes : std::min(p.bytes, max - in_call);
+      calls.back().push_back({p.src, p.offset, take, p.layout});
+      in_call += take;
+      p.src = static_cast<const unsigned char*>(p.src) + take;
+      p.offset += take;
+      p.bytes -= take;
+    }
+  }
+  return calls;
+}
+
+/// Memory type: every piece's bytes, in order, at absolute addresses (use with MPI_BOTTOM).
+int memory_type(const std::vector<Piece>& ps, MPI_Datatype* t) {
+  std::vector<int> len(ps.size());
+  std::vector<MPI_Aint> at(ps.size());
+  std::vector<MPI_Datatype> types(ps.size(), MPI_BYTE);
+  bool laid_out = false;
+  for (std::size_t i = 0; i < ps.size(); ++i) {
+    MPI_Get_address(ps[i].src, &at[i]);
+    if (ps[i].layout != MPI_DATATYPE_NULL) {
+      laid_out = true;
+      types[i] = ps[i].layout;
+      len[i] = 1;
+    } else {
+      len[i] = static_cast<int>(ps[i].bytes);
+    }
+  }
+  int rc = laid_out ? MPI_Type_create_struct(static_cast<int>(ps.size()), len.data(), at.data(), types.data(), t)
+                    : MPI_Type_create_hindexed(static_cast<int>(ps.size()), len.data(), at.data(), MPI_BYTE, t);
+  return rc == MPI_SUCCESS ? MPI_Type_commit(t) : rc;
+}
+
+}  // namespace
+
+std::string write_pieces(MPI_File fh, MPI_Comm comm, std::int64_t base, const std::vector<Piece>& pieces,
+                         bool collective, std::int64_t max_call_bytes) {
+  const auto calls = split_calls(pieces, max_call_bytes);
+  std::string err;
+  if (!collective) {
+    for (const auto& call : calls) {
+      // One write per run of pieces that are contiguous in the file.
+      for (std::size_t a = 0; a < call.size() && err.empty();) {
+        std::size_t b = a + 1;
+        while (b < call.size() && call[b].offset == call[b - 1].offset + call[b - 1].bytes) ++b;
+        const std::vector<Piece> run(call.begin() + static_cast<std::ptrdiff_t>(a), call.begin() + static_cast<std::ptrdiff_t>(b));
+        MPI_Datatype mt = MPI_DATATYPE_NULL;
+        int rc = memory_type(run, &mt);
+        if (rc == MPI_SUCCESS)
+          rc = MPI_File_write_at(fh, static_cast<MPI_Offset>(base + run.front().offset), MPI_BOTTOM, 1, mt, MPI_STATUS_IGNORE);
+        if (mt != MPI_DATATYPE_NULL) MPI_Type_free(&mt);
+        if (rc != MPI_SUCCESS) err = mpi_error(rc, "MPI_File_write_at");
+        a = b;
+      }
+      if (!err.empty()) break;
+    }
+    return err;
+  }
+  // Collective: every rank makes as many calls as the rank with the most.
+  long long mine = static_cast<long long>(calls.size()), n_calls = 0;
+  MPI_Allreduce(&mine, &n_calls, 1, MPI_LONG_LONG, MPI_MAX, comm);
+  for (long long i = 0; i < n_calls; ++i) {
+    int rc = MPI_SUCCESS;
+    MPI_Datatype mt = MPI_DATATYPE_NULL, ft = MPI_DATATYPE_NULL;
+    MPI_Offset disp = 0;
+    if (i < mine && err.empty()) {
+      const auto& call = calls[static_cast<std::size_t>(i)];
+      rc = memory_type(call, &mt);
+      // File type: the call's byte runs relative to its first byte (merged when adjacent).
+      std::vector<int> len;
+      std::vector<MPI_Aint> at;
+      for (const auto& p : call) {
+        const MPI_Aint rel = static_cast<MPI_Aint>(p.offset - call.front().offset);
+        if (!at.empty() && at.back() + len.back() == rel) len.back() += static_cast<int>(p.bytes);
+        else {
+          at.push_back(rel);
+          len.push_back(static_cast<int>(p.bytes));
+        }
+      }
+      if (rc == MPI_SUCCESS) rc = MPI_Type_create_hindexed(static_cast<int>(at.size()), len.data(), at.data(), MPI_BYTE, &ft);
+      if (rc == MPI_SUCCESS) rc = MPI_Type_commit(&ft);
+      disp = static_cast<MPI_Offset>(base + call.front().offset);
+      if (rc != MPI_SUCCESS) err = mpi_error(rc, "building MPI datatypes");
+    }
+    // Every rank joins both collectives, with nothing to write if it has no data.
+    const bool has = mt != MPI_DATATYPE_NULL && ft != MPI_DATATYPE_NULL && err.empty();
+    rc = MPI_File_set_view(fh, has ? disp : 0, MPI_BYTE, has ? ft : MPI_BYTE, "native", MPI_INFO_NULL);
+    if (rc != MPI_SUCCESS && err.empty()) err = mpi_error(rc, "MPI_File_set_view");
+    rc = has ? MPI_File_write_at_all(fh, 0, MPI_BOTTOM, 1, mt, MPI_STATUS_IGNORE)
+             : MPI_File_write_at_all(fh, 0, nullptr, 0, MPI_BYTE, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS && err.empty()) err = mpi_error(rc, "MPI_File_write_at_all");
+    if (mt != MPI_DATATYPE_NULL) MPI_Type_free(&mt);
+    if (ft != MPI_DATATYPE_NULL) MPI_Type_free(&ft);
+  }
+  // Back to HDF5's view: it writes contiguous blocks with MPI_BYTE at absolute offsets.
+  int rc = MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+  if (rc != MPI_SUCCESS && err.empty()) err = mpi_error(rc, "MPI_File_set_view (reset)");
+  return err;
+}
+
+}  // namespace rwd::kernel::detail

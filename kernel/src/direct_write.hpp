@@ -1,0 +1,38 @@
+// Private: zero-copy writes of a dataset's rows straight from the caller's arrays.
+//
+// When a grid's cell array holds exactly its row of a dataset (no halo, the file's
+// element type), packing it into the linear buffer is a copy for nothing: the kernel
+// then writes the rank's rows of that (contiguous, early-allocated) dataset through
+// HDF5's own MPI-IO file handle, with an MPI memory type that points at every grid's
+// array (MPI_BOTTOM + absolute addresses) and a file view of the rank's rows. The bytes
+// in the file are exactly those H5Dwrite would have written; the format is unchanged.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rwd::kernel::detail {
+
+/// `bytes` bytes at `src` belong at byte `offset` of the dataset's data. With a `layout`
+/// (an MPI datatype of exactly `bytes` bytes, e.g. the interior of a halo'd array), those
+/// bytes are gathered from `src` as the type describes; without, they are contiguous.
+struct Piece {
+  const void* src = nullptr;
+  std::int64_t offset = 0;
+  std::int64_t bytes = 0;
+  MPI_Datatype layout = MPI_DATATYPE_NULL;
+};
+
+/// Writes this rank's `pieces` (increasing, non-overlapping offsets) of a dataset whose
+/// data starts at byte `base` of the file. `collective`: one file view + one
+/// MPI_File_write_at_all per call on every rank of `comm` (ranks with fewer or no pieces
+/// still take part); otherwise one MPI_File_write_at per contiguous file run. Calls hold
+/// at most `max_call_bytes` per rank (MPI counts are int). The file view is reset to
+/// HDF5's (displacement 0, MPI_BYTE) before returning. Returns an empty string or this
+/// rank's first MPI error (callers agree on errors across ranks).
+std::string write_pieces(MPI_File fh, MPI_Comm comm, std::int64_t base, const std::vector<Piece>& pieces,
+                         bool collective, std::int64_t max_call_bytes = std::int64_t{1} << 30);
+
+}  // namespace rwd::kernel::detail
