@@ -28,7 +28,7 @@
 //                                     close() that syncs is outside the timer), R (no sync),
 //                                     D (plain dd)
 //   read (restart):                   K  Reader::open + read_topology + every variable of
-//                                        the rank's rows (partition_rows)
+//                                        the rank's rows (partition_rows), one read_fields
 //                                     R  one contiguous MPI_File_read_at_all per rank
 //                                     D  dd if=FILE of=/dev/null bs=1M (rank 0)
 // Every write target is unlinked before its write (untimed; then sync, 1 s for the disk's
@@ -346,17 +346,25 @@ int main(int argc, char** argv) {
     k::Topology t = r.read_topology(1);
     const double t2 = MPI_Wtime();
     auto rows = k::partition_rows(t, rank_, size_);
-    in.resize(rows.size() * cells);
-    for (int v = 0; v < nvars; ++v) r.read_rows(1, "cell_data", "v" + std::to_string(v), rows, in.data());
+    in.resize(static_cast<std::size_t>(nvars) * rows.size() * cells);
+    std::vector<k::Reader::FieldRef> fields;
+    std::vector<double*> outs;
+    for (int v = 0; v < nvars; ++v) {
+      fields.push_back({"cell_data", "v" + std::to_string(v)});
+      outs.push_back(in.data() + static_cast<std::size_t>(v) * rows.size() * cells);
+    }
+    r.read_fields(1, fields, rows, outs);
     const double t3 = MPI_Wtime();
     const double sec = max_over_ranks(t3 - t0);
     read_parts_ = {max_over_ranks(t1 - t0), max_over_ranks(t2 - t1), max_over_ranks(t3 - t2)};
-    // Check (untimed) what came back: the last variable of grid i holds i + nvars - 1.
+    // Check (untimed) what came back: variable v of grid i holds i + v.
     int bad = 0;
-    for (std::size_t j = 0; j < rows.size(); ++j) {
-      const double want = static_cast<double>(index_of.at(t.uid[static_cast<std::size_t>(rows[j])])) + nvars - 1;
-      if (in[j * cells] != want || in[j * cells + cells - 1] != want) bad = 1;
-    }
+    for (int v = 0; v < nvars; ++v)
+      for (std::size_t j = 0; j < rows.size(); ++j) {
+        const double want = static_cast<double>(index_of.at(t.uid[static_cast<std::size_t>(rows[j])])) + v;
+        const double* got = outs[static_cast<std::size_t>(v)] + j * cells;
+        if (got[0] != want || got[cells - 1] != want) bad = 1;
+      }
     int any = 0;
     MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (any) {
@@ -487,7 +495,7 @@ int main(int argc, char** argv) {
         rec(r, "kernel_read", kb, kernel_read());
         bd["read: Reader::open (probe + collective open + /common)"].push_back(read_parts_[0]);
         bd["read: read_topology"].push_back(read_parts_[1]);
-        bd["read: cell data (8 read_rows)"].push_back(read_parts_[2]);
+        bd["read: cell data (read_fields, 8 datasets)"].push_back(read_parts_[2]);
       } else if (c == "R") {
         fsync_evict(rfile, true);
         rec(r, "mpiio_read", kb, raw_read());

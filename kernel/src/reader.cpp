@@ -222,25 +222,39 @@ std::vector<FieldInfo> Reader::fields(std::int64_t step_number) const {
 }
 
 namespace {
+/// One dataset of a multi-dataset read and where its rows go.
 template <typename T>
-void read_rows_impl(const Reader::Impl& r, const StepEntry& e, const std::string& dpath, hid_t memtype,
-                    H5T_class_t cls, const std::vector<std::int64_t>& rows, T* out) {
+struct ReadTarget {
+  std::string dpath;
+  T* out = nullptr;
+};
+
+/// Reads the same rows of every target dataset. Ranks agree three times in all (after
+/// opening and checking every dataset, on the transfer mode, after every read), not per
+/// dataset: with independent transfers a rank that finishes one dataset early goes on to
+/// the next instead of waiting for the slowest rank.
+template <typename T>
+void read_rows_impl(const Reader::Impl& r, const StepEntry& e, const std::vector<ReadTarget<T>>& targets, hid_t memtype,
+                    H5T_class_t cls, const std::vector<std::int64_t>& rows) {
   const Ctx& c = r.ctx;
   const BlockShape b = r.common.block;
   const std::size_t cells = static_cast<std::size_t>(b.cells());
-  h5::Dataset d;
+  std::vector<h5::Dataset> ds;
   std::vector<std::int64_t> sorted;
   bool direct = true;
   detail::phase(r.comm, r.path, [&] {
     h5::Group g = h5::open_group(c, r.file, e.group);
-    d = h5::open_dataset(c, g, dpath);
-    auto dm = h5::dims(c, d, e.group + "/" + dpath);
     const std::vector<hsize_t> want{static_cast<hsize_t>(e.n_grids), static_cast<hsize_t>(b.sz),
                                     static_cast<hsize_t>(b.sy), static_cast<hsize_t>(b.sx)};
-    if (dm != want) c.fail(ErrorKind::bad_shape, fmt::format("{}/{} is not shaped (grids, sz, sy, sx) = ({},{},{},{})",
-                                                             e.group, dpath, e.n_grids, b.sz, b.sy, b.sx));
-    h5::Datatype t(H5Dget_type(d));
-    if (H5Tget_class(t) != cls) c.fail(ErrorKind::bad_shape, fmt::format("{}/{} has the wrong type", e.group, dpath));
+    for (const auto& tg : targets) {
+      h5::Dataset d = h5::open_dataset(c, g, tg.dpath);
+      auto dm = h5::dims(c, d, e.group + "/" + tg.dpath);
+      if (dm != want) c.fail(ErrorKind::bad_shape, fmt::format("{}/{} is not shaped (grids, sz, sy, sx) = ({},{},{},{})",
+                                                               e.group, tg.dpath, e.n_grids, b.sz, b.sy, b.sx));
+      h5::Datatype t(H5Dget_type(d));
+      if (H5Tget_class(t) != cls) c.fail(ErrorKind::bad_shape, fmt::format("{}/{} has the wrong type", e.group, tg.dpath));
+      ds.push_back(std::move(d));
+    }
     for (std::size_t i = 0; i < rows.size(); ++i) {
       if (rows[i] < 0 || rows[i] >= e.n_grids)
         c.fail(ErrorKind::invalid_argument, fmt::format("row {} out of range (step has {} grids)", rows[i], e.n_grids));
@@ -249,13 +263,11 @@ void read_rows_impl(const Reader::Impl& r, const StepEntry& e, const std::string
   });
   // HDF5 returns a union of hyperslabs in file order: read sorted rows, then scatter.
   std::vector<T> tmp;
-  T* dst = out;
   if (!direct) {
     sorted = rows;
     std::sort(sorted.begin(), sorted.end());
     sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
     tmp.resize(sorted.size() * cells);
-    dst = tmp.data();
   }
   const auto& use = direct ? rows : sorted;
   const std::vector<h5::RowRun> runs = h5::runs_of(use);
@@ -274,19 +286,27 @@ void read_rows_impl(const Reader::Impl& r, const StepEntry& e, const std::string
   detail::phase(r.comm, r.path, [&] {
     if (total == 0) return;  // every rank empty: skip the collective (addr overflow on 1.10.8)
     if (independent && use.empty()) return;  // nothing to read, and no collective to join
-    h5::Dataspace fs(c.check(H5Dget_space(d), "space"));
-    h5::select_rows(c, fs, runs);
     hsize_t n = static_cast<hsize_t>(use.size() * cells);
     h5::Dataspace ms(c.check(H5Screate_simple(1, &n, nullptr), "memory space"));
     if (n == 0) H5Sselect_none(ms);
-    c.check_status(H5Dread(d, memtype, ms, fs, independent ? r.dxpl_indep : r.dxpl, dst), "cannot read " + e.group + "/" + dpath, ErrorKind::corrupt);
-  });
-  if (!direct) {
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      auto it = std::lower_bound(sorted.begin(), sorted.end(), rows[i]);
-      std::memcpy(out + i * cells, tmp.data() + static_cast<std::size_t>(it - sorted.begin()) * cells, cells * sizeof(T));
+    std::string failed;  // collective reads: every rank still joins every dataset's read
+    for (std::size_t k = 0; k < targets.size(); ++k) {
+      h5::Dataspace fs(c.check(H5Dget_space(ds[k]), "space"));
+      h5::select_rows(c, fs, runs);
+      T* dst = direct ? targets[k].out : tmp.data();
+      if (H5Dread(ds[k], memtype, ms, fs, independent ? r.dxpl_indep : r.dxpl, dst) < 0 && failed.empty()) {
+        failed = targets[k].dpath;
+        if (independent) break;
+      }
+      if (!direct && failed.empty())
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+          auto it = std::lower_bound(sorted.begin(), sorted.end(), rows[i]);
+          std::memcpy(targets[k].out + i * cells, tmp.data() + static_cast<std::size_t>(it - sorted.begin()) * cells,
+                      cells * sizeof(T));
+        }
     }
-  }
+    if (!failed.empty()) c.fail(ErrorKind::corrupt, "cannot read " + e.group + "/" + failed);
+  });
 }
 }  // namespace
 
@@ -294,13 +314,24 @@ void Reader::read_rows(std::int64_t step_number, const std::string& group, const
                        const std::vector<std::int64_t>& rows, double* out) const {
   StepEntry e;
   detail::phase(impl_->comm, impl_->path, [&] { e = step(step_number, true); });
-  read_rows_impl(*impl_, e, group + "/" + name, H5T_NATIVE_DOUBLE, H5T_FLOAT, rows, out);
+  read_rows_impl<double>(*impl_, e, {{group + "/" + name, out}}, H5T_NATIVE_DOUBLE, H5T_FLOAT, rows);
+}
+
+void Reader::read_fields(std::int64_t step_number, const std::vector<FieldRef>& fields,
+                         const std::vector<std::int64_t>& rows, const std::vector<double*>& outs) const {
+  if (fields.size() != outs.size())
+    throw FileError(ErrorKind::invalid_argument, impl_->path, "read_fields: one output per field");
+  StepEntry e;
+  detail::phase(impl_->comm, impl_->path, [&] { e = step(step_number, true); });
+  std::vector<ReadTarget<double>> targets;
+  for (std::size_t i = 0; i < fields.size(); ++i) targets.push_back({fields[i].group + "/" + fields[i].name, outs[i]});
+  read_rows_impl<double>(*impl_, e, targets, H5T_NATIVE_DOUBLE, H5T_FLOAT, rows);
 }
 
 void Reader::read_cell_types(std::int64_t step_number, const std::vector<std::int64_t>& rows, std::uint8_t* out) const {
   StepEntry e;
   detail::phase(impl_->comm, impl_->path, [&] { e = step(step_number, true); });
-  read_rows_impl(*impl_, e, "cell_type", H5T_NATIVE_UINT8, H5T_INTEGER, rows, out);
+  read_rows_impl<std::uint8_t>(*impl_, e, {{"cell_type", out}}, H5T_NATIVE_UINT8, H5T_INTEGER, rows);
 }
 
 std::vector<std::int64_t> partition_rows(const Topology& topo, int rank, int nranks) {

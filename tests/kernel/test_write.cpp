@@ -3,6 +3,7 @@
 #include <hdf5.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <numeric>
 #include <set>
 
@@ -334,6 +335,42 @@ TEST_CASE("collective reads on any rank count return the written rows", "[kernel
   long long n = static_cast<long long>(back.grids.size()), total = 0;
   MPI_Allreduce(&n, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   CHECK(total == 33);
+  THEN("read_fields returns what read_rows returns for each field, rows in any order") {
+    auto t = r.read_topology(5);
+    auto rows = partition_rows(t, rwd::test::world_rank(), rwd::test::world_size());
+    for (bool shuffled : {false, true}) {
+      if (shuffled) std::reverse(rows.begin(), rows.end());
+      const auto fields = ToyModel::checkpoint_fields();
+      std::vector<Reader::FieldRef> refs;
+      std::vector<std::vector<double>> got(fields.size(), std::vector<double>(rows.size() * 64));
+      std::vector<double*> outs;
+      for (std::size_t i = 0; i < fields.size(); ++i) {
+        refs.push_back({fields[i].group, fields[i].name});
+        outs.push_back(got[i].data());
+      }
+      r.read_fields(5, refs, rows, outs);
+      for (std::size_t i = 0; i < fields.size(); ++i) {
+        std::vector<double> one(rows.size() * 64);
+        r.read_rows(5, fields[i].group, fields[i].name, rows, one.data());
+        CHECK(rwd::kernel::test::bit_equal(got[i], one));
+        const auto want = full.interior(fields[i].slot);
+        for (std::size_t j = 0; j < rows.size(); ++j)
+          CHECK(rwd::kernel::test::bit_equal(std::vector<double>(got[i].begin() + static_cast<std::ptrdiff_t>(j * 64),
+                                                                 got[i].begin() + static_cast<std::ptrdiff_t>((j + 1) * 64)),
+                                              want.at(t.uid[static_cast<std::size_t>(rows[j])])));
+      }
+    }
+    THEN("a missing field fails on every rank, naming it") {
+      std::vector<double> a(rows.size() * 64), b(rows.size() * 64);
+      try {
+        r.read_fields(5, {{"cell_data", "u"}, {"cell_data", "nope"}}, rows, {a.data(), b.data()});
+        FAIL("no error");
+      } catch (const FileError& e) {
+        CHECK(std::string(e.what()).find("nope") != std::string::npos);
+      }
+      CHECK_THROWS_AS(r.read_fields(5, {{"cell_data", "u"}}, rows, {a.data(), b.data()}), FileError);
+    }
+  }
   THEN("a rank may read nothing while others read") {
     std::vector<std::int64_t> rows;
     if (rwd::test::world_rank() == 0) rows = {0, 32, 1};

@@ -81,6 +81,16 @@ class Reader {
   /// given. float32 datasets are converted. Collective in collective mode.
   void read_rows(std::int64_t step, const std::string& group, const std::string& name,
                  const std::vector<std::int64_t>& rows, double* out) const;
+  /// A cell dataset by name, for read_fields.
+  struct FieldRef {
+    std::string group, name;
+  };
+  /// read_rows of several datasets at once (outs[i] receives fields[i]): one agreement
+  /// between ranks for all of them instead of one per dataset, so with large row runs
+  /// (independent transfers) no rank waits for the others between datasets. Restart
+  /// reads use it. Collective in collective mode.
+  void read_fields(std::int64_t step, const std::vector<FieldRef>& fields, const std::vector<std::int64_t>& rows,
+                   const std::vector<double*>& outs) const;
   /// Same for cell_type (uint8).
   void read_cell_types(std::int64_t step, const std::vector<std::int64_t>& rows,
                        std::uint8_t* out) const;
