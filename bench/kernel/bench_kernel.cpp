@@ -4,6 +4,7 @@
 //
 //   mpiexec -n P rewind_bench_kernel DIR [--rounds R] [--vars V] [--halo H] [--quick]
 //                                        [--zero-copy-halo] [--only durable|cache|read]
+//                                        [--io KEY=VALUE ...]   (more IoOptions for K)
 //
 // Tree: full octree to level 3 (585 grids), 32^3 cells per grid, V float64 variables
 // (default 8: 1.14 GiB of cell data, 1.23 GB with topology). --quick = 3 rounds, 2 vars.
@@ -178,6 +179,7 @@ int main(int argc, char** argv) {
   std::string dir = ".";
   int nvars = 8, rounds = 5, halo = 0;
   bool zero_copy_halo = false;  // --zero-copy-halo: K sets IoOptions::zero_copy_halo
+  std::vector<std::string> io_sets;  // --io KEY=VALUE: more IoOptions for K (set_option)
   std::string only;  // "durable", "cache" or "read": run just that group (quicker experiments)
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -188,6 +190,8 @@ int main(int argc, char** argv) {
       rounds = std::atoi(argv[++i]);
     } else if (a == "--only" && i + 1 < argc) {
       only = argv[++i];
+    } else if (a == "--io" && i + 1 < argc) {
+      io_sets.emplace_back(argv[++i]);
     } else if (a == "--zero-copy-halo") {
       zero_copy_halo = true;
     } else if (a == "--halo" && i + 1 < argc) {
@@ -257,6 +261,15 @@ int main(int argc, char** argv) {
     o.write_views = false;
     o.zero_copy = o.pipeline = o.early_writeback = !serial;
     o.zero_copy_halo = !serial && zero_copy_halo;
+    if (!serial)
+      for (const auto& kv : io_sets) {
+        const auto eq = kv.find('=');
+        const std::string key = kv.substr(0, eq), val = eq == std::string::npos ? "" : kv.substr(eq + 1);
+        k::OptionValue v = val;
+        if (val == "true" || val == "false") v = val == "true";
+        else if (!val.empty() && val.find_first_not_of("0123456789") == std::string::npos) v = std::int64_t{std::stoll(val)};
+        k::set_option(o, key, v);
+      }
     o.flush_on_commit = durable;
     o.on_phase = [&](const char* ph) { phase_t[ph] = MPI_Wtime(); };
     MPI_Barrier(MPI_COMM_WORLD);

@@ -198,7 +198,7 @@ Writer Writer::create(MPI_Comm comm, const std::string& path, const CommonInfo& 
   });
   phase(w.comm, path, [&] {
     detail::write_header(w.ctx, w.file, common, w.dxpl_coll, w.rank == 0);
-    w.flush();
+    if (w.opts.flush_on_commit) w.flush();  // /common durable before any step
   });
   w.open_writeback();
   return Writer(std::move(im));

@@ -58,9 +58,10 @@ struct IoOptions {
                                            ///< next dataset is packed; the commit flush then
                                            ///< waits only for the tail
   // --- crash protocol ---
-  bool flush_on_commit = true;             ///< flush -> committed marker -> flush. Turning it
-                                           ///< off is for page-cache benchmarks ONLY: a crash
-                                           ///< can then lose the whole file.
+  bool flush_on_commit = true;             ///< flush after /common, then per step flush ->
+                                           ///< committed marker -> flush. Turning it off (no
+                                           ///< flush before close) is for page-cache benchmarks
+                                           ///< ONLY: a crash can then lose the whole file.
   // --- derived outputs ---
   bool write_views = true;                 ///< rank 0 writes the VTKHDF view + .hdf.series
                                            ///< after each committed step
