@@ -13,6 +13,19 @@
 using namespace rwd::kernel;
 using rwd::kernel::test::ToyModel;
 
+namespace {
+std::vector<Reader> open_all(const std::vector<std::string>& paths) {
+  std::vector<Reader> readers;
+  for (const auto& p : paths) readers.push_back(Reader::open(p));
+  return readers;
+}
+std::vector<std::int64_t> all_rows(const Topology& t) {
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(t.n_grids));
+  std::iota(rows.begin(), rows.end(), 0);
+  return rows;
+}
+}  // namespace
+
 TEST_CASE("rows are ordered by (level, rank, key); links are rows; data lands in its row", "[kernel][mpi]") {
   const std::string path = rwd::kernel::test::test_path("layout");
   ToyModel m = ToyModel::build(MPI_COMM_WORLD);
@@ -138,12 +151,10 @@ TEST_CASE("the write pipeline changes no byte and keeps the buffer within one co
   }
   MPI_Barrier(MPI_COMM_WORLD);
   THEN("every dataset reads back the same in all three files") {
-    std::vector<Reader> readers;
-    for (const auto& p : paths) readers.push_back(Reader::open(p));
+    std::vector<Reader> readers = open_all(paths);
     for (std::int64_t step : {1, 2, 3}) {
       Topology t0 = readers[0].read_topology(step);
-      std::vector<std::int64_t> rows(static_cast<std::size_t>(t0.n_grids));
-      std::iota(rows.begin(), rows.end(), 0);
+      const std::vector<std::int64_t> rows = all_rows(t0);
       std::vector<FieldSpec> fields = step == 3 ? std::vector<FieldSpec>{{"cell_data", "u", 0}} : ToyModel::checkpoint_fields();
       for (std::size_t k = 1; k < readers.size(); ++k) {
         Topology t = readers[k].read_topology(step);
@@ -238,12 +249,10 @@ TEST_CASE("zero-copy writes put byte for byte what packing writes", "[kernel][mp
   }
   MPI_Barrier(MPI_COMM_WORLD);
   THEN("every dataset of every step reads back the same from all three files, and as written") {
-    std::vector<Reader> readers;
-    for (const auto& p : paths) readers.push_back(Reader::open(p));
+    std::vector<Reader> readers = open_all(paths);
     for (std::int64_t step : {1, 2, 3}) {
       Topology t0 = readers[0].read_topology(step);
-      std::vector<std::int64_t> rows(static_cast<std::size_t>(t0.n_grids));
-      std::iota(rows.begin(), rows.end(), 0);
+      const std::vector<std::int64_t> rows = all_rows(t0);
       const auto fields = step == 2 ? ToyModel::visual_fields(true) : ToyModel::checkpoint_fields();
       std::vector<std::vector<double>> first;
       for (std::size_t k = 0; k < readers.size(); ++k) {
@@ -353,11 +362,11 @@ TEST_CASE("collective reads on any rank count return the written rows", "[kernel
         std::vector<double> one(rows.size() * 64);
         r.read_rows(5, fields[i].group, fields[i].name, rows, one.data());
         CHECK(rwd::kernel::test::bit_equal(got[i], one));
-        const auto want = full.interior(fields[i].slot);
+        const auto expect = full.interior(fields[i].slot);
         for (std::size_t j = 0; j < rows.size(); ++j)
           CHECK(rwd::kernel::test::bit_equal(std::vector<double>(got[i].begin() + static_cast<std::ptrdiff_t>(j * 64),
                                                                  got[i].begin() + static_cast<std::ptrdiff_t>((j + 1) * 64)),
-                                              want.at(t.uid[static_cast<std::size_t>(rows[j])])));
+                                              expect.at(t.uid[static_cast<std::size_t>(rows[j])])));
       }
     }
     THEN("a missing field fails on every rank, naming it") {
