@@ -1,14 +1,16 @@
 // Helper for the fault-injection test (crash_test.py).
-//   writer:  mpiexec -n 2 kernel_crash_writer write FILE LOG PIDDIR
+//   writer:  mpiexec -n 2 kernel_crash_writer write FILE LOG PIDDIR HALO
 //            writes checkpoints in a loop until killed; rank 0 appends each committed
-//            step number to LOG after write_step returns.
-//   verify:  kernel_crash_writer verify FILE LOG
+//            step number to LOG after write_step returns. HALO 1: arrays with one ghost
+//            layer (packed); 0: halo-free arrays (written zero-copy).
+//   verify:  kernel_crash_writer verify FILE LOG HALO
 //            opens FILE read-only; every step in LOG must be committed; every committed
 //            step must read back bit-exactly and restart. Exit 0 = consistent.
 #include <mpi.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <string>
@@ -22,14 +24,14 @@ namespace {
 constexpr int kBlock = 16;  // ~6.5 MB per checkpoint: a write window worth hitting
 constexpr double kDt = 0.01;
 
-int write(const std::string& file, const std::string& log, const std::string& piddir) {
+int write(const std::string& file, const std::string& log, const std::string& piddir, int halo) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   {
     std::ofstream(piddir + "/pid." + std::to_string(rank)) << ::getpid() << "\n";
   }
   MPI_Barrier(MPI_COMM_WORLD);
-  ToyModel m = ToyModel::build(MPI_COMM_WORLD, kBlock);
+  ToyModel m = ToyModel::build(MPI_COMM_WORLD, kBlock, halo);
   IoOptions opt;
   opt.write_views = false;
   Writer w = Writer::create(MPI_COMM_WORLD, file, ToyModel::common(kBlock), opt);
@@ -45,7 +47,7 @@ int write(const std::string& file, const std::string& log, const std::string& pi
   return 0;
 }
 
-int verify(const std::string& file, const std::string& log) {
+int verify(const std::string& file, const std::string& log, int halo) {
   std::set<std::int64_t> logged;
   {
     std::ifstream in(log);
@@ -69,14 +71,14 @@ int verify(const std::string& file, const std::string& log) {
       std::printf("FAIL: logged step %lld is not committed\n", static_cast<long long>(s));
       return 1;
     }
-  ToyModel ref = ToyModel::build(MPI_COMM_SELF, kBlock);
+  ToyModel ref = ToyModel::build(MPI_COMM_SELF, kBlock, halo);
   std::int64_t at = 0;
   for (const auto& e : committed) {
     while (at < e.step) {
       ref.advance(kDt);
       ++at;
     }
-    ToyModel back = ToyModel::restart(*r, e.step, MPI_COMM_SELF);
+    ToyModel back = ToyModel::restart(*r, e.step, MPI_COMM_SELF, halo);
     for (int slot = 0; slot < 6; ++slot) {
       auto want = ref.interior(slot);
       for (const auto& [uid, v] : back.interior(slot))
@@ -97,9 +99,9 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rc = 2;
   const std::string mode = argc > 1 ? argv[1] : "";
-  if (mode == "write" && argc == 5) rc = write(argv[2], argv[3], argv[4]);
-  else if (mode == "verify" && argc == 4) rc = verify(argv[2], argv[3]);
-  else std::fprintf(stderr, "usage: kernel_crash_writer write FILE LOG PIDDIR | verify FILE LOG\n");
+  if (mode == "write" && argc == 6) rc = write(argv[2], argv[3], argv[4], std::atoi(argv[5]));
+  else if (mode == "verify" && argc == 5) rc = verify(argv[2], argv[3], std::atoi(argv[4]));
+  else std::fprintf(stderr, "usage: kernel_crash_writer write FILE LOG PIDDIR HALO | verify FILE LOG HALO\n");
   MPI_Finalize();
   return rc;
 }
