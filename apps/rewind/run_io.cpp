@@ -175,13 +175,15 @@ void restore_solver(solver::Solver& s, const RestartPoint& rp, MPI_Comm comm) {
   if (reader.common().block != block)
     throw std::runtime_error(fmt::format("{}: d-grid size {}x{}x{} does not match the case's", rp.file,
                                          reader.common().block.sx, reader.common().block.sy, reader.common().block.sz));
-  const auto cells = static_cast<std::size_t>(block.cells());
-  std::vector<double> buf(cells * rows.size());
+  // Every state field straight into the grids' halo'd arrays (no buffer, no unpack).
+  std::vector<k::Reader::FieldRef> fields;
+  std::vector<std::vector<double*>> arrays;
   for (const auto& f : solver::state_fields()) {
-    reader.read_rows(rp.step.step, "cell_data", f.name, rows, buf.data());
-    for (std::size_t g = 0; g < forest.size(); ++g)
-      k::unpack_interior(buf.data() + g * cells, block, 1, forest.data(g, f.var));
+    fields.push_back({"cell_data", f.name});
+    arrays.emplace_back();
+    for (std::size_t g = 0; g < forest.size(); ++g) arrays.back().push_back(forest.data(g, f.var));
   }
+  reader.read_fields_into(rp.step.step, fields, rows, arrays, 1);
   s.restore(solver::ScalarState{rp.step.time, rp.step.step, rp.step.dt});
 }
 

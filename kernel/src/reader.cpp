@@ -7,8 +7,10 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
 
 #include "collective.hpp"
+#include "direct_io.hpp"
 #include "format.hpp"
 
 namespace rwd::kernel {
@@ -326,6 +328,80 @@ void Reader::read_fields(std::int64_t step_number, const std::vector<FieldRef>& 
   std::vector<ReadTarget<double>> targets;
   for (std::size_t i = 0; i < fields.size(); ++i) targets.push_back({fields[i].group + "/" + fields[i].name, outs[i]});
   read_rows_impl<double>(*impl_, e, targets, H5T_NATIVE_DOUBLE, H5T_FLOAT, rows);
+}
+
+void Reader::read_fields_into(std::int64_t step_number, const std::vector<FieldRef>& fields,
+                              const std::vector<std::int64_t>& rows, const std::vector<std::vector<double*>>& dest,
+                              int halo) const {
+  const Impl& r = *impl_;
+  if (dest.size() != fields.size() || halo < 0)
+    throw FileError(ErrorKind::invalid_argument, r.path, "read_fields_into: one list of arrays per field, halo >= 0");
+  for (const auto& d : dest)
+    if (d.size() != rows.size())
+      throw FileError(ErrorKind::invalid_argument, r.path, "read_fields_into: one array per row for every field");
+  StepEntry e;
+  detail::phase(r.comm, r.path, [&] { e = step(step_number, true); });
+  const Ctx& c = r.ctx;
+  const BlockShape b = r.common.block;
+  // Straight into the arrays when the file is open with MPI-IO and every dataset is
+  // contiguous float64 in native order (what the kernel writes); otherwise through a
+  // buffer. Decided from the file's metadata, so every rank decides the same.
+  std::vector<std::int64_t> at(fields.size(), -1);
+  bool direct = r.comm != MPI_COMM_NULL && H5Tequal(H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE) > 0;
+  detail::phase(r.comm, r.path, [&] {
+    h5::Group g = h5::open_group(c, r.file, e.group);
+    const std::vector<hsize_t> want{static_cast<hsize_t>(e.n_grids), static_cast<hsize_t>(b.sz),
+                                    static_cast<hsize_t>(b.sy), static_cast<hsize_t>(b.sx)};
+    for (std::size_t f = 0; f < fields.size(); ++f) {
+      const std::string dpath = fields[f].group + "/" + fields[f].name;
+      h5::Dataset d = h5::open_dataset(c, g, dpath);
+      if (h5::dims(c, d, e.group + "/" + dpath) != want)
+        c.fail(ErrorKind::bad_shape, fmt::format("{}/{} is not shaped (grids, sz, sy, sx) = ({},{},{},{})", e.group,
+                                                 dpath, e.n_grids, b.sz, b.sy, b.sx));
+      h5::Datatype t(H5Dget_type(d));
+      if (H5Tget_class(t) != H5T_FLOAT) c.fail(ErrorKind::bad_shape, fmt::format("{}/{} has the wrong type", e.group, dpath));
+      const haddr_t off = H5Dget_offset(d);
+      if (H5Tequal(t, H5T_IEEE_F64LE) <= 0 || off == HADDR_UNDEF) direct = false;
+      else at[f] = static_cast<std::int64_t>(off);
+    }
+    for (auto row : rows)
+      if (row < 0 || row >= e.n_grids)
+        c.fail(ErrorKind::invalid_argument, fmt::format("row {} out of range (step has {} grids)", row, e.n_grids));
+  });
+  if (!direct) {
+    std::vector<double> buf(rows.size() * static_cast<std::size_t>(b.cells()));
+    for (std::size_t f = 0; f < fields.size(); ++f) {
+      read_rows(step_number, fields[f].group, fields[f].name, rows, buf.data());
+      for (std::size_t i = 0; i < rows.size(); ++i)
+        unpack_interior(buf.data() + i * static_cast<std::size_t>(b.cells()), b, halo, dest[f][i]);
+    }
+    return;
+  }
+  detail::phase(r.comm, r.path, [&] {
+    void* vh = nullptr;
+    c.check_status(H5Fget_vfd_handle(r.file, H5P_DEFAULT, &vh), "get the MPI-IO file handle");
+    const MPI_File fh = *static_cast<MPI_File*>(vh);
+    MPI_Datatype interior = MPI_DATATYPE_NULL;  // a padded array's interior
+    if (halo > 0) {
+      const int full[3] = {b.sz + 2 * halo, b.sy + 2 * halo, b.sx + 2 * halo}, sub[3] = {b.sz, b.sy, b.sx},
+                from[3] = {halo, halo, halo};
+      MPI_Type_create_subarray(3, full, sub, from, MPI_ORDER_C, MPI_DOUBLE, &interior);
+      MPI_Type_commit(&interior);
+    }
+    std::vector<std::size_t> order(rows.size());  // file order
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return rows[x] < rows[y]; });
+    const std::int64_t row_bytes = b.cells() * 8;
+    std::string err;
+    for (std::size_t f = 0; f < fields.size() && err.empty(); ++f) {
+      std::vector<detail::Piece> pieces;
+      for (std::size_t i : order) pieces.push_back({dest[f][i], rows[i] * row_bytes, row_bytes, interior});
+      err = detail::read_pieces(fh, at[f], pieces);
+      if (!err.empty()) err = fields[f].group + "/" + fields[f].name + ": " + err;
+    }
+    if (interior != MPI_DATATYPE_NULL) MPI_Type_free(&interior);
+    if (!err.empty()) c.fail(ErrorKind::corrupt, "cannot read " + e.group + "/" + err);
+  });
 }
 
 void Reader::read_cell_types(std::int64_t step_number, const std::vector<std::int64_t>& rows, std::uint8_t* out) const {

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "collective.hpp"
-#include "direct_write.hpp"
+#include "direct_io.hpp"
 #include "format.hpp"
 #include "rewind/kernel/reader.hpp"
 #include "rewind/kernel/views.hpp"

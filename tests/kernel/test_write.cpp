@@ -380,6 +380,51 @@ TEST_CASE("collective reads on any rank count return the written rows", "[kernel
       CHECK_THROWS_AS(r.read_fields(5, {{"cell_data", "u"}}, rows, {a.data(), b.data()}), FileError);
     }
   }
+  THEN("read_fields_into fills the interiors of padded arrays and leaves their ghosts alone") {
+    auto t = r.read_topology(5);
+    auto rows = partition_rows(t, rwd::test::world_rank(), rwd::test::world_size());
+    std::reverse(rows.begin(), rows.end());  // any order
+    if (!rows.empty()) rows.push_back(rows.front());  // a row twice is fine too
+    Reader serial = Reader::open(path);  // no MPI-IO handle: the buffered path
+    for (const Reader* rd : {&r, &serial}) {
+      for (int halo : {0, 2}) {
+        INFO((rd == &r ? "collective" : "serial") << " reader, halo " << halo);
+        const std::size_t side = static_cast<std::size_t>(4 + 2 * halo), padded = side * side * side;
+        const auto fields = ToyModel::checkpoint_fields();
+        std::vector<Reader::FieldRef> refs;
+        std::vector<std::vector<std::vector<double>>> arrays(fields.size());
+        std::vector<std::vector<double*>> dest(fields.size());
+        for (std::size_t f = 0; f < fields.size(); ++f) {
+          refs.push_back({fields[f].group, fields[f].name});
+          arrays[f].assign(rows.size(), std::vector<double>(padded, -7.0));
+          for (auto& a : arrays[f]) dest[f].push_back(a.data());
+        }
+        if (rd == &r) rd->read_fields_into(5, refs, rows, dest, halo);
+        else if (rwd::test::world_rank() == 0) rd->read_fields_into(5, refs, rows, dest, halo);
+        else continue;
+        for (std::size_t f = 0; f < fields.size(); ++f) {
+          const auto expect = full.interior(fields[f].slot);
+          for (std::size_t i = 0; i < rows.size(); ++i) {
+            std::vector<double> inner;
+            std::size_t ghosts_kept = 0, ghosts = 0;
+            for (std::size_t z = 0; z < side; ++z)
+              for (std::size_t y = 0; y < side; ++y)
+                for (std::size_t x = 0; x < side; ++x) {
+                  const double v = arrays[f][i][(z * side + y) * side + x];
+                  const auto h = static_cast<std::size_t>(halo);
+                  if (z >= h && z < h + 4 && y >= h && y < h + 4 && x >= h && x < h + 4) inner.push_back(v);
+                  else {
+                    ++ghosts;
+                    if (v == -7.0) ++ghosts_kept;
+                  }
+                }
+            CHECK(rwd::kernel::test::bit_equal(inner, expect.at(t.uid[static_cast<std::size_t>(rows[i])])));
+            CHECK(ghosts_kept == ghosts);
+          }
+        }
+      }
+    }
+  }
   THEN("a rank may read nothing while others read") {
     std::vector<std::int64_t> rows;
     if (rwd::test::world_rank() == 0) rows = {0, 32, 1};

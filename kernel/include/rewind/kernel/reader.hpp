@@ -91,6 +91,13 @@ class Reader {
   /// reads use it. Collective in collective mode.
   void read_fields(std::int64_t step, const std::vector<FieldRef>& fields, const std::vector<std::int64_t>& rows,
                    const std::vector<double*>& outs) const;
+  /// read_fields straight into the caller's padded arrays: dest[f][i] is the array (with
+  /// `halo` ghost layers, the LocalGrids layout) that receives fields[f] of rows[i]; ghosts
+  /// are left alone. With a collective reader and the kernel's contiguous float64
+  /// datasets, MPI-IO reads into the arrays directly (independent reads, a subarray
+  /// memory type per array: no buffer, no unpack); otherwise through a buffer. Collective.
+  void read_fields_into(std::int64_t step, const std::vector<FieldRef>& fields, const std::vector<std::int64_t>& rows,
+                        const std::vector<std::vector<double*>>& dest, int halo) const;
   /// Same for cell_type (uint8).
   void read_cell_types(std::int64_t step, const std::vector<std::int64_t>& rows,
                        std::uint8_t* out) const;

@@ -1,4 +1,4 @@
-#include "direct_write.hpp"
+#include "direct_io.hpp"
 
 #include <algorithm>
 
@@ -56,31 +56,42 @@ int memory_type(const std::vector<Piece>& ps, MPI_Datatype* t) {
   return rc == MPI_SUCCESS ? MPI_Type_commit(t) : rc;
 }
 
+
+/// One independent call per run of pieces that are contiguous in the file.
+std::string independent(MPI_File fh, std::int64_t base, const std::vector<Piece>& pieces, std::int64_t max,
+                        bool write) {
+  std::string err;
+  for (const auto& call : split_calls(pieces, max)) {
+    for (std::size_t a = 0; a < call.size() && err.empty();) {
+      std::size_t b = a + 1;
+      while (b < call.size() && call[b].offset == call[b - 1].offset + call[b - 1].bytes) ++b;
+      const std::vector<Piece> run(call.begin() + static_cast<std::ptrdiff_t>(a), call.begin() + static_cast<std::ptrdiff_t>(b));
+      MPI_Datatype mt = MPI_DATATYPE_NULL;
+      int rc = memory_type(run, &mt);
+      const auto at = static_cast<MPI_Offset>(base + run.front().offset);
+      if (rc == MPI_SUCCESS)
+        rc = write ? MPI_File_write_at(fh, at, MPI_BOTTOM, 1, mt, MPI_STATUS_IGNORE)
+                   : MPI_File_read_at(fh, at, MPI_BOTTOM, 1, mt, MPI_STATUS_IGNORE);
+      if (mt != MPI_DATATYPE_NULL) MPI_Type_free(&mt);
+      if (rc != MPI_SUCCESS) err = mpi_error(rc, write ? "MPI_File_write_at" : "MPI_File_read_at");
+      a = b;
+    }
+    if (!err.empty()) break;
+  }
+  return err;
+}
+
 }  // namespace
+
+std::string read_pieces(MPI_File fh, std::int64_t base, const std::vector<Piece>& pieces, std::int64_t max_call_bytes) {
+  return independent(fh, base, pieces, max_call_bytes, false);
+}
 
 std::string write_pieces(MPI_File fh, MPI_Comm comm, std::int64_t base, const std::vector<Piece>& pieces,
                          bool collective, std::int64_t max_call_bytes) {
+  if (!collective) return independent(fh, base, pieces, max_call_bytes, true);
   const auto calls = split_calls(pieces, max_call_bytes);
   std::string err;
-  if (!collective) {
-    for (const auto& call : calls) {
-      // One write per run of pieces that are contiguous in the file.
-      for (std::size_t a = 0; a < call.size() && err.empty();) {
-        std::size_t b = a + 1;
-        while (b < call.size() && call[b].offset == call[b - 1].offset + call[b - 1].bytes) ++b;
-        const std::vector<Piece> run(call.begin() + static_cast<std::ptrdiff_t>(a), call.begin() + static_cast<std::ptrdiff_t>(b));
-        MPI_Datatype mt = MPI_DATATYPE_NULL;
-        int rc = memory_type(run, &mt);
-        if (rc == MPI_SUCCESS)
-          rc = MPI_File_write_at(fh, static_cast<MPI_Offset>(base + run.front().offset), MPI_BOTTOM, 1, mt, MPI_STATUS_IGNORE);
-        if (mt != MPI_DATATYPE_NULL) MPI_Type_free(&mt);
-        if (rc != MPI_SUCCESS) err = mpi_error(rc, "MPI_File_write_at");
-        a = b;
-      }
-      if (!err.empty()) break;
-    }
-    return err;
-  }
   // Collective: every rank makes as many calls as the rank with the most.
   long long mine = static_cast<long long>(calls.size()), n_calls = 0;
   MPI_Allreduce(&mine, &n_calls, 1, MPI_LONG_LONG, MPI_MAX, comm);

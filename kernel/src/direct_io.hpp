@@ -1,4 +1,5 @@
-// Private: zero-copy writes of a dataset's rows straight from the caller's arrays.
+// Private: zero-copy writes (and reads) of a dataset's rows straight from (into) the
+// caller's arrays.
 //
 // When a grid's cell array holds exactly its row of a dataset (no halo, the file's
 // element type), packing it into the linear buffer is a copy for nothing: the kernel
@@ -34,5 +35,11 @@ struct Piece {
 /// rank's first MPI error (callers agree on errors across ranks).
 std::string write_pieces(MPI_File fh, MPI_Comm comm, std::int64_t base, const std::vector<Piece>& pieces,
                          bool collective, std::int64_t max_call_bytes = std::int64_t{1} << 30);
+
+/// The reverse, independent only (no collective call): reads the dataset bytes at each
+/// piece's offset into the memory `src` (and `layout`) describe, one MPI_File_read_at per
+/// contiguous file run. Returns an empty string or this rank's first MPI error.
+std::string read_pieces(MPI_File fh, std::int64_t base, const std::vector<Piece>& pieces,
+                        std::int64_t max_call_bytes = std::int64_t{1} << 30);
 
 }  // namespace rwd::kernel::detail
