@@ -29,7 +29,8 @@
 //                                     close() that syncs is outside the timer), R (no sync),
 //                                     D (plain dd)
 //   read (restart):                   K  Reader::open + read_topology + every variable of
-//                                        the rank's rows (partition_rows), one read_fields
+//                                        the rank's rows (partition_rows), one read_fields_into
+//                                        straight into per-grid arrays (halo'd with --halo)
 //                                     R  one contiguous MPI_File_read_at_all per rank
 //                                     D  dd if=FILE of=/dev/null bs=1M (rank 0)
 // Every write target is unlinked before its write (untimed; then sync, 1 s for the disk's
@@ -359,24 +360,29 @@ int main(int argc, char** argv) {
     k::Topology t = r.read_topology(1);
     const double t2 = MPI_Wtime();
     auto rows = k::partition_rows(t, rank_, size_);
-    in.resize(static_cast<std::size_t>(nvars) * rows.size() * cells);
+    // Restart into arrays laid out like the written ones (halo'd with --halo): one array
+    // per variable and grid, inside one allocation kept (and touched) across rounds.
+    in.resize(static_cast<std::size_t>(nvars) * rows.size() * padded);
     std::vector<k::Reader::FieldRef> fields;
-    std::vector<double*> outs;
+    std::vector<std::vector<double*>> arrays(static_cast<std::size_t>(nvars));
     for (int v = 0; v < nvars; ++v) {
       fields.push_back({"cell_data", "v" + std::to_string(v)});
-      outs.push_back(in.data() + static_cast<std::size_t>(v) * rows.size() * cells);
+      for (std::size_t j = 0; j < rows.size(); ++j)
+        arrays[static_cast<std::size_t>(v)].push_back(in.data() + (static_cast<std::size_t>(v) * rows.size() + j) * padded);
     }
-    r.read_fields(1, fields, rows, outs);
+    r.read_fields_into(1, fields, rows, arrays, halo);
     const double t3 = MPI_Wtime();
     const double sec = max_over_ranks(t3 - t0);
     read_parts_ = {max_over_ranks(t1 - t0), max_over_ranks(t2 - t1), max_over_ranks(t3 - t2)};
-    // Check (untimed) what came back: variable v of grid i holds i + v.
+    // Check (untimed) what came back: variable v of grid i holds i + v, first and last
+    // interior cell.
     int bad = 0;
+    const std::size_t h = static_cast<std::size_t>(halo), e = h + static_cast<std::size_t>(S) - 1;
     for (int v = 0; v < nvars; ++v)
       for (std::size_t j = 0; j < rows.size(); ++j) {
         const double want = static_cast<double>(index_of.at(t.uid[static_cast<std::size_t>(rows[j])])) + v;
-        const double* got = outs[static_cast<std::size_t>(v)] + j * cells;
-        if (got[0] != want || got[cells - 1] != want) bad = 1;
+        const double* got = arrays[static_cast<std::size_t>(v)][j];
+        if (got[(h * side + h) * side + h] != want || got[(e * side + e) * side + e] != want) bad = 1;
       }
     int any = 0;
     MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -508,7 +514,7 @@ int main(int argc, char** argv) {
         rec(r, "kernel_read", kb, kernel_read());
         bd["read: Reader::open (probe + collective open + /common)"].push_back(read_parts_[0]);
         bd["read: read_topology"].push_back(read_parts_[1]);
-        bd["read: cell data (read_fields, 8 datasets)"].push_back(read_parts_[2]);
+        bd["read: cell data (read_fields_into, 8 datasets)"].push_back(read_parts_[2]);
       } else if (c == "R") {
         fsync_evict(rfile, true);
         rec(r, "mpiio_read", kb, raw_read());
