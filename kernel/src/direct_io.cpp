@@ -13,7 +13,8 @@ std::string mpi_error(int code, const char* what) {
   return std::string(what) + ": " + std::string(msg, static_cast<std::size_t>(len));
 }
 
-/// Splits `pieces` into calls of at most `max` bytes (a piece larger than `max` is cut).
+/// Splits `pieces` into calls of at most `max` bytes (a piece larger than `max` is cut,
+/// unless it has a layout: then it starts a call of its own).
 std::vector<std::vector<Piece>> split_calls(const std::vector<Piece>& pieces, std::int64_t max) {
   std::vector<std::vector<Piece>> calls;
   std::int64_t in_call = max;  // forces a new call first
@@ -55,7 +56,6 @@ int memory_type(const std::vector<Piece>& ps, MPI_Datatype* t) {
                     : MPI_Type_create_hindexed(static_cast<int>(ps.size()), len.data(), at.data(), MPI_BYTE, t);
   return rc == MPI_SUCCESS ? MPI_Type_commit(t) : rc;
 }
-
 
 /// One independent call per run of pieces that are contiguous in the file.
 std::string independent(MPI_File fh, std::int64_t base, const std::vector<Piece>& pieces, std::int64_t max,
