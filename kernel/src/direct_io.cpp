@@ -83,6 +83,23 @@ std::string independent(MPI_File fh, std::int64_t base, const std::vector<Piece>
 
 }  // namespace
 
+MPI_File mpi_file_of(const h5::Ctx& c, hid_t file) {
+  void* handle = nullptr;
+  c.check_status(H5Fget_vfd_handle(file, H5P_DEFAULT, &handle), "get the MPI-IO file handle");
+  return *static_cast<MPI_File*>(handle);
+}
+
+InteriorType::InteriorType(int sx, int sy, int sz, int halo, MPI_Datatype elem) {
+  if (halo <= 0) return;
+  const int full[3] = {sz + 2 * halo, sy + 2 * halo, sx + 2 * halo}, sub[3] = {sz, sy, sx}, from[3] = {halo, halo, halo};
+  MPI_Type_create_subarray(3, full, sub, from, MPI_ORDER_C, elem, &type_);
+  MPI_Type_commit(&type_);
+}
+
+InteriorType::~InteriorType() {
+  if (type_ != MPI_DATATYPE_NULL) MPI_Type_free(&type_);
+}
+
 std::string read_pieces(MPI_File fh, std::int64_t base, const std::vector<Piece>& pieces, std::int64_t max_call_bytes) {
   return independent(fh, base, pieces, max_call_bytes, false);
 }

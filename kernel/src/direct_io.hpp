@@ -14,7 +14,27 @@
 #include <string>
 #include <vector>
 
+#include "h5util.hpp"
+
 namespace rwd::kernel::detail {
+
+/// The MPI file handle under an HDF5 file open with the MPI-IO driver (H5Fget_vfd_handle).
+MPI_File mpi_file_of(const h5::Ctx& c, hid_t file);
+
+/// The interior sz*sy*sx cells of a padded array with `halo` ghost layers of `elem` on
+/// every side (C order), as a committed MPI subarray type; none (MPI_DATATYPE_NULL) for
+/// halo 0, where the interior is the whole, contiguous array. Frees the type at the end.
+class InteriorType {
+ public:
+  InteriorType(int sx, int sy, int sz, int halo, MPI_Datatype elem);
+  InteriorType(const InteriorType&) = delete;
+  InteriorType& operator=(const InteriorType&) = delete;
+  ~InteriorType();
+  [[nodiscard]] MPI_Datatype get() const { return type_; }
+
+ private:
+  MPI_Datatype type_ = MPI_DATATYPE_NULL;
+};
 
 /// `bytes` bytes at `src` belong at byte `offset` of the dataset's data. With a `layout`
 /// (an MPI datatype of exactly `bytes` bytes, e.g. the interior of a halo'd array), those

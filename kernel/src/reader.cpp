@@ -231,6 +231,32 @@ struct ReadTarget {
   T* out = nullptr;
 };
 
+/// Opens the cell datasets `dpaths` of step `e` and checks them (shape (grids, sz, sy, sx),
+/// type class) and `rows` (in range). Throws FileError.
+std::vector<h5::Dataset> open_cell_datasets(const Reader::Impl& r, const StepEntry& e,
+                                            const std::vector<std::string>& dpaths, H5T_class_t cls,
+                                            const std::vector<std::int64_t>& rows) {
+  const Ctx& c = r.ctx;
+  const BlockShape b = r.common.block;
+  h5::Group g = h5::open_group(c, r.file, e.group);
+  const std::vector<hsize_t> want{static_cast<hsize_t>(e.n_grids), static_cast<hsize_t>(b.sz),
+                                  static_cast<hsize_t>(b.sy), static_cast<hsize_t>(b.sx)};
+  std::vector<h5::Dataset> ds;
+  for (const auto& dpath : dpaths) {
+    h5::Dataset d = h5::open_dataset(c, g, dpath);
+    if (h5::dims(c, d, e.group + "/" + dpath) != want)
+      c.fail(ErrorKind::bad_shape, fmt::format("{}/{} is not shaped (grids, sz, sy, sx) = ({},{},{},{})", e.group, dpath,
+                                               e.n_grids, b.sz, b.sy, b.sx));
+    h5::Datatype t(H5Dget_type(d));
+    if (H5Tget_class(t) != cls) c.fail(ErrorKind::bad_shape, fmt::format("{}/{} has the wrong type", e.group, dpath));
+    ds.push_back(std::move(d));
+  }
+  for (auto row : rows)
+    if (row < 0 || row >= e.n_grids)
+      c.fail(ErrorKind::invalid_argument, fmt::format("row {} out of range (step has {} grids)", row, e.n_grids));
+  return ds;
+}
+
 /// Reads the same rows of every target dataset. Ranks agree three times in all (after
 /// opening and checking every dataset, on the transfer mode, after every read), not per
 /// dataset: with independent transfers a rank that finishes one dataset early goes on to
@@ -245,24 +271,12 @@ void read_rows_impl(const Reader::Impl& r, const StepEntry& e, const std::vector
   std::vector<std::int64_t> sorted;
   bool direct = true;
   detail::phase(r.comm, r.path, [&] {
-    h5::Group g = h5::open_group(c, r.file, e.group);
-    const std::vector<hsize_t> want{static_cast<hsize_t>(e.n_grids), static_cast<hsize_t>(b.sz),
-                                    static_cast<hsize_t>(b.sy), static_cast<hsize_t>(b.sx)};
-    for (const auto& tg : targets) {
-      h5::Dataset d = h5::open_dataset(c, g, tg.dpath);
-      auto dm = h5::dims(c, d, e.group + "/" + tg.dpath);
-      if (dm != want) c.fail(ErrorKind::bad_shape, fmt::format("{}/{} is not shaped (grids, sz, sy, sx) = ({},{},{},{})",
-                                                               e.group, tg.dpath, e.n_grids, b.sz, b.sy, b.sx));
-      h5::Datatype t(H5Dget_type(d));
-      if (H5Tget_class(t) != cls) c.fail(ErrorKind::bad_shape, fmt::format("{}/{} has the wrong type", e.group, tg.dpath));
-      ds.push_back(std::move(d));
-    }
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      if (rows[i] < 0 || rows[i] >= e.n_grids)
-        c.fail(ErrorKind::invalid_argument, fmt::format("row {} out of range (step has {} grids)", rows[i], e.n_grids));
-      if (i > 0 && rows[i] <= rows[i - 1]) direct = false;
-    }
+    std::vector<std::string> dpaths;
+    for (const auto& tg : targets) dpaths.push_back(tg.dpath);
+    ds = open_cell_datasets(r, e, dpaths, cls, rows);
   });
+  for (std::size_t i = 1; i < rows.size(); ++i)
+    if (rows[i] <= rows[i - 1]) direct = false;
   // HDF5 returns a union of hyperslabs in file order: read sorted rows, then scatter.
   std::vector<T> tmp;
   if (!direct) {
@@ -349,24 +363,15 @@ void Reader::read_fields_into(std::int64_t step_number, const std::vector<FieldR
   std::vector<std::int64_t> at(fields.size(), -1);
   bool direct = r.comm != MPI_COMM_NULL && H5Tequal(H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE) > 0;
   detail::phase(r.comm, r.path, [&] {
-    h5::Group g = h5::open_group(c, r.file, e.group);
-    const std::vector<hsize_t> want{static_cast<hsize_t>(e.n_grids), static_cast<hsize_t>(b.sz),
-                                    static_cast<hsize_t>(b.sy), static_cast<hsize_t>(b.sx)};
-    for (std::size_t f = 0; f < fields.size(); ++f) {
-      const std::string dpath = fields[f].group + "/" + fields[f].name;
-      h5::Dataset d = h5::open_dataset(c, g, dpath);
-      if (h5::dims(c, d, e.group + "/" + dpath) != want)
-        c.fail(ErrorKind::bad_shape, fmt::format("{}/{} is not shaped (grids, sz, sy, sx) = ({},{},{},{})", e.group,
-                                                 dpath, e.n_grids, b.sz, b.sy, b.sx));
-      h5::Datatype t(H5Dget_type(d));
-      if (H5Tget_class(t) != H5T_FLOAT) c.fail(ErrorKind::bad_shape, fmt::format("{}/{} has the wrong type", e.group, dpath));
-      const haddr_t off = H5Dget_offset(d);
+    std::vector<std::string> dpaths;
+    for (const auto& f : fields) dpaths.push_back(f.group + "/" + f.name);
+    const auto ds = open_cell_datasets(r, e, dpaths, H5T_FLOAT, rows);
+    for (std::size_t f = 0; f < ds.size(); ++f) {
+      h5::Datatype t(H5Dget_type(ds[f]));
+      const haddr_t off = H5Dget_offset(ds[f]);
       if (H5Tequal(t, H5T_IEEE_F64LE) <= 0 || off == HADDR_UNDEF) direct = false;
       else at[f] = static_cast<std::int64_t>(off);
     }
-    for (auto row : rows)
-      if (row < 0 || row >= e.n_grids)
-        c.fail(ErrorKind::invalid_argument, fmt::format("row {} out of range (step has {} grids)", row, e.n_grids));
   });
   if (!direct) {
     std::vector<double> buf(rows.size() * static_cast<std::size_t>(b.cells()));
@@ -378,16 +383,8 @@ void Reader::read_fields_into(std::int64_t step_number, const std::vector<FieldR
     return;
   }
   detail::phase(r.comm, r.path, [&] {
-    void* vh = nullptr;
-    c.check_status(H5Fget_vfd_handle(r.file, H5P_DEFAULT, &vh), "get the MPI-IO file handle");
-    const MPI_File fh = *static_cast<MPI_File*>(vh);
-    MPI_Datatype interior = MPI_DATATYPE_NULL;  // a padded array's interior
-    if (halo > 0) {
-      const int full[3] = {b.sz + 2 * halo, b.sy + 2 * halo, b.sx + 2 * halo}, sub[3] = {b.sz, b.sy, b.sx},
-                from[3] = {halo, halo, halo};
-      MPI_Type_create_subarray(3, full, sub, from, MPI_ORDER_C, MPI_DOUBLE, &interior);
-      MPI_Type_commit(&interior);
-    }
+    const MPI_File fh = detail::mpi_file_of(c, r.file);
+    const detail::InteriorType interior(b.sx, b.sy, b.sz, halo, MPI_DOUBLE);
     std::vector<std::size_t> order(rows.size());  // file order
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return rows[x] < rows[y]; });
@@ -395,11 +392,10 @@ void Reader::read_fields_into(std::int64_t step_number, const std::vector<FieldR
     std::string err;
     for (std::size_t f = 0; f < fields.size() && err.empty(); ++f) {
       std::vector<detail::Piece> pieces;
-      for (std::size_t i : order) pieces.push_back({dest[f][i], rows[i] * row_bytes, row_bytes, interior});
+      for (std::size_t i : order) pieces.push_back({dest[f][i], rows[i] * row_bytes, row_bytes, interior.get()});
       err = detail::read_pieces(fh, at[f], pieces);
       if (!err.empty()) err = fields[f].group + "/" + fields[f].name + ": " + err;
     }
-    if (interior != MPI_DATATYPE_NULL) MPI_Type_free(&interior);
     if (!err.empty()) c.fail(ErrorKind::corrupt, "cannot read " + e.group + "/" + err);
   });
 }

@@ -489,13 +489,7 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
                          2 * half_bytes <= static_cast<std::size_t>(packed_bytes);
   const std::size_t buffer_bytes = pipelined ? 2 * half_bytes : half_bytes;
   MPI_File direct_fh = MPI_FILE_NULL;
-  if (direct_datasets > 0) {
-    void* vh = nullptr;
-    phase(w.comm, w.path, [&] {
-      c.check_status(H5Fget_vfd_handle(w.file, H5P_DEFAULT, &vh), "get the MPI-IO file handle");
-    });
-    direct_fh = *static_cast<MPI_File*>(vh);
-  }
+  if (direct_datasets > 0) phase(w.comm, w.path, [&] { direct_fh = detail::mpi_file_of(c, w.file); });
 
   // ---- 5. the data: one linear buffer, one collective write per dataset ----
   // With `pipelined`, a helper packs dataset d+1 into the other half of the buffer while
@@ -605,17 +599,10 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
                                                   : static_cast<const void*>(g.fields[static_cast<std::size_t>(info.fields[d - first_field].slot)]);
           pieces[k] = {src, row_of[k] * row_bytes, row_bytes};
         }
-        // A halo'd array: its interior, gathered by MPI (one subarray type per dataset type).
-        MPI_Datatype interior = MPI_DATATYPE_NULL;
-        if (h > 0) {
-          const int full[3] = {blk.sz + 2 * h, blk.sy + 2 * h, blk.sx + 2 * h}, sub[3] = {blk.sz, blk.sy, blk.sx},
-                    at0[3] = {h, h, h};
-          MPI_Type_create_subarray(3, full, sub, at0, MPI_ORDER_C, p.elem_bytes == 1 ? MPI_UINT8_T : MPI_DOUBLE, &interior);
-          MPI_Type_commit(&interior);
-          for (auto& pc : pieces) pc.layout = interior;
-        }
+        // A halo'd array: its interior, gathered by MPI.
+        const detail::InteriorType interior(blk.sx, blk.sy, blk.sz, h, p.elem_bytes == 1 ? MPI_UINT8_T : MPI_DOUBLE);
+        for (auto& pc : pieces) pc.layout = interior.get();
         const std::string err = detail::write_pieces(direct_fh, w.comm, direct_at[d], pieces, w.opts.collective_transfer);
-        if (interior != MPI_DATATYPE_NULL) MPI_Type_free(&interior);
         if (next.valid()) next.get();
         if (!err.empty()) c.fail(ErrorKind::io, "write " + gpath + "/" + p.path + ": " + err);
         if (!w.opts.collective_transfer) all_collective = false;
