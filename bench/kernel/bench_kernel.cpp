@@ -166,6 +166,19 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/// Applies "KEY=VALUE" strings with kernel::set_option ("true"/"false" are bools, digits
+/// sizes, anything else a string). Throws std::invalid_argument naming the option.
+void apply_io_sets(k::IoOptions& o, const std::vector<std::string>& sets) {
+  for (const auto& kv : sets) {
+    const auto eq = kv.find('=');
+    const std::string key = kv.substr(0, eq), val = eq == std::string::npos ? "" : kv.substr(eq + 1);
+    k::OptionValue v = val;
+    if (val == "true" || val == "false") v = val == "true";
+    else if (!val.empty() && val.find_first_not_of("0123456789") == std::string::npos) v = std::int64_t{std::stoll(val)};
+    k::set_option(o, key, v);
+  }
+}
+
 struct Series {
   std::vector<double> gibs;   // per round, GiB/s
   std::vector<double> secs;
@@ -202,6 +215,15 @@ int main(int argc, char** argv) {
     } else {
       dir = a;
     }
+  }
+
+  try {  // bad --io values: one line, before any file is touched
+    k::IoOptions probe;
+    apply_io_sets(probe, io_sets);
+  } catch (const std::exception& e) {
+    if (rank_ == 0) std::fprintf(stderr, "rewind_bench_kernel: --io: %s\n", e.what());
+    MPI_Finalize();
+    return 2;
   }
 
   // ---- the tree and this rank's data (each grid: nvars separate arrays, as a solver has) ----
@@ -262,15 +284,7 @@ int main(int argc, char** argv) {
     o.write_views = false;
     o.zero_copy = o.pipeline = o.early_writeback = !serial;
     o.zero_copy_halo = !serial && zero_copy_halo;
-    if (!serial)
-      for (const auto& kv : io_sets) {
-        const auto eq = kv.find('=');
-        const std::string key = kv.substr(0, eq), val = eq == std::string::npos ? "" : kv.substr(eq + 1);
-        k::OptionValue v = val;
-        if (val == "true" || val == "false") v = val == "true";
-        else if (!val.empty() && val.find_first_not_of("0123456789") == std::string::npos) v = std::int64_t{std::stoll(val)};
-        k::set_option(o, key, v);
-      }
+    if (!serial) apply_io_sets(o, io_sets);
     o.flush_on_commit = durable;
     o.on_phase = [&](const char* ph) { phase_t[ph] = MPI_Wtime(); };
     MPI_Barrier(MPI_COMM_WORLD);
