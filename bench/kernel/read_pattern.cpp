@@ -15,6 +15,12 @@
 //                 variable: what a contiguous row split would read)
 //   kernel-rot    the kernel's pieces, thread 1 starting at variable 4 (the two threads
 //                 never in the same variable)
+//   xchg          an aggregated read: each thread reads its contiguous half in 64 MiB
+//                 chunks into a staging buffer and copies each chunk out, half into its
+//                 own destination and half into the other thread's (what two-phase I/O
+//                 would do for the kernel's rows), the copy after the read
+//   xchg-async    the same with the copy of chunk k on a helper thread while chunk k+1
+//                 is read (two staging buffers)
 // Creates FILE (1.14 GiB) if it is shorter. Prints one line per read and, at the end,
 // the best and median seconds per pattern (docs/benchmarks.md, "Restart reads").
 #include <fcntl.h>
@@ -74,6 +80,32 @@ bool read_all(int fd, char* buf, const std::vector<Range>& rs) {
   return true;
 }
 
+/// Thread t's aggregated read: its contiguous half in 64 MiB chunks, each chunk copied
+/// out half to its own destination, half to the other thread's (second half of it).
+bool exchange(int fd, int t, bool async, std::vector<std::vector<char>>& stage, std::vector<std::vector<char>>& dests,
+              std::size_t per_thread) {
+  const auto rs = ranges("halves-64MiB", t);
+  const auto me = static_cast<std::size_t>(t), other = static_cast<std::size_t>(1 - t);
+  std::size_t own_at = 0, other_at = per_thread / 2;
+  std::thread copier;
+  bool ok = true;
+  for (std::size_t i = 0; i < rs.size() && ok; ++i) {
+    char* st = stage[me * 2 + (async ? i % 2 : 0)].data();
+    ok = read_all(fd, st, {rs[i]});
+    if (copier.joinable()) copier.join();  // chunk i-1's copy, which used the other buffer
+    auto copy = [&, st, n = static_cast<std::size_t>(rs[i].bytes)] {
+      std::memcpy(dests[me].data() + own_at, st, n / 2);
+      std::memcpy(dests[other].data() + other_at, st + n / 2, n - n / 2);
+      own_at += n / 2;
+      other_at += n - n / 2;
+    };
+    if (async) copier = std::thread(copy);
+    else copy();
+  }
+  if (copier.joinable()) copier.join();
+  return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -101,7 +133,10 @@ int main(int argc, char** argv) {
   // (a thread reads at most half the rows of each level, rounded up: one row per level more)
   const auto per_thread = static_cast<std::size_t>(kTotal / kThreads + 4 * kVars * kRow);
   std::vector<std::vector<char>> bufs(kThreads, std::vector<char>(per_thread, 1));
-  const std::vector<std::string> patterns = {"halves", "halves-64MiB", "kernel", "kernel-1run", "kernel-rot"};
+  const std::vector<std::string> patterns = {"halves", "halves-64MiB", "kernel", "kernel-1run", "kernel-rot",
+                                             "xchg", "xchg-async"};
+  std::vector<std::vector<char>> dests(kThreads, std::vector<char>(per_thread, 1));  // xchg targets
+  std::vector<std::vector<char>> stage(kThreads * 2, std::vector<char>(64L << 20, 1));
   std::map<std::string, std::vector<double>> secs;
   bool ok = true;
   for (int r = 0; r < rounds; ++r)
@@ -114,7 +149,10 @@ int main(int argc, char** argv) {
       for (int t = 0; t < kThreads; ++t)
         th.emplace_back([&, t] {
           const int f = ::open(path.c_str(), O_RDONLY);
-          if (f < 0 || !read_all(f, bufs[static_cast<std::size_t>(t)].data(), ranges(p, t))) ok = false;
+          if (f < 0) ok = false;
+          else if (p.rfind("xchg", 0) == 0) {
+            if (!exchange(f, t, p == "xchg-async", stage, dests, per_thread)) ok = false;
+          } else if (!read_all(f, bufs[static_cast<std::size_t>(t)].data(), ranges(p, t))) ok = false;
           if (f >= 0) ::close(f);
         });
       for (auto& x : th) x.join();

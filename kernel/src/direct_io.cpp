@@ -1,6 +1,7 @@
 #include "direct_io.hpp"
 
 #include <algorithm>
+#include <future>
 
 namespace rwd::kernel::detail {
 
@@ -57,9 +58,8 @@ int memory_type(const std::vector<Piece>& ps, MPI_Datatype* t) {
   return rc == MPI_SUCCESS ? MPI_Type_commit(t) : rc;
 }
 
-/// One independent call per run of pieces that are contiguous in the file.
-std::string independent(MPI_File fh, std::int64_t base, const std::vector<Piece>& pieces, std::int64_t max,
-                        bool write) {
+/// One independent write per run of pieces that are contiguous in the file.
+std::string independent(MPI_File fh, std::int64_t base, const std::vector<Piece>& pieces, std::int64_t max) {
   std::string err;
   for (const auto& call : split_calls(pieces, max)) {
     for (std::size_t a = 0; a < call.size() && err.empty();) {
@@ -69,11 +69,9 @@ std::string independent(MPI_File fh, std::int64_t base, const std::vector<Piece>
       MPI_Datatype mt = MPI_DATATYPE_NULL;
       int rc = memory_type(run, &mt);
       const auto at = static_cast<MPI_Offset>(base + run.front().offset);
-      if (rc == MPI_SUCCESS)
-        rc = write ? MPI_File_write_at(fh, at, MPI_BOTTOM, 1, mt, MPI_STATUS_IGNORE)
-                   : MPI_File_read_at(fh, at, MPI_BOTTOM, 1, mt, MPI_STATUS_IGNORE);
+      if (rc == MPI_SUCCESS) rc = MPI_File_write_at(fh, at, MPI_BOTTOM, 1, mt, MPI_STATUS_IGNORE);
       if (mt != MPI_DATATYPE_NULL) MPI_Type_free(&mt);
-      if (rc != MPI_SUCCESS) err = mpi_error(rc, write ? "MPI_File_write_at" : "MPI_File_read_at");
+      if (rc != MPI_SUCCESS) err = mpi_error(rc, "MPI_File_write_at");
       a = b;
     }
     if (!err.empty()) break;
@@ -100,13 +98,63 @@ InteriorType::~InteriorType() {
   if (type_ != MPI_DATATYPE_NULL) MPI_Type_free(&type_);
 }
 
-std::string read_pieces(MPI_File fh, std::int64_t base, const std::vector<Piece>& pieces, std::int64_t max_call_bytes) {
-  return independent(fh, base, pieces, max_call_bytes, false);
+std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_t row_bytes,
+                      const std::function<void(const unsigned char*, void*)>& place, bool helper,
+                      std::int64_t chunk_bytes) {
+  std::string err;
+  auto read = [&](void* buf, std::int64_t at, std::int64_t n) {
+    for (std::int64_t done = 0; done < n && err.empty();) {
+      const int count = static_cast<int>(std::min<std::int64_t>(n - done, std::int64_t{1} << 30));
+      MPI_Status st;
+      const int rc = MPI_File_read_at(fh, at + done, static_cast<unsigned char*>(buf) + done, count, MPI_BYTE, &st);
+      int got = 0;
+      if (rc == MPI_SUCCESS) MPI_Get_count(&st, MPI_BYTE, &got);
+      if (rc != MPI_SUCCESS) err = mpi_error(rc, "MPI_File_read_at");
+      else if (got != count) err = "MPI_File_read_at: " + std::to_string(got) + " of " + std::to_string(count) +
+                                   " bytes at byte " + std::to_string(at + done) + " (file shorter than its datasets)";
+      done += count;
+    }
+  };
+  auto adjacent = [&](std::size_t i, bool in_memory) {
+    return rows[i].offset == rows[i - 1].offset + row_bytes &&
+           (!in_memory || static_cast<unsigned char*>(rows[i].dst) == static_cast<unsigned char*>(rows[i - 1].dst) + row_bytes);
+  };
+  if (!place) {
+    for (std::size_t a = 0; a < rows.size() && err.empty();) {
+      std::size_t b = a + 1;
+      while (b < rows.size() && adjacent(b, true)) ++b;
+      read(rows[a].dst, rows[a].offset, static_cast<std::int64_t>(b - a) * row_bytes);
+      a = b;
+    }
+    return err;
+  }
+  const std::size_t per_chunk = static_cast<std::size_t>(std::max<std::int64_t>(1, chunk_bytes / row_bytes));
+  std::vector<unsigned char> bufs[2];
+  std::future<void> placing;  // the previous chunk's rows, put in place while this one is read
+  for (std::size_t a = 0, k = 0; a < rows.size() && err.empty(); ++k) {
+    std::size_t b = a + 1;
+    while (b < rows.size() && b - a < per_chunk && adjacent(b, false)) ++b;
+    // Buffer k % 2 last held chunk k - 2, whose placing ended before chunk k - 1's began.
+    auto& buf = bufs[helper ? k % 2 : 0];
+    buf.resize(static_cast<std::size_t>(row_bytes) * std::max(per_chunk, b - a));
+    read(buf.data(), rows[a].offset, static_cast<std::int64_t>(b - a) * row_bytes);
+    if (placing.valid()) placing.get();
+    if (!err.empty()) break;
+    auto job = [&rows, &place, row_bytes, from = buf.data(), a, b] {
+      for (std::size_t i = a; i < b; ++i) place(from + static_cast<std::size_t>(row_bytes) * (i - a), rows[i].dst);
+    };
+    if (helper) placing = std::async(std::launch::async, job);
+    else job();
+    a = b;
+  }
+  if (placing.valid()) placing.get();
+  return err;
 }
+
 
 std::string write_pieces(MPI_File fh, MPI_Comm comm, std::int64_t base, const std::vector<Piece>& pieces,
                          bool collective, std::int64_t max_call_bytes) {
-  if (!collective) return independent(fh, base, pieces, max_call_bytes, true);
+  if (!collective) return independent(fh, base, pieces, max_call_bytes);
   const auto calls = split_calls(pieces, max_call_bytes);
   std::string err;
   // Collective: every rank makes as many calls as the rank with the most.

@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -56,10 +57,21 @@ struct Piece {
 std::string write_pieces(MPI_File fh, MPI_Comm comm, std::int64_t base, const std::vector<Piece>& pieces,
                          bool collective, std::int64_t max_call_bytes = std::int64_t{1} << 30);
 
-/// The reverse, independent only (no collective call): reads the dataset bytes at each
-/// piece's offset into the memory `src` (and `layout`) describe, one MPI_File_read_at per
-/// contiguous file run. Returns an empty string or this rank's first MPI error.
-std::string read_pieces(MPI_File fh, std::int64_t base, const std::vector<Piece>& pieces,
-                        std::int64_t max_call_bytes = std::int64_t{1} << 30);
+/// One row to read: the `row_bytes` bytes at byte `offset` of the file go to `dst`.
+struct ReadRow {
+  void* dst = nullptr;
+  std::int64_t offset = 0;
+};
+
+/// Reads `rows` (sorted by offset) with contiguous memory only, independent calls.
+/// Without `place`: straight into each `dst`, one MPI_File_read_at per run of rows that
+/// are adjacent both in the file and in memory. With `place`: runs of rows adjacent in
+/// the file are read in chunks of about `chunk_bytes` into one of two bounce buffers, and
+/// `place(row, dst)` puts each row where it belongs (e.g. the interior of a halo'd array),
+/// on a helper thread while the next chunk is read when `helper` (it must make no MPI
+/// call). Returns an empty string or this rank's first MPI error.
+std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_t row_bytes,
+                      const std::function<void(const unsigned char*, void*)>& place, bool helper,
+                      std::int64_t chunk_bytes = std::int64_t{16} << 20);
 
 }  // namespace rwd::kernel::detail

@@ -384,16 +384,27 @@ void Reader::read_fields_into(std::int64_t step_number, const std::vector<FieldR
   }
   detail::phase(r.comm, r.path, [&] {
     const MPI_File fh = detail::mpi_file_of(c, r.file);
-    const detail::InteriorType interior(b.sx, b.sy, b.sz, halo, MPI_DOUBLE);
     std::vector<std::size_t> order(rows.size());  // file order
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return rows[x] < rows[y]; });
     const std::int64_t row_bytes = b.cells() * 8;
+    // Contiguous memory only: halo-free rows go straight into the arrays (one read per
+    // run adjacent in file and memory); halo'd rows through two bounce buffers, put in
+    // place on a helper thread while the next chunk is read. Noncontiguous MPI memory
+    // types cost 5-8x with ROMIO 3.2.1 (its strided read regrows a buffer per 4 MiB) and
+    // ~30 % with OMPIO on halo'd arrays (docs/benchmarks.md, "Restart reads").
     std::string err;
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
     for (std::size_t f = 0; f < fields.size() && err.empty(); ++f) {
-      std::vector<detail::Piece> pieces;
-      for (std::size_t i : order) pieces.push_back({dest[f][i], rows[i] * row_bytes, row_bytes, interior.get()});
-      err = detail::read_pieces(fh, at[f], pieces);
+      std::vector<detail::ReadRow> want;
+      for (std::size_t i : order) want.push_back({dest[f][i], at[f] + rows[i] * row_bytes});
+      std::function<void(const unsigned char*, void*)> place;
+      if (halo > 0)
+        place = [&](const unsigned char* row, void* dst) {
+          unpack_interior(reinterpret_cast<const double*>(row), b, halo, static_cast<double*>(dst));
+        };
+      err = detail::read_rows(fh, want, row_bytes, place, level >= MPI_THREAD_FUNNELED);
       if (!err.empty()) err = fields[f].group + "/" + fields[f].name + ": " + err;
     }
     if (!err.empty()) c.fail(ErrorKind::corrupt, "cannot read " + e.group + "/" + err);
