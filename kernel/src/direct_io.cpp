@@ -98,32 +98,42 @@ InteriorType::~InteriorType() {
   if (type_ != MPI_DATATYPE_NULL) MPI_Type_free(&type_);
 }
 
+namespace {
+
+/// Reads `n` bytes at byte `at` of the file into contiguous `buf` (calls of <= 1 GiB);
+/// a short read is an error. Appends nothing once `err` is set.
+void read_contiguous(MPI_File fh, void* buf, std::int64_t at, std::int64_t n, std::string& err) {
+  for (std::int64_t done = 0; done < n && err.empty();) {
+    const int count = static_cast<int>(std::min<std::int64_t>(n - done, std::int64_t{1} << 30));
+    MPI_Status st;
+    const int rc = MPI_File_read_at(fh, at + done, static_cast<unsigned char*>(buf) + done, count, MPI_BYTE, &st);
+    int got = 0;
+    if (rc == MPI_SUCCESS) MPI_Get_count(&st, MPI_BYTE, &got);
+    if (rc != MPI_SUCCESS) err = mpi_error(rc, "MPI_File_read_at");
+    else if (got != count)
+      err = "MPI_File_read_at: " + std::to_string(got) + " of " + std::to_string(count) + " bytes at byte " +
+            std::to_string(at + done) + " (file shorter than its datasets)";
+    done += count;
+  }
+}
+
+/// Row i follows row i - 1 in the file (and, with `in_memory`, in memory too).
+bool adjacent(const std::vector<ReadRow>& rows, std::size_t i, std::int64_t row_bytes, bool in_memory) {
+  return rows[i].offset == rows[i - 1].offset + row_bytes &&
+         (!in_memory || static_cast<unsigned char*>(rows[i].dst) == static_cast<unsigned char*>(rows[i - 1].dst) + row_bytes);
+}
+
+}  // namespace
+
 std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_t row_bytes,
                       const std::function<void(const unsigned char*, void*)>& place, bool helper,
                       std::int64_t chunk_bytes) {
   std::string err;
-  auto read = [&](void* buf, std::int64_t at, std::int64_t n) {
-    for (std::int64_t done = 0; done < n && err.empty();) {
-      const int count = static_cast<int>(std::min<std::int64_t>(n - done, std::int64_t{1} << 30));
-      MPI_Status st;
-      const int rc = MPI_File_read_at(fh, at + done, static_cast<unsigned char*>(buf) + done, count, MPI_BYTE, &st);
-      int got = 0;
-      if (rc == MPI_SUCCESS) MPI_Get_count(&st, MPI_BYTE, &got);
-      if (rc != MPI_SUCCESS) err = mpi_error(rc, "MPI_File_read_at");
-      else if (got != count) err = "MPI_File_read_at: " + std::to_string(got) + " of " + std::to_string(count) +
-                                   " bytes at byte " + std::to_string(at + done) + " (file shorter than its datasets)";
-      done += count;
-    }
-  };
-  auto adjacent = [&](std::size_t i, bool in_memory) {
-    return rows[i].offset == rows[i - 1].offset + row_bytes &&
-           (!in_memory || static_cast<unsigned char*>(rows[i].dst) == static_cast<unsigned char*>(rows[i - 1].dst) + row_bytes);
-  };
-  if (!place) {
+  if (!place) {  // straight into the arrays
     for (std::size_t a = 0; a < rows.size() && err.empty();) {
       std::size_t b = a + 1;
-      while (b < rows.size() && adjacent(b, true)) ++b;
-      read(rows[a].dst, rows[a].offset, static_cast<std::int64_t>(b - a) * row_bytes);
+      while (b < rows.size() && adjacent(rows, b, row_bytes, true)) ++b;
+      read_contiguous(fh, rows[a].dst, rows[a].offset, static_cast<std::int64_t>(b - a) * row_bytes, err);
       a = b;
     }
     return err;
@@ -133,11 +143,12 @@ std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_
   std::future<void> placing;  // the previous chunk's rows, put in place while this one is read
   for (std::size_t a = 0, k = 0; a < rows.size() && err.empty(); ++k) {
     std::size_t b = a + 1;
-    while (b < rows.size() && b - a < per_chunk && adjacent(b, false)) ++b;
+    while (b < rows.size() && b - a < per_chunk && adjacent(rows, b, row_bytes, false)) ++b;
     // Buffer k % 2 last held chunk k - 2, whose placing ended before chunk k - 1's began.
     auto& buf = bufs[helper ? k % 2 : 0];
-    buf.resize(static_cast<std::size_t>(row_bytes) * std::max(per_chunk, b - a));
-    read(buf.data(), rows[a].offset, static_cast<std::int64_t>(b - a) * row_bytes);
+    const auto need = static_cast<std::size_t>(row_bytes) * (b - a);
+    if (buf.size() < need) buf.resize(need);
+    read_contiguous(fh, buf.data(), rows[a].offset, static_cast<std::int64_t>(need), err);
     if (placing.valid()) placing.get();
     if (!err.empty()) break;
     auto job = [&rows, &place, row_bytes, from = buf.data(), a, b] {
@@ -150,7 +161,6 @@ std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_
   if (placing.valid()) placing.get();
   return err;
 }
-
 
 std::string write_pieces(MPI_File fh, MPI_Comm comm, std::int64_t base, const std::vector<Piece>& pieces,
                          bool collective, std::int64_t max_call_bytes) {

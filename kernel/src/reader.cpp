@@ -390,20 +390,20 @@ void Reader::read_fields_into(std::int64_t step_number, const std::vector<FieldR
     const std::int64_t row_bytes = b.cells() * 8;
     // Contiguous memory only: halo-free rows go straight into the arrays (one read per
     // run adjacent in file and memory); halo'd rows through two bounce buffers, put in
-    // place on a helper thread while the next chunk is read. Noncontiguous MPI memory
-    // types cost 5-8x with ROMIO 3.2.1 (its strided read regrows a buffer per 4 MiB) and
-    // ~30 % with OMPIO on halo'd arrays (docs/benchmarks.md, "Restart reads").
+    // place on a helper thread while the next chunk is read. With noncontiguous MPI
+    // memory types ROMIO 3.2.1 read 5x slower (its strided read regrows a buffer every
+    // 4 MiB); OMPIO is as fast either way (docs/benchmarks.md, "Restart reads").
     std::string err;
     int level = MPI_THREAD_SINGLE;
     MPI_Query_thread(&level);
+    std::function<void(const unsigned char*, void*)> place;
+    if (halo > 0)
+      place = [&](const unsigned char* row, void* dst) {
+        unpack_interior(reinterpret_cast<const double*>(row), b, halo, static_cast<double*>(dst));
+      };
     for (std::size_t f = 0; f < fields.size() && err.empty(); ++f) {
       std::vector<detail::ReadRow> want;
       for (std::size_t i : order) want.push_back({dest[f][i], at[f] + rows[i] * row_bytes});
-      std::function<void(const unsigned char*, void*)> place;
-      if (halo > 0)
-        place = [&](const unsigned char* row, void* dst) {
-          unpack_interior(reinterpret_cast<const double*>(row), b, halo, static_cast<double*>(dst));
-        };
       err = detail::read_rows(fh, want, row_bytes, place, level >= MPI_THREAD_FUNNELED);
       if (!err.empty()) err = fields[f].group + "/" + fields[f].name + ": " + err;
     }
