@@ -207,8 +207,8 @@ TEST_CASE("set_option sets every table entry by name and refuses bad values", "[
   CHECK(opt.cb_nodes == 3);
   set_option(opt, "pipeline", false);
   CHECK_FALSE(opt.pipeline);
-  set_option(opt, "romio_cb_write", std::string("automatic"));
-  CHECK(opt.romio_cb_write == "automatic");
+  set_option(opt, "romio_cb_write", std::string("enable"));
+  CHECK(opt.romio_cb_write == "enable");
   CHECK_THROWS_WITH(set_option(opt, "stripe", std::int64_t{1}), Catch::Contains("unknown I/O option 'stripe'"));
   CHECK_THROWS_WITH(set_option(opt, "alignment", std::int64_t{-1}), Catch::Contains("must not be negative"));
   CHECK_THROWS_WITH(set_option(opt, "romio_ds_read", std::string("on")), Catch::Contains("\"enable\""));

@@ -14,8 +14,8 @@ namespace rwd::kernel {
 
 struct IoOptions {
   // --- MPI-IO hints (MPI_Info passed with H5Pset_fapl_mpio; empty = do not set) ---
-  std::string romio_cb_write = "enable";   ///< collective buffering (two-phase) on writes
-  std::string romio_cb_read = "enable";    ///< collective buffering on reads
+  std::string romio_cb_write = "automatic";  ///< collective buffering (two-phase) on writes
+  std::string romio_cb_read = "automatic";   ///< collective buffering on reads
   std::int64_t cb_buffer_size = 16 << 20;  ///< bytes per aggregator buffer; 0 = MPI default
   int cb_nodes = 0;                        ///< number of aggregators; 0 = MPI default
   std::string romio_ds_write = "disable";  ///< data sieving on writes (needs locks; off)
