@@ -20,7 +20,10 @@ h5::Plist make_fapl(const Ctx& c, MPI_Comm comm, const IoOptions& o) {
     auto set = [&](const char* k, const std::string& v) {
       if (!v.empty()) MPI_Info_set(info, k, v.c_str());
     };
-    set("romio_cb_write", o.romio_cb_write);
+    // zero_copy_halo hands MPI-IO each grid's interior as a subarray memory type; ROMIO
+    // writes those well only through two-phase collective buffering, so "automatic"
+    // means "enable" then (docs/file-format.md, options).
+    set("romio_cb_write", o.zero_copy_halo && o.romio_cb_write == "automatic" ? "enable" : o.romio_cb_write);
     set("romio_cb_read", o.romio_cb_read);
     set("romio_ds_write", o.romio_ds_write);
     set("romio_ds_read", o.romio_ds_read);

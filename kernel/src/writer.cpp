@@ -416,9 +416,12 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
   }
   // Zero-copy candidates (IoOptions::zero_copy): cell datasets whose every array already
   // is the grid's row, byte for byte (no halo on any rank, the file's element type).
-  // Decided from values every rank shares, so all ranks take the same path.
+  // Decided from values every rank shares, so all ranks take the same path. Halo'd
+  // arrays only with collective transfers: ROMIO's independent write of a subarray
+  // memory type issues one pwrite per interior row (30 s instead of 3 s for 1.1 GiB).
   std::vector<char> direct(plan.size(), 0);
-  if (w.opts.zero_copy && w.opts.alloc_early && (halo_free || w.opts.zero_copy_halo) && n_grids > 0) {
+  const bool halo_ok = w.opts.zero_copy_halo && w.opts.collective_transfer;
+  if (w.opts.zero_copy && w.opts.alloc_early && (halo_free || halo_ok) && n_grids > 0) {
     const bool double_as_is = H5Tequal(H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE) > 0;
     for (std::size_t d = 0; d < plan.size(); ++d) {
       if (plan[d].path == "cell_type") direct[d] = 1;

@@ -2,15 +2,18 @@
 // plain MPI file read straight into arrays or through the bounce buffers, with every
 // chunking, on 1-4 ranks and both OpenMPI I/O components.
 #include <catch2/catch.hpp>
+#include <hdf5.h>
 #include <mpi.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "direct_io.hpp"
+#include "format.hpp"
 #include "mpi_test_util.hpp"
 #include "toy_tree.hpp"
 
@@ -120,6 +123,35 @@ TEST_CASE("read_rows puts every row where it belongs, whatever the runs and chun
   }
 
   MPI_File_close(&fh);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rwd::test::world_rank() == 0) std::remove(path.c_str());
+}
+
+TEST_CASE("zero_copy_halo asks ROMIO for collective buffering; automatic stays otherwise", "[kernel][mpi]") {
+  // The hint as the MPI-IO layer holds it for a file the kernel opens. OMPIO does not
+  // report romio_* hints, so there the test has nothing to compare (it runs under both).
+  std::string path = rwd::kernel::test::test_path("hints");
+  for (bool halo : {false, true}) {
+    rwd::kernel::IoOptions o;
+    o.zero_copy_halo = halo;
+    const rwd::kernel::h5::Ctx c{path};
+    rwd::kernel::h5::Plist fapl = rwd::kernel::detail::make_fapl(c, MPI_COMM_WORLD, o);
+    const hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    REQUIRE(f >= 0);
+    MPI_Info info = MPI_INFO_NULL;
+    REQUIRE(MPI_File_get_info(rwd::kernel::detail::mpi_file_of(c, f), &info) == MPI_SUCCESS);
+    char value[MPI_MAX_INFO_VAL + 1] = {};
+    int found = 0;
+    MPI_Info_get(info, "romio_cb_write", MPI_MAX_INFO_VAL, value, &found);
+    MPI_Info_free(&info);
+    H5Fclose(f);
+    const char* io = std::getenv("OMPI_MCA_io");
+    if (io && std::string(io) == "romio321") {
+      INFO("zero_copy_halo " << halo);
+      REQUIRE(found);
+      CHECK(std::string(value) == (halo ? "enable" : "automatic"));
+    }
+  }
   MPI_Barrier(MPI_COMM_WORLD);
   if (rwd::test::world_rank() == 0) std::remove(path.c_str());
 }

@@ -14,7 +14,8 @@ namespace rwd::kernel {
 
 struct IoOptions {
   // --- MPI-IO hints (MPI_Info passed with H5Pset_fapl_mpio; empty = do not set) ---
-  std::string romio_cb_write = "automatic";  ///< collective buffering (two-phase) on writes
+  std::string romio_cb_write = "automatic";  ///< collective buffering (two-phase) on writes;
+                                            ///< "automatic" means "enable" with zero_copy_halo
   std::string romio_cb_read = "automatic";   ///< collective buffering on reads
   std::int64_t cb_buffer_size = 16 << 20;  ///< bytes per aggregator buffer; 0 = MPI default
   int cb_nodes = 0;                        ///< number of aggregators; 0 = MPI default
@@ -49,7 +50,8 @@ struct IoOptions {
   bool zero_copy_halo = false;             ///< zero copy for halo'd arrays too: an MPI subarray
                                            ///< type gathers each interior (no linear buffer for
                                            ///< cell data; same speed in page cache, ~5 % slower
-                                           ///< durable than pack + pipeline here, so off)
+                                           ///< durable than pack + pipeline here, so off).
+                                           ///< Needs collective_transfer (packs otherwise).
   bool keep_buffer = true;                 ///< keep the linear buffer mapped for the next
                                            ///< step (one per process; release_kept_write_buffer())
   bool early_writeback = true;             ///< durable steps on Linux: after each dataset, a
