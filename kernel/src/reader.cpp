@@ -104,6 +104,18 @@ std::vector<StepEntry> Reader::steps(bool committed_only) const {
 }
 
 StepEntry Reader::step(std::int64_t step_number, bool allow_uncommitted) const {
+  // The group named after the number first: one step's attributes instead of every
+  // step's, so reading step N of a long run (a restart, a time slider) does not cost
+  // O(steps). Anything unusual (no such group, a half-created one, a name that does not
+  // match its step attribute) falls back to the full listing, which decides as before.
+  const Ctx& c = impl_->ctx;
+  if (step_number >= 0 && h5::exists(impl_->file, detail::step_group_path(step_number))) {
+    try {
+      StepEntry e = detail::read_step_entry(c, impl_->file, detail::step_group_name(step_number), impl_->common.block.cells());
+      if (e.step == step_number && (e.committed || allow_uncommitted)) return e;
+    } catch (const FileError&) {
+    }
+  }
   for (const auto& e : steps(!allow_uncommitted))
     if (e.step == step_number) return e;
   impl_->ctx.fail(ErrorKind::no_such_step, fmt::format("no {}step {}", allow_uncommitted ? "" : "committed ", step_number));
