@@ -11,14 +11,14 @@
 //   hot-1MiB    write() of one 1 MiB buffer, again and again (what dd does)
 //   dram-1MiB   write() of consecutive 1 MiB pieces of a 1.14 GiB buffer in DRAM,
 //               filled before any timer
-//   dram-1call  one write() of that whole buffer (raw MPI-IO's pattern on one rank)
+//   dram-1call  one write() of that whole buffer (raw MPI-IO on one rank also issues
+//               writes of 128 MiB and more)
 // Each timer covers open (create) + the writes + close, no fsync: a page-cache write.
 // Before each write the file is unlinked, then sync, 1 s, sync (untimed); after the
 // timer the file is fsynced (untimed). Prints each write and, at the end, the best and
 // median GiB/s per contender and the median of the per-round ratios to dd
 // (docs/benchmarks.md, "Page-cache writes: the limit").
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -37,9 +37,8 @@ namespace {
 constexpr long kBytes = 1226960320L;  // the kernel benchmark's step
 constexpr long kMiB = 1L << 20;
 // Orders: a Williams Latin square, so every contender follows every other one equally
-// often over 4 rounds. (A rotation puts the same contender before each one; here the
-// write after one contender's was 4x slower in every round: the VM memory effect of
-// docs/benchmarks.md, which a rotation pins on one contender.)
+// often over 4 rounds (a rotation always puts the same contender before each one, and
+// on this VM what a write leaves behind can slow the next: docs/benchmarks.md).
 constexpr int kOrder[4][4] = {{0, 1, 3, 2}, {1, 2, 0, 3}, {2, 3, 1, 0}, {3, 0, 2, 1}};
 
 /// Writes `bytes` from `src` to `fd`, advancing through the source when `walk` (or
