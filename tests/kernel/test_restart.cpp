@@ -101,6 +101,39 @@ TEST_CASE("steps are selected by number, index, time or latest", "[kernel]") {
   }
 }
 
+TEST_CASE("a step whose commit never happened is refused by number on every rank", "[kernel][mpi]") {
+  const std::string path = rwd::kernel::test::test_path("uncommitted");
+  ToyModel m = ToyModel::build(MPI_COMM_WORLD);
+  IoOptions opt;
+  opt.write_views = false;
+  {
+    Writer w = Writer::create(MPI_COMM_WORLD, path, ToyModel::common(), opt);
+    w.write_step({1, 0.1, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true}, m.describe());
+  }
+  {
+    IoOptions dies = opt;  // every rank stops after the data flush, before the marker
+    dies.on_phase = [](const char* ph) {
+      if (std::string(ph) == "flushed") throw std::runtime_error("simulated death");
+    };
+    Writer w = Writer::append(MPI_COMM_WORLD, path, dies);
+    CHECK_THROWS(w.write_step({2, 0.2, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true}, m.describe()));
+  }
+  Reader r = Reader::open(path, MPI_COMM_WORLD);
+  CHECK(r.step(1).committed);
+  CHECK(r.step(2, /*allow_uncommitted=*/true).step == 2);
+  CHECK_FALSE(r.step(2, true).committed);
+  try {
+    (void)r.step(2);
+    FAIL("step 2 has no committed marker, yet step(2) returned it");
+  } catch (const FileError& e) {
+    CHECK(e.kind() == ErrorKind::no_such_step);
+  }
+  ToyModel back = ToyModel::restart(r, 1, MPI_COMM_WORLD);  // the committed step still restarts
+  long long n = static_cast<long long>(back.grids.size()), total = 0;
+  MPI_Allreduce(&n, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  CHECK(total == 33);
+}
+
 TEST_CASE("a run continues in the same file after a restart (append)", "[kernel][mpi]") {
   const std::string path = rwd::kernel::test::test_path("append");
   ToyModel m = ToyModel::build(MPI_COMM_WORLD);
