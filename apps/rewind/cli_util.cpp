@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "commands.hpp"
+#include "resource_guard.hpp"
 
 namespace rwd::cli {
 
@@ -70,6 +71,12 @@ int run_cli(int argc, char** argv) {
     MpiSession mpi(cmd.needs_mpi, &argc, &argv);
     try {
       return runners[i].second();
+    } catch (const AgreedError& e) {
+      // Every rank threw this same error: one line from one rank, and a clean exit.
+      int rank = 0;
+      if (mpi.active) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+      if (rank == 0) fmt::print(stderr, "rewind {}: error: {}\n", cmd.name, e.what());
+      return 1;
     } catch (const std::exception& e) {
       std::fflush(stdout);
       fmt::print(stderr, "rewind {}: error: {}\n", cmd.name, e.what());

@@ -15,6 +15,7 @@
 #include <numeric>
 
 #include "case_sections.hpp"
+#include "resource_guard.hpp"
 #include "commands.hpp"
 #include "rewind/nbserver/client.hpp"
 #include "rewind/nbserver/server.hpp"
@@ -30,6 +31,7 @@ struct HaloOptions {
   std::vector<std::string> overrides;
   int vars = 5;
   int rounds = 10;
+  std::string memory_limit;
 };
 
 double field(const std::array<double, 3>& x, int var) {
@@ -143,8 +145,16 @@ int compute(const HaloOptions& o, st::PlanSource& source, MPI_Comm comm, bool ha
 }
 
 int run_halo(const HaloOptions& o) {
-  int world = 1;
+  int world = 1, world_rank = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &world);
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  // Every rank reads the case and checks, before anything is built, that its part fits:
+  // world rank 0 holds the tree (and, alone, the fields), the others share the fields.
+  const auto cost = estimate_case(load_tree_case(o.case_file, o.overrides));
+  const GuardRole role{.holds_tree = world_rank == 0,
+                       .compute_ranks = world == 1 ? 1 : (world_rank == 0 ? 0 : world - 1),
+                       .variables = o.vars};
+  guard(cost, role, o.memory_limit, MPI_COMM_WORLD);
   if (world == 1) {
     const st::Tree tree = tree_of(o);
     const st::Topology topo(tree, st::partition_morton(tree, 1));
@@ -184,6 +194,9 @@ const Registration reg{Command{
       sub.add_option("--set", o->overrides, "Override a case value: key=value (repeatable)");
       sub.add_option("--vars", o->vars, "Cell variables to exchange")->check(CLI::Range(1, 64));
       sub.add_option("--rounds", o->rounds, "Exchange rounds to time")->check(CLI::Range(1, 100000));
+      sub.add_option("--memory-limit", o->memory_limit,
+                     "Memory each process may use (8G, 512MiB, ...; 'off': no check). Default: what the node has "
+                     "available, shared by the job's processes on it");
       return [o] { return run_halo(*o); };
     },
     20}};

@@ -29,6 +29,36 @@ std::string human_bytes(std::int64_t b) {
   return i == 0 ? fmt::format("{} B", b) : fmt::format("{:.1f} {}", v, u[i]);
 }
 
+// Leaf cells per level of a step: recorded since format 1.1, derived from the
+// topology for older files.
+std::vector<std::int64_t> leaf_cells(const k::Reader& r, const k::StepEntry& s) {
+  const auto cells = r.common().block.cells();
+  std::vector<std::int64_t> out = s.leaf_grids_per_level;
+  if (out.empty() && s.committed) {
+    const auto topo = r.read_topology(s.step);
+    out.assign(static_cast<std::size_t>(topo.n_levels()), 0);
+    for (std::int64_t row = 0; row < topo.n_grids; ++row) {
+      bool leaf = true;
+      for (int ch = 0; ch < topo.max_children; ++ch)
+        leaf = leaf && topo.child_rows[static_cast<std::size_t>(row * topo.max_children + ch)] < 0;
+      if (leaf) ++out[static_cast<std::size_t>(topo.level[static_cast<std::size_t>(row)])];
+    }
+  }
+  for (auto& n : out) n *= cells;
+  return out;
+}
+
+std::string levels_text(const std::vector<std::int64_t>& per_level) {
+  std::string t;
+  std::int64_t all = 0;
+  for (std::size_t l = 0; l < per_level.size(); ++l) {
+    if (per_level[l] == 0) continue;
+    all += per_level[l];
+    t += fmt::format("{}{} on level {}", t.empty() ? "" : ", ", per_level[l], l);
+  }
+  return fmt::format("{} leaf cells: {}", all, t);
+}
+
 int run_info(const InfoOptions& o) {
   k::Reader r = k::Reader::open(o.file);
   const auto& c = r.common();
@@ -57,7 +87,8 @@ int run_info(const InfoOptions& o) {
     for (const auto& s : steps)
       j["steps"].push_back({{"step", s.step}, {"time", s.time}, {"dt", s.dt}, {"kind", k::to_string(s.kind)},
                             {"grids", s.n_grids}, {"cells", s.n_cells}, {"bytes", s.bytes},
-                            {"levels", s.n_levels}, {"committed", s.committed}});
+                            {"levels", s.n_levels}, {"leaf_cells_per_level", leaf_cells(r, s)},
+                            {"committed", s.committed}});
     fmt::print("{}\n", j.dump(2));
     return 0;
   }
@@ -81,6 +112,18 @@ int run_info(const InfoOptions& o) {
   }
   std::size_t committed = 0;
   for (const auto& s : steps) committed += s.committed ? 1 : 0;
+  // The tree at a glance: the last committed step's, and whether any step differs.
+  const k::StepEntry* last = nullptr;
+  for (const auto& s : steps)
+    if (s.committed) last = &s;
+  if (last) {
+    const auto tree = leaf_cells(r, *last);
+    bool same = true;
+    for (const auto& s : steps)
+      if (s.committed && !s.leaf_grids_per_level.empty() && !last->leaf_grids_per_level.empty())
+        same = same && s.leaf_grids_per_level == last->leaf_grids_per_level;
+    fmt::print("tree        {}{}\n", levels_text(tree), same ? "" : " (at the last step; the tree changes between steps)");
+  }
   fmt::print("steps       {} committed, {} uncommitted\n", committed, steps.size() - committed);
   if (!steps.empty())
     fmt::print("  {:>10}  {:>14}  {:<13}  {:>8}  {:>12}  {:>10}  {}\n", "step", "time", "kind", "grids", "cells",

@@ -18,6 +18,7 @@
 #include <optional>
 
 #include "case_sections.hpp"
+#include "resource_guard.hpp"
 #include "commands.hpp"
 #include "rewind/nbserver/client.hpp"
 #include "rewind/nbserver/server.hpp"
@@ -41,6 +42,7 @@ struct RunOptions {
   int profile_points = 129;
   std::int64_t steps = -1;
   bool quiet = false;
+  std::string memory_limit;
 };
 
 std::string hms(double s) {
@@ -101,7 +103,17 @@ struct RunIo {
   RunOutput::Mode mode = RunOutput::Mode::create;
   std::string monitor_file;
   bool monitor_append = false;  ///< continue the parent's monitor CSV (same-file restart)
+  std::string estimate;         ///< the resource guard's summary of the case
 };
+
+// Leaf cells per level of the whole tree. Collective over `comm`.
+std::vector<std::int64_t> leaf_cells_per_level(const spacetree::Forest& f, MPI_Comm comm) {
+  std::vector<std::int64_t> local(static_cast<std::size_t>(f.plan().levels), 0), total(local.size(), 0);
+  for (std::size_t g = 0; g < f.size(); ++g)
+    if (f.grid(g).is_leaf()) local[static_cast<std::size_t>(f.grid(g).level())] += f.shape().cells_per_grid();
+  MPI_Allreduce(local.data(), total.data(), static_cast<int>(local.size()), MPI_INT64_T, MPI_SUM, comm);
+  return total;
+}
 
 int run_compute(const RunOptions& o, solver::SolverCase sc, spacetree::LocalPlan plan, MPI_Comm comm, bool print,
                 const RunIo& io) {
@@ -129,10 +141,17 @@ int run_compute(const RunOptions& o, solver::SolverCase sc, spacetree::LocalPlan
     output.after_step(s, first, s.finished());
   };
   const std::int64_t cells = s.global_leaf_cells();
-  if (print)
+  const auto per_level = leaf_cells_per_level(s.forest(), comm);
+  if (print) {
     fmt::print("rewind run: {}-D, {} leaf cells, {} levels, nu = {:g}{}, end time {:g}\n", c.dim(), cells,
                s.forest().plan().levels, c.physics.nu, c.physics.energy ? fmt::format(", alpha = {:g}", c.physics.alpha) : "",
                c.time.end);
+    std::string levels;
+    for (std::size_t l = 0; l < per_level.size(); ++l)
+      if (per_level[l] > 0) levels += fmt::format("{}{} on level {}", levels.empty() ? "" : ", ", per_level[l], l);
+    fmt::print("tree        leaf cells: {}\n", levels);
+    fmt::print("estimate    {}\n", io.estimate);
+  }
 
   std::unique_ptr<std::ofstream> csv;
   auto write_monitor = [&](bool force) {
@@ -302,14 +321,34 @@ int run_run(const RunOptions& o) {
       throw std::runtime_error(fmt::format("{}: a branch never overwrites its parent, not even with --force",
                                            io.output.file));
   }
-  const auto make_tree = [&]() -> spacetree::Tree {
-    if (io.restart) return restart_tree(*io.restart, sc.tree.shape);
-    return spacetree::build_tree(sc.tree);
+  // The tree maker owns copies of what it reads: under mpirun the server calls it after
+  // `sc` has been moved to the compute side (capturing `sc` by reference once dropped
+  // every [[tree.refine]] region there).
+  const std::function<spacetree::Tree()> make_tree = [tree_case = sc.tree, restart = io.restart] {
+    return restart ? restart_tree(*restart, tree_case.shape) : spacetree::build_tree(tree_case);
   };
 
   int world_rank = 0, world_size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  // Before any tree or field exists, every rank checks that its part fits: world rank 0
+  // holds the tree (and, alone, the fields), the others share the fields.
+  CaseCost cost;
+  if (io.restart) {  // the tree is the stored step's: its size is known exactly
+    const auto& st = io.restart->step;
+    cost.estimate.grids = st.n_grids;
+    cost.estimate.cells = st.n_cells;
+    cost.shape = sc.tree.shape;
+    cost.key = fmt::format("{}@{}", io.restart->file, st.step);
+  } else {
+    cost = estimate_case(sc.tree);
+  }
+  const GuardRole role{.holds_tree = world_rank == 0,
+                       .compute_ranks = world_size == 1 ? 1 : (world_rank == 0 ? 0 : world_size - 1),
+                       .variables = solver::kNumVars};
+  guard(cost, role, o.memory_limit, MPI_COMM_WORLD);
+  io.estimate = describe(cost, GuardRole{.holds_tree = world_size == 1, .compute_ranks = std::max(1, world_size - 1)},
+                         o.memory_limit, MPI_COMM_WORLD);
   if (world_size > 1) return run_with_server(o, std::move(sc), make_tree, io);
   // One process: it computes, and its plan comes from the in-process topology.
   const spacetree::Tree tree = make_tree();
@@ -334,6 +373,9 @@ const Registration reg{Command{
       sub.add_option("--profiles", o->profiles, "Write centre-line profiles (u, v, T) to this CSV at the end");
       sub.add_option("--profile-points", o->profile_points, "Points per profile line")->check(CLI::Range(2, 100000));
       sub.add_flag("-q,--quiet", o->quiet, "No progress lines");
+      sub.add_option("--memory-limit", o->memory_limit,
+                     "Memory each process may use (8G, 512MiB, ...; 'off': no check). Default: what the node has "
+                     "available, shared by the job's processes on it");
       return [o] { return run_run(*o); };
     },
     30}};

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "case_sections.hpp"
+#include "resource_guard.hpp"
 #include "commands.hpp"
 #include "rewind/spacetree/partition.hpp"
 
@@ -15,11 +16,16 @@ struct TreeOptions {
   std::vector<std::string> overrides;
   int ranks = 0;
   bool json = false;
+  std::string memory_limit;
 };
 
 int run_tree(const TreeOptions& o) {
   const auto tc = load_tree_case(o.case_file, o.overrides);
   const int ranks = o.ranks > 0 ? o.ranks : tc.ranks;
+  // Before anything is built: what the tree alone will take in this process.
+  const auto cost = estimate_case(tc);
+  const GuardRole role{.holds_tree = true, .compute_ranks = 0};
+  guard(cost, role, o.memory_limit, MPI_COMM_NULL);
 
   const spacetree::Tree tree = spacetree::build_tree(tc);
   const auto stats = spacetree::statistics(tree);
@@ -43,6 +49,8 @@ int run_tree(const TreeOptions& o) {
     j["ranks"] = ranks;
     j["cells_per_rank"] = part.cells_per_rank;
     j["imbalance"] = part.imbalance();
+    j["estimated_grids"] = cost.estimate.grids;
+    j["estimated_bytes"] = bytes_needed(cost, role);
     fmt::print("{}\n", j.dump(2));
     return 0;
   }
@@ -60,7 +68,8 @@ int run_tree(const TreeOptions& o) {
     fmt::print("{:>5} {:>10} {:>10} {:>14} {:>14}\n", l, stats.grids_per_level[l], stats.leaves_per_level[l],
                stats.grids_per_level[l] * sh.cells_per_grid(), stats.leaves_per_level[l] * sh.cells_per_grid());
   fmt::print("{:>5} {:>10} {:>10} {:>14} {:>14}\n", "all", stats.grids, stats.leaves, stats.cells, stats.leaf_cells);
-  fmt::print("\n2:1 balanced  {}\n", tree.is_balanced() ? "yes" : "NO");
+  fmt::print("\nestimate      {} (before building)\n", describe(cost, role, o.memory_limit, MPI_COMM_NULL));
+  fmt::print("2:1 balanced  {}\n", tree.is_balanced() ? "yes" : "NO");
   fmt::print("partition     {} compute rank{} along the Lebesgue curve\n", ranks, ranks == 1 ? "" : "s");
   for (int r = 0; r < ranks; ++r)
     fmt::print("  rank {:>4}  {:>10} grids  {:>14} cells\n", r,
@@ -79,6 +88,9 @@ const Registration reg{Command{
       sub.add_option("--ranks", o->ranks, "Compute ranks to partition for (default: run.ranks)")
           ->check(CLI::PositiveNumber);
       sub.add_flag("--json", o->json, "Print machine-readable JSON");
+      sub.add_option("--memory-limit", o->memory_limit,
+                     "Memory this process may use (8G, 512MiB, ...; 'off': no check). Default: what the system has "
+                     "available");
       return [o] { return run_tree(*o); };
     },
     10}};

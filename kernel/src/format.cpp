@@ -244,6 +244,7 @@ StepEntry read_step_entry(const Ctx& c, hid_t file, const std::string& group_nam
     c.fail(ErrorKind::bad_shape, e.group + " has unknown kind '" + kind + "'");
   e.n_grids = i1("n_grids");
   e.n_levels = static_cast<int>(i1("n_levels"));
+  if (h5::has_attr(g, "leaf_grids_per_level")) e.leaf_grids_per_level = h5::read_attr_i64(c, g, "leaf_grids_per_level");
   e.bytes = i1("bytes");
   e.n_cells = e.n_grids * cells;
   return e;

@@ -69,13 +69,14 @@ Datatype string_type(const Ctx& c, std::size_t len) {
 }
 
 template <typename T>
-void write_attr_array(const Ctx& c, hid_t obj, const char* name, hid_t type, const std::vector<T>& v) {
+void write_attr_array(const Ctx& c, hid_t obj, const char* name, hid_t type, const std::vector<T>& v,
+                      bool one_is_scalar = true) {
   hsize_t n = v.size();
-  Dataspace sp(c.check(n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr),
+  Dataspace sp(c.check(n == 1 && one_is_scalar ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr),
                        "create attribute space"));
   Attribute a(c.check(H5Acreate2(obj, name, type, sp, H5P_DEFAULT, H5P_DEFAULT),
                       std::string("create attribute ") + name));
-  c.check_status(H5Awrite(a, type, v.data()), std::string("write attribute ") + name);
+  if (n > 0) c.check_status(H5Awrite(a, type, v.data()), std::string("write attribute ") + name);
 }
 
 template <typename T>
@@ -109,6 +110,9 @@ void write_attr_string(const Ctx& c, hid_t obj, const char* name, const std::str
 
 void write_attr_i64(const Ctx& c, hid_t obj, const char* name, const std::vector<std::int64_t>& v) {
   write_attr_array(c, obj, name, H5T_NATIVE_INT64, v);
+}
+void write_attr_i64_array(const Ctx& c, hid_t obj, const char* name, const std::vector<std::int64_t>& v) {
+  write_attr_array(c, obj, name, H5T_NATIVE_INT64, v, false);
 }
 void write_attr_f64(const Ctx& c, hid_t obj, const char* name, const std::vector<double>& v) {
   write_attr_array(c, obj, name, H5T_NATIVE_DOUBLE, v);

@@ -74,6 +74,8 @@ struct Ctx {
 // ---- writing helpers (all collective in parallel mode: every rank, same values) ----
 void write_attr_string(const Ctx& c, hid_t obj, const char* name, const std::string& value);
 void write_attr_i64(const Ctx& c, hid_t obj, const char* name, const std::vector<std::int64_t>& v);
+/// Always a 1-D array of v.size() values (also for 1 or 0 values).
+void write_attr_i64_array(const Ctx& c, hid_t obj, const char* name, const std::vector<std::int64_t>& v);
 void write_attr_f64(const Ctx& c, hid_t obj, const char* name, const std::vector<double>& v);
 void write_attr_u8(const Ctx& c, hid_t obj, const char* name, std::uint8_t v);
 /// Overwrites an existing scalar uint8 attribute.

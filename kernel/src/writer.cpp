@@ -307,12 +307,16 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
 
   // ---- 2. offsets: one Allreduce (totals per level, error flag, halo flag), one Exscan ----
   constexpr int L = names::kMaxLevels;
-  std::vector<std::int64_t> local(L + 2, 0), total(L + 2, 0), before(L, 0);
+  // [0, L) grids per level, L error flag, L+1 halo flag, [L+2, 2L+2) leaf grids per level.
+  std::vector<std::int64_t> local(2 * L + 2, 0), total(2 * L + 2, 0), before(L, 0);
   if (bad.empty())
-    for (const auto& g : grids.grids) ++local[static_cast<std::size_t>(g.level)];
+    for (const auto& g : grids.grids) {
+      ++local[static_cast<std::size_t>(g.level)];
+      if (g.child_uids.empty()) ++local[static_cast<std::size_t>(L + 2 + g.level)];
+    }
   local[L] = bad.empty() ? 0 : 1;
   local[L + 1] = h != 0 ? 1 : 0;
-  MPI_Allreduce(local.data(), total.data(), L + 2, MPI_INT64_T, MPI_SUM, w.comm);
+  MPI_Allreduce(local.data(), total.data(), 2 * L + 2, MPI_INT64_T, MPI_SUM, w.comm);
   const bool halo_free = total[L + 1] == 0;  // every rank's arrays are exactly its rows
   if (total[L] > 0) agree(w.comm, bad.empty() ? std::nullopt : std::optional<FileError>(FileError(ErrorKind::invalid_argument, w.path, bad)), w.path);
   MPI_Exscan(local.data(), before.data(), L, MPI_INT64_T, MPI_SUM, w.comm);
@@ -441,6 +445,8 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
     h5::write_attr_string(c, step_group, "kind", to_string(info.kind));
     h5::write_attr_i64(c, step_group, "n_grids", {n_grids});
     h5::write_attr_i64(c, step_group, "n_levels", {n_levels});
+    h5::write_attr_i64_array(c, step_group, "leaf_grids_per_level",
+                       std::vector<std::int64_t>(total.begin() + L + 2, total.begin() + L + 2 + n_levels));
     h5::write_attr_i64(c, step_group, "bytes", {bytes_global});
     h5::write_attr_u8(c, step_group, "committed", 0);
     std::set<std::string> groups;

@@ -62,6 +62,19 @@ TEST_CASE("rows are ordered by (level, rank, key); links are rows; data lands in
     }
     CHECK(t.level_offsets == std::vector<std::int64_t>{0, 1, 9, 25, 33});
   }
+  THEN("the step records its tree: leaf grids per level, summed over every rank's grids") {
+    // root and two refined level-1 grids (one refined again) have children
+    const auto steps = r.steps();
+    REQUIRE(steps.size() == 1);
+    std::vector<std::int64_t> leaves(4, 0);
+    for (std::int64_t i = 0; i < t.n_grids; ++i) {
+      bool leaf = true;
+      for (int j = 0; j < 8; ++j) leaf = leaf && t.child_rows[i * 8 + j] < 0;
+      if (leaf) ++leaves[static_cast<std::size_t>(t.level[i])];
+    }
+    CHECK(steps[0].leaf_grids_per_level == leaves);
+    CHECK(steps[0].leaf_grids_per_level == std::vector<std::int64_t>{0, 6, 15, 8});
+  }
   THEN("parent_row and child_rows agree with the uids") {
     for (std::int64_t i = 0; i < t.n_grids; ++i) {
       if (t.parent_row[i] >= 0) CHECK(t.uid[t.parent_row[i]] == t.parent_uid[i]);
@@ -315,6 +328,7 @@ TEST_CASE("ranks without grids take part; an all-empty step is written", "[kerne
   CHECK(steps[0].n_grids == 33);
   CHECK(steps[1].n_grids == 0);
   CHECK(steps[1].committed);
+  CHECK(steps[1].leaf_grids_per_level.empty());  // no levels: an empty array, still written
   THEN("float32 visualisation data converts back") {
     auto t = r.read_topology(1);
     std::vector<double> buf(64);

@@ -14,7 +14,7 @@ namespace rwd::kernel {
 /// minor versions only add optional objects.
 inline constexpr const char* kFormatName = "rewind-hgrid-h5";
 inline constexpr int kFormatMajor = 1;
-inline constexpr int kFormatMinor = 0;
+inline constexpr int kFormatMinor = 1;
 /// Version of this library, stored as /common code_version unless the caller sets one.
 inline constexpr const char* kKernelVersion = "rewind-kernel 0.1.0";
 
@@ -67,6 +67,9 @@ struct StepEntry {
   std::int64_t n_cells = 0;    ///< n_grids * cells per grid
   std::int64_t bytes = 0;      ///< bytes of all datasets of the step
   int n_levels = 0;
+  /// Leaf grids (no children) per level, 0 .. n_levels-1: the tree at a glance. Format
+  /// 1.1; empty for steps written by older versions (derive it from the topology).
+  std::vector<std::int64_t> leaf_grids_per_level;
   std::string group;           ///< "/simulation/step_00000042"
 };
 

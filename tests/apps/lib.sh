@@ -1,0 +1,10 @@
+# Shared by the tests/apps/cli_*.sh scripts: `source "$(dirname "$0")/lib.sh" "$@"`.
+# Arguments: the rewind binary, the source tree and (for MPI tests) mpiexec. Sets
+# $rewind, $src, $mpiexec, $fail; works in a temporary folder removed on exit;
+# check LABEL CONDITION prints ok/FAIL and remembers a failure (exit $fail at the end).
+set -u
+rewind=$(realpath "$1") src=$(realpath "$2") mpiexec=${3:-mpiexec}
+fail=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 2
+check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
