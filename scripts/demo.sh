@@ -49,9 +49,9 @@ step "rewind plot: monitors (drag, lift, Strouhal) as PNG"
 "$bin" plot cylinder.csv -o cylinder.png --title "Cylinder, Re 100"
 "$bin" plot cylinder-re150.csv -o cylinder-re150.png --title "Branch from t = 2, Re 150"
 
-if [ -n "$plugin" ] && command -v pvpython >/dev/null && command -v xvfb-run >/dev/null; then
+if [ -n "$plugin" ] && command -v pvpython >/dev/null && command -v Xvfb >/dev/null; then
   step "ParaView (Rewind plugin): velocity u at t = 4 in both branches"
-  xvfb-run -a pvpython "$root/scripts/render_step.py" "$plugin" cylinder.h5 cylinder-u.png \
+  "$root/scripts/headless.sh" pvpython "$root/scripts/render_step.py" "$plugin" cylinder.h5 cylinder-u.png \
     cylinder-re150.h5 cylinder-re150-u.png 2>render.log || { tail -5 render.log; echo "render failed (log: $out/render.log)"; exit 1; }
 fi
 

@@ -1,5 +1,5 @@
 # Render one step of Rewind run files to PNGs with ParaView and the Rewind plugin.
-#   xvfb-run -a pvpython scripts/render_step.py PLUGIN.so RUN.h5 OUT.png [RUN2.h5 OUT2.png ...] [--time T] [--var u]
+#   scripts/headless.sh pvpython scripts/render_step.py PLUGIN.so RUN.h5 OUT.png [RUN2.h5 OUT2.png ...] [--time T] [--var u]
 # Several files render in one session (one X server start).
 import argparse
 from paraview.simple import (LoadPlugin, Show, Render, ResetCamera, GetActiveViewOrCreate, ColorBy,

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "rewind/kernel/reader.hpp"
+#include "rewind/window/kernel_view.hpp"
+#include "rewind/window/select.hpp"
 #include "vtkCellData.h"
 #include "vtkDoubleArray.h"
 #include "vtkImageData.h"
@@ -72,27 +74,6 @@ int vtkRewindReader::RequestInformation(vtkInformation*, vtkInformationVector**,
   return 1;
 }
 
-namespace {
-// The level-of-detail cut: grids on max_level plus leaves above it, found by walking
-// child rows from the root (row 0); only these rows are read.
-std::vector<std::int64_t> lod_rows(const rwd::kernel::Topology& topo, int max_level) {
-  std::vector<std::int64_t> rows, stack{0};
-  const int mc = topo.max_children;
-  while (!stack.empty()) {
-    const std::int64_t r = stack.back();
-    stack.pop_back();
-    bool leaf = true;
-    for (int c = 0; c < mc; ++c) leaf = leaf && topo.child_rows[static_cast<std::size_t>(r * mc + c)] < 0;
-    if (leaf || (max_level >= 0 && topo.level[static_cast<std::size_t>(r)] >= max_level)) {
-      rows.push_back(r);
-      continue;
-    }
-    for (int c = mc - 1; c >= 0; --c) stack.push_back(topo.child_rows[static_cast<std::size_t>(r * mc + c)]);
-  }
-  std::sort(rows.begin(), rows.end());  // level-major: one contiguous read per level run
-  return rows;
-}
-}  // namespace
 
 int vtkRewindReader::RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector* out) {
   vtkInformation* info = out->GetInformationObject(0);
@@ -118,7 +99,9 @@ int vtkRewindReader::RequestData(vtkInformation*, vtkInformationVector**, vtkInf
     const auto& common = reader.common();
     const auto step = steps[pick].step;
     const auto topo = reader.read_topology(step);
-    const auto all_rows = lod_rows(topo, this->MaximumLevel);
+    // The level-of-detail cut (grids on MaximumLevel plus leaves above it), by the same
+    // window module the offline and live windows use; only these rows are read.
+    const auto all_rows = rwd::window::level_cut(rwd::window::view_of(topo, common.block), this->MaximumLevel);
     // This piece's contiguous share of the selected rows.
     const auto n = static_cast<std::int64_t>(all_rows.size());
     const std::vector<std::int64_t> rows(all_rows.begin() + n * piece / pieces,
