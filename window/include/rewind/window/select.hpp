@@ -1,0 +1,133 @@
+// Sliding-window selection on a space tree: which cells of which grids answer a window
+// query (a box, a budget of values, an optional level cap). Pure code: no MPI, no HDF5,
+// no I/O. Every function here is a pure function of its arguments, thread-safe (it
+// only reads the borrowed arrays), and throws std::invalid_argument on bad input,
+// never anything else (except std::bad_alloc).
+//
+// The answer follows the sliding window of Mundani et al. as used by Ertl, Frisch and
+// Mundani: walk the tree from the root, keep the grids that meet the box, refine while
+// the cells inside the box still fit the budget, and return the FINEST level L* that
+// fits, uniform over the box and cropped to it. Where the tree is not refined to L*
+// inside the box, coarser leaves fill the gap (every Piece says its level). If even the
+// root's cells inside the box exceed the budget, level 0 is subsampled with the
+// smallest integer stride k >= 2 that fits. Cells are copied, never interpolated.
+//
+// Definitions (the data contract; tests/window checks them against brute force):
+// - Tolerance. On axis a, tol_a = 1e-9 * (root extent on a). Box edges placed on cell
+//   faces (from a GUI, or a step's own bbox) then pick up no zero-width extra layer.
+// - Slice. An axis with box.hi - box.lo <= 2 tol_a is a slice at p = (lo + hi) / 2.
+// - Meets. A cell [c0, c1] meets the box on axis a if
+//     range axis: c0 < box.hi - tol && c1 > box.lo + tol;
+//     slice axis: c0 - tol <= p < c1 - tol, or the closing face: |c1 - D| <= tol and
+//                 |p - D| <= tol, D = the domain's (root's) hi on that axis.
+//   A cell meets the box if it meets it on all three axes; a grid meets the box if one
+//   of its cells does. A box outside the domain meets nothing (empty Selection).
+// - Candidates. S(L) = grids at level L that meet the box, plus leaves at levels < L
+//   that meet the box. count(L) = sum over S(L) of that grid's cells meeting the box;
+//   count is non-decreasing in L.
+// - Choice. With D_max = the tree's deepest level and cap = min(max_level, D_max)
+//   (max_level -1 = none): L* = the largest L <= cap with count(L) <= budget
+//   (budget 0 = unlimited, so L* = cap). If count(0) > budget: L* = 0 and stride k.
+// - Stride. Level 0 only (the root grid): on every axis the cells i with i % k == 0
+//   inside the box's cell range [first, end) (a lattice anchored at the root's cell 0,
+//   so it does not shift while the window pans); an axis whose range holds no lattice
+//   cell (a slice or a box thinner than k cells) keeps its first cell. k = the smallest
+//   k >= 2 whose value count fits the budget; it always exists because k >= the widest
+//   range gives one value.
+// - Cost. The traversal looks only at the root and at children of grids that meet the
+//   box at levels <= L* (it stops as soon as level L*+1 overflows): the cost follows
+//   the budget and the box, not the tree size. It never scans all rows.
+//
+// Row order contract (as in kernel::Topology and spacetree::Tree::nodes()): rows are
+// level-major and Morton-ordered within a level, row 0 is the root, children of a
+// grid are listed in child_rows (-1 = none; a grid with no child is a leaf).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace rwd::window {
+
+/// Axis-aligned physical box [lo, hi] per axis (lo <= hi; lo == hi on an axis = slice).
+struct Box {
+  std::array<double, 3> lo{};
+  std::array<double, 3> hi{};
+};
+
+/// A tree as borrowed arrays, one entry per row. The arrays must outlive every call
+/// that receives the view; nothing is copied. kernel::Topology fits directly
+/// (rewind/window/kernel_view.hpp), spacetree::Tree through rewind/window/tree_view.hpp.
+struct TreeView {
+  std::array<int, 3> cells{};                     ///< cells per grid per axis (2-D: s_z = 1)
+  int max_children = 0;                           ///< child slots per row
+  std::span<const std::int32_t> level;            ///< level of each row, root = 0
+  std::span<const std::array<double, 6>> bbox;    ///< {xmin,xmax,ymin,ymax,zmin,zmax}
+  std::span<const std::int64_t> child_rows;       ///< n * max_children, -1 = none
+  [[nodiscard]] std::int64_t rows() const { return static_cast<std::int64_t>(level.size()); }
+};
+
+/// One window query.
+struct Window {
+  Box box;
+  std::int64_t budget = 0;  ///< most cell values returned per variable; 0 = unlimited
+  int max_level = -1;       ///< deepest level returned; -1 = no cap
+};
+
+/// One selected grid, cropped to the box (and subsampled if stride > 1).
+struct Piece {
+  std::int64_t row = 0;
+  int level = 0;
+  std::array<int, 3> first{};      ///< first returned cell index inside the grid, per axis
+  std::array<int, 3> count{};      ///< cells returned per axis (after stride)
+  int stride = 1;                  ///< every stride-th cell from `first`
+  std::array<double, 3> origin{};  ///< physical lo corner of the first returned cell
+  std::array<double, 3> spacing{}; ///< physical cell size * stride
+  std::array<double, 3> cell{};    ///< physical cell size (the extent of one returned cell)
+  /// count[0] * count[1] * count[2].
+  [[nodiscard]] std::int64_t values() const {
+    return std::int64_t{count[0]} * count[1] * count[2];
+  }
+};
+
+/// The answer to a Window.
+struct Selection {
+  int level = 0;                 ///< L*; pieces of coarser leaves say their own level
+  int stride = 1;                ///< 1 unless level 0 overflowed the budget
+  std::int64_t values = 0;       ///< sum of piece values; <= budget unless budget == 0
+  std::vector<Piece> pieces;     ///< sorted by row (level-major, Morton within a level)
+  /// The pieces' rows as maximal runs of consecutive rows, for contiguous reads.
+  struct Run {
+    std::int64_t first_row = 0, count = 0;
+  };
+  std::vector<Run> runs;
+  std::int64_t visited = 0;      ///< rows whose bbox the traversal looked at
+  Box covered;                   ///< union (bounding box) of the returned cells; zero if empty
+  [[nodiscard]] bool empty() const { return pieces.empty(); }
+  /// The piece rows in order (what kernel::Reader::read_rows wants).
+  [[nodiscard]] std::vector<std::int64_t> rows() const;
+};
+
+/// The cells answering `w` on `tree` (definitions above). Pure, thread-safe.
+/// Throws std::invalid_argument (one message naming the problem) if the box has a NaN
+/// or infinite bound or lo > hi on an axis, the budget is negative, max_level < -1,
+/// or the tree view is inconsistent (no rows, array sizes that disagree, cells < 1,
+/// a child row out of range on the visited path).
+Selection select(const TreeView& tree, const Window& w);
+
+/// The level-of-detail cut of the ParaView reader (its old `lod_rows`): every grid on
+/// `max_level` plus every leaf above it (max_level -1: all leaves), sorted by row.
+/// Equals select() on the whole domain with budget 0 and that cap. Visits every grid
+/// down to the cut. Pure; throws std::invalid_argument like select().
+std::vector<std::int64_t> level_cut(const TreeView& tree, int max_level);
+
+/// Copies the cells of piece `p` out of one grid's packed interior values (`cells`
+/// per axis, x fastest, as kernel::Reader::read_rows returns a row) into `out`, x
+/// fastest, p.values() values. Returns out + p.values(). Pure; throws
+/// std::invalid_argument if the piece does not fit into a grid of `cells`.
+double* extract(const Piece& p, std::array<int, 3> cells, const double* grid_interior, double* out);
+float* extract(const Piece& p, std::array<int, 3> cells, const float* grid_interior, float* out);
+std::uint8_t* extract(const Piece& p, std::array<int, 3> cells, const std::uint8_t* grid_interior,
+                      std::uint8_t* out);
+
+}  // namespace rwd::window
