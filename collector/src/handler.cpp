@@ -87,6 +87,8 @@ Body Handler::handle(const Body& request) {
         const bool known = std::any_of(info.variables.begin(), info.variables.end(), [&](const VariableInfo& x) { return x.name == v; });
         if (!known) return error(ErrorCode::unknown_variable, "no variable \"" + v + "\"");
       }
+      if (!w->file.empty() && std::find(info.files.begin(), info.files.end(), w->file) == info.files.end())
+        return error(ErrorCode::bad_argument, "no file \"" + w->file + "\" on this server");
       if (w->time == "live" && !info.live) {
         WindowRequest latest = *w;
         latest.time = "latest";  // an offline server's newest step is what "live" can mean

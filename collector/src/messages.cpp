@@ -222,7 +222,9 @@ json to_json(const Body& body, std::vector<ArrayOut>& arrays) {
             return {{"steps", std::move(steps)}};
           },
           [](const WindowRequest& b) -> json {
-            return {{"box", box_json(b.lo, b.hi)}, {"budget", b.budget}, {"time", b.time}, {"variables", b.variables}};
+            json j = {{"box", box_json(b.lo, b.hi)}, {"budget", b.budget}, {"time", b.time}, {"variables", b.variables}};
+            if (!b.file.empty()) j["file"] = b.file;
+            return j;
           },
           [&](const WindowReply& b) -> json { return window_reply_json(b, arrays); },
           [](const ErrorReply& b) -> json {
@@ -267,6 +269,7 @@ Body from_json(MessageType t, const json& j, std::vector<ArrayIn>&& arrays) {
       b.budget = get_int<std::uint64_t>(j, "budget");
       b.time = get_str(j, "time");
       b.variables = get_strs(j, "variables");
+      if (j.contains("file")) b.file = get_str(j, "file");
       return b;
     }
     case MessageType::window_reply: return window_reply_from(j, std::move(arrays));

@@ -39,7 +39,8 @@ std::vector<Body> every_body() {
           InfoReply{info},
           StepsRequest{},
           StepsReply{test::FakeService{}.steps()},
-          WindowRequest{{-1, -2, -3}, {1, 2, 3.5}, 1000, "t=0.25", {"p", "u"}},
+          WindowRequest{{-1, -2, -3}, {1, 2, 3.5}, 1000, "t=0.25", {"p", "u"}, "branch.h5"},
+          WindowRequest{{0, 0, 0}, {0, 0, 0}, 1, "#-1", {}, ""},
           sample_window(),
           ErrorReply{ErrorCode::no_such_step, "no step 7"},
           Bye{}};
@@ -49,7 +50,7 @@ std::vector<Body> every_body() {
 
 TEST_CASE("every message type round-trips and re-encodes to the same bytes", "[collector]") {
   const auto bodies = every_body();
-  REQUIRE(bodies.size() == 10);
+  REQUIRE(bodies.size() == 11);
   for (std::size_t i = 0; i < bodies.size(); ++i) {
     const Message m{static_cast<std::uint32_t>(100 + i), bodies[i]};
     const auto bytes = encode(m);
@@ -133,7 +134,7 @@ TEST_CASE("bad header fields are refused with their code", "[collector]") {
 }
 
 TEST_CASE("requests are capped at 64 KiB", "[collector]") {
-  WindowRequest r{{0, 0, 0}, {1, 1, 1}, 10, "latest", {}};
+  WindowRequest r{{0, 0, 0}, {1, 1, 1}, 10, "latest", {}, ""};
   r.variables.assign(2000, std::string(40, 'v'));
   CHECK_THROWS_AS(encode(Message{1, r}, kMaxRequestBytes), ProtocolError);
   const auto big = encode(Message{1, r});

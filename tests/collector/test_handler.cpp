@@ -8,7 +8,7 @@
 using namespace rwd::collector;
 
 namespace {
-WindowRequest good_request() { return {{0, 0, 0}, {1, 1, 1}, 100, "latest", {"p"}}; }
+WindowRequest good_request() { return {{0, 0, 0}, {1, 1, 1}, 100, "latest", {"p"}, ""}; }
 
 ErrorCode error_of(const Body& b) {
   const auto* e = std::get_if<ErrorReply>(&b);
@@ -69,6 +69,11 @@ TEST_CASE("the handler answers requests and turns service failures into error re
   auto r = good_request();
   r.variables = {"p", "rho"};
   CHECK(error_of(h.handle(r)) == ErrorCode::unknown_variable);
+  r = good_request();
+  r.file = "other.h5";
+  CHECK(error_of(h.handle(r)) == ErrorCode::bad_argument);
+  r.file = "fake.h5";
+  CHECK(std::holds_alternative<WindowReply>(h.handle(r)));
   r = good_request();
   r.time = "99";
   CHECK(error_of(h.handle(r)) == ErrorCode::no_such_step);

@@ -33,7 +33,7 @@ ClientOptions client_options() {
   return o;
 }
 
-WindowRequest request(std::uint64_t budget) { return {{0, 0, 0}, {1, 1, 1}, budget, "latest", {"p", "u"}}; }
+WindowRequest request(std::uint64_t budget) { return {{0, 0, 0}, {1, 1, 1}, budget, "latest", {"p", "u"}, ""}; }
 
 /// Fetches a window and checks every value the fake service computed.
 bool window_is_right(Client& c, std::uint64_t budget) {

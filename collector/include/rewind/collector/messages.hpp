@@ -134,6 +134,7 @@ struct WindowRequest {
   std::uint64_t budget = 0;          ///< most cell values returned per variable
   std::string time = "live";         ///< "live", "latest", "N", "#i", "t=T" (kernel::Reader::find_step)
   std::vector<std::string> variables;
+  std::string file;  ///< which of info().files ("" = the first); optional on the wire
 };
 
 /// One selected grid, cropped to the box. Cells of the piece: count[0]*count[1]*count[2],
