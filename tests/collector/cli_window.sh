@@ -12,6 +12,7 @@ trap cleanup EXIT
 cd "$tmp"
 check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
 checker="$py $src/tests/collector/check_window.py f.h5"
+. "$src/tests/collector/serve_util.sh"
 
 "$rewind" run "$src/cases/default.toml" --output f.h5 --set time.end=0.05 --set output.visualisation_interval=0.025 -q >run.log 2>&1
 check "rewind run wrote a file" "[ -f f.h5 ]"
@@ -26,14 +27,7 @@ windows=(
   "--box 0.5,0,0,2.2,0.41,0 --budget 800 --vars u --time t=0.03"
 )
 start_server() {  # args: extra options; sets server_pid and port
-  "$rewind" serve f.h5 --listen 127.0.0.1:0 "$@" >serve.log 2>&1 &
-  server_pid=$!
-  port=
-  for _ in $(seq 1 100); do
-    port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' serve.log)
-    [ -n "$port" ] && break
-    sleep 0.1
-  done
+  start_serve f.h5 "$@"
   check "rewind serve prints the address it listens on" "[ -n '$port' ]"
 }
 stop_server() {
