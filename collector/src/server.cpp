@@ -24,6 +24,7 @@ struct Server::Impl {
   asio::io_context io{1};
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard;
   tcp::acceptor acceptor{io};
+  asio::steady_timer retry{io};
   AtomicStats stats;
   std::unique_ptr<Worker> worker;
   std::unique_ptr<Context> ctx;
@@ -37,8 +38,13 @@ struct Server::Impl {
       if (!ec) {
         ++stats.accepted;
         std::make_shared<Connection>(std::move(socket), *ctx)->start();
+        return accept();
       }
-      accept();  // errors such as "too many open files" must not end the accept loop
+      // Errors such as "too many open files" must neither end the accept loop nor spin it.
+      retry.expires_after(std::chrono::milliseconds(100));
+      retry.async_wait([this](const boost::system::error_code& e) {
+        if (!e && acceptor.is_open()) accept();
+      });
     });
   }
 };
@@ -85,6 +91,7 @@ void Server::stop() {
   asio::post(s.io, [&s] {
     boost::system::error_code ignored;
     s.acceptor.close(ignored);
+    s.retry.cancel();
     s.ctx->stop_all();
   });
   // Jobs still queued are dropped; a running one finishes and posts its write, which
