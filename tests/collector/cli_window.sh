@@ -57,6 +57,13 @@ check "--out .vtm writes a multiblock of .vti pieces" \
 check ".vti pieces are well-formed XML with their cell data" \
   "$py -c \"import glob,xml.etree.ElementTree as E; fs=glob.glob('w_pieces/*.vti'); assert fs; [E.parse(f).find('.//CellData/DataArray[@Name=\\\"p\\\"]').text.split() for f in fs]\""
 
+if command -v pvpython >/dev/null && command -v xvfb-run >/dev/null; then
+  cells=$(sed -n 's/.* \([0-9]*\) cells per variable.*/\1/p' vtm.out)
+  echo "from paraview.simple import *; r = OpenDataFile('w.vtm'); r.UpdatePipeline(); print('CELLS', r.GetDataInformation().GetNumberOfCells())" >pv.py
+  timeout 120 xvfb-run -a pvpython pv.py >pv.out 2>&1
+  check "stock ParaView opens the .vtm with every cell ($cells)" "grep -q '^CELLS $cells\$' pv.out"
+fi
+
 # Bad input: one error line, non-zero exit.
 one_error() { "$@" >err.out 2>&1; local rc=$?; [ $rc != 0 ] && [ "$(wc -l <err.out)" = 1 ] && grep -q 'error:' err.out; }
 check "unknown variable: one error line" "one_error $rewind window f.h5 --box 0,0,0,1,1,1 --budget 5 --vars rho"
