@@ -1,15 +1,13 @@
 // Encoding and decoding of nbserver messages (docs/protocol.md).
 #include "rewind/nbserver/messages.hpp"
 
-#include <bit>
-#include <cstring>
-#include <type_traits>
+#include "rewind/nbserver/wire.hpp"
 
 namespace rwd::nbserver {
 
 namespace {
 
-constexpr std::byte kMagic[4] = {std::byte{'R'}, std::byte{'W'}, std::byte{'N'}, std::byte{'B'}};
+const wire::FrameFormat kFormat{{'R', 'W', 'N', 'B'}, kProtocolVersion, kMaxPayload, "nbserver"};
 
 // Wire sizes used to reject counts that cannot fit in the bytes left, before any
 // allocation (garbage must not make us reserve gigabytes).
@@ -17,22 +15,10 @@ constexpr std::size_t kNeighbourBytes = 16;  // i8 x3, u8 relation, i32 owner, u
 constexpr std::size_t kMinFamilyBytes = 16;  // u64 parent, i32 owner, u32 count
 constexpr std::size_t kMinGridBytes = 8 + 48 + kMinFamilyBytes + 4;
 
-class Writer {
+class Writer : public wire::Writer {
  public:
-  std::vector<std::byte> out;
-  template <typename T>
-  void put(T v) {
-    static_assert(std::is_integral_v<T>);
-    using U = std::make_unsigned_t<T>;
-    auto u = static_cast<U>(v);
-    for (std::size_t b = 0; b < sizeof(U); ++b) out.push_back(static_cast<std::byte>((u >> (8 * b)) & 0xffu));
-  }
-  void put_f64(double d) { put(std::bit_cast<std::uint64_t>(d)); }
+  Writer() : wire::Writer("nbserver") {}
   void put_uid(st::Uid u) { put(u.raw()); }
-  void put_count(std::size_t n) {
-    if (n > 0xffffffffu) throw ProtocolError(ErrorCode::too_large, "nbserver: list of " + std::to_string(n) + " entries");
-    put(static_cast<std::uint32_t>(n));
-  }
   void put_box(const st::Box& b) {
     for (int a = 0; a < 3; ++a) put_f64(b.lo[a]);
     for (int a = 0; a < 3; ++a) put_f64(b.hi[a]);
@@ -70,29 +56,10 @@ class Writer {
   }
 };
 
-class Reader {
+class Reader : public wire::Reader {
  public:
-  explicit Reader(std::span<const std::byte> in) : in_(in) {}
-  [[nodiscard]] std::size_t left() const { return in_.size() - pos_; }
-  template <typename T>
-  T get() {
-    static_assert(std::is_integral_v<T>);
-    using U = std::make_unsigned_t<T>;
-    need(sizeof(U));
-    U u = 0;
-    for (std::size_t b = 0; b < sizeof(U); ++b) u |= static_cast<U>(static_cast<U>(in_[pos_ + b]) << (8 * b));
-    pos_ += sizeof(U);
-    return static_cast<T>(u);
-  }
-  double get_f64() { return std::bit_cast<double>(get<std::uint64_t>()); }
+  explicit Reader(std::span<const std::byte> in) : wire::Reader(in, "nbserver") {}
   st::Uid get_uid() { return st::Uid::from_raw(get<std::uint64_t>()); }
-  /// A count of entries of at least `min_bytes` each that must fit in what is left.
-  std::size_t get_count(std::size_t min_bytes) {
-    const auto n = get<std::uint32_t>();
-    if (min_bytes > 0 && n > left() / min_bytes)
-      throw ProtocolError(ErrorCode::malformed, "nbserver: count " + std::to_string(n) + " exceeds the message");
-    return n;
-  }
   st::Box get_box() {
     st::Box b;
     for (int a = 0; a < 3; ++a) b.lo[a] = get_f64();
@@ -146,17 +113,6 @@ class Reader {
     }
     return s;
   }
-  void finish() const {
-    if (pos_ != in_.size())
-      throw ProtocolError(ErrorCode::malformed, "nbserver: " + std::to_string(left()) + " trailing bytes after the payload");
-  }
-
- private:
-  void need(std::size_t n) const {
-    if (left() < n) throw ProtocolError(ErrorCode::malformed, "nbserver: message truncated");
-  }
-  std::span<const std::byte> in_;
-  std::size_t pos_ = 0;
 };
 
 template <class... Ts>
@@ -311,53 +267,50 @@ bool is_request(MessageType t) {
   }
 }
 
+static ErrorCode code_of(wire::Fault f) {
+  switch (f) {
+    case wire::Fault::bad_version: return ErrorCode::bad_version;
+    case wire::Fault::too_large: return ErrorCode::too_large;
+    case wire::Fault::malformed: break;
+  }
+  return ErrorCode::malformed;
+}
+
 std::vector<std::byte> encode(const Message& m) {
-  Writer w;
-  w.out.reserve(64);
-  w.out.insert(w.out.end(), std::begin(kMagic), std::end(kMagic));
-  w.put(kProtocolVersion);
-  w.put(static_cast<std::uint16_t>(type_of(m.body)));
-  w.put(m.request_id);
-  w.put(std::uint32_t{0});
-  w.put(std::uint64_t{0});  // length, patched below
-  encode_body(w, m.body);
-  const std::uint64_t len = w.out.size() - kHeaderSize;
-  if (len > kMaxPayload) throw ProtocolError(ErrorCode::too_large, "nbserver: payload of " + std::to_string(len) + " bytes");
-  for (std::size_t b = 0; b < 8; ++b) w.out[16 + b] = static_cast<std::byte>((len >> (8 * b)) & 0xffu);
-  return w.out;
+  try {
+    Writer w;
+    w.out.reserve(64);
+    wire::begin_frame(w, kFormat, static_cast<std::uint16_t>(type_of(m.body)), m.request_id);
+    encode_body(w, m.body);
+    wire::end_frame(w, kFormat);
+    return std::move(w.out);
+  } catch (const wire::WireError& e) {
+    throw ProtocolError(code_of(e.fault()), e.what());
+  }
 }
 
 std::uint64_t payload_length(std::span<const std::byte> header) {
-  if (header.size() < kHeaderSize) throw ProtocolError(ErrorCode::malformed, "nbserver: message shorter than its header");
-  if (std::memcmp(header.data(), kMagic, 4) != 0) throw ProtocolError(ErrorCode::malformed, "nbserver: bad magic");
-  Reader r(header.subspan(4, kHeaderSize - 4));
-  const auto version = r.get<std::uint16_t>();
-  if (version != kProtocolVersion)
-    throw ProtocolError(ErrorCode::bad_version, "nbserver: protocol version " + std::to_string(version) +
-                                                    ", this build speaks " + std::to_string(kProtocolVersion));
-  (void)r.get<std::uint16_t>();  // type
-  (void)r.get<std::uint32_t>();  // request id
-  if (r.get<std::uint32_t>() != 0) throw ProtocolError(ErrorCode::malformed, "nbserver: reserved header field is not 0");
-  const auto len = r.get<std::uint64_t>();
-  if (len > kMaxPayload) throw ProtocolError(ErrorCode::too_large, "nbserver: payload of " + std::to_string(len) + " bytes announced");
-  return len;
+  try {
+    return wire::read_header(kFormat, header).length;
+  } catch (const wire::WireError& e) {
+    throw ProtocolError(code_of(e.fault()), e.what());
+  }
 }
 
 Message decode(std::span<const std::byte> frame) {
-  const std::uint64_t len = payload_length(frame);
-  if (frame.size() - kHeaderSize != len)
-    throw ProtocolError(ErrorCode::malformed, "nbserver: header announces " + std::to_string(len) + " payload bytes, frame has " +
-                                                  std::to_string(frame.size() - kHeaderSize));
-  Reader h(frame.subspan(6, 6));
-  const auto type = h.get<std::uint16_t>();
-  Message m;
-  m.request_id = h.get<std::uint32_t>();
-  if (type < 1 || type > static_cast<std::uint16_t>(MessageType::error_reply))
-    throw ProtocolError(ErrorCode::unknown_type, "nbserver: unknown message type " + std::to_string(type));
-  Reader r(frame.subspan(kHeaderSize));
-  m.body = decode_body(static_cast<MessageType>(type), r);
-  r.finish();
-  return m;
+  try {
+    const auto h = wire::check_frame(kFormat, frame);
+    Message m;
+    m.request_id = h.request_id;
+    if (h.type < 1 || h.type > static_cast<std::uint16_t>(MessageType::error_reply))
+      throw ProtocolError(ErrorCode::unknown_type, "nbserver: unknown message type " + std::to_string(h.type));
+    Reader r(frame.subspan(kHeaderSize));
+    m.body = decode_body(static_cast<MessageType>(h.type), r);
+    r.finish();
+    return m;
+  } catch (const wire::WireError& e) {
+    throw ProtocolError(code_of(e.fault()), e.what());
+  }
 }
 
 // ---------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // The neighbourhood-server message format (docs/protocol.md, version 1).
 //
-// Pure code: no MPI, no I/O. A message is a 24-byte header followed by a payload;
+// Pure code: no MPI, no I/O. A message is a 24-byte header (the shared framing of
+// wire.hpp, magic "RWNB") followed by a payload;
 // all integers and doubles are little-endian, whatever the host. encode() and
 // decode() are exact inverses; decode() checks everything (magic, version, type,
 // length, every count against the bytes left, enum values, trailing bytes) and
@@ -22,6 +23,7 @@
 #include <variant>
 #include <vector>
 
+#include "rewind/nbserver/wire.hpp"
 #include "rewind/spacetree/plan.hpp"
 #include "rewind/spacetree/topology.hpp"
 
@@ -30,7 +32,7 @@ namespace rwd::nbserver {
 namespace st = rwd::spacetree;
 
 inline constexpr std::uint16_t kProtocolVersion = 1;
-inline constexpr std::size_t kHeaderSize = 24;
+inline constexpr std::size_t kHeaderSize = wire::kHeaderSize;
 /// Frames larger than this are refused (by decode and by the server's receive).
 inline constexpr std::uint64_t kMaxPayload = std::uint64_t{1} << 30;
 

@@ -1,0 +1,122 @@
+// `rewind window FILE[@STEP]|HOST:PORT --box x0,y0,z0,x1,y1,z1 --budget N [--vars p,u]
+// [--time SEL] [--token T] [--out F.vtm|F.vti|F.json]`: one sliding-window query, from
+// a file (in-process, the same FileService a server uses) or from `rewind serve`.
+// Prints the level chosen, the cells returned and the time taken.
+#include <fmt/core.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <sstream>
+
+#include "commands.hpp"
+#include "rewind/collector/client.hpp"
+#include "rewind/collector/file_service.hpp"
+#include "rewind/kernel/reader.hpp"
+#include "window_output.hpp"
+
+namespace rwd::cli {
+namespace {
+
+namespace col = rwd::collector;
+
+struct WindowOptions {
+  std::string source;
+  std::string box;
+  std::uint64_t budget = 0;
+  std::string vars;
+  std::string time;
+  std::string token;
+  std::string out;
+  double timeout = 60;
+};
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+col::WindowRequest make_request(const WindowOptions& o) {
+  col::WindowRequest r;
+  const auto parts = split(o.box);
+  if (parts.size() != 6) throw std::invalid_argument("--box " + o.box + ": expected x0,y0,z0,x1,y1,z1");
+  for (int i = 0; i < 6; ++i) {
+    std::size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(parts[static_cast<std::size_t>(i)], &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != parts[static_cast<std::size_t>(i)].size()) throw std::invalid_argument("--box: \"" + parts[static_cast<std::size_t>(i)] + "\" is not a number");
+    (i < 3 ? r.lo : r.hi)[static_cast<std::size_t>(i % 3)] = v;
+  }
+  r.budget = o.budget;
+  r.variables = split(o.vars);
+  if (const auto e = col::Handler::validate(r, col::HandlerLimits{})) throw std::invalid_argument(e->message);
+  return r;
+}
+
+/// The variables to fetch: --vars, or all the source has.
+void default_vars(col::WindowRequest& r, const col::ServerInfo& info) {
+  if (!r.variables.empty()) return;
+  for (const auto& v : info.variables) r.variables.push_back(v.name);
+}
+
+int run_window(const WindowOptions& o) {
+  auto req = make_request(o);
+  const auto t0 = std::chrono::steady_clock::now();
+  col::WindowReply w;
+  const auto [file, step] = kernel::split_step_spec(o.source);
+  const auto remote = parse_host_port(o.source);
+  if (std::filesystem::exists(file) || !remote) {
+    col::FileService service({file});
+    const bool step_given = o.source.find('@') != std::string::npos;
+    if (step_given && !o.time.empty()) throw std::invalid_argument("give the step either as FILE@STEP or as --time, not both");
+    req.time = !o.time.empty() ? o.time : step;
+    default_vars(req, service.info());
+    col::Handler handler(service);
+    auto reply = handler.handle(req);
+    if (const auto* e = std::get_if<col::ErrorReply>(&reply)) throw std::runtime_error(std::string(col::to_string(e->code)) + ": " + e->message);
+    w = std::get<col::WindowReply>(std::move(reply));
+  } else {
+    col::ClientOptions co;
+    co.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout * 1000));
+    co.name = "rewind-window";
+    col::Client client(remote->first, remote->second, o.token, co);
+    req.time = o.time.empty() ? "live" : o.time;
+    if (req.variables.empty()) default_vars(req, client.info());
+    w = client.window(req);
+  }
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  fmt::print("step {} (t={:.6g}) of {}: level {}{}, {} pieces, {} cells per variable ({} variables), {:.1f} ms\n", w.step,
+             w.time, w.file, w.level, w.stride > 1 ? fmt::format(" stride {}", w.stride) : "", w.pieces.size(), w.cells,
+             w.variables.size(), ms);
+  if (!o.out.empty()) {
+    write_window(o.out, w);
+    fmt::print("wrote {}\n", o.out);
+  }
+  return 0;
+}
+
+const Registration reg{Command{
+    "window", "Fetch one sliding window (box + budget) from a file or a `rewind serve`", false,
+    [](CLI::App& sub) -> std::function<int()> {
+      auto o = std::make_shared<WindowOptions>();
+      sub.add_option("source", o->source, "FILE[@STEP] or HOST:PORT of `rewind serve`")->required();
+      sub.add_option("--box", o->box, "x0,y0,z0,x1,y1,z1 (physical coordinates)")->required();
+      sub.add_option("--budget", o->budget, "Most cell values per variable")->required();
+      sub.add_option("--vars", o->vars, "Variables, comma-separated (default: all)");
+      sub.add_option("--time", o->time, "live, latest, N, #i or t=T (default: latest for a file, live for a server)");
+      sub.add_option("--token", o->token, "Token of the server");
+      sub.add_option("--timeout", o->timeout, "Seconds for each network call")->capture_default_str();
+      sub.add_option("--out", o->out, "Write the window: .vtm (ParaView), .vti (one piece) or .json");
+      return [o] { return run_window(*o); };
+    },
+    71}};
+
+}  // namespace
+}  // namespace rwd::cli

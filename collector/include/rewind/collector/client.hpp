@@ -1,0 +1,62 @@
+// A blocking client of the collector (docs/collector-protocol.md).
+//
+// Every call has a deadline (ClientOptions::timeout): connect, the hello exchange and
+// each request/reply. A call that misses it closes the connection and throws
+// ClientError(timeout); the Client is then unusable (connected() is false). Errors the
+// server answers throw ClientError with the server's code (unauthorized for a refused
+// token, bad_version, no_such_step, ...). Public header: no Asio (pimpl).
+//
+// Thread-safety: one Client per thread; calls on one Client must not overlap.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "rewind/collector/messages.hpp"
+
+namespace rwd::collector {
+
+class ClientError : public CodedError {
+ public:
+  using CodedError::CodedError;
+};
+
+struct ClientOptions {
+  std::chrono::milliseconds timeout{std::chrono::seconds(30)};
+  std::uint64_t max_reply = kMaxReplyBytes;
+  std::uint64_t max_raw = kMaxRawBytes;
+  std::string name = "rewind-client";
+};
+
+class Client {
+ public:
+  /// Connects to host:port and exchanges Hello/HelloReply (with `token`, "" for
+  /// none). Throws ClientError: timeout, unauthorized, bad_version, or malformed
+  /// (not a collector); std::runtime_error if the connection is refused.
+  Client(const std::string& host, std::uint16_t port, const std::string& token, ClientOptions options = {});
+  Client(Client&&) noexcept;
+  Client& operator=(Client&&) noexcept;
+  ~Client();  ///< sends Bye if still connected (best effort, never throws)
+
+  [[nodiscard]] const HelloReply& server() const;
+  ServerInfo info();
+  std::vector<StepRecord> steps();
+  /// The window reply: values[v] is a contiguous float64 array (numpy-ready).
+  WindowReply window(const WindowRequest& request);
+  /// Sends Bye and closes. Idempotent.
+  void close();
+  [[nodiscard]] bool connected() const;
+
+  /// Sends one request and returns the reply body (ErrorReply -> ClientError).
+  Body call(const Body& request);
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rwd::collector

@@ -1,0 +1,43 @@
+// The offline Service: sliding windows over committed steps of Rewind HDF5 files.
+//
+// Each request: resolve the step (kernel::Reader::find_step; "live" means "latest"),
+// read its topology (cached for the last step asked), window::select the pieces, read
+// only the selected rows of each variable (Reader::read_rows) and of cell_type, and
+// copy each piece's cells out (window::extract). Files are opened serially (no MPI).
+//
+// Not thread-safe (HDF5 as built by Debian is not): the Handler serialises calls, and
+// `rewind window FILE` uses one FileService from one thread. Library target
+// rewind::collector_files (kernel + window); the header itself includes neither.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rewind/collector/handler.hpp"
+
+namespace rwd::collector {
+
+class FileService final : public Service {
+ public:
+  /// Opens every file read-only. files[0] is the default of WindowRequest::file. All
+  /// files must share variables and geometry (a run and its branches); throws
+  /// kernel::FileError if a file cannot be opened, std::invalid_argument if the list is
+  /// empty or the files disagree.
+  explicit FileService(const std::vector<std::string>& files);
+  ~FileService() override;
+  FileService(const FileService&) = delete;
+  FileService& operator=(const FileService&) = delete;
+
+  ServerInfo info() override;
+  /// The committed steps of every file, file by file, each in time order.
+  std::vector<StepRecord> steps() override;
+  /// Throws ServiceError: no_such_step (selector names no committed step),
+  /// unknown_variable (not stored in that step), bad_argument (unknown file).
+  WindowReply window(const WindowRequest& request) override;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rwd::collector

@@ -1,0 +1,161 @@
+// Blocking collector client: asynchronous operations run on a private io_context up
+// to a deadline (the pattern of asio's blocking_tcp_client example), so every call is
+// bounded in time even if the server stops answering mid-frame.
+#include "rewind/collector/client.hpp"
+
+#include <array>
+#include <utility>  // before Asio: Boost 1.74 awaitable.hpp needs std::exchange under C++20
+#include <boost/asio.hpp>
+#include <optional>
+
+namespace rwd::collector {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+struct Client::Impl {
+  ClientOptions options;
+  asio::io_context io;
+  tcp::socket socket{io};
+  HelloReply hello;
+  std::uint32_t next_id = 1;
+  bool open = false;
+
+  /// Runs the io_context until `done` or the deadline; on timeout closes the socket.
+  void run_until(Clock::time_point deadline, const bool& done, const char* what) {
+    io.restart();
+    while (!done && !io.stopped()) {
+      if (Clock::now() >= deadline || io.run_one_until(deadline) == 0) break;
+    }
+    if (!done) {
+      boost::system::error_code ignored;
+      socket.close(ignored);
+      open = false;
+      io.restart();
+      io.run();  // let the cancelled operation complete
+      throw ClientError(ErrorCode::timeout, std::string("collector client: timed out ") + what);
+    }
+  }
+
+  void check(const boost::system::error_code& ec, const char* what) {
+    if (!ec) return;
+    boost::system::error_code ignored;
+    socket.close(ignored);
+    open = false;
+    throw std::runtime_error(std::string("collector client: ") + what + ": " + ec.message());
+  }
+
+  Body exchange(const Body& request) {
+    if (!open) throw std::runtime_error("collector client: not connected");
+    const auto deadline = Clock::now() + options.timeout;
+    const std::uint32_t id = next_id++;
+    const auto out = encode(Message{id, request}, kMaxRequestBytes);
+    boost::system::error_code ec;
+    bool done = false;
+    asio::async_write(socket, asio::buffer(out), [&](const boost::system::error_code& e, std::size_t) { ec = e, done = true; });
+    run_until(deadline, done, "sending a request");
+    check(ec, "send");
+    std::array<std::byte, kHeaderSize> header{};
+    done = false;
+    asio::async_read(socket, asio::buffer(header), [&](const boost::system::error_code& e, std::size_t) { ec = e, done = true; });
+    run_until(deadline, done, "waiting for a reply");
+    check(ec, "receive (the server closed the connection?)");
+    FrameHeader h;
+    try {
+      h = read_header(header, options.max_reply);
+    } catch (const ProtocolError& e) {
+      close_now();
+      throw ClientError(e.code(), e.what());
+    }
+    std::vector<std::byte> frame(kHeaderSize + h.length);
+    std::copy(header.begin(), header.end(), frame.begin());
+    done = false;
+    asio::async_read(socket, asio::buffer(frame.data() + kHeaderSize, h.length),
+                     [&](const boost::system::error_code& e, std::size_t) { ec = e, done = true; });
+    run_until(deadline, done, "reading a reply");
+    check(ec, "receive");
+    Message m;
+    try {
+      m = decode(frame, Limits{options.max_reply, options.max_raw});
+    } catch (const ProtocolError& e) {
+      close_now();
+      throw ClientError(e.code(), e.what());
+    }
+    if (auto* e = std::get_if<ErrorReply>(&m.body)) {
+      throw ClientError(e->code, std::string("collector: server error ") + to_string(e->code) + ": " + e->message);
+    }
+    if (m.request_id != id) {
+      close_now();
+      throw ClientError(ErrorCode::malformed, "collector client: reply to request " + std::to_string(m.request_id) +
+                                                  ", expected " + std::to_string(id));
+    }
+    return std::move(m.body);
+  }
+
+  void close_now() {
+    boost::system::error_code ignored;
+    socket.close(ignored);
+    open = false;
+  }
+};
+
+Client::Client(const std::string& host, std::uint16_t port, const std::string& token, ClientOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  auto& s = *impl_;
+  s.options = std::move(options);
+  const auto deadline = Clock::now() + s.options.timeout;
+  tcp::resolver resolver(s.io);
+  boost::system::error_code ec;
+  const auto endpoints = resolver.resolve(host, std::to_string(port), ec);
+  if (ec) throw std::runtime_error("collector client: cannot resolve " + host + ": " + ec.message());
+  bool done = false;
+  asio::async_connect(s.socket, endpoints, [&](const boost::system::error_code& e, const tcp::endpoint&) { ec = e, done = true; });
+  s.run_until(deadline, done, "connecting");
+  if (ec) throw std::runtime_error("collector client: cannot connect to " + host + ":" + std::to_string(port) + ": " + ec.message());
+  s.socket.set_option(tcp::no_delay(true));
+  s.open = true;
+  const auto reply = s.exchange(Hello{kProtocolVersion, token, s.options.name});
+  const auto* h = std::get_if<HelloReply>(&reply);
+  if (!h) throw ClientError(ErrorCode::malformed, "collector client: the server did not answer the hello with a hello_reply");
+  if (h->protocol != kProtocolVersion)
+    throw ClientError(ErrorCode::bad_version, "collector client: server speaks protocol " + std::to_string(h->protocol));
+  s.hello = *h;
+}
+
+Client::Client(Client&&) noexcept = default;
+Client& Client::operator=(Client&&) noexcept = default;
+
+Client::~Client() {
+  if (impl_) close();
+}
+
+const HelloReply& Client::server() const { return impl_->hello; }
+bool Client::connected() const { return impl_ && impl_->open; }
+
+Body Client::call(const Body& request) { return impl_->exchange(request); }
+
+template <typename T>
+static T expect(Body&& b, const char* what) {
+  if (auto* r = std::get_if<T>(&b)) return std::move(*r);
+  throw ClientError(ErrorCode::unknown_type, std::string("collector client: unexpected reply type to a ") + what);
+}
+
+ServerInfo Client::info() { return expect<InfoReply>(call(InfoRequest{}), "info request").info; }
+std::vector<StepRecord> Client::steps() { return expect<StepsReply>(call(StepsRequest{}), "steps request").steps; }
+WindowReply Client::window(const WindowRequest& request) { return expect<WindowReply>(call(request), "window request"); }
+
+void Client::close() {
+  auto& s = *impl_;
+  if (!s.open) return;
+  try {
+    const auto out = encode(Message{s.next_id++, Bye{}});
+    bool done = false;
+    asio::async_write(s.socket, asio::buffer(out), [&](const boost::system::error_code&, std::size_t) { done = true; });
+    s.run_until(Clock::now() + std::chrono::milliseconds(500), done, "saying bye");
+  } catch (...) {  // best effort: the server times the session out anyway
+  }
+  s.close_now();
+}
+
+}  // namespace rwd::collector

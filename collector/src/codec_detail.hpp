@@ -1,0 +1,42 @@
+// Private to the collector: the split between the JSON part of a message
+// (messages.cpp) and the frame + compressed arrays around it (codec.cpp).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "rewind/collector/messages.hpp"
+
+namespace rwd::collector::detail {
+
+using nlohmann::json;
+
+/// A binary array to be sent after the JSON (borrowed bytes, host order = little-endian).
+struct ArrayOut {
+  std::string name;
+  std::string dtype;  ///< "f64" or "u8"
+  std::span<const std::byte> bytes;
+};
+
+/// A received array, decompressed and checked against its declared size.
+struct ArrayIn {
+  std::string name;
+  std::string dtype;
+  std::vector<double> f64;
+  std::vector<std::uint8_t> u8;
+};
+
+/// The JSON fields of a body; arrays it needs are appended to `arrays` (pointing into
+/// `body`, which must outlive them). Throws ProtocolError(bad_argument) on inconsistent
+/// window replies.
+json to_json(const Body& body, std::vector<ArrayOut>& arrays);
+/// The body of type `t` from its JSON and arrays. Throws ProtocolError(malformed)
+/// on a missing or mistyped field, or arrays that do not match the type.
+Body from_json(MessageType t, const json& j, std::vector<ArrayIn>&& arrays);
+
+[[noreturn]] void malformed(const std::string& what);
+
+}  // namespace rwd::collector::detail

@@ -1,0 +1,212 @@
+// One collector session: wait for a request (idle deadline), read it whole (request
+// deadline), hand it to the worker, write the reply (write deadline), repeat.
+#include "connection.hpp"
+
+namespace rwd::collector::detail {
+
+namespace {
+const std::vector<std::string> kCapabilities = {"info", "steps", "window"};
+constexpr std::size_t kMaxDrain = std::size_t{1} << 20;
+constexpr std::chrono::milliseconds kLinger{1000};
+}  // namespace
+
+// --- Worker --------------------------------------------------------------------------
+
+Worker::Worker() : thread_([this] { run(); }) {}
+Worker::~Worker() { stop(); }
+
+void Worker::post(std::function<void()> job) {
+  {
+    const std::lock_guard lock(mutex_);
+    if (stop_) return;
+    jobs_.push_back(std::move(job));
+  }
+  cv_.notify_one();
+}
+
+void Worker::stop() {
+  {
+    const std::lock_guard lock(mutex_);
+    stop_ = true;
+    jobs_.clear();
+  }
+  cv_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Worker::run() {
+  for (;;) {
+    std::function<void()> job;
+    {
+      std::unique_lock lock(mutex_);
+      cv_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
+      if (stop_) return;
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+    }
+    job();
+  }
+}
+
+void Context::stop_all() {
+  const auto all = open;  // close() erases from `open`
+  for (const auto& c : all) c->close();
+}
+
+// --- Connection ----------------------------------------------------------------------
+
+Connection::Connection(tcp::socket socket, Context& ctx) : socket_(std::move(socket)), timer_(ctx.io), ctx_(ctx) {}
+
+void Connection::start() {
+  ctx_.open.insert(shared_from_this());
+  ctx_.stats.open = ctx_.open.size();
+  if (ctx_.active >= ctx_.options.max_clients) {
+    ++ctx_.stats.refused_busy;
+    fail(ErrorCode::busy, "too many clients (" + std::to_string(ctx_.options.max_clients) + "); try again later");
+    return;
+  }
+  ++ctx_.active;
+  counted_ = true;
+  wait_request();
+}
+
+void Connection::close() {
+  if (closed_) return;
+  closed_ = true;
+  boost::system::error_code ignored;
+  socket_.shutdown(tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+  timer_.cancel();
+  if (counted_) --ctx_.active;
+  ctx_.open.erase(shared_from_this());
+  ctx_.stats.open = ctx_.open.size();
+}
+
+void Connection::set_deadline(std::chrono::milliseconds d) {
+  timer_.expires_after(d);
+  timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    // A re-armed timer cancels the old wait; a wait that already fired checks the time.
+    if (ec == asio::error::operation_aborted || self->closed_) return;
+    if (self->timer_.expiry() > asio::steady_timer::clock_type::now()) return;
+    if (!self->lingering_) ++self->ctx_.stats.timeouts;
+    self->close();
+  });
+}
+
+void Connection::clear_deadline() { timer_.cancel(); }
+
+void Connection::wait_request() {
+  if (closed_) return;
+  set_deadline(ctx_.options.idle_timeout);
+  socket_.async_wait(tcp::socket::wait_read, [self = shared_from_this()](const boost::system::error_code& ec) {
+    if (ec || self->closed_) return self->close();
+    self->read_header();
+  });
+}
+
+void Connection::read_header() {
+  // From the first byte on, the whole request must arrive within request_timeout.
+  set_deadline(ctx_.options.request_timeout);
+  asio::async_read(socket_, asio::buffer(header_), [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+    if (ec || self->closed_) return self->close();
+    self->read_body();
+  });
+}
+
+void Connection::read_body() {
+  FrameHeader h;
+  try {
+    h = collector::read_header(header_, ctx_.options.max_request);
+  } catch (const ProtocolError& e) {
+    ++ctx_.stats.protocol_errors;
+    return fail(e.code(), e.what());
+  }
+  frame_.assign(header_.begin(), header_.end());
+  frame_.resize(kHeaderSize + h.length);
+  asio::async_read(socket_, asio::buffer(frame_.data() + kHeaderSize, h.length),
+                   [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+                     if (ec || self->closed_) return self->close();
+                     self->on_frame();
+                   });
+}
+
+void Connection::on_frame() {
+  clear_deadline();
+  Message m;
+  try {
+    m = decode(frame_, Limits{ctx_.options.max_request, 0});
+  } catch (const ProtocolError& e) {
+    ++ctx_.stats.protocol_errors;
+    return fail(e.code(), e.what());
+  }
+  frame_ = {};
+  dispatch(std::move(m));
+}
+
+void Connection::dispatch(Message m) {
+  const auto type = type_of(m.body);
+  if (!is_request(type)) {
+    ++ctx_.stats.protocol_errors;
+    return fail(ErrorCode::unknown_type, "a reply type sent as a request", m.request_id);
+  }
+  if (type == MessageType::bye) return close();
+  if (const auto* hello = std::get_if<Hello>(&m.body)) {
+    const Body reply = answer_hello(*hello, ctx_.options.token, ctx_.options.name, kCapabilities);
+    if (const auto* e = std::get_if<ErrorReply>(&reply)) {
+      if (e->code == ErrorCode::unauthorized) ++ctx_.stats.refused_token;
+      return fail(e->code, e->message, m.request_id);
+    }
+    authed_ = true;
+    return write(encode(Message{m.request_id, reply}, ctx_.options.max_reply), false);
+  }
+  if (!ctx_.options.token.empty() && !authed_) {
+    ++ctx_.stats.refused_token;
+    return fail(ErrorCode::unauthorized, "this server needs a hello with its token first", m.request_id);
+  }
+  ++ctx_.stats.requests;
+  // The service runs on the worker; the reply comes back to the I/O thread. No read is
+  // outstanding meanwhile, so there is at most one reply (one write) in flight.
+  auto& io = ctx_.io;
+  ctx_.worker.post([self = shared_from_this(), &io, m = std::move(m)] {
+    std::vector<std::byte> bytes;
+    const Body reply = self->ctx_.handler.handle(m.body);
+    try {
+      bytes = encode(Message{m.request_id, reply}, self->ctx_.options.max_reply);
+    } catch (const ProtocolError& e) {
+      bytes = encode(Message{m.request_id, ErrorReply{e.code(), e.what()}});
+    }
+    asio::post(io, [self, bytes = std::move(bytes)]() mutable { self->write(std::move(bytes), false); });
+  });
+}
+
+void Connection::write(std::vector<std::byte> bytes, bool then_close) {
+  if (closed_) return;
+  out_ = std::move(bytes);
+  set_deadline(ctx_.options.write_timeout);
+  asio::async_write(socket_, asio::buffer(out_), [self = shared_from_this(), then_close](const boost::system::error_code& ec, std::size_t) {
+    self->out_ = {};
+    if (ec || self->closed_) return self->close();
+    if (then_close) return self->linger_close();
+    self->wait_request();
+  });
+}
+
+void Connection::fail(ErrorCode code, const std::string& message, std::uint32_t request_id) {
+  write(encode(Message{request_id, ErrorReply{code, message}}), true);
+}
+
+void Connection::linger_close() {
+  // Closing with unread request bytes makes the kernel send RST, which can destroy the
+  // error reply before the client reads it: half-close, then drain briefly.
+  boost::system::error_code ignored;
+  socket_.shutdown(tcp::socket::shutdown_send, ignored);
+  if (!lingering_) set_deadline(kLinger);
+  lingering_ = true;
+  socket_.async_read_some(asio::buffer(drain_), [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
+    self->drained_ += n;
+    if (ec || self->closed_ || self->drained_ > kMaxDrain) return self->close();
+    self->linger_close();
+  });
+}
+
+}  // namespace rwd::collector::detail

@@ -1,0 +1,98 @@
+// Private to the collector: one client connection's state machine, the set of open
+// connections, and the worker thread that runs service calls. Everything except
+// Worker runs on the server's single I/O thread.
+#pragma once
+#include <array>
+#include <atomic>
+#include <utility>  // before Asio: Boost 1.74 awaitable.hpp needs std::exchange under C++20
+#include <boost/asio.hpp>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "rewind/collector/server.hpp"
+
+namespace rwd::collector::detail {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+/// One thread running jobs in order: the only thread that calls the Service.
+class Worker {
+ public:
+  Worker();
+  ~Worker();
+  void post(std::function<void()> job);
+  /// Finishes the running job, drops the queued ones, joins. Idempotent.
+  void stop();
+
+ private:
+  void run();
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> jobs_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+struct AtomicStats {
+  std::atomic<std::uint64_t> accepted{0}, refused_busy{0}, refused_token{0}, timeouts{0}, protocol_errors{0}, requests{0};
+  std::atomic<std::size_t> open{0};
+};
+
+class Connection;
+
+/// What connections share: options, handler, worker, the I/O context, the set of open
+/// connections (manipulated on the I/O thread only) and the counters.
+struct Context {
+  asio::io_context& io;
+  const ServerOptions& options;
+  Handler& handler;
+  Worker& worker;
+  AtomicStats& stats;
+  std::set<std::shared_ptr<Connection>> open;  ///< I/O thread only
+  std::size_t active = 0;                      ///< open minus those being refused
+  void stop_all();
+};
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(tcp::socket socket, Context& ctx);
+  /// Registers with the context and starts the session; refuses it (busy) if the
+  /// context already holds max_clients active sessions.
+  void start();
+  /// Closes the socket and cancels the timer; pending handlers see operation_aborted.
+  void close();
+
+ private:
+  void wait_request();
+  void read_header();
+  void read_body();
+  void on_frame();
+  void dispatch(Message m);
+  void write(std::vector<std::byte> bytes, bool then_close);
+  void fail(ErrorCode code, const std::string& message, std::uint32_t request_id = 0);
+  void linger_close();
+  void set_deadline(std::chrono::milliseconds d);
+  void clear_deadline();
+
+  tcp::socket socket_;
+  asio::steady_timer timer_;
+  Context& ctx_;
+  std::array<std::byte, kHeaderSize> header_{};
+  std::vector<std::byte> frame_;
+  std::vector<std::byte> out_;
+  std::array<std::byte, 4096> drain_{};
+  std::size_t drained_ = 0;
+  bool counted_ = false;  ///< one of ctx.active
+  bool authed_ = false;
+  bool closed_ = false;
+  bool lingering_ = false;  ///< refused: half-closed, draining until EOF or kLinger
+};
+
+}  // namespace rwd::collector::detail

@@ -1,0 +1,139 @@
+// Offline windows: kernel::Reader + window::select + read_rows of the selected rows
+// only + window::extract (see file_service.hpp).
+#include "rewind/collector/file_service.hpp"
+
+#include <algorithm>
+#include <optional>
+
+#include "rewind/kernel/error.hpp"
+#include "rewind/kernel/reader.hpp"
+#include "rewind/window/kernel_view.hpp"
+#include "rewind/window/select.hpp"
+
+namespace rwd::collector {
+
+namespace k = rwd::kernel;
+namespace win = rwd::window;
+
+struct FileService::Impl {
+  std::vector<std::string> paths;
+  std::vector<k::Reader> readers;
+  // The topology of the last step windowed (panning and zooming stay on one step).
+  std::size_t cached_file = 0;
+  std::int64_t cached_step = -1;
+  k::Topology topo;
+
+  std::size_t file_index(const std::string& file) const {
+    if (file.empty()) return 0;
+    const auto it = std::find(paths.begin(), paths.end(), file);
+    if (it == paths.end()) throw ServiceError(ErrorCode::bad_argument, "no file \"" + file + "\" on this server");
+    return static_cast<std::size_t>(it - paths.begin());
+  }
+
+  const k::Topology& topology(std::size_t f, std::int64_t step) {
+    if (f != cached_file || step != cached_step) {
+      cached_step = -1;
+      topo = readers[f].read_topology(step);
+      cached_file = f;
+      cached_step = step;
+    }
+    return topo;
+  }
+};
+
+FileService::FileService(const std::vector<std::string>& files) : impl_(std::make_unique<Impl>()) {
+  if (files.empty()) throw std::invalid_argument("file service: no files");
+  for (const auto& f : files) {
+    impl_->readers.push_back(k::Reader::open(f));
+    impl_->paths.push_back(f);
+    const auto& c0 = impl_->readers.front().common();
+    const auto& c = impl_->readers.back().common();
+    if (c.block != c0.block || c.dim != c0.dim || c.domain != c0.domain)
+      throw std::invalid_argument("file service: " + f + " has another geometry than " + files.front());
+  }
+}
+
+FileService::~FileService() = default;
+
+ServerInfo FileService::info() {
+  const auto& c = impl_->readers.front().common();
+  ServerInfo i;
+  i.files = impl_->paths;
+  for (const auto& v : c.variables) i.variables.push_back({v.name, v.unit});
+  i.domain_lo = {c.domain[0], c.domain[2], c.domain[4]};
+  i.domain_hi = {c.domain[1], c.domain[3], c.domain[5]};
+  i.dim = c.dim;
+  i.block = {c.block.sx, c.block.sy, c.block.sz};
+  i.refinement = c.refinement;
+  i.live = false;
+  return i;
+}
+
+std::vector<StepRecord> FileService::steps() {
+  std::vector<StepRecord> out;
+  for (std::size_t f = 0; f < impl_->readers.size(); ++f)
+    for (const auto& s : impl_->readers[f].steps(true)) out.push_back({s.step, s.time, k::to_string(s.kind), impl_->paths[f]});
+  return out;
+}
+
+WindowReply FileService::window(const WindowRequest& req) {
+  auto& s = *impl_;
+  const std::size_t f = s.file_index(req.file);
+  const auto& reader = s.readers[f];
+  k::StepEntry step;
+  try {
+    step = reader.find_step(req.time == "live" ? "latest" : req.time);
+  } catch (const k::FileError& e) {
+    if (e.kind() == k::ErrorKind::no_such_step) throw ServiceError(ErrorCode::no_such_step, e.what());
+    throw;
+  }
+  const auto fields = reader.fields(step.step);
+  for (const auto& v : req.variables) {
+    const bool stored = std::any_of(fields.begin(), fields.end(), [&](const k::FieldInfo& x) { return x.group == "cell_data" && x.name == v; });
+    if (!stored) throw ServiceError(ErrorCode::unknown_variable, "step " + std::to_string(step.step) + " does not store \"" + v + "\"");
+  }
+  const auto& common = reader.common();
+  const auto& topo = s.topology(f, step.step);
+  win::Window w;
+  w.box.lo = req.lo;
+  w.box.hi = req.hi;
+  w.budget = static_cast<std::int64_t>(req.budget);
+  const auto sel = win::select(win::view_of(topo, common.block), w);
+
+  WindowReply r;
+  r.step = step.step;
+  r.time = step.time;
+  r.file = s.paths[f];
+  r.level = sel.level;
+  r.stride = sel.stride;
+  r.lo = sel.covered.lo;
+  r.hi = sel.covered.hi;
+  r.cells = static_cast<std::uint64_t>(sel.values);
+  r.variables = req.variables;
+  for (const auto& p : sel.pieces)
+    r.pieces.push_back({p.row, topo.uid[static_cast<std::size_t>(p.row)], p.level, p.first, p.count, p.stride, p.origin, p.spacing});
+  const std::vector<std::int64_t> rows = sel.rows();
+  const std::array<int, 3> cells{common.block.sx, common.block.sy, common.block.sz};
+  const auto per_grid = static_cast<std::size_t>(common.block.cells());
+  std::vector<double> grids(rows.size() * per_grid);
+  for (const auto& v : req.variables) {
+    reader.read_rows(step.step, "cell_data", v, rows, grids.data());
+    std::vector<double> out(r.cells);
+    double* o = out.data();
+    for (std::size_t i = 0; i < sel.pieces.size(); ++i) o = win::extract(sel.pieces[i], cells, grids.data() + i * per_grid, o);
+    r.values.push_back(std::move(out));
+  }
+  try {
+    std::vector<std::uint8_t> types(rows.size() * per_grid);
+    reader.read_cell_types(step.step, rows, types.data());
+    r.cell_type.resize(r.cells);
+    std::uint8_t* o = r.cell_type.data();
+    for (std::size_t i = 0; i < sel.pieces.size(); ++i) o = win::extract(sel.pieces[i], cells, types.data() + i * per_grid, o);
+  } catch (const k::FileError& e) {
+    if (e.kind() != k::ErrorKind::missing_object) throw;
+    r.cell_type.clear();  // a step without cell types: the reply says so with an empty array
+  }
+  return r;
+}
+
+}  // namespace rwd::collector

@@ -1,0 +1,287 @@
+// The JSON part of every collector message (docs/collector-protocol.md, "Messages").
+//
+// Readers are strict about what they need (type, range) and ignore fields they do not
+// know, so version 1 can gain optional fields without breaking old clients.
+#include <cmath>
+#include <limits>
+
+#include "codec_detail.hpp"
+
+namespace rwd::collector {
+
+const char* to_string(ErrorCode c) noexcept {
+  switch (c) {
+    case ErrorCode::malformed: return "malformed";
+    case ErrorCode::bad_version: return "bad_version";
+    case ErrorCode::unknown_type: return "unknown_type";
+    case ErrorCode::too_large: return "too_large";
+    case ErrorCode::bad_argument: return "bad_argument";
+    case ErrorCode::unauthorized: return "unauthorized";
+    case ErrorCode::busy: return "busy";
+    case ErrorCode::timeout: return "timeout";
+    case ErrorCode::no_such_step: return "no_such_step";
+    case ErrorCode::unknown_variable: return "unknown_variable";
+    case ErrorCode::internal: return "internal";
+  }
+  return "unknown";
+}
+
+std::uint64_t Piece::cells() const {
+  std::uint64_t n = 1;
+  for (const auto c : count) n *= static_cast<std::uint64_t>(c < 0 ? 0 : c);
+  return n;
+}
+
+MessageType type_of(const Body& body) { return static_cast<MessageType>(body.index() + 1); }
+
+bool is_request(MessageType t) {
+  return t == MessageType::hello || t == MessageType::info_request || t == MessageType::steps_request ||
+         t == MessageType::window_request || t == MessageType::bye;
+}
+
+namespace detail {
+
+namespace {
+
+/// Most cells per axis of one piece: keeps count products far from overflow.
+constexpr std::int32_t kMaxAxisCells = 1 << 20;
+
+template <class... Ts>
+struct Overloaded : Ts... { using Ts::operator()...; };
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+
+const json& field(const json& j, const char* key) {
+  if (!j.is_object()) malformed("expected a JSON object");
+  const auto it = j.find(key);
+  if (it == j.end()) malformed(std::string("missing field \"") + key + "\"");
+  return *it;
+}
+
+template <typename T>
+T as_int(const json& v, const char* key) {
+  static_assert(std::is_integral_v<T>);
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    if (u <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())) return static_cast<T>(u);
+  } else if (v.is_number_integer()) {
+    const auto s = v.get<std::int64_t>();
+    if constexpr (std::is_signed_v<T>) {
+      if (s >= std::numeric_limits<T>::min() && s <= std::numeric_limits<T>::max()) return static_cast<T>(s);
+    }
+  }
+  malformed(std::string("field \"") + key + "\" is not an integer in range");
+}
+template <typename T>
+T get_int(const json& j, const char* key) { return as_int<T>(field(j, key), key); }
+
+double as_f64(const json& v, const char* key) {
+  if (!v.is_number()) malformed(std::string("field \"") + key + "\" is not a number");
+  return v.get<double>();
+}
+double get_f64(const json& j, const char* key) { return as_f64(field(j, key), key); }
+
+std::string get_str(const json& j, const char* key) {
+  const auto& v = field(j, key);
+  if (!v.is_string()) malformed(std::string("field \"") + key + "\" is not a string");
+  return v.get<std::string>();
+}
+
+bool get_bool(const json& j, const char* key) {
+  const auto& v = field(j, key);
+  if (!v.is_boolean()) malformed(std::string("field \"") + key + "\" is not true/false");
+  return v.get<bool>();
+}
+
+const json& get_list(const json& j, const char* key) {
+  const auto& v = field(j, key);
+  if (!v.is_array()) malformed(std::string("field \"") + key + "\" is not a list");
+  return v;
+}
+
+std::vector<std::string> get_strs(const json& j, const char* key) {
+  std::vector<std::string> out;
+  for (const auto& v : get_list(j, key)) {
+    if (!v.is_string()) malformed(std::string("field \"") + key + "\" has a non-string entry");
+    out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+template <typename T>
+std::array<T, 3> get_3(const json& j, const char* key) {
+  const auto& v = get_list(j, key);
+  if (v.size() != 3) malformed(std::string("field \"") + key + "\" does not have 3 entries");
+  std::array<T, 3> out{};
+  for (std::size_t a = 0; a < 3; ++a) {
+    if constexpr (std::is_floating_point_v<T>) out[a] = as_f64(v[a], key);
+    else out[a] = as_int<T>(v[a], key);
+  }
+  return out;
+}
+
+json box_json(const std::array<double, 3>& lo, const std::array<double, 3>& hi) { return {{"lo", lo}, {"hi", hi}}; }
+void get_box(const json& j, std::array<double, 3>& lo, std::array<double, 3>& hi) {
+  const auto& b = field(j, "box");
+  lo = get_3<double>(b, "lo");
+  hi = get_3<double>(b, "hi");
+}
+
+template <typename T>
+std::span<const std::byte> bytes_of(const std::vector<T>& v) { return std::as_bytes(std::span(v)); }
+
+void check_window_reply(const WindowReply& b) {
+  std::uint64_t cells = 0;
+  for (const auto& p : b.pieces) cells += p.cells();
+  auto fail = [](const std::string& w) { throw ProtocolError(ErrorCode::bad_argument, "collector: window reply: " + w); };
+  if (cells != b.cells) fail("cells (" + std::to_string(b.cells) + ") != sum of pieces' cells (" + std::to_string(cells) + ")");
+  if (b.values.size() != b.variables.size()) fail("one value array per variable expected");
+  for (const auto& v : b.values)
+    if (v.size() != cells) fail("a value array does not have one value per cell");
+  if (!b.cell_type.empty() && b.cell_type.size() != cells) fail("cell_type does not have one entry per cell");
+}
+
+json window_reply_json(const WindowReply& b, std::vector<ArrayOut>& arrays) {
+  check_window_reply(b);
+  json pieces = json::array();
+  for (const auto& p : b.pieces)
+    pieces.push_back({{"row", p.row}, {"uid", p.uid}, {"level", p.level}, {"first", p.first}, {"count", p.count},
+                      {"stride", p.stride}, {"origin", p.origin}, {"spacing", p.spacing}});
+  for (std::size_t v = 0; v < b.variables.size(); ++v) arrays.push_back({b.variables[v], "f64", bytes_of(b.values[v])});
+  arrays.push_back({"cell_type", "u8", bytes_of(b.cell_type)});
+  return {{"step", b.step}, {"time", b.time}, {"file", b.file}, {"level", b.level}, {"stride", b.stride},
+          {"box", box_json(b.lo, b.hi)}, {"cells", b.cells}, {"pieces", std::move(pieces)}, {"variables", b.variables}};
+}
+
+WindowReply window_reply_from(const json& j, std::vector<ArrayIn>&& arrays) {
+  WindowReply b;
+  b.step = get_int<std::int64_t>(j, "step");
+  b.time = get_f64(j, "time");
+  b.file = get_str(j, "file");
+  b.level = get_int<std::int32_t>(j, "level");
+  b.stride = get_int<std::int32_t>(j, "stride");
+  get_box(j, b.lo, b.hi);
+  b.cells = get_int<std::uint64_t>(j, "cells");
+  b.variables = get_strs(j, "variables");
+  std::uint64_t cells = 0;
+  for (const auto& pj : get_list(j, "pieces")) {
+    Piece p;
+    p.row = get_int<std::int64_t>(pj, "row");
+    p.uid = get_int<std::uint64_t>(pj, "uid");
+    p.level = get_int<std::int32_t>(pj, "level");
+    p.first = get_3<std::int32_t>(pj, "first");
+    p.count = get_3<std::int32_t>(pj, "count");
+    p.stride = get_int<std::int32_t>(pj, "stride");
+    p.origin = get_3<double>(pj, "origin");
+    p.spacing = get_3<double>(pj, "spacing");
+    for (const auto c : p.count)
+      if (c < 0 || c > kMaxAxisCells) malformed("piece count out of range");
+    if (p.stride < 1 || p.level < 0) malformed("piece stride < 1 or level < 0");
+    cells += p.cells();
+    b.pieces.push_back(p);
+  }
+  if (cells != b.cells) malformed("cells does not equal the sum of the pieces' cells");
+  if (arrays.size() != b.variables.size() + 1) malformed("window reply needs one array per variable plus cell_type");
+  for (std::size_t v = 0; v < b.variables.size(); ++v) {
+    auto& a = arrays[v];
+    if (a.name != b.variables[v] || a.dtype != "f64" || a.f64.size() != cells)
+      malformed("array " + std::to_string(v) + " is not " + std::to_string(cells) + " f64 values of " + b.variables[v]);
+    b.values.push_back(std::move(a.f64));
+  }
+  auto& ct = arrays.back();
+  if (ct.name != "cell_type" || ct.dtype != "u8" || (!ct.u8.empty() && ct.u8.size() != cells))
+    malformed("last array is not cell_type (u8, one per cell or none)");
+  b.cell_type = std::move(ct.u8);
+  return b;
+}
+
+}  // namespace
+
+void malformed(const std::string& what) { throw ProtocolError(ErrorCode::malformed, "collector: " + what); }
+
+json to_json(const Body& body, std::vector<ArrayOut>& arrays) {
+  return std::visit(
+      Overloaded{
+          [](const Hello& b) -> json { return {{"protocol", b.protocol}, {"token", b.token}, {"client", b.client}}; },
+          [](const HelloReply& b) -> json {
+            return {{"server", b.server}, {"protocol", b.protocol}, {"capabilities", b.capabilities}};
+          },
+          [](const InfoRequest&) -> json { return json::object(); },
+          [](const InfoReply& b) -> json {
+            const auto& i = b.info;
+            json vars = json::array();
+            for (const auto& v : i.variables) vars.push_back({{"name", v.name}, {"unit", v.unit}});
+            return {{"files", i.files},      {"variables", std::move(vars)}, {"domain", box_json(i.domain_lo, i.domain_hi)},
+                    {"dim", i.dim},          {"block", i.block},             {"refinement", i.refinement},
+                    {"live", i.live}};
+          },
+          [](const StepsRequest&) -> json { return json::object(); },
+          [](const StepsReply& b) -> json {
+            json steps = json::array();
+            for (const auto& s : b.steps) steps.push_back({{"step", s.step}, {"time", s.time}, {"kind", s.kind}, {"file", s.file}});
+            return {{"steps", std::move(steps)}};
+          },
+          [](const WindowRequest& b) -> json {
+            json j = {{"box", box_json(b.lo, b.hi)}, {"budget", b.budget}, {"time", b.time}, {"variables", b.variables}};
+            if (!b.file.empty()) j["file"] = b.file;
+            return j;
+          },
+          [&](const WindowReply& b) -> json { return window_reply_json(b, arrays); },
+          [](const ErrorReply& b) -> json {
+            return {{"code", static_cast<std::uint32_t>(b.code)}, {"name", to_string(b.code)}, {"message", b.message}};
+          },
+          [](const Bye&) -> json { return json::object(); },
+      },
+      body);
+}
+
+Body from_json(MessageType t, const json& j, std::vector<ArrayIn>&& arrays) {
+  if (!j.is_object()) malformed("the JSON part is not an object");
+  if (t != MessageType::window_reply && !arrays.empty()) malformed("this message type carries no arrays");
+  switch (t) {
+    case MessageType::hello: return Hello{get_int<std::uint32_t>(j, "protocol"), get_str(j, "token"), get_str(j, "client")};
+    case MessageType::hello_reply:
+      return HelloReply{get_str(j, "server"), get_int<std::uint32_t>(j, "protocol"), get_strs(j, "capabilities")};
+    case MessageType::info_request: return InfoRequest{};
+    case MessageType::info_reply: {
+      ServerInfo i;
+      i.files = get_strs(j, "files");
+      for (const auto& v : get_list(j, "variables")) i.variables.push_back({get_str(v, "name"), get_str(v, "unit")});
+      const auto& d = field(j, "domain");
+      i.domain_lo = get_3<double>(d, "lo");
+      i.domain_hi = get_3<double>(d, "hi");
+      i.dim = get_int<int>(j, "dim");
+      i.block = get_3<int>(j, "block");
+      i.refinement = get_int<int>(j, "refinement");
+      i.live = get_bool(j, "live");
+      return InfoReply{std::move(i)};
+    }
+    case MessageType::steps_request: return StepsRequest{};
+    case MessageType::steps_reply: {
+      StepsReply b;
+      for (const auto& s : get_list(j, "steps"))
+        b.steps.push_back({get_int<std::int64_t>(s, "step"), get_f64(s, "time"), get_str(s, "kind"), get_str(s, "file")});
+      return b;
+    }
+    case MessageType::window_request: {
+      WindowRequest b;
+      get_box(j, b.lo, b.hi);
+      b.budget = get_int<std::uint64_t>(j, "budget");
+      b.time = get_str(j, "time");
+      b.variables = get_strs(j, "variables");
+      if (j.contains("file")) b.file = get_str(j, "file");
+      return b;
+    }
+    case MessageType::window_reply: return window_reply_from(j, std::move(arrays));
+    case MessageType::error_reply: {
+      const auto code = get_int<std::uint32_t>(j, "code");
+      if (code < 1 || code > static_cast<std::uint32_t>(ErrorCode::internal)) malformed("unknown error code " + std::to_string(code));
+      return ErrorReply{static_cast<ErrorCode>(code), get_str(j, "message")};
+    }
+    case MessageType::bye: return Bye{};
+  }
+  throw ProtocolError(ErrorCode::unknown_type, "collector: unknown message type " + std::to_string(static_cast<unsigned>(t)));
+}
+
+}  // namespace detail
+}  // namespace rwd::collector

@@ -1,0 +1,111 @@
+// The collector's acceptor, I/O thread and shutdown (see server.hpp).
+#include "rewind/collector/server.hpp"
+
+#include <optional>
+
+#include "connection.hpp"
+
+namespace rwd::collector {
+
+using namespace detail;
+
+bool is_loopback_host(const std::string& host) {
+  if (host == "localhost") return true;
+  boost::system::error_code ec;
+  const auto a = asio::ip::make_address(host, ec);
+  return !ec && a.is_loopback();
+}
+
+struct Server::Impl {
+  Impl(Service& service, ServerOptions o) : options(std::move(o)), handler(service, options.limits) {}
+
+  ServerOptions options;
+  Handler handler;
+  asio::io_context io{1};
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard;
+  tcp::acceptor acceptor{io};
+  asio::steady_timer retry{io};
+  AtomicStats stats;
+  std::unique_ptr<Worker> worker;
+  std::unique_ptr<Context> ctx;
+  std::thread thread;
+  std::uint16_t port = 0;
+  bool running = false;
+
+  void accept() {
+    acceptor.async_accept([this](const boost::system::error_code& ec, tcp::socket socket) {
+      if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
+      if (!ec) {
+        ++stats.accepted;
+        std::make_shared<Connection>(std::move(socket), *ctx)->start();
+        return accept();
+      }
+      // Errors such as "too many open files" must neither end the accept loop nor spin it.
+      retry.expires_after(std::chrono::milliseconds(100));
+      retry.async_wait([this](const boost::system::error_code& e) {
+        if (!e && acceptor.is_open()) accept();
+      });
+    });
+  }
+};
+
+Server::Server(Service& service, ServerOptions options) : impl_(std::make_unique<Impl>(service, std::move(options))) {}
+
+Server::~Server() { stop(); }
+
+void Server::start() {
+  auto& s = *impl_;
+  if (s.running) return;
+  const auto& o = s.options;
+  tcp::resolver resolver(s.io);
+  boost::system::error_code ec;
+  const auto results = resolver.resolve(o.host, std::to_string(o.port), ec);
+  if (ec || results.empty()) throw std::invalid_argument("collector: cannot resolve listen address \"" + o.host + "\": " + ec.message());
+  const tcp::endpoint ep = results.begin()->endpoint();
+  if (!ep.address().is_loopback() && o.token.empty())
+    throw std::invalid_argument("collector: refusing to listen on " + o.host +
+                                " without a token (anyone who can reach it could read the data); give --token or bind 127.0.0.1");
+  s.acceptor.open(ep.protocol());
+  s.acceptor.set_option(tcp::acceptor::reuse_address(true));
+  s.acceptor.bind(ep, ec);
+  if (ec) {
+    s.acceptor.close();
+    throw std::runtime_error("collector: cannot listen on " + o.host + ":" + std::to_string(o.port) + ": " + ec.message());
+  }
+  s.acceptor.listen(asio::socket_base::max_listen_connections);
+  s.port = s.acceptor.local_endpoint().port();
+  s.worker = std::make_unique<Worker>();
+  s.ctx = std::unique_ptr<Context>(new Context{s.io, s.options, s.handler, *s.worker, s.stats, {}, 0});
+  s.guard.emplace(s.io.get_executor());
+  s.accept();
+  s.thread = std::thread([&s] { s.io.run(); });
+  s.running = true;
+}
+
+std::uint16_t Server::port() const { return impl_->port; }
+
+void Server::stop() {
+  auto& s = *impl_;
+  if (!s.running) return;
+  s.running = false;
+  asio::post(s.io, [&s] {
+    boost::system::error_code ignored;
+    s.acceptor.close(ignored);
+    s.retry.cancel();
+    s.ctx->stop_all();
+  });
+  // Jobs still queued are dropped; a running one finishes and posts its write, which
+  // fails at once on the closed socket.
+  s.worker->stop();
+  s.guard.reset();
+  s.thread.join();
+  s.io.restart();
+  s.io.poll();  // handlers posted after run() returned (by the last job) see closed sockets
+}
+
+ServerStats Server::stats() const {
+  const auto& a = impl_->stats;
+  return {a.accepted, a.refused_busy, a.refused_token, a.timeouts, a.protocol_errors, a.requests, a.open};
+}
+
+}  // namespace rwd::collector

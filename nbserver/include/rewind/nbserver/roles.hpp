@@ -1,0 +1,50 @@
+// The launch model: which part each process of the job plays (docs/protocol.md, "Ranks").
+//
+// One `mpirun -np P rewind run ...` job. split_roles() gives world rank 0 the
+// neighbourhood server, optionally world rank 1 the collector, and every other rank a
+// compute rank; the compute ranks get their own communicator (MPI_Comm_split). With
+// one process in total there is no server: that process computes, and its plan comes
+// from the in-process topology.
+#pragma once
+#include <mpi.h>
+
+namespace rwd::nbserver {
+
+enum class Role { compute, server, collector };
+
+struct RoleLayout {
+  /// Reserve world rank 1 for the collector (needs at least 3 processes).
+  bool collector = false;
+};
+
+/// This process's part in the job. Move-only; owns (and frees) its communicators.
+class Roles {
+ public:
+  Roles() = default;
+  Roles(Roles&&) noexcept;
+  Roles& operator=(Roles&&) noexcept;
+  Roles(const Roles&) = delete;
+  Roles& operator=(const Roles&) = delete;
+  ~Roles();  // frees the communicators unless MPI is already finalised
+
+  Role role = Role::compute;
+  /// Duplicate of the world communicator, for server / collector traffic (all ranks).
+  MPI_Comm service = MPI_COMM_NULL;
+  /// The compute ranks' communicator; MPI_COMM_NULL on the server and collector.
+  MPI_Comm compute = MPI_COMM_NULL;
+  /// Rank of the neighbourhood server in `service`; -1 if there is none (1 process).
+  int server_rank = -1;
+  /// Rank of the collector in `service`; -1 if there is none.
+  int collector_rank = -1;
+  /// This process's rank in `compute` (-1 elsewhere) and the number of compute ranks.
+  int compute_rank = -1;
+  int compute_size = 0;
+
+  [[nodiscard]] bool has_server() const { return server_rank >= 0; }
+};
+
+/// Collective over `world`. Throws std::invalid_argument on every rank if the layout
+/// needs more processes than there are (a collector needs 3).
+Roles split_roles(MPI_Comm world, RoleLayout layout = {});
+
+}  // namespace rwd::nbserver

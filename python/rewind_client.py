@@ -1,0 +1,164 @@
+"""A small Python client of the Rewind collector (docs/collector-protocol.md, version 1).
+
+    from rewind_client import Client
+    with Client("127.0.0.1", 7400, token="") as c:
+        print(c.info()["variables"])
+        w = c.window(box=((0, 0, 0), (1, 1, 0)), budget=100_000, variables=["p"], time="latest")
+        for piece, p in zip(w.pieces, w.piece_arrays("p")):   # p: numpy array (nz, ny, nx)
+            ...
+
+Needs numpy and zstandard (Debian: python3-numpy python3-zstandard). Every socket call
+has a timeout; server errors raise CollectorError with the protocol's code name.
+"""
+import json
+import socket
+import struct
+
+import numpy as np
+import zstandard
+
+PROTOCOL_VERSION = 1
+MAGIC = b"RWCL"
+HEADER = struct.Struct("<4sHHIIQ")  # magic, version, type, request_id, reserved, length
+TYPES = {"hello": 1, "hello_reply": 2, "info_request": 3, "info_reply": 4, "steps_request": 5,
+         "steps_reply": 6, "window_request": 7, "window_reply": 8, "error_reply": 9, "bye": 10}
+MAX_REPLY = 1 << 30
+MAX_RAW = 4 << 30
+DTYPES = {"f64": np.dtype("<f8"), "u8": np.dtype("u1")}
+
+
+class CollectorError(Exception):
+    """An error reply from the server, or a protocol violation (code 'malformed', ...)."""
+
+    def __init__(self, code, message):
+        super().__init__(f"{code}: {message}")
+        self.code = code
+
+
+class Window:
+    """A window reply: metadata dict fields as attributes, values[name] as float64 arrays."""
+
+    def __init__(self, meta, arrays):
+        self.meta = meta
+        for k in ("step", "time", "file", "level", "stride", "box", "cells", "pieces", "variables"):
+            setattr(self, k, meta[k])
+        self.values = {name: arrays[i] for i, name in enumerate(self.variables)}
+        self.cell_type = arrays[len(self.variables)]
+
+    def piece_arrays(self, name):
+        """The values of variable `name` split into pieces, each shaped (nz, ny, nx)."""
+        out, off = [], 0
+        for p in self.pieces:
+            nx, ny, nz = p["count"]
+            out.append(self.values[name][off:off + nx * ny * nz].reshape(nz, ny, nx))
+            off += nx * ny * nz
+        return out
+
+
+def encode(type_name, request_id, fields):
+    text = json.dumps(fields).encode()
+    payload = struct.pack("<I", len(text)) + text
+    return HEADER.pack(MAGIC, PROTOCOL_VERSION, TYPES[type_name], request_id, 0, len(payload)) + payload
+
+
+def decode(header, payload, max_raw=MAX_RAW):
+    """(type name, request_id, json fields, arrays) of one frame; raises CollectorError."""
+    magic, version, type_, request_id, reserved, length = HEADER.unpack(header)
+    if magic != MAGIC or reserved != 0 or length != len(payload):
+        raise CollectorError("malformed", "not a collector frame")
+    if version != PROTOCOL_VERSION:
+        raise CollectorError("bad_version", f"server speaks protocol {version}")
+    names = {v: k for k, v in TYPES.items()}
+    if type_ not in names:
+        raise CollectorError("unknown_type", f"type {type_}")
+    if len(payload) < 4:
+        raise CollectorError("malformed", "truncated")
+    (n,) = struct.unpack_from("<I", payload)
+    if 4 + n > len(payload):
+        raise CollectorError("malformed", "JSON length exceeds the frame")
+    try:
+        fields = json.loads(payload[4:4 + n])
+    except ValueError as e:
+        raise CollectorError("malformed", f"bad JSON: {e}") from None
+    pos, arrays = 4 + n, []
+    entries = fields.get("arrays", [])
+    if sum(a["zbytes"] for a in entries) != len(payload) - pos or sum(a["raw"] for a in entries) > max_raw:
+        raise CollectorError("malformed", "array sizes do not match the frame")
+    dctx = zstandard.ZstdDecompressor()
+    for a in entries:
+        dtype = DTYPES.get(a["dtype"])
+        if dtype is None or a["raw"] % dtype.itemsize:
+            raise CollectorError("malformed", f"array {a['name']}: bad dtype or size")
+        z = payload[pos:pos + a["zbytes"]]
+        pos += a["zbytes"]
+        raw = dctx.decompress(z, max_output_size=a["raw"]) if a["raw"] else b""
+        if len(raw) != a["raw"]:
+            raise CollectorError("malformed", f"array {a['name']}: decompressed size differs")
+        arrays.append(np.frombuffer(raw, dtype=dtype))
+    return names[type_], request_id, fields, arrays
+
+
+class Client:
+    def __init__(self, host="127.0.0.1", port=7400, token="", timeout=30.0, name="rewind_client.py"):
+        self.sock = socket.create_connection((host, port), timeout=timeout)
+        self.sock.settimeout(timeout)
+        self.next_id = 1
+        self.server = self._call("hello", {"protocol": PROTOCOL_VERSION, "token": token, "client": name})[0]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _recv(self, n):
+        chunks, left = [], n
+        while left:
+            c = self.sock.recv(min(left, 1 << 20))
+            if not c:
+                raise CollectorError("malformed", "the server closed the connection")
+            chunks.append(c)
+            left -= len(c)
+        return b"".join(chunks)
+
+    def _call(self, type_name, fields):
+        rid = self.next_id
+        self.next_id += 1
+        self.sock.sendall(encode(type_name, rid, fields))
+        header = self._recv(HEADER.size)
+        length = HEADER.unpack(header)[5]
+        if length > MAX_REPLY:
+            raise CollectorError("too_large", f"reply of {length} bytes")
+        kind, reply_id, reply, arrays = decode(header, self._recv(length))
+        if kind == "error_reply":
+            raise CollectorError(reply.get("name", str(reply.get("code"))), reply.get("message", ""))
+        if reply_id != rid:
+            raise CollectorError("malformed", f"reply to request {reply_id}, expected {rid}")
+        return reply, arrays
+
+    def info(self):
+        return self._call("info_request", {})[0]
+
+    def steps(self):
+        return self._call("steps_request", {})[0]["steps"]
+
+    def window(self, box, budget, variables=None, time="live", file=None):
+        """box = ((x0, y0, z0), (x1, y1, z1)); variables None = all the server has."""
+        if variables is None:
+            variables = [v["name"] for v in self.info()["variables"]]
+        req = {"box": {"lo": list(map(float, box[0])), "hi": list(map(float, box[1]))}, "budget": int(budget),
+               "time": time, "variables": list(variables)}
+        if file:
+            req["file"] = file
+        meta, arrays = self._call("window_request", req)
+        return Window(meta, arrays)
+
+    def close(self):
+        if self.sock is None:
+            return
+        try:
+            self.sock.sendall(encode("bye", self.next_id, {}))
+        except OSError:
+            pass
+        self.sock.close()
+        self.sock = None

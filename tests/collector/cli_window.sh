@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# `rewind window` from a file and from `rewind serve`, checked against h5py, value by
+# value; `rewind serve` with a token; `--out .vtm`; one error line on bad input.
+#   cli_window.sh REWIND SOURCE_DIR PYTHON
+set -u
+rewind=$1 src=$2 py=$3
+fail=0
+tmp=$(mktemp -d)
+server_pid=
+cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+cd "$tmp"
+check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+checker="$py $src/tests/collector/check_window.py f.h5"
+. "$src/tests/collector/serve_util.sh"
+
+"$rewind" run "$src/cases/default.toml" --output f.h5 --set time.end=0.05 --set output.visualisation_interval=0.025 -q >run.log 2>&1
+check "rewind run wrote a file" "[ -f f.h5 ]"
+
+# Windows: whole domain, a zoom (finer level), a budget below the root (stride), other steps.
+windows=(
+  "--box 0,0,0,2.2,0.41,1 --budget 100000"
+  "--box 0,0,0,2.2,0.41,1 --budget 3000 --vars p,u"
+  "--box 0.1,0.1,0,0.4,0.3,0 --budget 2000 --vars p,T"
+  "--box 0,0,0,2.2,0.41,0 --budget 40 --vars v"
+  "--box 0.15,0.15,0,0.25,0.25,0 --budget 100000 --vars p --time #0"
+  "--box 0.5,0,0,2.2,0.41,0 --budget 800 --vars u --time t=0.03"
+)
+start_server() {  # args: extra options; sets server_pid and port
+  start_serve f.h5 "$@"
+  check "rewind serve prints the address it listens on" "[ -n '$port' ]"
+}
+stop_server() {
+  kill -TERM "$server_pid"
+  for _ in $(seq 1 50); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+  wait "$server_pid"; local rc=$?
+  server_pid=
+  check "rewind serve stops on SIGTERM with exit 0" "[ $rc = 0 ] && grep -q 'stopped by SIGTERM' serve.log"
+}
+
+start_server
+i=0
+for w in "${windows[@]}"; do
+  i=$((i + 1))
+  "$rewind" window f.h5 $w --out file$i.json >file$i.out 2>&1
+  "$rewind" window 127.0.0.1:$port $w --out net$i.json >net$i.out 2>&1
+  check "window $i ($w): file and server agree with h5py, every value" "$checker file$i.json net$i.json >check$i.out 2>&1"
+  grep -h '^ok' check$i.out
+  check "window $i prints level, cells and time" "grep -Eq 'level [0-9]+.* cells per variable .* ms' file$i.out"
+done
+check "a budget below the root's cells subsamples it" "grep -q 'stride' file4.out"
+check "--time #0 picks the first step" "grep -q '^step 0 ' file5.out"
+
+"$rewind" window f.h5 --box 0.1,0.1,0,0.4,0.3,0 --budget 2000 --out w.vtm >vtm.out 2>&1
+check "--out .vtm writes a multiblock of .vti pieces" \
+  "grep -c '<DataSet ' w.vtm | grep -q '^[1-9]' && [ \$(ls w_pieces/*.vti | wc -l) = \$(grep -c '<DataSet ' w.vtm) ]"
+check ".vti pieces are well-formed XML with their cell data" \
+  "$py -c \"import glob,xml.etree.ElementTree as E; fs=glob.glob('w_pieces/*.vti'); assert fs; [E.parse(f).find('.//CellData/DataArray[@Name=\\\"p\\\"]').text.split() for f in fs]\""
+
+if command -v pvpython >/dev/null && command -v xvfb-run >/dev/null; then
+  cells=$(sed -n 's/.* \([0-9]*\) cells per variable.*/\1/p' vtm.out)
+  echo "from paraview.simple import *; r = OpenDataFile('w.vtm'); r.UpdatePipeline(); print('CELLS', r.GetDataInformation().GetNumberOfCells())" >pv.py
+  timeout 120 xvfb-run -a pvpython pv.py >pv.out 2>&1
+  check "stock ParaView opens the .vtm with every cell ($cells)" "grep -q '^CELLS $cells\$' pv.out"
+fi
+
+# Bad input: one error line, non-zero exit.
+one_error() { "$@" >err.out 2>&1; local rc=$?; [ $rc != 0 ] && [ "$(wc -l <err.out)" = 1 ] && grep -q 'error:' err.out; }
+check "unknown variable: one error line" "one_error $rewind window f.h5 --box 0,0,0,1,1,1 --budget 5 --vars rho"
+check "unknown step: one error line" "one_error $rewind window f.h5@77 --box 0,0,0,1,1,1 --budget 5"
+check "box with lo > hi: one error line" "one_error $rewind window f.h5 --box 1,0,0,0,1,1 --budget 5"
+check "missing file: one error line" "one_error $rewind window nothere.h5 --box 0,0,0,1,1,1 --budget 5"
+check "serving 0.0.0.0 without a token is refused" "one_error $rewind serve f.h5 --listen 0.0.0.0:0"
+check "bad --listen is refused" "one_error $rewind serve f.h5 --listen nowhere"
+stop_server
+
+start_server --token s3cret
+check "a server with a token refuses a client without it" \
+  "one_error $rewind window 127.0.0.1:$port --box 0,0,0,1,1,1 --budget 5 && grep -q unauthorized err.out"
+check "... and a wrong one" "one_error $rewind window 127.0.0.1:$port --box 0,0,0,1,1,1 --budget 5 --token nope"
+"$rewind" window 127.0.0.1:$port --box 0,0,0,2.2,0.41,1 --budget 3000 --vars p --token s3cret --out tok.json >tok.out 2>&1
+check "... and serves the right token" "$checker tok.json >/dev/null"
+stop_server
+
+exit $fail

@@ -1,0 +1,38 @@
+"""Drives python/rewind_client.py against a running `rewind serve`: writes the window as
+the JSON dump check_window.py reads, and checks the client's errors.
+
+usage: python_client_check.py SRC_DIR PORT TOKEN OUT.json
+"""
+import json
+import sys
+
+sys.path.insert(0, sys.argv[1] + "/python")
+from rewind_client import Client, CollectorError  # noqa: E402
+
+port, token, out = int(sys.argv[2]), sys.argv[3], sys.argv[4]
+with Client("127.0.0.1", port, token=token, timeout=10) as c:
+    assert c.server["protocol"] == 1
+    info = c.info()
+    assert [v["name"] for v in info["variables"]][:2] == ["u", "v"], info["variables"]
+    assert len(c.steps()) >= 2
+    w = c.window(((0, 0, 0), (2.2, 0.41, 1)), 3000, ["p", "u"], time="latest")
+    assert w.values["p"].dtype.str == "<f8" and w.values["p"].size == w.cells
+    assert sum(a.size for a in w.piece_arrays("u")) == w.cells
+    with open(out, "w") as f:
+        json.dump({"step": w.step, "time": w.time, "level": w.level, "stride": w.stride, "cells": w.cells,
+                   "pieces": w.pieces, "variables": w.variables,
+                   "values": [w.values[v].tolist() for v in w.variables], "cell_type": w.cell_type.tolist()}, f)
+    for bad, code in ((dict(box=((1, 0, 0), (0, 1, 1)), budget=5), "bad_argument"),
+                      (dict(box=((0, 0, 0), (1, 1, 1)), budget=5, variables=["rho"]), "unknown_variable"),
+                      (dict(box=((0, 0, 0), (1, 1, 1)), budget=5, time="77"), "no_such_step")):
+        try:
+            c.window(**bad)
+            raise SystemExit(f"accepted {bad}")
+        except CollectorError as e:
+            assert e.code == code, (e.code, code)
+try:
+    Client("127.0.0.1", port, token=token + "x", timeout=10)
+    raise SystemExit("wrong token accepted")
+except CollectorError as e:
+    assert e.code == "unauthorized", e.code
+print("ok python client")

@@ -1,0 +1,242 @@
+// The collector codec: every message round-trips; every lie in a frame is refused
+// with a code and without reading out of bounds.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "frame_util.hpp"
+
+using namespace rwd::collector;
+using rwd::collector::test::make_frame;
+using rwd::collector::test::zstd;
+
+namespace {
+
+ErrorCode decode_error(std::span<const std::byte> frame, Limits limits = kReplyLimits) {
+  try {
+    (void)decode(frame, limits);
+  } catch (const ProtocolError& e) {
+    return e.code();
+  }
+  FAIL("decode accepted a bad frame");
+  return ErrorCode::internal;
+}
+
+WindowReply sample_window() {
+  test::FakeService s;
+  WindowRequest r;
+  r.budget = 37;
+  r.variables = {"p", "u"};
+  r.hi = {1, 2, 3};
+  return s.window(r);
+}
+
+std::vector<Body> every_body() {
+  ServerInfo info = test::FakeService{}.info();
+  info.refinement = 3;
+  return {Hello{1, "tok", "test"},
+          HelloReply{"srv", 1, {"info", "window"}},
+          InfoRequest{},
+          InfoReply{info},
+          StepsRequest{},
+          StepsReply{test::FakeService{}.steps()},
+          WindowRequest{{-1, -2, -3}, {1, 2, 3.5}, 1000, "t=0.25", {"p", "u"}, "branch.h5"},
+          WindowRequest{{0, 0, 0}, {0, 0, 0}, 1, "#-1", {}, ""},
+          sample_window(),
+          ErrorReply{ErrorCode::no_such_step, "no step 7"},
+          Bye{}};
+}
+
+}  // namespace
+
+TEST_CASE("every message type round-trips and re-encodes to the same bytes", "[collector]") {
+  const auto bodies = every_body();
+  REQUIRE(bodies.size() == 11);
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    const Message m{static_cast<std::uint32_t>(100 + i), bodies[i]};
+    const auto bytes = encode(m);
+    CAPTURE(i);
+    const auto h = read_header(bytes, kMaxReplyBytes);
+    CHECK(h.type == type_of(bodies[i]));
+    CHECK(h.request_id == 100 + i);
+    CHECK(h.length == bytes.size() - kHeaderSize);
+    const Message back = decode(bytes);
+    CHECK(back.request_id == m.request_id);
+    CHECK(back.body.index() == m.body.index());
+    CHECK(encode(back) == bytes);
+  }
+}
+
+TEST_CASE("a window reply keeps every value, piece and cell type", "[collector]") {
+  const auto w = sample_window();
+  const auto back = std::get<WindowReply>(decode(encode(Message{1, w})).body);
+  REQUIRE(back.pieces.size() == w.pieces.size());
+  CHECK(back.pieces[1].uid == w.pieces[1].uid);
+  CHECK(back.pieces[1].count == w.pieces[1].count);
+  CHECK(back.cells == 37);
+  CHECK(back.values == w.values);
+  CHECK(back.cell_type == w.cell_type);
+  CHECK(back.variables == std::vector<std::string>{"p", "u"});
+  // NaN and infinities travel in the binary arrays unchanged.
+  auto odd = w;
+  odd.values[0][3] = std::nan("");
+  odd.values[1][4] = -INFINITY;
+  const auto b2 = std::get<WindowReply>(decode(encode(Message{1, odd})).body);
+  CHECK(std::isnan(b2.values[0][3]));
+  CHECK(b2.values[1][4] == -INFINITY);
+}
+
+TEST_CASE("encode refuses a window reply whose arrays disagree with its pieces", "[collector]") {
+  auto w = sample_window();
+  w.values[1].pop_back();
+  CHECK_THROWS_AS(encode(Message{1, w}), ProtocolError);
+  w = sample_window();
+  w.cells += 1;
+  CHECK_THROWS_AS(encode(Message{1, w}), ProtocolError);
+}
+
+TEST_CASE("every truncation of every message is refused", "[collector]") {
+  for (const auto& b : every_body()) {
+    const auto bytes = encode(Message{1, b});
+    for (std::size_t n = 0; n < bytes.size(); ++n) {
+      CAPTURE(n);
+      CHECK(decode_error(std::span(bytes).first(n)) == ErrorCode::malformed);
+    }
+  }
+}
+
+TEST_CASE("bad header fields are refused with their code", "[collector]") {
+  const auto good = encode(Message{3, InfoRequest{}});
+  auto f = good;
+  f[0] = std::byte{'X'};
+  CHECK(decode_error(f) == ErrorCode::malformed);  // magic
+  CHECK(decode_error(make_frame(3, "{}", {}, 2)) == ErrorCode::bad_version);
+  CHECK(decode_error(make_frame(3, "{}", {}, 1, "RWNB")) == ErrorCode::malformed);  // the nbserver's magic
+  CHECK(decode_error(make_frame(0, "{}")) == ErrorCode::unknown_type);
+  CHECK(decode_error(make_frame(11, "{}")) == ErrorCode::unknown_type);
+  CHECK(decode_error(make_frame(0xffff, "{}")) == ErrorCode::unknown_type);
+  f = good;
+  f[12] = std::byte{1};  // reserved
+  CHECK(decode_error(f) == ErrorCode::malformed);
+  f = good;
+  f[16] = static_cast<std::byte>(static_cast<unsigned>(f[16]) + 1);  // length one more than sent
+  CHECK(decode_error(f) == ErrorCode::malformed);
+  f = good;
+  f.push_back(std::byte{0});  // one byte more than announced
+  CHECK(decode_error(f) == ErrorCode::malformed);
+  f = good;
+  f[23] = std::byte{0x40};  // announces 2^62 bytes
+  CHECK(decode_error(f) == ErrorCode::too_large);
+  CHECK_THROWS_AS(read_header(f, kMaxRequestBytes), ProtocolError);
+  // The JSON length prefix lies.
+  f = good;
+  f[24] = std::byte{0xff};
+  CHECK(decode_error(f) == ErrorCode::malformed);
+}
+
+TEST_CASE("requests are capped at 64 KiB", "[collector]") {
+  WindowRequest r{{0, 0, 0}, {1, 1, 1}, 10, "latest", {}, ""};
+  r.variables.assign(2000, std::string(40, 'v'));
+  CHECK_THROWS_AS(encode(Message{1, r}, kMaxRequestBytes), ProtocolError);
+  const auto big = encode(Message{1, r});
+  CHECK(decode_error(big, kRequestLimits) == ErrorCode::too_large);
+  CHECK(read_header(big, kMaxReplyBytes).length > kMaxRequestBytes);
+}
+
+TEST_CASE("bad JSON and bad fields are malformed", "[collector]") {
+  const std::uint16_t window_request = 7, error_reply = 9, hello = 1;
+  const std::string box = R"("box":{"lo":[0,0,0],"hi":[1,1,1]})";
+  CHECK_NOTHROW(decode(make_frame(window_request, "{" + box + R"(,"budget":5,"time":"latest","variables":[]})")));
+  for (const std::string& j : std::vector<std::string>{
+           "{",
+           "not json",
+           "[]",
+           "{}",
+           "{" + box + R"(,"budget":-5,"time":"latest","variables":[]})",
+           "{" + box + R"(,"budget":5.5,"time":"latest","variables":[]})",
+           "{" + box + R"(,"budget":"5","time":"latest","variables":[]})",
+           "{" + box + R"(,"budget":5,"time":3,"variables":[]})",
+           "{" + box + R"(,"budget":5,"time":"latest","variables":[1]})",
+           "{" + box + R"(,"budget":5,"time":"latest","variables":"p"})",
+           R"({"box":{"lo":[0,0],"hi":[1,1,1]},"budget":5,"time":"latest","variables":[]})",
+           R"({"box":{"lo":[0,0,null],"hi":[1,1,1]},"budget":5,"time":"latest","variables":[]})",
+           "{" + box + R"(,"budget":5,"time":"latest","variables":[],"arrays":[{"name":"x","dtype":"u8","raw":0,"zbytes":0}]})",
+       }) {
+    CAPTURE(j);
+    CHECK(decode_error(make_frame(window_request, j)) == ErrorCode::malformed);
+  }
+  CHECK(decode_error(make_frame(hello, R"({"protocol":4294967296,"token":"","client":""})")) == ErrorCode::malformed);
+  CHECK(decode_error(make_frame(error_reply, R"({"code":99,"message":"x"})")) == ErrorCode::malformed);
+  CHECK(decode_error(make_frame(error_reply, R"({"code":0,"message":"x"})")) == ErrorCode::malformed);
+  // Unknown fields are ignored (forward compatibility within version 1).
+  CHECK_NOTHROW(decode(make_frame(error_reply, R"({"code":5,"message":"x","hint":"later"})")));
+}
+
+namespace {
+/// A window reply frame for 2 cells of one variable "p" with the given arrays part.
+std::vector<std::byte> window_frame(const std::string& arrays, const std::vector<std::byte>& tail,
+                                    const std::string& count = "[2,1,1]") {
+  const std::string j = R"({"step":1,"time":0.5,"file":"f","level":0,"stride":1,"box":{"lo":[0,0,0],"hi":[1,1,1]},"cells":2,)"
+                        R"("variables":["p"],"pieces":[{"row":0,"uid":1,"level":0,"first":[0,0,0],"count":)" +
+                        count + R"(,"stride":1,"origin":[0,0,0],"spacing":[1,1,1]}],"arrays":)" + arrays + "}";
+  return make_frame(8, j, tail);
+}
+std::string entry(const char* name, const char* dtype, std::size_t raw, std::size_t z) {
+  return std::string(R"({"name":")") + name + R"(","dtype":")" + dtype + R"(","raw":)" + std::to_string(raw) +
+         R"(,"zbytes":)" + std::to_string(z) + "}";
+}
+}  // namespace
+
+TEST_CASE("compressed arrays whose sizes lie are refused", "[collector]") {
+  const double p[2] = {1.5, 2.5};
+  const std::uint8_t ct[2] = {1, 2};
+  auto zp = zstd(p, sizeof p), zc = zstd(ct, sizeof ct);
+  auto tail = zp;
+  tail.insert(tail.end(), zc.begin(), zc.end());
+  const auto arrays = [&](std::size_t raw_p, std::size_t z_p, std::size_t raw_c, std::size_t z_c) {
+    return "[" + entry("p", "f64", raw_p, z_p) + "," + entry("cell_type", "u8", raw_c, z_c) + "]";
+  };
+  const auto ok = decode(window_frame(arrays(16, zp.size(), 2, zc.size()), tail));
+  CHECK(std::get<WindowReply>(ok.body).values[0][1] == 2.5);
+
+  CHECK(decode_error(window_frame(arrays(16, zp.size() + 1, 2, zc.size()), tail)) == ErrorCode::malformed);
+  CHECK(decode_error(window_frame(arrays(16, zp.size() - 1, 2, zc.size()), tail)) == ErrorCode::malformed);
+  CHECK(decode_error(window_frame(arrays(16, zp.size(), 2, zc.size() + 1000), tail)) == ErrorCode::malformed);
+  CHECK(decode_error(window_frame(arrays(24, zp.size(), 2, zc.size()), tail)) == ErrorCode::malformed);  // raw lies
+  CHECK(decode_error(window_frame(arrays(15, zp.size(), 2, zc.size()), tail)) == ErrorCode::malformed);  // not whole f64
+  CHECK(decode_error(window_frame(arrays(16, zp.size(), 3, zc.size()), tail)) == ErrorCode::malformed);
+  CHECK(decode_error(window_frame(arrays(16, zp.size(), 2, zc.size()), tail, "[3,1,1]")) == ErrorCode::malformed);
+  CHECK(decode_error(window_frame(arrays(16, zp.size(), 2, zc.size()), tail, "[2,1,-1]")) == ErrorCode::malformed);
+  CHECK(decode_error(window_frame("[" + entry("p", "f32", 16, zp.size()) + "]", zp)) == ErrorCode::malformed);
+  CHECK(decode_error(window_frame("[" + entry("p", "f64", 16, zp.size()) + "]", zp)) == ErrorCode::malformed);
+  // Garbage instead of a zstd frame.
+  std::vector<std::byte> junk(zp.size(), std::byte{0x5a});
+  junk.insert(junk.end(), zc.begin(), zc.end());
+  CHECK(decode_error(window_frame(arrays(16, zp.size(), 2, zc.size()), junk)) == ErrorCode::malformed);
+}
+
+TEST_CASE("a zstd bomb cannot decompress beyond its declared size", "[collector]") {
+  // 64 MiB of zeros compress to a few KiB; the JSON claims 16 bytes.
+  std::vector<std::byte> zeros(std::size_t{64} << 20);
+  const auto bomb = zstd(zeros.data(), zeros.size());
+  REQUIRE(bomb.size() < (std::size_t{1} << 20));
+  const std::uint8_t ct[2] = {1, 2};
+  const auto zc = zstd(ct, 2);
+  auto tail = bomb;
+  tail.insert(tail.end(), zc.begin(), zc.end());
+  const std::string arrays = "[" + entry("p", "f64", 16, bomb.size()) + "," + entry("cell_type", "u8", 2, zc.size()) + "]";
+  CHECK(decode_error(window_frame(arrays, tail)) == ErrorCode::malformed);
+  // A frame without a content-size field (streamed) is bounded by the output buffer.
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 0);
+  std::vector<std::byte> streamed(ZSTD_compressBound(zeros.size()));
+  streamed.resize(ZSTD_compress2(cctx, streamed.data(), streamed.size(), zeros.data(), zeros.size()));
+  ZSTD_freeCCtx(cctx);
+  tail = streamed;
+  tail.insert(tail.end(), zc.begin(), zc.end());
+  const std::string a2 = "[" + entry("p", "f64", 16, streamed.size()) + "," + entry("cell_type", "u8", 2, zc.size()) + "]";
+  CHECK(decode_error(window_frame(a2, tail)) == ErrorCode::malformed);
+  // Declared sizes above the raw cap are refused before any allocation.
+  const std::string huge = "[" + entry("p", "f64", std::size_t{1} << 40, zc.size()) + "," + entry("cell_type", "u8", 2, 0) + "]";
+  CHECK(decode_error(window_frame(huge, zc)) == ErrorCode::too_large);
+  CHECK(decode_error(window_frame(arrays, tail), Limits{kMaxReplyBytes, 8}) == ErrorCode::too_large);
+}

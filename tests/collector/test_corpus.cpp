@@ -1,0 +1,28 @@
+// Replays the fuzz seed corpus (tests/collector/corpus) through the fuzz property in
+// every build, so the decoder's behaviour on these inputs is checked without clang.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "fuzz_decode.hpp"
+
+TEST_CASE("the fuzz corpus decodes or is refused with a ProtocolError, and what decodes round-trips", "[collector][fuzz]") {
+  namespace fs = std::filesystem;
+  std::size_t files = 0, accepted = 0;
+  for (const auto& e : fs::directory_iterator(REWIND_COLLECTOR_CORPUS)) {
+    std::ifstream in(e.path(), std::ios::binary);
+    const std::vector<char> bytes{std::istreambuf_iterator<char>(in), {}};
+    CAPTURE(e.path().string());
+    const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.data());
+    CHECK(rwd::collector::test::fuzz_one(data, bytes.size()));
+    try {
+      (void)rwd::collector::decode(std::as_bytes(std::span(bytes)));
+      ++accepted;
+    } catch (const rwd::collector::ProtocolError&) {
+    }
+    ++files;
+  }
+  CHECK(files >= 20);
+  CHECK(accepted >= 10);  // the seeds include a valid frame of every message type
+}

@@ -1,0 +1,77 @@
+// docs/collector-protocol.md against the code: its example frames decode to what the
+// encoder writes, and its tables of message types and error codes match the enums.
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "rewind/collector/messages.hpp"
+
+using namespace rwd::collector;
+
+namespace {
+
+std::string doc_text() {
+  std::ifstream in(REWIND_COLLECTOR_DOC);
+  REQUIRE(in.good());
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::vector<std::byte>> hex_blocks(const std::string& doc) {
+  std::vector<std::vector<std::byte>> out;
+  const std::regex block("```hex\\n([0-9a-f \\n]*)```");
+  for (auto it = std::sregex_iterator(doc.begin(), doc.end(), block); it != std::sregex_iterator(); ++it) {
+    std::istringstream hex((*it)[1].str());
+    std::vector<std::byte> bytes;
+    for (std::string b; hex >> b;) bytes.push_back(static_cast<std::byte>(std::stoi(b, nullptr, 16)));
+    out.push_back(bytes);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the doc's example frame is what the encoder writes", "[collector][doc]") {
+  const auto blocks = hex_blocks(doc_text());
+  REQUIRE(blocks.size() == 1);
+  const auto m = decode(blocks[0], kRequestLimits);
+  CHECK(m.request_id == 7);
+  CHECK(std::holds_alternative<InfoRequest>(m.body));
+  CHECK(encode(Message{7, InfoRequest{}}) == blocks[0]);
+}
+
+TEST_CASE("the doc's tables name every message type and error code", "[collector][doc]") {
+  const auto doc = doc_text();
+  CHECK(doc.find("# Collector protocol — version " + std::to_string(kProtocolVersion)) != std::string::npos);
+  const char* types[] = {"hello", "hello_reply", "info_request", "info_reply", "steps_request",
+                         "steps_reply", "window_request", "window_reply", "error_reply", "bye"};
+  for (unsigned t = 1; t <= 10; ++t) {
+    const std::string row = "| " + std::to_string(t) + " | `" + types[t - 1] + "` |";
+    CAPTURE(row);
+    CHECK(doc.find(row) != std::string::npos);
+    // The code's numbering: a body of that alternative has that type.
+    Body b;
+    b = [&]() -> Body {
+      switch (t) {
+        case 1: return Hello{};
+        case 2: return HelloReply{};
+        case 3: return InfoRequest{};
+        case 4: return InfoReply{};
+        case 5: return StepsRequest{};
+        case 6: return StepsReply{};
+        case 7: return WindowRequest{};
+        case 8: return WindowReply{};
+        case 9: return ErrorReply{};
+        default: return Bye{};
+      }
+    }();
+    CHECK(static_cast<unsigned>(type_of(b)) == t);
+  }
+  for (std::uint32_t c = 1; c <= static_cast<std::uint32_t>(ErrorCode::internal); ++c) {
+    const std::string row = "| " + std::to_string(c) + " | `" + to_string(static_cast<ErrorCode>(c)) + "` |";
+    CAPTURE(row);
+    CHECK(doc.find(row) != std::string::npos);
+  }
+}

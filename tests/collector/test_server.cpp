@@ -1,0 +1,321 @@
+// The collector server on 127.0.0.1 (ephemeral port) with a fake Service: many
+// concurrent clients, clients that vanish, a slow-loris, too many clients, wrong
+// tokens, oversized requests -- and after each, a good client is still served.
+#include <catch2/catch.hpp>
+#include <utility>  // before Asio (Boost 1.74 + C++20)
+#include <boost/asio.hpp>
+#include <atomic>
+#include <thread>
+
+#include "frame_util.hpp"
+#include "rewind/collector/client.hpp"
+#include "rewind/collector/server.hpp"
+
+using namespace rwd::collector;
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+ServerOptions fast_options() {
+  ServerOptions o;
+  o.idle_timeout = 3s;
+  o.request_timeout = 500ms;
+  o.write_timeout = 3s;
+  return o;
+}
+
+ClientOptions client_options() {
+  ClientOptions o;
+  o.timeout = 5s;
+  return o;
+}
+
+WindowRequest request(std::uint64_t budget) { return {{0, 0, 0}, {1, 1, 1}, budget, "latest", {"p", "u"}, ""}; }
+
+/// Fetches a window and checks every value the fake service computed.
+bool window_is_right(Client& c, std::uint64_t budget) {
+  const auto w = c.window(request(budget));
+  if (w.cells != budget || w.values.size() != 2 || w.cell_type.size() != budget) return false;
+  for (std::size_t v = 0; v < 2; ++v)
+    for (std::uint64_t i = 0; i < budget; ++i)
+      if (w.values[v][i] != test::fake_value(v, i, budget)) return false;
+  for (std::uint64_t i = 0; i < budget; ++i)
+    if (w.cell_type[i] != i % 7) return false;
+  return true;
+}
+
+bool good_client_served(std::uint16_t port, const std::string& token = "") {
+  Client c("127.0.0.1", port, token, client_options());
+  return c.info().variables.size() == 3 && window_is_right(c, 1234);
+}
+
+/// A raw TCP peer with a receive timeout, to misbehave on purpose.
+struct Raw {
+  asio::io_context io;
+  tcp::socket s{io};
+  explicit Raw(std::uint16_t port) {
+    s.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+    timeval tv{3, 0};
+    ::setsockopt(s.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  }
+  void send(std::span<const std::byte> b) { asio::write(s, asio::buffer(b.data(), b.size())); }
+  /// The next frame from the server, or nullopt on EOF/reset/timeout.
+  std::optional<Message> read() {
+    std::array<std::byte, kHeaderSize> h{};
+    boost::system::error_code ec;
+    asio::read(s, asio::buffer(h), ec);
+    if (ec) return std::nullopt;
+    const auto fh = read_header(h, kMaxReplyBytes);
+    std::vector<std::byte> f(kHeaderSize + fh.length);
+    std::copy(h.begin(), h.end(), f.begin());
+    asio::read(s, asio::buffer(f.data() + kHeaderSize, fh.length), ec);
+    if (ec) return std::nullopt;
+    return decode(f);
+  }
+  ErrorCode read_error() {
+    const auto m = read();
+    REQUIRE(m.has_value());
+    const auto* e = std::get_if<ErrorReply>(&m->body);
+    REQUIRE(e != nullptr);
+    return e->code;
+  }
+  /// True if the server closed the connection (EOF or reset) rather than the read timing out.
+  bool closed_by_server() {
+    std::array<char, 256> buf{};
+    boost::system::error_code ec;
+    for (int i = 0; i < 100; ++i) {
+      s.read_some(asio::buffer(buf), ec);
+      if (ec) return ec == asio::error::eof || ec == asio::error::connection_reset;
+    }
+    return false;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("32 concurrent clients each get their own, correct data", "[collector][server]") {
+  test::FakeService service;
+  auto o = fast_options();
+  o.max_clients = 32;
+  Server server(service, o);
+  server.start();
+  REQUIRE(server.port() != 0);
+  std::atomic<int> ok{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 32; ++t) {
+    threads.emplace_back([&, t] {
+      try {
+        Client c("127.0.0.1", server.port(), "", client_options());
+        bool all = c.server().server == o.name && c.steps().size() == 3;
+        for (int r = 0; r < 3; ++r) all = all && window_is_right(c, 1000 + 37 * static_cast<std::uint64_t>(t) + r);
+        if (all) ++ok;
+      } catch (const std::exception& e) {
+        WARN(e.what());
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  CHECK(ok == 32);
+  CHECK(server.stats().requests >= 32 * 4);
+}
+
+TEST_CASE("clients that vanish mid-request or mid-reply do not disturb the others", "[collector][server]") {
+  test::FakeService service;
+  Server server(service, fast_options());
+  server.start();
+  const auto window = encode(Message{1, request(4'000'000)});  // a reply of ~64 MB raw
+  {
+    Raw r(server.port());
+    r.send(std::span(window).first(30));  // half a request, then gone
+  }
+  for (int k = 0; k < 3; ++k) {
+    Raw r(server.port());
+    r.send(window);
+    std::array<char, 100> some{};
+    asio::read(r.s, asio::buffer(some));  // the first bytes of the reply, then gone
+  }
+  const auto t0 = Clock::now();
+  CHECK(good_client_served(server.port()));
+  CHECK(Clock::now() - t0 < 5s);
+  // The server noticed: nothing is left open but what is still closing.
+  for (int i = 0; i < 50 && server.stats().open > 0; ++i) std::this_thread::sleep_for(50ms);
+  CHECK(server.stats().open == 0);
+}
+
+TEST_CASE("a slow-loris client is cut off by the request deadline", "[collector][server]") {
+  test::FakeService service;
+  Server server(service, fast_options());  // request_timeout 500 ms
+  server.start();
+  Raw loris(server.port());
+  const auto frame = encode(Message{1, InfoRequest{}});
+  const auto t0 = Clock::now();
+  bool cut = false;
+  for (std::size_t i = 0; i < frame.size() && Clock::now() - t0 < 4s; ++i) {
+    boost::system::error_code ec;
+    asio::write(loris.s, asio::buffer(&frame[i], 1), ec);
+    if (ec) {
+      cut = true;
+      break;
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  CHECK((cut || loris.closed_by_server()));
+  CHECK(Clock::now() - t0 < 5s);
+  CHECK(server.stats().timeouts >= 1);
+  CHECK(good_client_served(server.port()));
+}
+
+TEST_CASE("an idle client is closed after the idle timeout", "[collector][server]") {
+  test::FakeService service;
+  auto o = fast_options();
+  o.idle_timeout = 300ms;
+  Server server(service, o);
+  server.start();
+  Client c("127.0.0.1", server.port(), "", client_options());
+  std::this_thread::sleep_for(800ms);
+  CHECK_THROWS(c.info());
+  CHECK(good_client_served(server.port()));
+}
+
+TEST_CASE("beyond max_clients, a client gets busy and is closed", "[collector][server]") {
+  test::FakeService service;
+  auto o = fast_options();
+  o.max_clients = 2;
+  Server server(service, o);
+  server.start();
+  {
+    Client a("127.0.0.1", server.port(), "", client_options());
+    Client b("127.0.0.1", server.port(), "", client_options());
+    try {
+      Client c("127.0.0.1", server.port(), "", client_options());
+      FAIL("a third client was accepted");
+    } catch (const ClientError& e) {
+      CHECK(e.code() == ErrorCode::busy);
+    }
+    CHECK(window_is_right(a, 10));
+    CHECK(server.stats().refused_busy == 1);
+  }
+  // Closed clients free their places.
+  for (int i = 0; i < 50 && server.stats().open > 0; ++i) std::this_thread::sleep_for(20ms);
+  CHECK(good_client_served(server.port()));
+}
+
+TEST_CASE("a token is required when configured; a wrong one is refused and closed", "[collector][server]") {
+  test::FakeService service;
+  auto o = fast_options();
+  o.token = "s3cret";
+  Server server(service, o);
+  server.start();
+  for (const std::string bad : {"", "s3cre", "S3CRET"}) {
+    try {
+      Client c("127.0.0.1", server.port(), bad, client_options());
+      FAIL("wrong token accepted");
+    } catch (const ClientError& e) {
+      CHECK(e.code() == ErrorCode::unauthorized);
+    }
+  }
+  {
+    Raw r(server.port());  // skips the hello
+    r.send(encode(Message{1, InfoRequest{}}));
+    CHECK(r.read_error() == ErrorCode::unauthorized);
+    CHECK(r.closed_by_server());
+  }
+  CHECK(server.stats().refused_token == 4);
+  CHECK(good_client_served(server.port(), "s3cret"));
+}
+
+TEST_CASE("oversized, malformed and wrong-version requests get one error and a close", "[collector][server]") {
+  test::FakeService service;
+  Server server(service, fast_options());
+  server.start();
+  {
+    WindowRequest big = request(10);
+    big.variables.assign(3000, std::string(40, 'v'));
+    const auto frame = encode(Message{1, big});  // > 64 KiB
+    Raw r(server.port());
+    r.send(frame);
+    CHECK(r.read_error() == ErrorCode::too_large);
+    CHECK(r.closed_by_server());
+  }
+  {
+    Raw r(server.port());
+    r.send(test::make_frame(7, "{not json"));
+    CHECK(r.read_error() == ErrorCode::malformed);
+    CHECK(r.closed_by_server());
+  }
+  {
+    Raw r(server.port());
+    r.send(test::make_frame(3, "{}", {}, 2));
+    CHECK(r.read_error() == ErrorCode::bad_version);
+  }
+  {
+    Raw r(server.port());
+    r.send(encode(Message{1, ErrorReply{ErrorCode::busy, "replies are not requests"}}));
+    CHECK(r.read_error() == ErrorCode::unknown_type);
+  }
+  {
+    Client c("127.0.0.1", server.port(), "", client_options());
+    auto bad = request(10);
+    bad.lo[0] = 5;
+    try {
+      c.window(bad);
+      FAIL("bad box accepted");
+    } catch (const ClientError& e) {
+      CHECK(e.code() == ErrorCode::bad_argument);
+    }
+    CHECK(window_is_right(c, 77));  // a refused request does not end the session
+  }
+  CHECK(server.stats().protocol_errors >= 4);
+  CHECK(good_client_served(server.port()));
+}
+
+TEST_CASE("the client's deadlines hold against a server that never answers", "[collector][server]") {
+  asio::io_context io;
+  tcp::acceptor mute(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  const auto port = mute.local_endpoint().port();
+  ClientOptions o;
+  o.timeout = 300ms;
+  const auto t0 = Clock::now();
+  try {
+    Client c("127.0.0.1", port, "", o);  // the kernel completes the connect; nobody replies
+    FAIL("connected to a mute server");
+  } catch (const ClientError& e) {
+    CHECK(e.code() == ErrorCode::timeout);
+  }
+  CHECK(Clock::now() - t0 < 2s);
+}
+
+TEST_CASE("binding a non-loopback address needs a token; stop() ends live sessions", "[collector][server]") {
+  CHECK(is_loopback_host("127.0.0.1"));
+  CHECK(is_loopback_host("::1"));
+  CHECK(is_loopback_host("localhost"));
+  CHECK_FALSE(is_loopback_host("0.0.0.0"));
+  CHECK_FALSE(is_loopback_host("10.1.2.3"));
+  test::FakeService service;
+  auto o = fast_options();
+  o.host = "0.0.0.0";  // refused before anything is bound
+  Server refused(service, o);
+  CHECK_THROWS_AS(refused.start(), std::invalid_argument);
+
+  service.delay = 300ms;
+  Server server(service, fast_options());
+  server.start();
+  Client idle("127.0.0.1", server.port(), "", client_options());
+  std::thread busy([&] {
+    try {
+      Client c("127.0.0.1", server.port(), "", client_options());
+      c.window(request(100));
+    } catch (const std::exception&) {  // cut off by stop(): expected
+    }
+  });
+  std::this_thread::sleep_for(100ms);
+  const auto t0 = Clock::now();
+  server.stop();
+  CHECK(Clock::now() - t0 < 2s);
+  CHECK(server.stats().open == 0);
+  busy.join();
+  CHECK_THROWS(idle.info());
+}
