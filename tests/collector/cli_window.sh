@@ -57,10 +57,10 @@ check "--out .vtm writes a multiblock of .vti pieces" \
 check ".vti pieces are well-formed XML with their cell data" \
   "$py -c \"import glob,xml.etree.ElementTree as E; fs=glob.glob('w_pieces/*.vti'); assert fs; [E.parse(f).find('.//CellData/DataArray[@Name=\\\"p\\\"]').text.split() for f in fs]\""
 
-if command -v pvpython >/dev/null && command -v xvfb-run >/dev/null; then
+if command -v pvpython >/dev/null && command -v Xvfb >/dev/null; then
   cells=$(sed -n 's/.* \([0-9]*\) cells per variable.*/\1/p' vtm.out)
   echo "from paraview.simple import *; r = OpenDataFile('w.vtm'); r.UpdatePipeline(); print('CELLS', r.GetDataInformation().GetNumberOfCells())" >pv.py
-  timeout 120 xvfb-run -a pvpython pv.py >pv.out 2>&1
+  timeout 120 "$src/scripts/headless.sh" pvpython pv.py >pv.out 2>&1
   check "stock ParaView opens the .vtm with every cell ($cells)" "grep -q '^CELLS $cells\$' pv.out"
 fi
 
