@@ -246,6 +246,14 @@ StepEntry read_step_entry(const Ctx& c, hid_t file, const std::string& group_nam
   e.n_levels = static_cast<int>(i1("n_levels"));
   if (h5::has_attr(g, "leaf_grids_per_level")) e.leaf_grids_per_level = h5::read_attr_i64(c, g, "leaf_grids_per_level");
   e.bytes = i1("bytes");
+  if (h5::has_attr(g, "case_overrides")) {
+    const std::string lines = h5::read_attr_string(c, g, "case_overrides");
+    for (std::size_t a = 0, b; a < lines.size(); a = b + 1) {
+      b = lines.find('\n', a);
+      if (b == std::string::npos) b = lines.size();
+      if (b > a) e.case_overrides.push_back(lines.substr(a, b - a));
+    }
+  }
   e.n_cells = e.n_grids * cells;
   return e;
 }

@@ -448,6 +448,14 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
     h5::write_attr_i64_array(c, step_group, "leaf_grids_per_level",
                        std::vector<std::int64_t>(total.begin() + L + 2, total.begin() + L + 2 + n_levels));
     h5::write_attr_i64(c, step_group, "bytes", {bytes_global});
+    if (!info.case_overrides.empty()) {
+      std::string lines;
+      for (const auto& o : info.case_overrides) {
+        if (o.find('\n') != std::string::npos) c.fail(ErrorKind::invalid_argument, "a case override holds a newline");
+        lines += o + "\n";
+      }
+      h5::write_attr_string(c, step_group, "case_overrides", lines);
+    }
     h5::write_attr_u8(c, step_group, "committed", 0);
     std::set<std::string> groups;
     for (const auto& f : info.fields) groups.insert(f.group);

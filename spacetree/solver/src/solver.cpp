@@ -1234,6 +1234,17 @@ double Solver::sample(int var, const std::array<double, 3>& x) { return impl_->s
 std::int64_t Solver::global_leaf_cells() const { return impl_->global_leaf_cells; }
 std::vector<double> Solver::last_cycle_residuals() const { return impl_->cycle_residuals; }
 void Solver::set_boundary(int face, const FaceBc& bc) { impl_->cfg.boundary.at(static_cast<std::size_t>(face)) = bc; }
+void Solver::set_physics(const Physics& p) {
+  if (p.energy != impl_->cfg.physics.energy)
+    throw std::invalid_argument("the energy equation cannot be switched on or off during a run");
+  impl_->cfg.physics = p;
+}
+
+void Solver::set_time_limits(double end, std::int64_t max_steps) {
+  impl_->cfg.time.end = end;
+  impl_->cfg.time.max_steps = max_steps;
+}
+
 void Solver::restrict_state() {
   static constexpr int sv[] = {kU, kV, kW, kP, kT};
   impl_->forest.restrict_levels(sv);

@@ -14,7 +14,7 @@ namespace rwd::kernel {
 /// minor versions only add optional objects.
 inline constexpr const char* kFormatName = "rewind-hgrid-h5";
 inline constexpr int kFormatMajor = 1;
-inline constexpr int kFormatMinor = 1;
+inline constexpr int kFormatMinor = 2;
 /// Version of this library, stored as /common code_version unless the caller sets one.
 inline constexpr const char* kKernelVersion = "rewind-kernel 0.1.0";
 
@@ -70,6 +70,10 @@ struct StepEntry {
   /// Leaf grids (no children) per level, 0 .. n_levels-1: the tree at a glance. Format
   /// 1.1; empty for steps written by older versions (derive it from the topology).
   std::vector<std::int64_t> leaf_grids_per_level;
+  /// Settings changed while the run was going (steering), in force from this step on:
+  /// "key=value" case overrides on top of /common's case_text. Format 1.2; empty for
+  /// unsteered steps and older files.
+  std::vector<std::string> case_overrides;
   std::string group;           ///< "/simulation/step_00000042"
 };
 

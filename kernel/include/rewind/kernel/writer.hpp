@@ -48,6 +48,9 @@ struct StepInfo {
   StepKind kind = StepKind::visualisation;
   std::vector<FieldSpec> fields;
   bool write_cell_type = true;  ///< also write cell_type (needs GridRecord::cell_type)
+  /// Case overrides in force at this step (steering), stored as the step attribute
+  /// `case_overrides` when non-empty; none may hold a newline. Same on every rank.
+  std::vector<std::string> case_overrides;
 };
 
 /// What a write did (identical on every rank except the *_local fields).

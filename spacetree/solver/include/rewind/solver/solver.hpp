@@ -183,6 +183,12 @@ class Solver {
   [[nodiscard]] std::vector<double> last_cycle_residuals() const;
   /// Changes a face's boundary condition at run time (e.g. the inflow velocity).
   void set_boundary(int face, const FaceBc& bc);
+  /// Changes the fluid constants at run time (steering: nu, alpha, ...). The energy
+  /// switch cannot change (throws std::invalid_argument). Not collective: every rank
+  /// must make the same change between the same two steps.
+  void set_physics(const Physics& p);
+  /// Changes the end time / step limit at run time. Not collective (as set_physics).
+  void set_time_limits(double end, std::int64_t max_steps);
   /// Restricts the state variables into every parent grid (call before writing a
   /// snapshot: parents then hold the averages the paper's file layout expects).
   void restrict_state();

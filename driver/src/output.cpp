@@ -1,4 +1,4 @@
-#include "run_io.hpp"
+#include "rewind/driver/output.hpp"
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
@@ -7,10 +7,8 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
-#include <tuple>
-#include <unordered_map>
 
-namespace rwd::cli {
+namespace rwd::driver {
 
 namespace k = rwd::kernel;
 namespace st = rwd::spacetree;
@@ -106,89 +104,6 @@ k::CommonInfo make_common(const solver::SolverCase& c, const std::string& case_t
   return info;
 }
 
-// ---------------------------------------------------------------------------------
-
-RestartPoint find_restart_point(const std::string& spec) {
-  RestartPoint rp;
-  std::string sel;
-  std::tie(rp.file, sel) = k::split_step_spec(spec);
-  const auto reader = k::Reader::open(rp.file);
-  const auto steps = reader.steps(/*committed_only=*/true);
-  if (steps.empty()) throw std::runtime_error(fmt::format("{}: no committed step to restart from", rp.file));
-  rp.last_committed = steps.back().step;
-  if (sel == "latest") {
-    const auto it = std::find_if(steps.rbegin(), steps.rend(),
-                                 [](const k::StepEntry& e) { return e.kind == k::StepKind::checkpoint; });
-    if (it == steps.rend()) throw std::runtime_error(fmt::format("{}: no committed checkpoint to restart from", rp.file));
-    rp.step = *it;
-  } else {
-    rp.step = reader.find_step(sel);
-    if (rp.step.kind != k::StepKind::checkpoint) {
-      std::vector<std::string> cps;
-      for (const auto& e : steps)
-        if (e.kind == k::StepKind::checkpoint) cps.push_back(fmt::format("{} (t={:.6g})", e.step, e.time));
-      throw std::runtime_error(fmt::format(
-          "{}: step {} is a visualisation output; a restart needs a checkpoint (checkpoints: {})", rp.file,
-          rp.step.step, cps.empty() ? std::string("none") : fmt::format("{}", fmt::join(cps, ", "))));
-    }
-  }
-  rp.case_text = reader.common().case_text;
-  if (rp.case_text.empty())
-    throw std::runtime_error(fmt::format("{}: the file stores no case; it was not written by `rewind run`", rp.file));
-  return rp;
-}
-
-st::Tree restart_tree(const RestartPoint& rp, const st::TreeShape& shape) {
-  const auto reader = k::Reader::open(rp.file);
-  const auto topo = reader.read_topology(rp.step.step);
-  std::vector<st::Uid> uids;
-  uids.reserve(topo.uid.size());
-  for (const auto u : topo.uid) uids.push_back(st::Uid::from_raw(u));
-  try {
-    return st::Tree::from_uids(shape, std::move(uids));
-  } catch (const std::invalid_argument& e) {
-    throw std::runtime_error(fmt::format("{}: step {}: {}", rp.file, rp.step.step, e.what()));
-  }
-}
-
-void restore_solver(solver::Solver& s, const RestartPoint& rp, MPI_Comm comm) {
-  auto& forest = s.forest();
-  const auto reader = k::Reader::open(rp.file, comm);
-  const auto topo = reader.read_topology(rp.step.step);
-  std::unordered_map<std::uint64_t, std::int64_t> row_of;
-  for (std::int64_t r = 0; r < topo.n_grids; ++r) row_of.emplace(topo.uid[static_cast<std::size_t>(r)], r);
-  std::vector<std::int64_t> rows;
-  std::int64_t missing = 0;
-  for (std::size_t g = 0; g < forest.size(); ++g) {
-    const auto it = row_of.find(forest.grid(g).uid.raw());
-    if (it == row_of.end()) ++missing;
-    else rows.push_back(it->second);
-  }
-  // Agree before the collective reads, so that no rank is left inside one.
-  std::int64_t missing_all = 0;
-  MPI_Allreduce(&missing, &missing_all, 1, MPI_INT64_T, MPI_SUM, comm);
-  if (missing_all > 0)
-    throw std::runtime_error(fmt::format("{}: step {}: {} grids of the rebuilt tree are not in the file", rp.file,
-                                         rp.step.step, missing_all));
-  const auto& sh = forest.shape();
-  const k::BlockShape block{sh.s[0], sh.s[1], sh.s[2]};
-  if (reader.common().block != block)
-    throw std::runtime_error(fmt::format("{}: d-grid size {}x{}x{} does not match the case's", rp.file,
-                                         reader.common().block.sx, reader.common().block.sy, reader.common().block.sz));
-  // Every state field straight into the grids' halo'd arrays (no buffer, no unpack).
-  std::vector<k::Reader::FieldRef> fields;
-  std::vector<std::vector<double*>> arrays;
-  for (const auto& f : solver::state_fields()) {
-    fields.push_back({"cell_data", f.name});
-    arrays.emplace_back();
-    for (std::size_t g = 0; g < forest.size(); ++g) arrays.back().push_back(forest.data(g, f.var));
-  }
-  reader.read_fields_into(rp.step.step, fields, rows, arrays, 1);
-  s.restore(solver::ScalarState{rp.step.time, rp.step.step, rp.step.dt});
-}
-
-// ---------------------------------------------------------------------------------
-
 RunOutput::RunOutput(MPI_Comm comm, OutputSettings settings, const k::CommonInfo& common, Mode mode, bool print)
     : comm_(comm), settings_(std::move(settings)), print_(print) {
   if (settings_.file.empty()) return;
@@ -199,28 +114,48 @@ RunOutput::RunOutput(MPI_Comm comm, OutputSettings settings, const k::CommonInfo
 
 RunOutput::~RunOutput() = default;
 
-double RunOutput::next_event_time(double now) const {
+Due outputs_due(const OutputSettings& s, std::int64_t step, double time, double dt, bool first, bool last) {
+  const double prev = time - dt;
+  const auto crossed = [&](double interval) {
+    return interval > 0.0 && !first && interval_index(time, interval) > interval_index(prev, interval);
+  };
+  const auto every = [&](std::int64_t n) { return n > 0 && !first && step % n == 0; };
+  Due d;
+  d.checkpoint = (first && s.initial) || (last && s.final) || crossed(s.checkpoint_interval) ||
+                 every(s.checkpoint_every);
+  d.visualisation = !d.checkpoint && (crossed(s.visualisation_interval) || every(s.visualisation_every));
+  return d;
+}
+
+double next_output_time(const OutputSettings& s, double now) {
   double next = std::numeric_limits<double>::infinity();
-  if (!writer_) return next;
-  for (const double interval : {settings_.checkpoint_interval, settings_.visualisation_interval})
+  for (const double interval : {s.checkpoint_interval, s.visualisation_interval})
     if (interval > 0.0) next = std::min(next, static_cast<double>(interval_index(now, interval) + 1) * interval);
   return next;
+}
+
+double RunOutput::next_event_time(double now) const {
+  return writer_ ? next_output_time(settings_, now) : std::numeric_limits<double>::infinity();
 }
 
 void RunOutput::after_step(solver::Solver& s, bool first, bool last) {
   if (!writer_) return;
   const auto state = s.scalar_state();
   if (state.step <= last_written_step_) return;  // already in the file (restart point)
-  const double prev = state.time - state.dt_prev;
-  const auto crossed = [&](double interval) {
-    return interval > 0.0 && !first && interval_index(state.time, interval) > interval_index(prev, interval);
-  };
-  const auto every = [&](std::int64_t n) { return n > 0 && !first && state.step % n == 0; };
-  const bool checkpoint = (first && settings_.initial) || (last && settings_.final) ||
-                          crossed(settings_.checkpoint_interval) || every(settings_.checkpoint_every);
-  const bool visualisation = crossed(settings_.visualisation_interval) || every(settings_.visualisation_every);
-  if (checkpoint) write(s, k::StepKind::checkpoint);
-  else if (visualisation) write(s, k::StepKind::visualisation);
+  const Due due = outputs_due(settings_, state.step, state.time, state.dt_prev, first, last);
+  if (due.checkpoint) write(s, k::StepKind::checkpoint);
+  else if (due.visualisation) write(s, k::StepKind::visualisation);
+}
+
+void RunOutput::checkpoint_now(solver::Solver& s) {
+  if (writer_ && s.scalar_state().step > last_written_step_) write(s, k::StepKind::checkpoint);
+}
+
+void RunOutput::set_intervals(const OutputSettings& o) {
+  settings_.checkpoint_interval = o.checkpoint_interval;
+  settings_.checkpoint_every = o.checkpoint_every;
+  settings_.visualisation_interval = o.visualisation_interval;
+  settings_.visualisation_every = o.visualisation_every;
 }
 
 k::WriteStats RunOutput::write(solver::Solver& s, k::StepKind kind) {
@@ -268,6 +203,7 @@ k::WriteStats RunOutput::write(solver::Solver& s, k::StepKind kind) {
   step.time = state.time;
   step.dt = state.dt_prev;  // the solver needs it back on restart (face velocities)
   step.kind = kind;
+  step.case_overrides = overrides_;
   for (std::size_t i = 0; i < fields.size(); ++i)
     step.fields.push_back({"cell_data", fields[i].name, static_cast<int>(i),
                            kind == k::StepKind::visualisation && settings_.float32});
@@ -285,4 +221,4 @@ k::WriteStats RunOutput::write(solver::Solver& s, k::StepKind kind) {
   return stats;
 }
 
-}  // namespace rwd::cli
+}  // namespace rwd::driver

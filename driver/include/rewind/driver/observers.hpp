@@ -1,0 +1,58 @@
+// The standard observers of a run: the output file, the monitor CSV and the progress
+// line. Each is collective over the compute ranks (called by Run at every boundary);
+// only the reporting rank (Run::print()) writes text files and prints.
+#pragma once
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "rewind/driver/run.hpp"
+
+namespace rwd::driver {
+
+/// Writes the outputs due at each boundary (RunOutput::after_step); the last boundary
+/// of a run, or of a stop request, writes the final checkpoint. Add it after any
+/// steering observer, so a step's record holds the changes made at its boundary.
+class OutputObserver final : public Observer {
+ public:
+  void at_boundary(Run& run, const Boundary& b) override;
+};
+
+/// The monitor CSV (kinetic energy, forces, ...) every `interval` steps and at the
+/// end; a new timeline (an in-job branch) starts the branch's own CSV.
+class MonitorCsv final : public Observer {
+ public:
+  explicit MonitorCsv(std::int64_t interval) : interval_(interval) {}
+  void at_boundary(Run& run, const Boundary& b) override;
+  void at_end(Run& run) override;
+
+ private:
+  void write(Run& run);
+  std::int64_t interval_;
+  std::unique_ptr<std::ofstream> csv_;
+  bool append_ = false;
+  std::int64_t last_step_ = -1;
+};
+
+/// One progress line every `seconds` of wall time (0 = none): step, time, dt,
+/// pressure cycles, divergence, throughput and the time left.
+class Progress final : public Observer {
+ public:
+  explicit Progress(double seconds) : every_(seconds) {}
+  void at_boundary(Run& run, const Boundary& b) override;
+
+ private:
+  using clock = std::chrono::steady_clock;
+  double every_;
+  clock::time_point t0_{}, last_{};
+  std::int64_t steps_ = 0;
+};
+
+/// The CSV header and row of the monitors (the columns depend on the case).
+std::string monitor_csv_header(const solver::Monitors& m);
+std::string monitor_csv_row(const solver::Monitors& m);
+/// "mm:ss" or "h:mm:ss"; "--:--" for a negative or non-finite time.
+std::string hms(double seconds);
+
+}  // namespace rwd::driver

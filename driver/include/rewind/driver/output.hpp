@@ -1,0 +1,111 @@
+// What a run writes ([output] of the case) and when: the bridge between a running
+// simulation and the HDF5 kernel.
+//
+// The kernel knows nothing of trees or solvers; the solver knows nothing of files.
+// This module is the only place that knows both: it describes the forest's grids to the
+// kernel as plain GridRecords (pointers into the forest, no copies).
+//
+// The schedule (which steps are written, and as what) is the pure function
+// outputs_due(); RunOutput applies it to the open file. Both are unit-tested
+// (tests/driver/test_schedule.cpp).
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rewind/kernel/kernel.hpp"
+#include "rewind/solver/solver.hpp"
+#include "rewind/spacetree/case_file.hpp"
+
+namespace rwd::driver {
+
+/// The [output] section of a case file.
+struct OutputSettings {
+  std::string file;                        ///< output.file; empty = no output file
+  double checkpoint_interval = 0.0;        ///< simulated time between checkpoints (0 = off)
+  std::int64_t checkpoint_every = 0;       ///< steps between checkpoints (0 = off)
+  double visualisation_interval = 0.0;     ///< simulated time between visualisation outputs
+  std::int64_t visualisation_every = 0;    ///< steps between visualisation outputs
+  std::vector<std::string> variables;      ///< visualisation variables (default: all state)
+  bool float32 = false;                    ///< visualisation in 32-bit floats
+  bool initial = true;                     ///< checkpoint the initial state (step 0)
+  bool final = true;                       ///< checkpoint the last step
+  kernel::IoOptions io;                    ///< [output.io]: the kernel's options table
+};
+
+/// Reads [output]. Throws CaseError naming the key.
+OutputSettings parse_output_settings(spacetree::CaseDocument& doc);
+
+/// Constants of a run for /common.
+kernel::CommonInfo make_common(const solver::SolverCase& c, const std::string& case_text);
+
+// --- The schedule (pure) ---------------------------------------------------------------
+
+/// What is due at one step boundary.
+struct Due {
+  bool checkpoint = false;
+  bool visualisation = false;  ///< only when no checkpoint is due (a checkpoint holds more)
+  bool operator==(const Due&) const = default;
+};
+
+/// The outputs due after a step that went from `time - dt` to `time` (step number
+/// `step`). `first`: the boundary before the first step (the initial state, or the
+/// restart point); `last`: the run ends here (end time, --steps, or a stop request).
+/// Interval outputs fire when the step crosses a multiple of the interval; instants
+/// within 1e-6 intervals of a multiple count as on it (steps land on output times only
+/// up to round-off). Pure.
+Due outputs_due(const OutputSettings& s, std::int64_t step, double time, double dt, bool first, bool last);
+
+/// The next simulated time after `now` an output must land on exactly (+inf if none):
+/// the solver aims its time steps at it, so outputs — and restarts — hit the same times.
+/// Pure.
+double next_output_time(const OutputSettings& s, double now);
+
+// --- The open file ---------------------------------------------------------------------
+
+/// When to write what, and the open file. Collective over the compute ranks.
+class RunOutput {
+ public:
+  enum class Mode { create, append };
+  /// Opens (creates, or appends to) settings.file; no file if it is empty. Collective.
+  /// Throws kernel::FileError.
+  RunOutput(MPI_Comm comm, OutputSettings settings, const kernel::CommonInfo& common, Mode mode, bool print);
+  ~RunOutput();
+  RunOutput(const RunOutput&) = delete;
+  RunOutput& operator=(const RunOutput&) = delete;
+
+  /// See next_output_time(); +inf without a file.
+  [[nodiscard]] double next_event_time(double now) const;
+  /// Writes the outputs due at the solver's current step (outputs_due). `last`: the
+  /// run ends here. Collective.
+  void after_step(solver::Solver& s, bool first, bool last);
+  /// Writes a checkpoint of the current step now, unless that step is already in the
+  /// file. Collective.
+  void checkpoint_now(solver::Solver& s);
+  [[nodiscard]] const std::string& path() const { return settings_.file; }
+  [[nodiscard]] const OutputSettings& settings() const { return settings_; }
+  /// Changes the intervals (steering); the file and variables stay. Not collective,
+  /// but every rank must make the same change at the same boundary.
+  void set_intervals(const OutputSettings& s);
+  /// The steering overrides in force ("key=value", TOML values, in the order given),
+  /// stored with every step written from now on (step attribute `case_overrides`), so
+  /// that a restart from any later checkpoint continues with them.
+  void set_overrides(std::vector<std::string> overrides) { overrides_ = std::move(overrides); }
+  /// The last step in the file (-1 if none).
+  [[nodiscard]] std::int64_t last_written_step() const { return last_written_step_; }
+
+ private:
+  kernel::WriteStats write(solver::Solver& s, kernel::StepKind kind);
+  MPI_Comm comm_;
+  OutputSettings settings_;
+  bool print_;
+  std::unique_ptr<kernel::Writer> writer_;
+  std::int64_t last_written_step_ = -1;
+  std::vector<std::string> overrides_;
+  std::vector<std::vector<std::uint8_t>> padded_types_;  // cell types with a 1-cell halo
+};
+
+}  // namespace rwd::driver

@@ -1,0 +1,47 @@
+// Restart and branch points: where a run starts from a file, and the branch policy
+// (continue the same file, or branch into a new one that remembers its parent).
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rewind/kernel/kernel.hpp"
+#include "rewind/solver/solver.hpp"
+#include "rewind/spacetree/tree.hpp"
+
+namespace rwd::driver {
+
+/// A committed checkpoint to restart from: FILE[@STEP], STEP any kernel selector
+/// ("latest" = the latest committed checkpoint, "42", "#-1", "t=0.5").
+struct RestartPoint {
+  std::string file;
+  kernel::StepEntry step;
+  std::string case_text;              ///< the case the parent ran with (/common)
+  /// Steering changes in force at that step ("key=value"; the step attribute
+  /// `case_overrides`, empty for unsteered runs): applied on top of case_text.
+  std::vector<std::string> steered;
+  std::int64_t last_committed = -1;   ///< last committed step of the file (any kind)
+};
+/// Serial, read-only. Throws kernel::FileError / std::runtime_error with one line.
+RestartPoint find_restart_point(const std::string& spec);
+/// The tree stored in the checkpoint (serial, read-only).
+spacetree::Tree restart_tree(const RestartPoint& rp, const spacetree::TreeShape& shape);
+/// Collective over `comm`: fills the solver's state from the checkpoint and restores
+/// its scalar state, so the run continues bit-identically.
+void restore_solver(solver::Solver& s, const RestartPoint& rp, MPI_Comm comm);
+
+/// The file a branch goes to when none is named: beside the parent, named after the
+/// restart step (cylinder.branch40.h5, then -2, -3 ...), never an existing file.
+std::string branch_name(const std::string& parent, std::int64_t step);
+/// True if a and b name the same file (or would, once created).
+bool same_file(const std::string& a, const std::string& b);
+/// Throws if an override changes the tree (domain., tree., run.): a restart continues
+/// on the grids stored in the file.
+void refuse_tree_overrides(const std::vector<std::string>& overrides);
+/// The overrides that change the simulation (everything but time.end and
+/// time.max_steps, which only extend it).
+std::vector<std::string> changing_overrides(const std::vector<std::string>& overrides);
+
+}  // namespace rwd::driver

@@ -1,0 +1,150 @@
+// The run loop as a library: a simulation's time loop with observers at step
+// boundaries, and the branch policy that decides what a run writes.
+//
+//   plan_run(request)      which case, which restart point, which file, create or
+//                          append, branch lineage (serial, reads files; one error line)
+//   Run run(spec, plan)    builds the solver on this rank's grids (collective)
+//   run.add(observer)      output, monitors, progress, the live link and steering
+//   run.run()              the loop (collective over the compute ranks)
+//
+// At every step boundary — once before the first step (first = true, also after an
+// in-job branch) and after every step — the observers are called in the order they
+// were added, identically on every compute rank. An observer may change the run only
+// through Run's steering calls (apply, request_stop, branch), which every rank must
+// make identically at the same boundary (the live link broadcasts each command first).
+// MPI stays on the calling thread.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rewind/driver/output.hpp"
+#include "rewind/driver/restart.hpp"
+#include "rewind/solver/solver.hpp"
+#include "rewind/spacetree/plan.hpp"
+
+namespace rwd::driver {
+
+/// What the user asked for (`rewind run` options).
+struct RunRequest {
+  std::string case_file;                ///< a case file, or empty with restart
+  std::string restart;                  ///< FILE[@STEP]
+  std::vector<std::string> overrides;   ///< --set key=value
+  std::string output;                   ///< --output FILE
+  std::string monitor;                  ///< --monitor FILE
+  bool force = false;                   ///< overwrite an existing output file
+};
+
+/// What a run does, decided before anything is computed. Plain values: the same on
+/// every rank that computes it from the same request.
+struct RunSpec {
+  std::string case_text;               ///< the base case (the file, or the parent's stored case)
+  std::string case_source;             ///< where it came from, for error messages
+  /// Applied on top of case_text, in order: the restart point's steered overrides,
+  /// then --set, then any steering of this run.
+  std::vector<std::string> overrides;
+  solver::SolverCase solver_case;
+  OutputSettings output;
+  kernel::CommonInfo common;
+  RunOutput::Mode mode = RunOutput::Mode::create;
+  std::optional<RestartPoint> restart;
+  std::string monitor_file;
+  bool monitor_append = false;         ///< continue the parent's monitor CSV (same-file restart)
+  /// Overrides the run's file must record with every step (steering in force relative
+  /// to common.case_text): the restart point's steered list when appending, else empty.
+  std::vector<std::string> recorded_overrides;
+};
+
+/// The branch policy. Reads the case (or the restart point's file), applies the
+/// overrides, and decides: a fresh run creates output.file; a restart from the latest
+/// step with nothing but time.end / time.max_steps changed continues the same file;
+/// any other restart branches into --output or a new file beside the parent
+/// (branch_name) whose lineage names the parent, the step and the changes. Refuses to
+/// overwrite an existing file without `force`, and a parent always. Serial; throws
+/// std::runtime_error / CaseError / kernel::FileError with one line. `check_case` is
+/// called on the parsed document before unknown keys are refused (the CLI marks the
+/// sections of other modules there).
+RunSpec plan_run(const RunRequest& request,
+                 const std::function<void(spacetree::CaseDocument&)>& check_case = {});
+
+/// An in-job branch (steering): from `from` (a committed checkpoint of one of the
+/// run's files) with `changes` ("key=value") into `output` ("" = branch_name).
+/// Serial; throws like plan_run. `monitor_file` of the result is beside the branch.
+RunSpec plan_branch(const RestartPoint& from, const std::vector<std::string>& changes, const std::string& output);
+
+class Run;
+
+/// One step boundary, as the observers see it.
+struct Boundary {
+  bool first = false;                   ///< before the first step of this timeline
+  std::optional<solver::StepInfo> step; ///< the step just taken (none when first)
+};
+
+/// Something called at every step boundary. Collective over the compute ranks.
+class Observer {
+ public:
+  virtual ~Observer() = default;
+  virtual void at_boundary(Run& run, const Boundary& b) = 0;
+  /// After the last boundary (the run finished or was stopped).
+  virtual void at_end(Run&) {}
+};
+
+struct RunSummary {
+  std::int64_t steps = 0;          ///< steps taken by this process's loop (all timelines)
+  double wall_seconds = 0.0;       ///< the loop, setup excluded
+  double setup_seconds = 0.0;
+  double pressure_cycles = 0.0;    ///< summed over steps
+  bool stopped = false;            ///< ended by request_stop(), not by the end time
+};
+
+class Run {
+ public:
+  /// Builds the solver on `plan` (restoring the restart point) and opens the output.
+  /// Collective over `comm` (the compute ranks). `print`: this rank reports.
+  Run(RunSpec spec, spacetree::LocalPlan plan, MPI_Comm comm, bool print);
+  ~Run();
+  Run(const Run&) = delete;
+  Run& operator=(const Run&) = delete;
+
+  /// Observers are called in this order; they must outlive the run. Add output first
+  /// if others should see a step's file commit.
+  void add(Observer& o);
+  /// The loop until the end time, the step limit or a stop request. Collective.
+  RunSummary run();
+
+  [[nodiscard]] solver::Solver& solver();
+  [[nodiscard]] RunOutput& output();
+  [[nodiscard]] const RunSpec& spec() const;
+  [[nodiscard]] MPI_Comm comm() const;
+  [[nodiscard]] bool print() const;
+  /// Leaf cells over all ranks (constant: the tree does not change).
+  [[nodiscard]] std::int64_t leaf_cells() const;
+  /// Every file this job has written (the run's, then its in-job branches).
+  [[nodiscard]] const std::vector<std::string>& files() const;
+
+  // --- Steering: every rank, identically, at a boundary ---------------------------
+  /// Ends the loop after this boundary; the output writes its final checkpoint.
+  void request_stop();
+  [[nodiscard]] bool stop_requested() const;
+  /// Adds `changes` ("key=value", steerable keys only) to the run's overrides,
+  /// re-reads the case with them and applies what changed to the solver and the
+  /// output schedule from the next step on. Every later step records them. Throws
+  /// CaseError / std::invalid_argument (the same on every rank) and then changes
+  /// nothing.
+  void apply(const std::vector<std::string>& changes);
+  /// Continues from `spec` (plan_branch) in this job: the current file is left as it
+  /// is (its committed steps stay), a new solver restores the branch point on the
+  /// same grids, the branch file is created. The next boundary has first = true.
+  /// Collective.
+  void branch(RunSpec spec);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rwd::driver

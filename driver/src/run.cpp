@@ -1,0 +1,247 @@
+#include "rewind/driver/run.hpp"
+
+#include <fmt/core.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <stdexcept>
+
+namespace rwd::driver {
+
+namespace {
+
+struct ParsedCase {
+  solver::SolverCase solver_case;
+  OutputSettings output;
+  std::string effective_text;
+};
+
+ParsedCase parse_case(const std::string& text, const std::string& source, const std::vector<std::string>& overrides,
+                      const std::function<void(spacetree::CaseDocument&)>& check_case) {
+  auto doc = spacetree::CaseDocument::parse(text, source, overrides);
+  ParsedCase p;
+  if (check_case) check_case(doc);
+  p.solver_case = solver::parse_solver_case(doc);
+  p.output = parse_output_settings(doc);
+  if (check_case) doc.reject_unknown();
+  p.effective_text = doc.effective_text();
+  return p;
+}
+
+std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+std::string beside(const std::string& file, const char* ext) {
+  return std::filesystem::path(file).replace_extension(ext).string();
+}
+
+// A branch file: lineage from the parent, never overwriting the parent.
+void make_branch(RunSpec& spec, const RestartPoint& rp, const std::vector<std::string>& changes) {
+  const auto parent = kernel::Reader::open(rp.file);
+  spec.common.lineage = kernel::make_branch_common(parent, rp.step.step, changes).lineage;
+}
+
+}  // namespace
+
+RunSpec plan_run(const RunRequest& o, const std::function<void(spacetree::CaseDocument&)>& check_case) {
+  RunSpec spec;
+  if (!o.restart.empty()) {
+    if (!o.case_file.empty())
+      throw std::runtime_error("give a case file or --restart, not both: a restart runs the case stored in the file");
+    refuse_tree_overrides(o.overrides);
+    spec.restart = find_restart_point(o.restart);
+    spec.case_text = spec.restart->case_text;
+    spec.case_source = spec.restart->file + " (its stored case)";
+    spec.overrides = concat(spec.restart->steered, o.overrides);
+  } else {
+    if (o.case_file.empty()) throw std::runtime_error("no case file given (or --restart FILE[@STEP])");
+    std::ifstream in(o.case_file);
+    if (!in) throw spacetree::CaseError(fmt::format("{}: cannot open case file", o.case_file));
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    spec.case_text = ss.str();
+    spec.case_source = o.case_file;
+    spec.overrides = o.overrides;
+  }
+  auto parsed = parse_case(spec.case_text, spec.case_source, spec.overrides, check_case);
+  spec.solver_case = std::move(parsed.solver_case);
+  spec.output = std::move(parsed.output);
+  spec.monitor_file = o.monitor.empty() ? spec.solver_case.monitor.file : o.monitor;
+  // A restart never takes output.file from the stored case: that names the parent's
+  // own file. Its output is --output, or the same file / a branch beside it (below).
+  if (!o.output.empty() || spec.restart) spec.output.file = o.output;
+  spec.common = make_common(spec.solver_case, parsed.effective_text);
+  if (spec.restart) {
+    const auto& rp = *spec.restart;
+    // Extending a run from its latest step (only the end changed) continues the same
+    // file; anything else — an earlier step, changed physics or boundaries — branches.
+    const auto changes = changing_overrides(o.overrides);
+    const bool continues = rp.step.step == rp.last_committed && changes.empty();
+    if (spec.output.file.empty() || same_file(spec.output.file, rp.file)) {
+      if (!o.output.empty() && same_file(o.output, rp.file) && !continues)
+        throw std::runtime_error(fmt::format(
+            "--output {}: a branch never writes into its parent; choose another file", o.output));
+      if (continues) {
+        spec.output.file = rp.file;  // continue the same run in the same file
+        spec.mode = RunOutput::Mode::append;
+        spec.monitor_append = o.monitor.empty();
+        spec.recorded_overrides = rp.steered;  // the file's case text does not hold them
+      } else {
+        spec.output.file = branch_name(rp.file, rp.step.step);
+      }
+    }
+    if (spec.mode == RunOutput::Mode::create) {
+      make_branch(spec, rp, concat(rp.steered, o.overrides));
+      if (o.monitor.empty()) spec.monitor_file = beside(spec.output.file, ".monitor.csv");
+    }
+  }
+  if (spec.mode == RunOutput::Mode::create && !spec.output.file.empty() && std::filesystem::exists(spec.output.file)) {
+    if (!o.force)
+      throw std::runtime_error(fmt::format("{} exists; use --force to overwrite it (or --output another file)",
+                                           spec.output.file));
+    if (spec.restart && same_file(spec.output.file, spec.restart->file))
+      throw std::runtime_error(fmt::format("{}: a branch never overwrites its parent, not even with --force",
+                                           spec.output.file));
+  }
+  return spec;
+}
+
+RunSpec plan_branch(const RestartPoint& rp, const std::vector<std::string>& changes, const std::string& output) {
+  refuse_tree_overrides(changes);
+  RunSpec spec;
+  spec.restart = rp;
+  spec.case_text = rp.case_text;
+  spec.case_source = rp.file + " (its stored case)";
+  spec.overrides = concat(rp.steered, changes);
+  auto parsed = parse_case(spec.case_text, spec.case_source, spec.overrides, {});
+  spec.solver_case = std::move(parsed.solver_case);
+  spec.output = std::move(parsed.output);
+  spec.output.file = output.empty() ? branch_name(rp.file, rp.step.step) : output;
+  if (same_file(spec.output.file, rp.file))
+    throw std::runtime_error(fmt::format("{}: a branch never writes into its parent", spec.output.file));
+  if (std::filesystem::exists(spec.output.file))
+    throw std::runtime_error(fmt::format("{} exists; a branch never overwrites a file", spec.output.file));
+  spec.common = make_common(spec.solver_case, parsed.effective_text);
+  make_branch(spec, rp, spec.overrides);
+  spec.monitor_file = beside(spec.output.file, ".monitor.csv");
+  return spec;
+}
+
+// ---------------------------------------------------------------------------------
+
+struct Run::Impl {
+  RunSpec spec;
+  spacetree::LocalPlan plan;
+  MPI_Comm comm;
+  bool print;
+  std::unique_ptr<solver::Solver> solver;
+  std::unique_ptr<RunOutput> output;
+  std::vector<Observer*> observers;
+  std::vector<std::string> files;
+  std::int64_t cells = 0;
+  bool stop = false;
+  bool branched = false;
+  double setup_seconds = 0.0;
+
+  void start_timeline() {
+    const auto t0 = std::chrono::steady_clock::now();
+    solver.reset();
+    output.reset();  // closes the previous file (collective) before the next is created
+    solver = std::make_unique<solver::Solver>(spec.solver_case, plan, comm);
+    if (spec.restart) {
+      restore_solver(*solver, *spec.restart, comm);
+      if (print)
+        fmt::print("restart     from {} step {} (t = {:.6g})\n", spec.restart->file, spec.restart->step.step,
+                   spec.restart->step.time);
+    }
+    output = std::make_unique<RunOutput>(comm, spec.output, spec.common, spec.mode, print);
+    output->set_overrides(spec.recorded_overrides);
+    if (print && !output->path().empty())
+      fmt::print("output      {} {}\n", spec.mode == RunOutput::Mode::append ? "continuing" : "writing", output->path());
+    if (!spec.output.file.empty()) files.push_back(spec.output.file);
+    cells = solver->global_leaf_cells();
+    setup_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+};
+
+Run::Run(RunSpec spec, spacetree::LocalPlan plan, MPI_Comm comm, bool print) : impl_(std::make_unique<Impl>()) {
+  impl_->spec = std::move(spec);
+  impl_->plan = std::move(plan);
+  impl_->comm = comm;
+  impl_->print = print;
+  impl_->start_timeline();
+}
+
+Run::~Run() = default;
+
+void Run::add(Observer& o) { impl_->observers.push_back(&o); }
+solver::Solver& Run::solver() { return *impl_->solver; }
+RunOutput& Run::output() { return *impl_->output; }
+const RunSpec& Run::spec() const { return impl_->spec; }
+MPI_Comm Run::comm() const { return impl_->comm; }
+bool Run::print() const { return impl_->print; }
+std::int64_t Run::leaf_cells() const { return impl_->cells; }
+const std::vector<std::string>& Run::files() const { return impl_->files; }
+void Run::request_stop() { impl_->stop = true; }
+bool Run::stop_requested() const { return impl_->stop; }
+
+void Run::apply(const std::vector<std::string>& changes) {
+  auto& im = *impl_;
+  refuse_tree_overrides(changes);
+  auto overrides = concat(im.spec.overrides, changes);
+  // Parse first: a bad value throws here, identically on every rank, and nothing changed.
+  auto parsed = parse_case(im.spec.case_text, im.spec.case_source, overrides, {});
+  const auto& c = parsed.solver_case;
+  im.solver->set_physics(c.physics);
+  for (int f = 0; f < 6; ++f) im.solver->set_boundary(f, c.boundary[static_cast<std::size_t>(f)]);
+  im.solver->set_time_limits(c.time.end, im.solver->config().time.max_steps);  // --steps stays
+  im.output->set_intervals(parsed.output);
+  im.spec.overrides = std::move(overrides);
+  im.spec.recorded_overrides = concat(im.spec.recorded_overrides, changes);
+  im.output->set_overrides(im.spec.recorded_overrides);
+}
+
+void Run::branch(RunSpec spec) {
+  impl_->spec = std::move(spec);
+  impl_->stop = false;
+  impl_->start_timeline();
+  impl_->branched = true;
+}
+
+RunSummary Run::run() {
+  using clock = std::chrono::steady_clock;
+  auto& im = *impl_;
+  RunSummary sum;
+  const auto boundary = [&](Boundary b) {
+    for (;;) {
+      im.branched = false;
+      for (auto* o : im.observers) {
+        o->at_boundary(*this, b);
+        if (im.branched) break;
+      }
+      if (!im.branched) break;
+      b = Boundary{.first = true, .step = std::nullopt};  // a new timeline: start it
+    }
+    im.solver->set_event_time(im.output->next_event_time(im.solver->scalar_state().time));
+  };
+  const auto t0 = clock::now();
+  boundary(Boundary{.first = true, .step = std::nullopt});
+  while (!im.stop && !im.solver->finished()) {
+    const auto info = im.solver->step();
+    ++sum.steps;
+    sum.pressure_cycles += info.pressure.cycles;
+    boundary(Boundary{.first = false, .step = info});
+  }
+  for (auto* o : im.observers) o->at_end(*this);
+  sum.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();
+  sum.setup_seconds = im.setup_seconds;
+  sum.stopped = im.stop;
+  return sum;
+}
+
+}  // namespace rwd::driver
