@@ -38,7 +38,7 @@ def main(path):
     def pair(s, b, who, peer, cache, bp=None, d=1):
         """'who ms | peer ms | peer/who' for one step, budget and cache state."""
         bp = b if bp is None else bp
-        return f"{med(s, who, cache, b)} | {med(s, peer, cache, bp, 1)} | {ratio((s, peer, cache, bp), (s, who, cache, b), d)}"
+        return f"{med(s, who, cache, b)} | {med(s, peer, cache, bp, 2 if d else 0)} | {ratio((s, peer, cache, bp), (s, who, cache, b), d)}"
 
     def level(p, key="level"):
         return f"{p[key]}" + (f" (stride {p['stride']})" if key == "level" and p["stride"] > 1 else "")
