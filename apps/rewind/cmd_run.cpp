@@ -19,7 +19,11 @@
 
 #include "case_sections.hpp"
 #include "resource_guard.hpp"
+#include "window_output.hpp"
 #include "commands.hpp"
+#include "rewind/collector/live.hpp"
+#include "rewind/collector/server.hpp"
+#include "rewind/driver/live.hpp"
 #include "rewind/driver/observers.hpp"
 #include "rewind/driver/run.hpp"
 #include "rewind/nbserver/client.hpp"
@@ -44,6 +48,8 @@ struct RunOptions {
   std::int64_t steps = -1;
   bool quiet = false;
   std::string memory_limit;
+  std::string listen;  ///< --listen HOST:PORT: serve live windows and steering (collector rank)
+  std::string token;
 };
 
 // Centre-line profiles at the end of a run (cavity benchmarks): u and T along the
@@ -82,7 +88,7 @@ std::vector<std::int64_t> leaf_cells_per_level(const spacetree::Forest& f, MPI_C
 }
 
 int run_compute(const RunOptions& o, driver::RunSpec spec, spacetree::LocalPlan plan, MPI_Comm comm, bool print,
-                const std::string& estimate) {
+                const std::string& estimate, driver::LiveLink* live = nullptr) {
   std::int64_t first_step = 0;
   if (spec.restart) first_step = spec.restart->step.step;
   if (o.steps >= 0) spec.solver_case.time.max_steps = first_step + o.steps;  // --steps counts from the start (or restart)
@@ -106,6 +112,7 @@ int run_compute(const RunOptions& o, driver::RunSpec spec, spacetree::LocalPlan 
   driver::OutputObserver output;
   driver::MonitorCsv monitor(interval);
   driver::Progress progress(progress_every);
+  if (live) run.add(*live);  // first: a boundary's steering precedes its output
   run.add(output);
   run.add(monitor);
   run.add(progress);
@@ -126,19 +133,47 @@ int run_compute(const RunOptions& o, driver::RunSpec spec, spacetree::LocalPlan 
 // World rank 0 serves the topology; the compute ranks ask it for their plans.
 int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::function<spacetree::Tree()>& make_tree,
                     const std::string& estimate) {
-  auto roles = nbserver::split_roles(MPI_COMM_WORLD);
+  const bool live = !o.listen.empty();
+  auto roles = nbserver::split_roles(MPI_COMM_WORLD, nbserver::RoleLayout{.collector = live});
   if (roles.role == nbserver::Role::server) {
     // Only the server holds the whole tree (built from the case, or from a file).
     const spacetree::Tree tree = make_tree();
     nbserver::Server server(spacetree::Topology(tree, spacetree::partition_morton(tree, roles.compute_size)),
-                            roles.service);
+                            roles.service, live ? 2 : 1);  // with a collector: until it is done too
     server.serve();
+    return 0;
+  }
+  if (roles.role == nbserver::Role::collector) {
+    const auto ep = parse_host_port(o.listen);
+    collector::ServerOptions so;
+    so.host = ep->first;
+    so.port = ep->second;
+    so.token = o.token;
+    so.name = "rewind-run";
+    collector::ServerInfo info;
+    const auto& cm = spec.common;
+    for (const auto& v : cm.variables) info.variables.push_back({v.name, v.unit});
+    info.domain_lo = {cm.domain[0], cm.domain[2], cm.domain[4]};
+    info.domain_hi = {cm.domain[1], cm.domain[3], cm.domain[5]};
+    info.dim = cm.dim;
+    info.block = {cm.block.sx, cm.block.sy, cm.block.sz};
+    info.refinement = cm.refinement;
+    const collector::LiveLayout layout{.service = roles.service, .nbserver = roles.server_rank,
+                                       .first_compute = 2, .compute_size = roles.compute_size};
+    collector::run_live_collector(layout, std::move(info), so, [&](std::uint16_t port) {
+      fmt::print("collector   listening on {}:{} (live windows and steering: rewind window / rewind steer {}:{})\n",
+                 so.host, port, so.host, port);
+      std::fflush(stdout);
+    });
     return 0;
   }
   if (roles.role != nbserver::Role::compute) return 0;
   nbserver::Client client(roles);
   auto plan = client.plan();
-  const int rc = run_compute(o, std::move(spec), std::move(plan), roles.compute, roles.compute_rank == 0, estimate);
+  std::optional<driver::LiveLink> link;
+  if (live) link.emplace(roles.service, roles.collector_rank, roles.compute);
+  const int rc = run_compute(o, std::move(spec), std::move(plan), roles.compute, roles.compute_rank == 0, estimate,
+                             link ? &*link : nullptr);
   client.shutdown_server(roles.compute);
   return rc;
 }
@@ -162,6 +197,16 @@ int run_run(const RunOptions& o) {
   int world_rank = 0, world_size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  if (!o.listen.empty()) {  // checked identically on every rank, before any rank splits off
+    const auto ep = parse_host_port(o.listen);
+    if (!ep) throw AgreedError("--listen " + o.listen + ": expected HOST:PORT, e.g. 127.0.0.1:7400 (port 0: a free one)");
+    if (world_size < 3)
+      throw AgreedError(fmt::format("--listen needs a collector rank: run under mpirun -np 3 or more (rank 0 "
+                                    "neighbourhood server, rank 1 collector, ranks 2.. compute); this job has {}",
+                                    world_size));
+    if (!collector::is_loopback_host(ep->first) && o.token.empty())
+      throw AgreedError("--listen " + o.listen + ": a non-loopback address needs --token (a shared secret)");
+  }
   // Before any tree or field exists, every rank checks that its part fits: world rank 0
   // holds the tree (and, alone, the fields), the others share the fields.
   CaseCost cost;
@@ -174,11 +219,12 @@ int run_run(const RunOptions& o) {
   } else {
     cost = estimate_case(sc.tree);
   }
+  const int compute_ranks = world_size == 1 ? 1 : world_size - (o.listen.empty() ? 1 : 2);
   const GuardRole role{.holds_tree = world_rank == 0,
-                       .compute_ranks = world_size == 1 ? 1 : (world_rank == 0 ? 0 : world_size - 1),
+                       .compute_ranks = world_size == 1 ? 1 : (world_rank == 0 || (!o.listen.empty() && world_rank == 1) ? 0 : compute_ranks),
                        .variables = solver::kNumVars};
   guard(cost, role, o.memory_limit, MPI_COMM_WORLD);
-  const std::string estimate = describe(cost, GuardRole{.holds_tree = world_size == 1, .compute_ranks = std::max(1, world_size - 1)},
+  const std::string estimate = describe(cost, GuardRole{.holds_tree = world_size == 1, .compute_ranks = std::max(1, compute_ranks)},
                          o.memory_limit, MPI_COMM_WORLD);
   if (world_size > 1) return run_with_server(o, std::move(spec), make_tree, estimate);
   // One process: it computes, and its plan comes from the in-process topology.
@@ -204,6 +250,10 @@ const Registration reg{Command{
       sub.add_option("--profiles", o->profiles, "Write centre-line profiles (u, v, T) to this CSV at the end");
       sub.add_option("--profile-points", o->profile_points, "Points per profile line")->check(CLI::Range(2, 100000));
       sub.add_flag("-q,--quiet", o->quiet, "No progress lines");
+      sub.add_option("--listen", o->listen,
+                     "Serve live windows and steering on HOST:PORT (port 0: a free one, printed); needs mpirun -np 3+ "
+                     "(rank 1 becomes the collector)");
+      sub.add_option("--token", o->token, "Shared secret clients must present (required off loopback)");
       sub.add_option("--memory-limit", o->memory_limit,
                      "Memory each process may use (8G, 512MiB, ...; 'off': no check). Default: what the node has "
                      "available, shared by the job's processes on it");

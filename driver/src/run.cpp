@@ -201,8 +201,22 @@ void Run::apply(const std::vector<std::string>& changes) {
   for (int f = 0; f < 6; ++f) im.solver->set_boundary(f, c.boundary[static_cast<std::size_t>(f)]);
   im.solver->set_time_limits(c.time.end, im.solver->config().time.max_steps);  // --steps stays
   im.output->set_intervals(parsed.output);
+  const auto max_steps = im.spec.solver_case.time.max_steps;
+  im.spec.solver_case = std::move(parsed.solver_case);
+  im.spec.solver_case.time.max_steps = max_steps;
+  parsed.output.file = im.spec.output.file;
+  im.spec.output = std::move(parsed.output);
   im.spec.overrides = std::move(overrides);
   im.spec.recorded_overrides = concat(im.spec.recorded_overrides, changes);
+  im.output->set_overrides(im.spec.recorded_overrides);
+}
+
+void Run::close_output() { impl_->output.reset(); }
+
+void Run::reopen_output() {
+  auto& im = *impl_;
+  if (im.output) return;
+  im.output = std::make_unique<RunOutput>(im.comm, im.spec.output, im.spec.common, RunOutput::Mode::append, false);
   im.output->set_overrides(im.spec.recorded_overrides);
 }
 

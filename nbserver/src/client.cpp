@@ -145,6 +145,12 @@ BoxReply Client::grids_in_box(const st::Box& box, int level) {
   return expect<BoxReply>(call(BoxRequest{box, level}), "box request");
 }
 
+WindowReply Client::select_window(const WindowRequest& request) {
+  return expect<WindowReply>(call(request), "window request");
+}
+
+void Client::shutdown_one() { expect<ShutdownReply>(call(ShutdownRequest{}), "shutdown request"); }
+
 st::LocalPlan Client::plan() {
   if (!cached_) {
     auto r = expect<PlanReply>(call(PlanRequest{rank_}), "plan request");

@@ -168,6 +168,28 @@ void encode_body(Writer& w, const Body& body) {
                  },
                  [&](const ShutdownRequest&) {},
                  [&](const ShutdownReply&) {},
+                 [&](const WindowRequest& b) {
+                   w.put_box(b.box);
+                   w.put(b.budget);
+                   w.put(b.max_level);
+                 },
+                 [&](const WindowReply& b) {
+                   w.put(b.level);
+                   w.put(b.stride);
+                   w.put(b.values);
+                   w.put_box(b.covered);
+                   w.put_count(b.pieces.size());
+                   for (const auto& p : b.pieces) {
+                     w.put_uid(p.uid);
+                     w.put(p.owner);
+                     w.put(p.level);
+                     for (const auto v : p.first) w.put(v);
+                     for (const auto v : p.count) w.put(v);
+                     w.put(p.stride);
+                     for (const auto v : p.origin) w.put_f64(v);
+                     for (const auto v : p.spacing) w.put_f64(v);
+                   }
+                 },
                  [&](const ErrorReply& b) {
                    w.put(static_cast<std::uint32_t>(b.code));
                    w.put_count(b.message.size());
@@ -235,6 +257,32 @@ Body decode_body(MessageType t, Reader& r) {
       }
       return b;
     }
+    case MessageType::window_request: {
+      WindowRequest b;
+      b.box = r.get_box();
+      b.budget = r.get<std::int64_t>();
+      b.max_level = r.get<std::int32_t>();
+      return b;
+    }
+    case MessageType::window_reply: {
+      WindowReply b;
+      b.level = r.get<std::int32_t>();
+      b.stride = r.get<std::int32_t>();
+      b.values = r.get<std::int64_t>();
+      b.covered = r.get_box();
+      b.pieces.resize(r.get_count(8 + 4 * 9 + 8 * 6));  // uid, 9 ints, 6 doubles
+      for (auto& p : b.pieces) {
+        p.uid = r.get_uid();
+        p.owner = r.get<std::int32_t>();
+        p.level = r.get<std::int32_t>();
+        for (auto& v : p.first) v = r.get<std::int32_t>();
+        for (auto& v : p.count) v = r.get<std::int32_t>();
+        p.stride = r.get<std::int32_t>();
+        for (auto& v : p.origin) v = r.get_f64();
+        for (auto& v : p.spacing) v = r.get_f64();
+      }
+      return b;
+    }
     case MessageType::shutdown_request: return ShutdownRequest{};
     case MessageType::shutdown_reply: return ShutdownReply{};
     case MessageType::error_reply: {
@@ -262,6 +310,7 @@ bool is_request(MessageType t) {
     case MessageType::family_request:
     case MessageType::box_request:
     case MessageType::plan_request:
+    case MessageType::window_request:
     case MessageType::shutdown_request: return true;
     default: return false;
   }
@@ -302,7 +351,7 @@ Message decode(std::span<const std::byte> frame) {
     const auto h = wire::check_frame(kFormat, frame);
     Message m;
     m.request_id = h.request_id;
-    if (h.type < 1 || h.type > static_cast<std::uint16_t>(MessageType::error_reply))
+    if (h.type < 1 || h.type > static_cast<std::uint16_t>(MessageType::window_reply))
       throw ProtocolError(ErrorCode::unknown_type, "nbserver: unknown message type " + std::to_string(h.type));
     Reader r(frame.subspan(kHeaderSize));
     m.body = decode_body(static_cast<MessageType>(h.type), r);

@@ -2,6 +2,7 @@
 #include "rewind/nbserver/server.hpp"
 
 #include <chrono>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -29,7 +30,7 @@ void mpi_check(int rc, const char* what) {
 
 }  // namespace
 
-Message answer(const st::Topology& topo, const Message& request) {
+Message answer(const st::Topology& topo, const Message& request, const window::TreeArrays* arrays) {
   Message reply;
   reply.request_id = request.request_id;
   try {
@@ -67,6 +68,36 @@ Message answer(const st::Topology& topo, const Message& request) {
                                                           std::to_string(topo.partition().ranks - 1));
               return PlanReply{st::make_local_plan(topo, r.rank)};
             },
+            [&](const WindowRequest& r) -> Body {
+              std::optional<window::TreeArrays> own;
+              if (!arrays) arrays = &own.emplace(window::arrays_of(topo.tree()));
+              window::Selection sel;
+              try {
+                sel = window::select(arrays->view(), window::Window{{r.box.lo, r.box.hi}, r.budget, r.max_level});
+              } catch (const std::invalid_argument& e) {
+                return error(ErrorCode::bad_argument, std::string("window request: ") + e.what());
+              }
+              WindowReply b;
+              b.level = sel.level;
+              b.stride = sel.stride;
+              b.values = sel.values;
+              b.covered = st::Box{sel.covered.lo, sel.covered.hi};
+              const auto& nodes = topo.tree().nodes();
+              b.pieces.reserve(sel.pieces.size());
+              for (const auto& p : sel.pieces) {
+                WindowPiece q;
+                q.uid = nodes[static_cast<std::size_t>(p.row)].uid;
+                q.owner = topo.owner(q.uid);
+                q.level = p.level;
+                q.first = p.first;
+                q.count = p.count;
+                q.stride = p.stride;
+                q.origin = p.origin;
+                q.spacing = p.spacing;
+                b.pieces.push_back(q);
+              }
+              return b;
+            },
             [&](const ShutdownRequest&) -> Body { return ShutdownReply{}; },
             [&](const auto& other) -> Body {
               return error(ErrorCode::unknown_type, "message type " + std::to_string(static_cast<unsigned>(type_of(Body{other}))) +
@@ -81,7 +112,8 @@ Message answer(const st::Topology& topo, const Message& request) {
   return reply;
 }
 
-std::vector<std::byte> handle_frame(const st::Topology& topology, std::span<const std::byte> frame, bool& shutdown) {
+std::vector<std::byte> handle_frame(const st::Topology& topology, std::span<const std::byte> frame, bool& shutdown,
+                                    const window::TreeArrays* arrays) {
   shutdown = false;
   Message request;
   try {
@@ -96,10 +128,11 @@ std::vector<std::byte> handle_frame(const st::Topology& topology, std::span<cons
     return encode(reply);
   }
   shutdown = std::holds_alternative<ShutdownRequest>(request.body);
-  return encode(answer(topology, request));
+  return encode(answer(topology, request, arrays));
 }
 
-Server::Server(st::Topology topology, MPI_Comm service) : topology_(std::move(topology)), service_(service) {}
+Server::Server(st::Topology topology, MPI_Comm service, int clients)
+    : topology_(std::move(topology)), service_(service), clients_(clients), arrays_(window::arrays_of(topology_.tree())) {}
 
 ServerStats Server::serve() {
   ServerStats stats;
@@ -114,7 +147,7 @@ ServerStats Server::serve() {
     mpi_check(MPI_Mrecv(in.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE), "MPI_Mrecv");
     const auto t0 = std::chrono::steady_clock::now();
     bool shutdown = false;
-    const std::vector<std::byte> out = handle_frame(topology_, in, shutdown);
+    const std::vector<std::byte> out = handle_frame(topology_, in, shutdown, &arrays_);
     stats.busy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ++stats.requests;
     stats.bytes_in += count;
@@ -122,7 +155,7 @@ ServerStats Server::serve() {
     if (out.size() > kHeaderSize && static_cast<std::uint8_t>(out[6]) == static_cast<std::uint8_t>(MessageType::error_reply))
       ++stats.errors;
     mpi_check(MPI_Send(out.data(), static_cast<int>(out.size()), MPI_BYTE, status.MPI_SOURCE, kReplyTag, service_), "MPI_Send");
-    if (shutdown) return stats;
+    if (shutdown && --clients_ <= 0) return stats;
   }
 }
 

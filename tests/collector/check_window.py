@@ -1,5 +1,6 @@
 """Checks a `rewind window --out X.json` dump against the HDF5 file read directly with
-h5py: every piece's uid and level, and every value and cell type, bit for bit.
+h5py: every piece's uid and level, and every value and cell type, bit for bit. Live
+windows (pieces with row -1) are matched to the step's rows by uid.
 
 usage: check_window.py FILE.h5 WINDOW.json [OTHER.json ...]   (others must be identical)
 """
@@ -18,8 +19,9 @@ def check(h5, dump):
     offset = 0
     assert w["cells"] == sum(int(np.prod(p["count"])) for p in w["pieces"]), "cells != sum of pieces"
     assert w["cells"] > 0, "empty window"
+    row_of = {int(u): r for r, u in enumerate(step["uid"][:])}
     for p in w["pieces"]:
-        row = p["row"]
+        row = p["row"] if p["row"] >= 0 else row_of[p["uid"]]  # live windows: row -1, found by uid
         assert int(step["uid"][row]) == p["uid"], f"uid of row {row}"
         assert int(step["level"][row]) == p["level"], f"level of row {row}"
         (fx, fy, fz), (cx, cy, cz), s = p["first"], p["count"], p["stride"]

@@ -141,6 +141,10 @@ class Run {
   /// same grids, the branch file is created. The next boundary has first = true.
   /// Collective.
   void branch(RunSpec spec);
+  /// Closes the output file (collective), e.g. so the job can read it for a branch;
+  /// reopen_output() continues it (append). output() must not be used in between.
+  void close_output();
+  void reopen_output();
 
  private:
   struct Impl;

@@ -51,6 +51,12 @@ class Client final : public st::PlanSource {
   /// Grids on `level` overlapping `box`, with owners.
   BoxReply grids_in_box(const st::Box& box, int level);
 
+  /// The sliding-window selection on the server's tree, with the owner of each piece
+  /// (the collector's question). ServerError(bad_argument) for a bad box.
+  WindowReply select_window(const WindowRequest& request);
+  /// One shutdown request of this process alone (the collector's, see Server).
+  void shutdown_one();
+
   /// This rank's plan: asked from the server on the first call after construction or
   /// invalidate(), then served from the cache. Not collective (each rank asks for
   /// its own plan), but every compute rank is expected to call it once per partition.

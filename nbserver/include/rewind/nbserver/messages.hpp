@@ -15,6 +15,7 @@
 //       12    4 reserved     0 (a reader rejects anything else)
 //       16    8 length       payload bytes that follow the header
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -50,6 +51,8 @@ enum class MessageType : std::uint16_t {
   shutdown_request = 11,
   shutdown_reply = 12,
   error_reply = 13,
+  window_request = 14,
+  window_reply = 15,
 };
 
 /// Error codes, carried by ErrorReply and by ProtocolError.
@@ -91,9 +94,32 @@ struct PlanReply { st::LocalPlan plan; };
 struct ShutdownRequest {};
 struct ShutdownReply {};
 struct ErrorReply { ErrorCode code = ErrorCode::malformed; std::string message; };
+/// A sliding-window selection (rewind::window::select on the server's tree): the
+/// collector's question "which cells of which grids, on which ranks".
+struct WindowRequest {
+  st::Box box;                 ///< lo <= hi per axis; lo == hi: a slice
+  std::int64_t budget = 0;     ///< most values per variable (0 = unlimited)
+  std::int32_t max_level = -1; ///< deepest level (-1 = no cap)
+};
+/// One selected grid (window::Piece) with its owner.
+struct WindowPiece {
+  st::Uid uid;
+  std::int32_t owner = -1;  ///< compute rank
+  std::int32_t level = 0;
+  std::array<std::int32_t, 3> first{}, count{};
+  std::int32_t stride = 1;
+  std::array<double, 3> origin{}, spacing{};
+};
+struct WindowReply {
+  std::int32_t level = 0, stride = 1;
+  std::int64_t values = 0;
+  st::Box covered;
+  std::vector<WindowPiece> pieces;  ///< in row order (level-major, Morton)
+};
 
 using Body = std::variant<OwnerRequest, OwnerReply, NeighboursRequest, NeighboursReply, FamilyRequest, FamilyReply,
-                          BoxRequest, BoxReply, PlanRequest, PlanReply, ShutdownRequest, ShutdownReply, ErrorReply>;
+                          BoxRequest, BoxReply, PlanRequest, PlanReply, ShutdownRequest, ShutdownReply, ErrorReply,
+                          WindowRequest, WindowReply>;
 
 struct Message {
   std::uint32_t request_id = 0;

@@ -12,6 +12,7 @@
 
 #include "rewind/nbserver/messages.hpp"
 #include "rewind/spacetree/topology.hpp"
+#include "rewind/window/tree_view.hpp"
 
 namespace rwd::nbserver {
 
@@ -22,12 +23,15 @@ inline constexpr int kReplyTag = 0x4e43;
 /// The reply to one decoded request. Never throws for a bad request: unknown UIDs,
 /// bad arguments and replies sent as requests become an ErrorReply. The reply
 /// carries the request's id.
-Message answer(const st::Topology& topology, const Message& request);
+/// A window request runs rewind::window::select on `arrays` (the topology's tree as
+/// window::arrays_of gives it; built on the fly when null).
+Message answer(const st::Topology& topology, const Message& request, const window::TreeArrays* arrays = nullptr);
 
 /// Decodes `frame`, answers it and encodes the reply; a frame that does not decode
 /// becomes an encoded ErrorReply (request id 0 if the header itself was bad).
 /// `shutdown` is set if the frame was a valid shutdown request.
-std::vector<std::byte> handle_frame(const st::Topology& topology, std::span<const std::byte> frame, bool& shutdown);
+std::vector<std::byte> handle_frame(const st::Topology& topology, std::span<const std::byte> frame, bool& shutdown,
+                                    const window::TreeArrays* arrays = nullptr);
 
 struct ServerStats {
   std::int64_t requests = 0;   ///< frames handled (shutdown included)
@@ -40,19 +44,23 @@ struct ServerStats {
 class Server {
  public:
   /// `service` is the communicator shared with the clients (Roles::service); this
-  /// rank answers on it. Not collective. The server does not take ownership.
-  Server(st::Topology topology, MPI_Comm service);
+  /// rank answers on it. `clients`: how many shutdown requests end serve() — 1 (the
+  /// compute ranks' root), 2 with a collector, which may still select windows after
+  /// the compute ranks are done. Not collective. The server does not take ownership.
+  Server(st::Topology topology, MPI_Comm service, int clients = 1);
 
   [[nodiscard]] const st::Topology& topology() const { return topology_; }
 
   /// Answers requests from any rank of `service`, one at a time in arrival order,
-  /// until a shutdown request arrives (which is acknowledged). Not collective;
+  /// until `clients` shutdown requests arrived (each is acknowledged). Not collective;
   /// blocks. Throws std::runtime_error on an MPI error.
   ServerStats serve();
 
  private:
   st::Topology topology_;
   MPI_Comm service_;
+  int clients_;
+  window::TreeArrays arrays_;
 };
 
 }  // namespace rwd::nbserver

@@ -1,0 +1,297 @@
+// The live collector rank: see rewind/collector/live.hpp.
+#include "rewind/collector/live.hpp"
+
+#include <fmt/core.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "rewind/collector/file_service.hpp"
+#include "rewind/collector/handler.hpp"
+#include "rewind/driver/live.hpp"
+#include "rewind/nbserver/client.hpp"
+
+namespace rwd::collector {
+
+namespace {
+
+using json = nlohmann::json;
+
+class Core {
+ public:
+  Core(const LiveLayout& layout, ServerInfo info)
+      : layout_(layout), info_(std::move(info)), nb_(layout.service, layout.nbserver, -1) {}
+
+  /// Runs `f` on the main thread and returns its result (or rethrows). Called by the
+  /// server's worker thread.
+  template <class F>
+  auto post(F f) -> decltype(f()) {
+    std::packaged_task<decltype(f())()> task(std::move(f));
+    auto result = task.get_future();
+    {
+      std::lock_guard lock(mutex_);
+      if (closed_) throw ServiceError(ErrorCode::internal, "the run has ended; the collector is shutting down");
+      jobs_.emplace_back([&task] { task(); });
+    }
+    cv_.notify_one();
+    return result.get();
+  }
+
+  /// The main thread's loop: runs jobs and follows the run's status until it ends.
+  void loop(Server* server) {
+    for (;;) {
+      drain_status();
+      std::function<void()> job;
+      {
+        std::unique_lock lock(mutex_);
+        cv_.wait_for(lock, std::chrono::milliseconds(2), [&] { return !jobs_.empty(); });
+        if (!jobs_.empty()) {
+          job = std::move(jobs_.front());
+          jobs_.pop_front();
+        } else if (finished_) {
+          closed_ = true;
+          break;
+        }
+      }
+      if (job) job();
+    }
+    if (server) server->stop();  // the worker is idle: no job is queued or running
+    command({{"op", "bye"}});
+    nb_.shutdown_one();
+  }
+
+  ServerInfo info() {
+    std::lock_guard lock(mutex_);
+    ServerInfo i = info_;
+    i.files = files_;
+    return i;
+  }
+
+  std::vector<StepRecord> steps() {
+    return post([this] {
+      return with_files([](FileService& fs) { return fs.steps(); });
+    });
+  }
+
+  WindowReply window(const WindowRequest& r) {
+    if (r.time != "live") {
+      return post([this, r] {
+        return with_files([&](FileService& fs) {
+          WindowRequest q = r;
+          if (q.time == "live") q.time = "latest";
+          return fs.window(q);
+        });
+      });
+    }
+    return post([this, r] { return live_window(r); });
+  }
+
+  /// The latest status of the run (JSON, as the compute root sent it).
+  json status() {
+    std::lock_guard lock(mutex_);
+    json s = status_;
+    s["steps_per_second"] = rate_;
+    return s;
+  }
+
+  /// A command to the compute ranks, answered at their next boundary. Main thread.
+  json command(const json& c) {
+    const int root = layout_.first_compute;
+    const std::string text = c.dump();
+    MPI_Send(text.data(), static_cast<int>(text.size()), MPI_CHAR, root, driver::kLiveCommandTag, layout_.service);
+    for (;;) {
+      int flag = 0;
+      MPI_Status st;
+      MPI_Iprobe(root, driver::kLiveReplyTag, layout_.service, &flag, &st);
+      if (flag) {
+        int n = 0;
+        MPI_Get_count(&st, MPI_CHAR, &n);
+        std::string s(static_cast<std::size_t>(n), '\0');
+        MPI_Recv(s.data(), n, MPI_CHAR, root, driver::kLiveReplyTag, layout_.service, MPI_STATUS_IGNORE);
+        return json::parse(s);
+      }
+      drain_status();
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  }
+
+ private:
+  void drain_status() {
+    for (;;) {
+      int flag = 0;
+      MPI_Status st;
+      MPI_Iprobe(layout_.first_compute, driver::kLiveStatusTag, layout_.service, &flag, &st);
+      if (!flag) return;
+      int n = 0;
+      MPI_Get_count(&st, MPI_CHAR, &n);
+      std::string s(static_cast<std::size_t>(n), '\0');
+      MPI_Recv(s.data(), n, MPI_CHAR, layout_.first_compute, driver::kLiveStatusTag, layout_.service, MPI_STATUS_IGNORE);
+      auto j = json::parse(s);
+      std::lock_guard lock(mutex_);
+      // Steps per second over the last second or more of wall time.
+      const double wall = j.value("wall", 0.0);
+      const auto steps = j.value("steps", std::int64_t{0});
+      if (wall - rate_wall_ >= 1.0) {
+        rate_ = static_cast<double>(steps - rate_steps_) / (wall - rate_wall_);
+        rate_wall_ = wall;
+        rate_steps_ = steps;
+      }
+      if (j.value("state", "") == "paused") rate_ = 0.0;
+      files_ = j.value("files", std::vector<std::string>{});
+      finished_ = j.value("state", "") == "finished";
+      status_ = std::move(j);
+    }
+  }
+
+  // Past steps come from the files, read while the compute ranks hold at a boundary.
+  template <class F>
+  auto with_files(F f) -> decltype(f(std::declval<FileService&>())) {
+    std::vector<std::string> files;
+    bool running = false;
+    {
+      std::lock_guard lock(mutex_);
+      files = files_;
+      running = !finished_;
+    }
+    if (files.empty()) throw ServiceError(ErrorCode::no_such_step, "the run writes no file (output.file is empty)");
+    if (running) expect_ok(command({{"op", "hold"}}));
+    try {
+      FileService fs(files);
+      auto out = f(fs);
+      if (running) expect_ok(command({{"op", "release"}}));
+      return out;
+    } catch (...) {
+      if (running) command({{"op", "release"}});
+      throw;
+    }
+  }
+
+  static json expect_ok(json r) {
+    if (!r.value("ok", false)) throw ServiceError(ErrorCode::bad_argument, r.value("message", std::string("refused")));
+    return r;
+  }
+
+  WindowReply live_window(const WindowRequest& r) {
+    nbserver::WindowRequest q;
+    q.box = spacetree::Box{r.lo, r.hi};
+    q.budget = static_cast<std::int64_t>(r.budget);
+    const auto sel = nb_.select_window(q);
+    json pieces = json::array();
+    for (const auto& p : sel.pieces)
+      pieces.push_back({p.uid.raw(), p.owner, p.first[0], p.first[1], p.first[2], p.count[0], p.count[1], p.count[2],
+                        p.stride});
+    const json reply = expect_ok(command({{"op", "window"}, {"vars", r.variables}, {"pieces", pieces}}));
+    WindowReply out;
+    out.step = reply.at("step").get<std::int64_t>();
+    out.time = reply.at("time").get<double>();
+    out.file = reply.value("file", std::string());
+    out.level = sel.level;
+    out.stride = sel.stride;
+    out.lo = sel.covered.lo;
+    out.hi = sel.covered.hi;
+    out.variables = r.variables;
+    std::vector<std::uint64_t> offset(sel.pieces.size() + 1, 0);
+    for (std::size_t i = 0; i < sel.pieces.size(); ++i) {
+      const auto& p = sel.pieces[i];
+      Piece q;
+      q.row = -1;
+      q.uid = p.uid.raw();
+      q.level = p.level;
+      q.first = p.first;
+      q.count = p.count;
+      q.stride = p.stride;
+      q.origin = p.origin;
+      q.spacing = p.spacing;
+      offset[i + 1] = offset[i] + q.cells();
+      out.pieces.push_back(q);
+    }
+    out.cells = offset.back();
+    out.values.assign(r.variables.size(), std::vector<double>(out.cells));
+    out.cell_type.assign(out.cells, 0);
+    // Every compute rank sends its pieces' cells: per variable, its pieces in order.
+    std::vector<double> buf;
+    std::vector<std::uint8_t> tbuf;
+    for (int rank = 0; rank < layout_.compute_size; ++rank) {
+      const int src = layout_.first_compute + rank;
+      MPI_Status st;
+      int n = 0;
+      MPI_Probe(src, driver::kLiveValuesTag, layout_.service, &st);
+      MPI_Get_count(&st, MPI_DOUBLE, &n);
+      buf.resize(static_cast<std::size_t>(n));
+      MPI_Recv(buf.data(), n, MPI_DOUBLE, src, driver::kLiveValuesTag, layout_.service, MPI_STATUS_IGNORE);
+      MPI_Probe(src, driver::kLiveTypesTag, layout_.service, &st);
+      MPI_Get_count(&st, MPI_BYTE, &n);
+      tbuf.resize(static_cast<std::size_t>(n));
+      MPI_Recv(tbuf.data(), n, MPI_BYTE, src, driver::kLiveTypesTag, layout_.service, MPI_STATUS_IGNORE);
+      std::size_t pos = 0, tpos = 0;
+      for (std::size_t v = 0; v < r.variables.size(); ++v)
+        for (std::size_t i = 0; i < sel.pieces.size(); ++i) {
+          if (sel.pieces[i].owner != rank) continue;
+          const auto len = offset[i + 1] - offset[i];
+          if (pos + len > buf.size()) throw ServiceError(ErrorCode::internal, "live window: short data from a rank");
+          std::copy_n(buf.begin() + static_cast<std::ptrdiff_t>(pos), len,
+                      out.values[v].begin() + static_cast<std::ptrdiff_t>(offset[i]));
+          pos += len;
+          if (v == 0) {
+            std::copy_n(tbuf.begin() + static_cast<std::ptrdiff_t>(tpos), len,
+                        out.cell_type.begin() + static_cast<std::ptrdiff_t>(offset[i]));
+            tpos += len;
+          }
+        }
+    }
+    return out;
+  }
+
+  LiveLayout layout_;
+  ServerInfo info_;
+  nbserver::Client nb_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> jobs_;
+  bool closed_ = false, finished_ = false;
+  json status_ = json::object();
+  std::vector<std::string> files_;
+  double rate_ = 0.0, rate_wall_ = 0.0;
+  std::int64_t rate_steps_ = 0;
+};
+
+class LiveService final : public Service {
+ public:
+  explicit LiveService(Core& core) : core_(core) {}
+  ServerInfo info() override { return core_.info(); }
+  std::vector<StepRecord> steps() override { return core_.steps(); }
+  WindowReply window(const WindowRequest& r) override { return core_.window(r); }
+
+ private:
+  Core& core_;
+};
+
+}  // namespace
+
+ServerStats run_live_collector(const LiveLayout& layout, ServerInfo info, ServerOptions options,
+                               const std::function<void(std::uint16_t)>& on_listen) {
+  info.live = true;
+  Core core(layout, std::move(info));
+  LiveService service(core);
+  Server server(service, std::move(options));
+  try {
+    server.start();
+  } catch (...) {
+    // The run must not wait for a collector that cannot serve: stop it cleanly (it
+    // writes its final checkpoint at its first boundary), release the other ranks,
+    // then report.
+    core.command({{"op", "stop"}});
+    core.loop(nullptr);
+    throw;
+  }
+  if (on_listen) on_listen(server.port());
+  core.loop(&server);
+  return server.stats();
+}
+
+}  // namespace rwd::collector

@@ -1,0 +1,57 @@
+// The live link: the compute ranks' side of the collector (paper, Fig. 4).
+//
+// Under `mpirun -np P rewind run CASE --listen HOST:PORT` world rank 0 is the
+// neighbourhood server, world rank 1 the collector and ranks 2..P-1 compute. The
+// collector talks to the compute ranks only through their root (compute rank 0), on
+// the service communicator, and only at step boundaries:
+//
+//   root → collector  kStatusTag   JSON status, once per boundary (never blocks: small)
+//   collector → root  kCommandTag  JSON command (one at a time)
+//   root → collector  kReplyTag    JSON reply to that command
+//   each compute rank → collector  kValuesTag (f64) + kTypesTag (u8): a window's values
+//
+// At every boundary the root looks for a command (MPI_Iprobe) and broadcasts it (or
+// "none") to the compute ranks, which carry it out together: so a run nobody queries
+// pays one small broadcast per step, and a query costs the copy of its values. While
+// paused, held (the collector reads the file) or ended, the root waits for commands.
+// Commands (field "op"): window, hold, release, pause, resume, stop, set, parameters,
+// branch, bye. docs/collector-protocol.md ("Live runs") describes them for users.
+#pragma once
+#include <mpi.h>
+
+#include <string>
+
+#include "rewind/driver/run.hpp"
+
+namespace rwd::driver {
+
+inline constexpr int kLiveCommandTag = 0x4c30;
+inline constexpr int kLiveReplyTag = 0x4c31;
+inline constexpr int kLiveValuesTag = 0x4c32;
+inline constexpr int kLiveTypesTag = 0x4c33;
+inline constexpr int kLiveStatusTag = 0x4c34;
+
+/// The observer that serves the collector. Add it first: steering changes made at a
+/// boundary must precede that boundary's output. Collective over the compute ranks.
+class LiveLink final : public Observer {
+ public:
+  /// `service`: the communicator shared with the collector (Roles::service);
+  /// `collector`: its rank there; `compute`: the compute ranks' communicator.
+  LiveLink(MPI_Comm service, int collector, MPI_Comm compute);
+  void at_boundary(Run& run, const Boundary& b) override;
+  /// Tells the collector the run has ended, then serves its last commands (windows of
+  /// the final state, steps) until it says bye.
+  void at_end(Run& run) override;
+
+ private:
+  void send_status(Run& run, const char* state);
+  void serve(Run& run, bool ending);
+  MPI_Comm service_, compute_;
+  int collector_;
+  int compute_rank_ = 0;
+  bool paused_ = false, held_ = false;
+  double t0_ = 0.0;
+  std::int64_t steps_ = 0;
+};
+
+}  // namespace rwd::driver

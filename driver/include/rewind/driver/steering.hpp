@@ -1,0 +1,37 @@
+// The steerable parameters of a run, declared once, as data.
+//
+// A parameter is a case key (the same keys as `rewind run --set`), so a change made
+// while the run goes is exactly the override a branch would be given: a run steered
+// with `set physics.nu=0.002` at step N equals `rewind run --restart FILE@N --set
+// physics.nu=0.002`. The list below is what the collector's `parameters` reply
+// carries and what the ParaView plugin builds its widgets from.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "rewind/driver/run.hpp"
+
+namespace rwd::driver {
+
+struct Parameter {
+  std::string name;         ///< case key, e.g. "physics.nu", "boundary.xmin.velocity"
+  bool vector = false;      ///< three components (x, y, z) instead of one number
+  std::string unit;
+  double min = 0.0, max = 0.0;  ///< allowed range (per component)
+  std::string description;
+  std::vector<double> value;    ///< current value: 1 or 3 numbers
+};
+
+/// The steerable parameters of the run described by `spec`, with their current values:
+/// viscosity (and thermal diffusivity with the energy equation), the velocity of every
+/// inflow and moving wall, the temperature of every fixed-temperature face, the
+/// checkpoint and visualisation intervals, the end time. Pure.
+std::vector<Parameter> steerable_parameters(const RunSpec& spec);
+
+/// `name=value` in `--set` syntax for a change, after checking it against `params`:
+/// a known name, the right number of components, finite and inside the range. Throws
+/// std::invalid_argument with one line naming the parameter. Pure.
+std::string steering_override(const std::vector<Parameter>& params, const std::string& name,
+                              const std::vector<double>& value);
+
+}  // namespace rwd::driver

@@ -1,0 +1,235 @@
+#include "rewind/driver/live.hpp"
+
+#include <fmt/core.h>
+
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <vector>
+
+#include "rewind/driver/steering.hpp"
+#include "rewind/window/select.hpp"
+
+namespace rwd::driver {
+
+namespace {
+
+using json = nlohmann::json;
+
+void send_text(MPI_Comm c, int dest, int tag, const std::string& s) {
+  MPI_Send(s.data(), static_cast<int>(s.size()), MPI_CHAR, dest, tag, c);
+}
+
+std::string recv_text(MPI_Comm c, int src, int tag) {
+  MPI_Status st;
+  MPI_Probe(src, tag, c, &st);
+  int n = 0;
+  MPI_Get_count(&st, MPI_CHAR, &n);
+  std::string s(static_cast<std::size_t>(n), '\0');
+  MPI_Recv(s.data(), n, MPI_CHAR, src, tag, c, MPI_STATUS_IGNORE);
+  return s;
+}
+
+void bcast_text(MPI_Comm c, std::string& s) {
+  long long n = static_cast<long long>(s.size());
+  MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, c);
+  s.resize(static_cast<std::size_t>(n));
+  if (n > 0) MPI_Bcast(s.data(), static_cast<int>(n), MPI_CHAR, 0, c);
+}
+
+int var_index(const std::string& name) {
+  for (const auto& f : solver::state_fields())
+    if (name == f.name) return f.var;
+  throw std::invalid_argument(fmt::format("unknown variable '{}'", name));
+}
+
+json where(Run& run) {
+  const auto st = run.solver().scalar_state();
+  return {{"step", st.step}, {"time", st.time}};
+}
+
+std::vector<std::string> overrides_of(Run& run, const json& values) {
+  const auto params = steerable_parameters(run.spec());
+  std::vector<std::string> out;
+  for (const auto& [name, v] : values.items()) {
+    std::vector<double> value;
+    if (v.is_array())
+      for (const auto& x : v) value.push_back(x.get<double>());
+    else
+      value.push_back(v.get<double>());
+    out.push_back(steering_override(params, name, value));
+  }
+  return out;
+}
+
+// The cells of the window pieces this rank owns: per variable, piece after piece, x
+// fastest; then the cell types in the same order. Sent to the collector.
+void send_window(Run& run, const json& c, MPI_Comm service, int collector, int rank) {
+  auto& s = run.solver();
+  auto& forest = s.forest();
+  const auto& sh = forest.shape();
+  const std::array<int, 3> cells{sh.s[0], sh.s[1], sh.s[2]};
+  const std::array<int, 3> padded{sh.s[0] + 2, sh.s[1] + 2, sh.s[2] + 2};
+  std::vector<int> vars;
+  for (const auto& v : c.at("vars")) vars.push_back(var_index(v.get<std::string>()));
+  struct Mine {
+    std::size_t grid;
+    window::Piece piece;
+  };
+  std::vector<Mine> mine;
+  std::size_t n = 0;
+  for (const auto& p : c.at("pieces")) {
+    if (p.at(1).get<int>() != rank) continue;
+    const auto g = forest.local_index(spacetree::Uid::from_raw(p.at(0).get<std::uint64_t>()));
+    if (g < 0) throw std::runtime_error("live window: a piece's grid is not on its owner");
+    window::Piece q;
+    for (int a = 0; a < 3; ++a) {
+      q.first[static_cast<std::size_t>(a)] = p.at(2 + a).get<int>();
+      q.count[static_cast<std::size_t>(a)] = p.at(5 + a).get<int>();
+    }
+    q.stride = p.at(8).get<int>();
+    mine.push_back({static_cast<std::size_t>(g), q});
+    n += static_cast<std::size_t>(q.values());
+  }
+  std::vector<double> values(n * vars.size());
+  std::vector<std::uint8_t> types(n);
+  double* out = values.data();
+  for (const int v : vars)
+    for (const auto& m : mine) {
+      window::Piece h = m.piece;  // the same cells in the halo'd array: one cell in
+      for (auto& f : h.first) ++f;
+      out = window::extract(h, padded, forest.data(m.grid, v), out);
+    }
+  std::uint8_t* t = types.data();
+  for (const auto& m : mine) t = window::extract(m.piece, cells, s.cell_types(m.grid).data(), t);
+  MPI_Send(values.data(), static_cast<int>(values.size()), MPI_DOUBLE, collector, kLiveValuesTag, service);
+  MPI_Send(types.data(), static_cast<int>(types.size()), MPI_BYTE, collector, kLiveTypesTag, service);
+}
+
+}  // namespace
+
+LiveLink::LiveLink(MPI_Comm service, int collector, MPI_Comm compute)
+    : service_(service), compute_(compute), collector_(collector) {
+  MPI_Comm_rank(compute_, &compute_rank_);
+  t0_ = MPI_Wtime();
+}
+
+void LiveLink::send_status(Run& run, const char* state) {
+  if (compute_rank_ != 0) return;
+  const auto& spec = run.spec();
+  int ranks = 1;
+  MPI_Comm_size(compute_, &ranks);
+  json j = where(run);
+  j["state"] = state;
+  j["file"] = spec.output.file;
+  j["parent"] = spec.restart && spec.mode == RunOutput::Mode::create ? spec.restart->file : "";
+  j["files"] = run.files();
+  j["steps"] = steps_;
+  j["wall"] = MPI_Wtime() - t0_;
+  j["ranks"] = ranks;
+  send_text(service_, collector_, kLiveStatusTag, j.dump());
+}
+
+void LiveLink::at_boundary(Run& run, const Boundary& b) {
+  if (b.step) ++steps_;
+  send_status(run, paused_ ? "paused" : "running");
+  serve(run, false);
+}
+
+void LiveLink::at_end(Run& run) {
+  paused_ = held_ = false;
+  send_status(run, "finished");
+  serve(run, true);
+}
+
+void LiveLink::serve(Run& run, bool ending) {
+  for (;;) {
+    std::string text;
+    if (compute_rank_ == 0) {
+      if (ending || paused_ || held_) {
+        text = recv_text(service_, collector_, kLiveCommandTag);
+      } else {
+        int flag = 0;
+        MPI_Iprobe(collector_, kLiveCommandTag, service_, &flag, MPI_STATUS_IGNORE);
+        if (flag) text = recv_text(service_, collector_, kLiveCommandTag);
+      }
+    }
+    bcast_text(compute_, text);
+    if (text.empty()) return;
+    const json c = json::parse(text);
+    const std::string op = c.at("op").get<std::string>();
+    json reply = {{"ok", true}};
+    bool leave = false;
+    try {
+      if (op == "window") {
+        for (const auto& v : c.at("vars")) var_index(v.get<std::string>());  // every rank throws alike
+        reply.update(where(run));
+        reply["file"] = run.spec().output.file;
+        // The reply goes first: the collector posts its receives for the values only
+        // once it has it (a large send would otherwise wait for a receive forever).
+        if (compute_rank_ == 0) send_text(service_, collector_, kLiveReplyTag, reply.dump());
+        send_window(run, c, service_, collector_, compute_rank_);
+        continue;
+      } else if (op == "hold") {
+        held_ = true;
+      } else if (op == "release") {
+        held_ = false;
+      } else if (op == "pause" || op == "resume" || op == "stop") {
+        if (ending) throw std::invalid_argument("the run has finished");
+        paused_ = op == "pause";
+        if (op == "stop") {
+          run.request_stop();
+          held_ = false;
+          leave = true;
+        }
+        reply.update(where(run));
+        reply["state"] = op == "pause" ? "paused" : op == "resume" ? "running" : "stopping";
+        if (op == "pause") send_status(run, "paused");
+      } else if (op == "parameters") {
+        json list = json::array();
+        for (const auto& p : steerable_parameters(run.spec()))
+          list.push_back({{"name", p.name}, {"vector", p.vector}, {"unit", p.unit}, {"min", p.min}, {"max", p.max},
+                          {"description", p.description}, {"value", p.value}});
+        reply["parameters"] = list;
+      } else if (op == "set") {
+        if (ending) throw std::invalid_argument("the run has finished");
+        const auto changes = overrides_of(run, c.at("values"));
+        run.apply(changes);
+        reply.update(where(run));
+        reply["step"] = run.solver().scalar_state().step + 1;  // the first step computed with them
+        reply["applied"] = changes;
+      } else if (op == "branch") {
+        if (ending) throw std::invalid_argument("the run has finished");
+        const auto changes = overrides_of(run, c.at("values"));
+        // Nothing is lost: the current state goes into the current file first.
+        run.output().checkpoint_now(run.solver());
+        run.close_output();
+        RunSpec spec;
+        RestartPoint rp;
+        try {
+          rp = find_restart_point(c.at("from").get<std::string>());
+          spec = plan_branch(rp, changes, c.value("output", std::string()));
+        } catch (...) {
+          run.reopen_output();
+          throw;
+        }
+        reply["file"] = spec.output.file;
+        reply["parent"] = rp.file;
+        reply["step"] = rp.step.step;
+        reply["time"] = rp.step.time;
+        held_ = false;
+        run.branch(std::move(spec));
+        leave = true;
+      } else if (op == "bye") {
+        leave = true;
+      } else {
+        throw std::invalid_argument("unknown live command '" + op + "'");
+      }
+    } catch (const std::exception& e) {
+      reply = {{"ok", false}, {"message", e.what()}};
+    }
+    if (compute_rank_ == 0) send_text(service_, collector_, kLiveReplyTag, reply.dump());
+    if (leave) return;
+  }
+}
+
+}  // namespace rwd::driver

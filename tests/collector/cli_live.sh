@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# The live path, the way a user runs it: `mpiexec -n P rewind run CASE --listen
+# 127.0.0.1:0` (rank 0 neighbourhood server, rank 1 collector, 1..4 compute ranks),
+# queried and steered with `rewind window` / `rewind steer` while it runs.
+#  - every live window value equals the same cells of the same step in the file;
+#  - two clients at once, a client that vanishes mid-request, the run keeps going;
+#  - pause / resume / stop (a clean final checkpoint, exit 0);
+#  - set: recorded in the file; a restart from a checkpoint after it keeps the value,
+#    and the steered steps equal a `--restart ... --set` branch of the same step;
+#  - branch inside the job: the branch file's lineage and data equal a CLI branch.
+#   cli_live.sh REWIND SOURCE_DIR PYTHON MPIEXEC
+set -u
+rewind=$1 src=$2 py=$3 mpiexec=$4
+fail=0
+tmp=$(mktemp -d)
+run_pid=
+cleanup() { [ -n "$run_pid" ] && kill "$run_pid" 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+cd "$tmp"
+check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+case_file="$src/cases/default.toml"
+whole="--box 0,0,0,2.2,0.41,0 --budget 3000"
+zoom="--box 0.1,0.1,0,0.4,0.3,0 --budget 2000 --vars p,u"
+
+start_run() {  # start_run NP LOG ARGS...: sets run_pid and port
+  local np=$1 log=$2
+  shift 2
+  "$mpiexec" -n "$np" "$rewind" run "$@" -q --listen 127.0.0.1:0 >"$log" 2>&1 &
+  run_pid=$!
+  port=
+  for _ in $(seq 1 300); do
+    port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$log")
+    [ -n "$port" ] && break
+    sleep 0.1
+  done
+}
+wait_run() {  # wait_run LOG: the run's exit code, after at most 120 s
+  for _ in $(seq 1 1200); do kill -0 "$run_pid" 2>/dev/null || break; sleep 0.1; done
+  wait "$run_pid"; local rc=$?
+  run_pid=
+  return $rc
+}
+step_of() { $py -c "import json,sys; print(json.load(open(sys.argv[1]))['step'])" "$1"; }
+last_step() { "$rewind" info "$1" --json | $py -c "import json,sys; print(json.load(sys.stdin)['steps'][-1]['step'])"; }
+
+for np in 3 4 5 6; do
+  n=$((np - 2))
+  start_run $np run$np.log "$case_file" --output live$np.h5 --set time.end=30
+  check "np $np ($n compute): the collector prints its address" "[ -n '$port' ]"
+  [ -n "$port" ] || { cat run$np.log; continue; }
+  "$rewind" steer 127.0.0.1:$port pause >pause$np.out 2>&1
+  check "np $np: pause" "grep -q paused pause$np.out"
+  # Two clients at once, and one that vanishes in the middle of a request.
+  "$rewind" window 127.0.0.1:$port $whole --out a$np.json >a$np.out 2>&1 &
+  pa=$!
+  "$rewind" window 127.0.0.1:$port $zoom --out b$np.json >b$np.out 2>&1 &
+  pb=$!
+  $py - "$port" <<'EOF'
+import socket, struct, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"RWCL" + struct.pack("<HHII", 1, 7, 1, 0) + struct.pack("<Q", 500) + b"\x00" * 40)  # half a request
+s.close()
+EOF
+  wait $pa; ra=$?
+  wait $pb; rb=$?
+  check "np $np: two clients at once get their windows" "[ $ra = 0 ] && [ $rb = 0 ]"
+  "$rewind" window 127.0.0.1:$port $whole --out c$np.json >c$np.out 2>&1
+  check "np $np: the collector serves on after a client vanished" "[ $? = 0 ] && [ -s c$np.json ]"
+  "$rewind" steer 127.0.0.1:$port stop >stop$np.out 2>&1
+  wait_run
+  check "np $np: stop ends the run cleanly (exit 0)" "[ $? = 0 ] && grep -q '^done:' run$np.log"
+  s=$(step_of a$np.json)
+  check "np $np: the final checkpoint is the paused step the windows saw ($s)" "[ '$(last_step live$np.h5)' = '$s' ]"
+  check "np $np: live windows equal the file's cells, value by value" \
+    "$py $src/tests/collector/check_window.py live$np.h5 a$np.json c$np.json >chk$np.out 2>&1 && $py $src/tests/collector/check_window.py live$np.h5 b$np.json >>chk$np.out 2>&1"
+  grep -h '^ok' chk$np.out || cat chk$np.out
+done
+
+# Steering on 2 compute ranks: set, then branch inside the job.
+start_run 4 steer.log "$case_file" --output s.h5 --set time.end=30 --set output.checkpoint_interval=0.05 \
+  --set output.visualisation_interval=0
+"$rewind" steer 127.0.0.1:$port parameters >params.out 2>&1
+check "parameters lists viscosity and the inflow velocity with ranges" \
+  "grep -q 'physics.nu' params.out && grep -q 'boundary.xmin.velocity' params.out"
+"$rewind" steer 127.0.0.1:$port set physics.nu=-1 >bad.out 2>&1
+check "set outside the range: one error line, non-zero exit" "[ $? != 0 ] && [ \$(wc -l <bad.out) = 1 ] && grep -q 'physics.nu' bad.out"
+"$rewind" steer 127.0.0.1:$port pause >/dev/null 2>&1
+"$rewind" steer 127.0.0.1:$port set physics.nu=0.002 'boundary.xmin.velocity=[1.2, 0, 0]' >set.out 2>&1
+check "set applies at the next boundary" "[ $? = 0 ]"
+"$rewind" steer 127.0.0.1:$port status --json >status.json 2>&1
+"$rewind" steer 127.0.0.1:$port resume >/dev/null 2>&1
+sleep 3
+"$rewind" steer 127.0.0.1:$port pause >/dev/null 2>&1
+"$rewind" steer 127.0.0.1:$port branch --from '#1' --set physics.nu=0.0015 --output b.h5 >branch.out 2>&1
+check "branch from a committed step inside the job" "[ $? = 0 ] && grep -q 'b.h5' branch.out"
+"$rewind" steer 127.0.0.1:$port resume >/dev/null 2>&1
+for _ in $(seq 1 600); do  # until the branch is past its first checkpoint after the branch point (t = 0.1)
+  t=$("$rewind" steer 127.0.0.1:$port status --json 2>/dev/null | $py -c "import json,sys; print(json.load(sys.stdin)['time'])" 2>/dev/null)
+  $py -c "import sys; sys.exit(0 if float(sys.argv[1] or 0) > 0.11 else 1)" "$t" && break
+  sleep 0.1
+done
+"$rewind" window 127.0.0.1:$port $whole --out br.json >br.out 2>&1
+check "windows of the branch's live state" "[ $? = 0 ] && grep -q 'b.h5' br.out"
+"$rewind" window 127.0.0.1:$port $whole --time '#0' --out old.json >old.out 2>&1
+check "the first timeline stays queryable after the branch" "[ $? = 0 ]"
+"$rewind" steer 127.0.0.1:$port stop >/dev/null 2>&1
+wait_run
+check "the steered job ends cleanly" "[ $? = 0 ]"
+cat steer.log | grep -v '^output' | tail -3
+check "steps after the set record it (case_overrides)" \
+  "$py -c \"import h5py; f=h5py.File('s.h5'); a=[f['simulation'][g].attrs.get('case_overrides') for g in f['simulation']]; assert any(x is not None and b'physics.nu=0.002' in (x if isinstance(x, bytes) else x.encode()) for x in a)\""
+# The CLI branch of the same step with the same change must equal the in-job branch.
+"$rewind" run --restart 's.h5@#1' --set physics.nu=0.0015 --output cli.h5 --steps 60 -q >cli.log 2>&1
+check "a CLI branch of the same step runs" "[ $? = 0 ]"
+check "the in-job branch's lineage names s.h5 and the change, like the CLI branch" \
+  "\"$rewind\" lineage b.h5 | grep -q 's.h5' && \"$rewind\" lineage b.h5 | grep -q 'physics.nu=0.0015'"
+check "the in-job branch's steps equal the CLI branch's, bit for bit" \
+  "\"$rewind\" diff b.h5@#0 cli.h5@#0 >diff0.out 2>&1 && \"$rewind\" diff b.h5@#1 cli.h5@#1 >diff1.out 2>&1"
+# A restart from a checkpoint after the set continues with the steered value.
+"$rewind" info s.h5 >info.out 2>&1
+exit $fail
