@@ -1,4 +1,5 @@
-"""A small Python client of the Rewind collector (docs/collector-protocol.md, version 1).
+"""A small Python client of the Rewind collector (docs/collector-protocol.md, version 1,
+revision 1.1).
 
     from rewind_client import Client
     with Client("127.0.0.1", 7400, token="") as c:
@@ -7,24 +8,36 @@
         for piece, p in zip(w.pieces, w.piece_arrays("p")):   # p: numpy array (nz, ny, nx)
             ...
 
-Needs numpy and zstandard (Debian: python3-numpy python3-zstandard). Every socket call
-has a timeout; server errors raise CollectorError with the protocol's code name.
+Steering the collector of a running `rewind run` (plain dicts and lists, no numpy):
+
+        c.status()                        # {"state": "running", "step": 120, "time": 1.2, ...}
+        c.pause(); c.resume(); c.stop()   # or c.control("pause"): {"state", "step", "time"}
+        c.parameters()                    # [{"name": "physics.nu", "type": "number", "min", "max", ...}]
+        c.set({"physics.nu": 2e-3, "boundary.xmin.velocity": [1.5, 0, 0]})   # {"step", "time", "values"}
+        c.branch("t=2", {"boundary.xmin.velocity": [2, 0, 0]}, output="fast.h5")  # {"file", "parent", "step", "time"}
+
+Windows need numpy and zstandard (Debian: python3-numpy python3-zstandard); the rest
+needs only the standard library. Every socket call has a timeout; server errors raise
+CollectorError with the protocol's code name ("bad_argument", "conflict", ...), and a
+request the server does not announce in its capabilities raises "unsupported" before
+anything is sent.
 """
 import json
+import math
 import socket
 import struct
-
-import numpy as np
-import zstandard
 
 PROTOCOL_VERSION = 1
 MAGIC = b"RWCL"
 HEADER = struct.Struct("<4sHHIIQ")  # magic, version, type, request_id, reserved, length
 TYPES = {"hello": 1, "hello_reply": 2, "info_request": 3, "info_reply": 4, "steps_request": 5,
-         "steps_reply": 6, "window_request": 7, "window_reply": 8, "error_reply": 9, "bye": 10}
+         "steps_reply": 6, "window_request": 7, "window_reply": 8, "error_reply": 9, "bye": 10,
+         "status_request": 11, "status_reply": 12, "control_request": 13, "control_reply": 14,
+         "parameters_request": 15, "parameters_reply": 16, "set_request": 17, "set_reply": 18,
+         "branch_request": 19, "branch_reply": 20}
 MAX_REPLY = 1 << 30
 MAX_RAW = 4 << 30
-DTYPES = {"f64": np.dtype("<f8"), "u8": np.dtype("u1")}
+DTYPES = {"f64": "<f8", "u8": "u1"}
 
 
 class CollectorError(Exception):
@@ -84,9 +97,13 @@ def decode(header, payload, max_raw=MAX_RAW):
     entries = fields.get("arrays", [])
     if sum(a["zbytes"] for a in entries) != len(payload) - pos or sum(a["raw"] for a in entries) > max_raw:
         raise CollectorError("malformed", "array sizes do not match the frame")
+    if not entries:
+        return names[type_], request_id, fields, arrays
+    import numpy as np  # only windows carry arrays
+    import zstandard
     dctx = zstandard.ZstdDecompressor()
     for a in entries:
-        dtype = DTYPES.get(a["dtype"])
+        dtype = np.dtype(DTYPES[a["dtype"]]) if a["dtype"] in DTYPES else None
         if dtype is None or a["raw"] % dtype.itemsize:
             raise CollectorError("malformed", f"array {a['name']}: bad dtype or size")
         z = payload[pos:pos + a["zbytes"]]
@@ -96,6 +113,17 @@ def decode(header, payload, max_raw=MAX_RAW):
             raise CollectorError("malformed", f"array {a['name']}: decompressed size differs")
         arrays.append(np.frombuffer(raw, dtype=dtype))
     return names[type_], request_id, fields, arrays
+
+
+def _values(values):
+    """{name: float or [x, y, z]} as the protocol wants it (finite numbers; JSON has no NaN)."""
+    out = {}
+    for name, v in values.items():
+        x = [float(v)] if isinstance(v, (int, float)) and not isinstance(v, bool) else [float(c) for c in v]
+        if len(x) not in (1, 3) or not all(math.isfinite(c) for c in x):
+            raise ValueError(f"{name}: expected a finite number or 3 finite numbers, got {v!r}")
+        out[name] = x[0] if isinstance(v, (int, float)) else x
+    return out
 
 
 class Client:
@@ -152,6 +180,58 @@ class Client:
             req["file"] = file
         meta, arrays = self._call("window_request", req)
         return Window(meta, arrays)
+
+    # --- Steering (revision 1.1): the collector of a running `rewind run` -----------------
+
+    def offers(self, capability):
+        """True if the server announced `capability` ("window", "status", "set", ...)."""
+        return capability in self.server.get("capabilities", [])
+
+    def _steer(self, name, fields):
+        if not self.offers(name):
+            raise CollectorError("unsupported", f"the server does not offer {name} "
+                                 f"(it offers {', '.join(self.server.get('capabilities', []))})")
+        return self._call(name + "_request", fields)[0]
+
+    def status(self):
+        """{"state": "running" | "paused" | "stopping" | "finished", "step", "time",
+        "steps_per_second", "file", "parent", "ranks", "clients"}."""
+        return self._steer("status", {})
+
+    def control(self, action):
+        """action "pause", "resume" or "stop", applied at the next step boundary (this call
+        waits for it): {"state", "step", "time"} after it took effect."""
+        return self._steer("control", {"action": action})
+
+    def pause(self):
+        return self.control("pause")
+
+    def resume(self):
+        return self.control("resume")
+
+    def stop(self):
+        return self.control("stop")
+
+    def parameters(self):
+        """The steerable parameters: a list of {"name", "type" ("number" | "vector"), "unit",
+        "min", "max", "value", "description"}."""
+        return self._steer("parameters", {})["parameters"]
+
+    def set(self, values):
+        """values: {name: number or [x, y, z]}, applied from the next step on:
+        {"step" (the first step computed with them), "time", "values"}."""
+        return self._steer("set", {"values": _values(values)})
+
+    def branch(self, from_, values=None, file=None, output=None):
+        """Branches from the committed step `from_` ("latest", "N", "#i", "t=T") of `file`
+        (default: the file being written) with `values` changed, into `output` (default:
+        the server's choice): {"file", "parent", "step", "time"}."""
+        req = {"from": from_, "values": _values(values or {})}
+        if file:
+            req["file"] = file
+        if output:
+            req["output"] = output
+        return self._steer("branch", req)
 
     def close(self):
         if self.sock is None:

@@ -62,8 +62,19 @@ int run_cli(int argc, char** argv) {
   }
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // One line, like every other error, naming the subcommand whose options were wrong.
+    std::string where = "rewind";
+    for (const auto& [sub, run] : runners)
+      if (sub->parsed()) where += " " + sub->get_name();
+    fmt::print(stderr, "{}: error: {} (see {} --help)\n", where, e.what(), where);
+    return e.get_exit_code();
   }
   for (std::size_t i = 0; i < runners.size(); ++i) {
     if (!runners[i].first->parsed()) continue;

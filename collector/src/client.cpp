@@ -3,6 +3,7 @@
 // bounded in time even if the server stops answering mid-frame.
 #include "rewind/collector/client.hpp"
 
+#include <algorithm>
 #include <array>
 #include <utility>  // before Asio: Boost 1.74 awaitable.hpp needs std::exchange under C++20
 #include <boost/asio.hpp>
@@ -144,6 +145,29 @@ static T expect(Body&& b, const char* what) {
 ServerInfo Client::info() { return expect<InfoReply>(call(InfoRequest{}), "info request").info; }
 std::vector<StepRecord> Client::steps() { return expect<StepsReply>(call(StepsRequest{}), "steps request").steps; }
 WindowReply Client::window(const WindowRequest& request) { return expect<WindowReply>(call(request), "window request"); }
+
+bool Client::offers(const std::string& capability) const {
+  const auto& c = impl_->hello.capabilities;
+  return std::find(c.begin(), c.end(), capability) != c.end();
+}
+
+template <typename Reply>
+Reply Client::steer(const Body& request) {
+  const char* name = capability_of(type_of(request));
+  if (!offers(name)) {
+    std::string caps;
+    for (const auto& c : impl_->hello.capabilities) caps += (caps.empty() ? "" : ", ") + c;
+    throw ClientError(ErrorCode::unsupported, std::string("collector client: unsupported: the server does not offer ") + name +
+                                                  " (it offers " + caps + "); is it an offline `rewind serve`?");
+  }
+  return expect<Reply>(call(request), name);
+}
+
+RunStatus Client::status() { return steer<StatusReply>(StatusRequest{}).status; }
+ControlReply Client::control(ControlAction action) { return steer<ControlReply>(ControlRequest{to_string(action)}); }
+std::vector<ParameterInfo> Client::parameters() { return steer<ParametersReply>(ParametersRequest{}).parameters; }
+SetReply Client::set(const ParamValues& values) { return steer<SetReply>(SetRequest{values}); }
+BranchReply Client::branch(const BranchRequest& request) { return steer<BranchReply>(request); }
 
 void Client::close() {
   auto& s = *impl_;

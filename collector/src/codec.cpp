@@ -135,6 +135,11 @@ std::vector<std::byte> encode(const Message& m, std::uint64_t max_payload, int z
   }
 }
 
+std::string json_text(const Body& body) {
+  std::vector<detail::ArrayOut> arrays;
+  return detail::to_json(body, arrays).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 FrameHeader read_header(std::span<const std::byte> header, std::uint64_t max_payload) {
   try {
     const auto h = wire::read_header(format(max_payload), header);
@@ -147,7 +152,7 @@ FrameHeader read_header(std::span<const std::byte> header, std::uint64_t max_pay
 Message decode(std::span<const std::byte> frame, const Limits& limits) {
   try {
     const auto h = wire::check_frame(format(limits.max_payload), frame);
-    if (h.type < 1 || h.type > static_cast<std::uint16_t>(MessageType::bye))
+    if (h.type < 1 || h.type > static_cast<std::uint16_t>(MessageType::branch_reply))
       throw ProtocolError(ErrorCode::unknown_type, "collector: unknown message type " + std::to_string(h.type));
     wire::Reader r(frame.subspan(kHeaderSize), "collector");
     const auto text = r.get_bytes(r.get_count(1));

@@ -5,7 +5,6 @@
 namespace rwd::collector::detail {
 
 namespace {
-const std::vector<std::string> kCapabilities = {"info", "steps", "window"};
 constexpr std::size_t kMaxDrain = std::size_t{1} << 20;
 constexpr std::chrono::milliseconds kLinger{1000};
 }  // namespace
@@ -55,7 +54,8 @@ void Context::stop_all() {
 
 // --- Connection ----------------------------------------------------------------------
 
-Connection::Connection(tcp::socket socket, Context& ctx) : socket_(std::move(socket)), timer_(ctx.io), ctx_(ctx) {}
+Connection::Connection(tcp::socket socket, Context& ctx)
+    : socket_(std::move(socket)), timer_(ctx.io), steer_timer_(ctx.io), ctx_(ctx) {}
 
 void Connection::start() {
   ctx_.open.insert(shared_from_this());
@@ -77,6 +77,7 @@ void Connection::close() {
   socket_.shutdown(tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);
   timer_.cancel();
+  steer_timer_.cancel();
   if (counted_) --ctx_.active;
   ctx_.open.erase(shared_from_this());
   ctx_.stats.open = ctx_.open.size();
@@ -151,7 +152,7 @@ void Connection::dispatch(Message m) {
   }
   if (type == MessageType::bye) return close();
   if (const auto* hello = std::get_if<Hello>(&m.body)) {
-    const Body reply = answer_hello(*hello, ctx_.options.token, ctx_.options.name, kCapabilities);
+    const Body reply = answer_hello(*hello, ctx_.options.token, ctx_.options.name, ctx_.handler.capabilities());
     if (const auto* e = std::get_if<ErrorReply>(&reply)) {
       if (e->code == ErrorCode::unauthorized) ++ctx_.stats.refused_token;
       return fail(e->code, e->message, m.request_id);
@@ -164,10 +165,25 @@ void Connection::dispatch(Message m) {
     return fail(ErrorCode::unauthorized, "this server needs a hello with its token first", m.request_id);
   }
   ++ctx_.stats.requests;
-  // The service runs on the worker; the reply comes back to the I/O thread. No read is
+  // The service runs on a worker; the reply comes back to the I/O thread. No read is
   // outstanding meanwhile, so there is at most one reply (one write) in flight.
+  const bool steering = Handler::is_steering(type);
+  const auto job = ++job_;
+  awaiting_ = true;
+  if (steering) {
+    // A steering call may wait for the run's next step boundary: answer `timeout` when
+    // it takes too long, and keep the session (the late reply is dropped in answer()).
+    steer_timer_.expires_after(ctx_.options.steer_timeout);
+    steer_timer_.async_wait([self = shared_from_this(), job, id = m.request_id](const boost::system::error_code& ec) {
+      if (ec || self->closed_ || !self->awaiting_ || self->job_ != job) return;
+      ++self->ctx_.stats.timeouts;
+      const auto ms = std::to_string(self->ctx_.options.steer_timeout.count());
+      self->answer(job, encode(Message{id, ErrorReply{ErrorCode::timeout, "no answer from the run within " + ms +
+                                                                              " ms; the request may still take effect (ask for status)"}}));
+    });
+  }
   auto& io = ctx_.io;
-  ctx_.worker.post([self = shared_from_this(), &io, m = std::move(m)] {
+  (steering ? ctx_.steering : ctx_.queries).post([self = shared_from_this(), &io, job, m = std::move(m)] {
     std::vector<std::byte> bytes;
     const Body reply = self->ctx_.handler.handle(m.body);
     try {
@@ -175,8 +191,15 @@ void Connection::dispatch(Message m) {
     } catch (const ProtocolError& e) {
       bytes = encode(Message{m.request_id, ErrorReply{e.code(), e.what()}});
     }
-    asio::post(io, [self, bytes = std::move(bytes)]() mutable { self->write(std::move(bytes), false); });
+    asio::post(io, [self, job, bytes = std::move(bytes)]() mutable { self->answer(job, std::move(bytes)); });
   });
+}
+
+void Connection::answer(std::uint64_t job, std::vector<std::byte> bytes) {
+  if (!awaiting_ || job != job_) return;  // answered already (timeout): drop
+  awaiting_ = false;
+  steer_timer_.cancel();
+  write(std::move(bytes), false);
 }
 
 void Connection::write(std::vector<std::byte> bytes, bool then_close) {

@@ -22,7 +22,7 @@ namespace rwd::collector::detail {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
-/// One thread running jobs in order: the only thread that calls the Service.
+/// One thread running jobs in order: one lane of Service calls (see Service).
 class Worker {
  public:
   Worker();
@@ -53,7 +53,8 @@ struct Context {
   asio::io_context& io;
   const ServerOptions& options;
   Handler& handler;
-  Worker& worker;
+  Worker& queries;   ///< info, steps, window, status, parameters
+  Worker& steering;  ///< control, set, branch
   AtomicStats& stats;
   std::set<std::shared_ptr<Connection>> open;  ///< I/O thread only
   std::size_t active = 0;                      ///< open minus those being refused
@@ -75,6 +76,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void read_body();
   void on_frame();
   void dispatch(Message m);
+  void answer(std::uint64_t job, std::vector<std::byte> bytes);
   void write(std::vector<std::byte> bytes, bool then_close);
   void fail(ErrorCode code, const std::string& message, std::uint32_t request_id = 0);
   void linger_close();
@@ -83,12 +85,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   tcp::socket socket_;
   asio::steady_timer timer_;
+  asio::steady_timer steer_timer_;  ///< steer_timeout of the request being served
   Context& ctx_;
   std::array<std::byte, kHeaderSize> header_{};
   std::vector<std::byte> frame_;
   std::vector<std::byte> out_;
   std::array<std::byte, 4096> drain_{};
   std::size_t drained_ = 0;
+  std::uint64_t job_ = 0;   ///< number of the last request handed to a worker
+  bool awaiting_ = false;   ///< job_'s reply is still due (not answered, not timed out)
   bool counted_ = false;  ///< one of ctx.active
   bool authed_ = false;
   bool closed_ = false;

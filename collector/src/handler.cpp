@@ -13,7 +13,24 @@ bool all_digits(std::string_view s) { return !s.empty() && std::all_of(s.begin()
 
 ErrorReply error(ErrorCode c, std::string m) { return {c, std::move(m)}; }
 
+std::optional<ErrorReply> unknown_file(const std::vector<std::string>& files, const std::string& file) {
+  if (file.empty() || std::find(files.begin(), files.end(), file) != files.end()) return std::nullopt;
+  return error(ErrorCode::bad_argument, "no file \"" + file + "\" on this server");
+}
+
+[[noreturn]] void unsupported(const char* what) {
+  throw ServiceError(ErrorCode::unsupported,
+                     std::string(what) + ": this server does not steer a run (an offline server answers windows only)");
+}
+
 }  // namespace
+
+std::vector<std::string> Service::capabilities() const { return {"info", "steps", "window"}; }
+RunStatus Service::status() { unsupported("status"); }
+ControlReply Service::control(ControlAction) { unsupported("control"); }
+std::vector<ParameterInfo> Service::parameters() { unsupported("parameters"); }
+SetReply Service::set(const ParamValues&) { unsupported("set"); }
+BranchReply Service::branch(const BranchRequest&) { unsupported("branch"); }
 
 bool valid_time_selector(const std::string& s) {
   if (s == "live" || s == "latest") return true;
@@ -69,34 +86,62 @@ std::optional<ErrorReply> Handler::validate(const WindowRequest& r, const Handle
   return std::nullopt;
 }
 
+std::optional<ErrorReply> Handler::validate(const ControlRequest& r) {
+  if (parse_control_action(r.action)) return std::nullopt;
+  return error(ErrorCode::bad_argument, "action \"" + r.action.substr(0, 32) + "\" is not pause, resume or stop");
+}
+
+std::optional<ErrorReply> Handler::validate(const ParamValues& values, const HandlerLimits& limits, bool allow_empty) {
+  if ((values.empty() && !allow_empty) || values.size() > limits.max_values)
+    return error(ErrorCode::bad_argument, std::to_string(values.size()) + " values given, expected " +
+                                              (allow_empty ? "0" : "1") + " .. " + std::to_string(limits.max_values));
+  for (const auto& [name, v] : values) {
+    if (name.empty() || name.size() > limits.max_name_chars)
+      return error(ErrorCode::bad_argument, "parameter name \"" + name.substr(0, limits.max_name_chars) + "...\" is empty or longer than " +
+                                                std::to_string(limits.max_name_chars) + " characters");
+    const auto bad = [&] { return error(ErrorCode::bad_argument, name + " is not finite"); };
+    if (const auto* d = std::get_if<double>(&v)) {
+      if (!std::isfinite(*d)) return bad();
+    } else {
+      for (const double x : std::get<std::array<double, 3>>(v))
+        if (!std::isfinite(x)) return bad();
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<ErrorReply> Handler::validate(const BranchRequest& r, const HandlerLimits& limits) {
+  if (r.from == "live" || r.from.size() > limits.max_selector_chars || !valid_time_selector(r.from))
+    return error(ErrorCode::bad_argument, "from \"" + r.from.substr(0, limits.max_selector_chars) +
+                                              "\" is not latest, N, #i or t=T (a committed step)");
+  for (const auto* path : {&r.file, &r.output})
+    if (path->size() > limits.max_path_chars || path->find('\0') != std::string::npos)
+      return error(ErrorCode::bad_argument, "file name longer than " + std::to_string(limits.max_path_chars) +
+                                                " characters or containing NUL");
+  return validate(r.values, limits, true);
+}
+
+Handler::Handler(Service& service, HandlerLimits limits)
+    : service_(service), limits_(limits), capabilities_(service.capabilities()) {}
+
+bool Handler::is_steering(MessageType t) {
+  return t == MessageType::control_request || t == MessageType::set_request || t == MessageType::branch_request;
+}
+
+bool Handler::offers(MessageType t) const {
+  // info, steps and window are every service's duty; the 1.1 requests must be announced.
+  if (t == MessageType::info_request || t == MessageType::steps_request || t == MessageType::window_request) return true;
+  return std::find(capabilities_.begin(), capabilities_.end(), capability_of(t)) != capabilities_.end();
+}
+
 Body Handler::handle(const Body& request) {
+  const auto t = type_of(request);
   try {
-    if (std::holds_alternative<InfoRequest>(request)) {
-      const std::lock_guard lock(mutex_);
-      return InfoReply{service_.info()};
-    }
-    if (std::holds_alternative<StepsRequest>(request)) {
-      const std::lock_guard lock(mutex_);
-      return StepsReply{service_.steps()};
-    }
-    if (const auto* w = std::get_if<WindowRequest>(&request)) {
-      if (auto e = validate(*w, limits_)) return *e;
-      const std::lock_guard lock(mutex_);
-      const auto info = service_.info();
-      for (const auto& v : w->variables) {
-        const bool known = std::any_of(info.variables.begin(), info.variables.end(), [&](const VariableInfo& x) { return x.name == v; });
-        if (!known) return error(ErrorCode::unknown_variable, "no variable \"" + v + "\"");
-      }
-      if (!w->file.empty() && std::find(info.files.begin(), info.files.end(), w->file) == info.files.end())
-        return error(ErrorCode::bad_argument, "no file \"" + w->file + "\" on this server");
-      if (w->time == "live" && !info.live) {
-        WindowRequest latest = *w;
-        latest.time = "latest";  // an offline server's newest step is what "live" can mean
-        return service_.window(latest);
-      }
-      return service_.window(*w);
-    }
-    return error(ErrorCode::unknown_type, "not a request this handler answers");
+    if (*capability_of(t) == '\0') return error(ErrorCode::unknown_type, "not a request this handler answers");
+    if (!offers(t))
+      return error(ErrorCode::unsupported, std::string(capability_of(t)) +
+                                               ": not offered by this server (an offline server answers windows only)");
+    return is_steering(t) ? handle_steering(request) : handle_query(request);
   } catch (const ServiceError& e) {
     return error(e.code(), e.what());
   } catch (const std::bad_alloc&) {
@@ -104,6 +149,55 @@ Body Handler::handle(const Body& request) {
   } catch (const std::exception& e) {
     return error(ErrorCode::internal, e.what());
   }
+}
+
+Body Handler::handle_steering(const Body& request) {
+  if (const auto* c = std::get_if<ControlRequest>(&request)) {
+    if (auto e = validate(*c)) return *e;
+    const std::lock_guard lock(steer_mutex_);
+    return service_.control(*parse_control_action(c->action));
+  }
+  if (const auto* s = std::get_if<SetRequest>(&request)) {
+    if (auto e = validate(s->values, limits_)) return *e;
+    const std::lock_guard lock(steer_mutex_);
+    return service_.set(s->values);
+  }
+  const auto& b = std::get<BranchRequest>(request);
+  if (auto e = validate(b, limits_)) return *e;
+  if (!b.file.empty()) {
+    std::vector<std::string> files;
+    {
+      const std::lock_guard lock(query_mutex_);  // info() belongs to the query lane
+      files = service_.info().files;
+    }
+    if (auto e = unknown_file(files, b.file)) return *e;
+  }
+  const std::lock_guard lock(steer_mutex_);
+  return service_.branch(b);
+}
+
+Body Handler::handle_query(const Body& request) {
+  const auto* w = std::get_if<WindowRequest>(&request);
+  if (w != nullptr) {
+    if (auto e = validate(*w, limits_)) return *e;
+  }
+  const std::lock_guard lock(query_mutex_);
+  if (std::holds_alternative<InfoRequest>(request)) return InfoReply{service_.info()};
+  if (std::holds_alternative<StepsRequest>(request)) return StepsReply{service_.steps()};
+  if (std::holds_alternative<StatusRequest>(request)) return StatusReply{service_.status()};
+  if (std::holds_alternative<ParametersRequest>(request)) return ParametersReply{service_.parameters()};
+  const auto info = service_.info();
+  for (const auto& v : w->variables) {
+    const bool known = std::any_of(info.variables.begin(), info.variables.end(), [&](const VariableInfo& x) { return x.name == v; });
+    if (!known) return error(ErrorCode::unknown_variable, "no variable \"" + v + "\"");
+  }
+  if (auto e = unknown_file(info.files, w->file)) return *e;
+  if (w->time == "live" && !info.live) {
+    WindowRequest latest = *w;
+    latest.time = "latest";  // an offline server's newest step is what "live" can mean
+    return service_.window(latest);
+  }
+  return service_.window(*w);
 }
 
 }  // namespace rwd::collector

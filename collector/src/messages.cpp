@@ -22,9 +22,28 @@ const char* to_string(ErrorCode c) noexcept {
     case ErrorCode::no_such_step: return "no_such_step";
     case ErrorCode::unknown_variable: return "unknown_variable";
     case ErrorCode::internal: return "internal";
+    case ErrorCode::unsupported: return "unsupported";
+    case ErrorCode::conflict: return "conflict";
   }
   return "unknown";
 }
+
+namespace {
+constexpr std::array<const char*, 4> kRunStates = {"running", "paused", "stopping", "finished"};
+constexpr std::array<const char*, 3> kControlActions = {"pause", "resume", "stop"};
+
+template <typename E, std::size_t N>
+std::optional<E> parse_name(const std::array<const char*, N>& names, const std::string& s) {
+  for (std::size_t i = 0; i < N; ++i)
+    if (s == names[i]) return static_cast<E>(i);
+  return std::nullopt;
+}
+}  // namespace
+
+const char* to_string(RunState s) noexcept { return kRunStates.at(static_cast<std::size_t>(s)); }
+std::optional<RunState> parse_run_state(const std::string& s) { return parse_name<RunState>(kRunStates, s); }
+const char* to_string(ControlAction a) noexcept { return kControlActions.at(static_cast<std::size_t>(a)); }
+std::optional<ControlAction> parse_control_action(const std::string& s) { return parse_name<ControlAction>(kControlActions, s); }
 
 std::uint64_t Piece::cells() const {
   std::uint64_t n = 1;
@@ -34,9 +53,20 @@ std::uint64_t Piece::cells() const {
 
 MessageType type_of(const Body& body) { return static_cast<MessageType>(body.index() + 1); }
 
-bool is_request(MessageType t) {
-  return t == MessageType::hello || t == MessageType::info_request || t == MessageType::steps_request ||
-         t == MessageType::window_request || t == MessageType::bye;
+bool is_request(MessageType t) { return t == MessageType::hello || t == MessageType::bye || *capability_of(t) != '\0'; }
+
+const char* capability_of(MessageType t) noexcept {
+  switch (t) {
+    case MessageType::info_request: return "info";
+    case MessageType::steps_request: return "steps";
+    case MessageType::window_request: return "window";
+    case MessageType::status_request: return "status";
+    case MessageType::control_request: return "control";
+    case MessageType::parameters_request: return "parameters";
+    case MessageType::set_request: return "set";
+    case MessageType::branch_request: return "branch";
+    default: return "";
+  }
 }
 
 namespace detail {
@@ -125,6 +155,97 @@ void get_box(const json& j, std::array<double, 3>& lo, std::array<double, 3>& hi
   const auto& b = field(j, "box");
   lo = get_3<double>(b, "lo");
   hi = get_3<double>(b, "hi");
+}
+
+// --- Steering values -------------------------------------------------------------------
+
+/// encode()'s side of "JSON numbers are finite": nlohmann would write NaN as null.
+double finite(double v, const char* key) {
+  if (!std::isfinite(v)) throw ProtocolError(ErrorCode::bad_argument, std::string("collector: ") + key + " is not finite");
+  return v;
+}
+
+json value_json(const ParamValue& v, const std::string& name) {
+  if (const auto* d = std::get_if<double>(&v)) return finite(*d, name.c_str());
+  const auto& a = std::get<std::array<double, 3>>(v);
+  for (const double x : a) finite(x, name.c_str());
+  return a;
+}
+
+/// A number or a list of exactly 3 numbers.
+ParamValue value_from(const json& v, const std::string& name) {
+  if (v.is_number()) return as_f64(v, name.c_str());
+  if (v.is_array() && v.size() == 3) {
+    std::array<double, 3> a{};
+    for (std::size_t i = 0; i < 3; ++i) a[i] = as_f64(v[i], name.c_str());
+    return a;
+  }
+  malformed("value of \"" + name + "\" is neither a number nor a list of 3 numbers");
+}
+
+json values_json(const ParamValues& values) {
+  json j = json::object();
+  for (const auto& [name, v] : values) j[name] = value_json(v, name);
+  return j;
+}
+
+ParamValues get_values(const json& j, const char* key) {
+  const auto& v = field(j, key);
+  if (!v.is_object()) malformed(std::string("field \"") + key + "\" is not an object");
+  ParamValues out;
+  for (const auto& [name, x] : v.items()) out.emplace(name, value_from(x, name));
+  return out;
+}
+
+RunState get_state(const json& j) {
+  const auto s = parse_run_state(get_str(j, "state"));
+  if (!s) malformed("field \"state\" is not running, paused, stopping or finished");
+  return *s;
+}
+
+json parameter_json(const ParameterInfo& p) {
+  if (!(finite(p.min, "min") <= finite(p.max, "max")))
+    throw ProtocolError(ErrorCode::bad_argument, "collector: parameter " + p.name + " has min > max");
+  return {{"name", p.name}, {"type", std::holds_alternative<double>(p.value) ? "number" : "vector"},
+          {"unit", p.unit}, {"min", p.min}, {"max", p.max}, {"value", value_json(p.value, p.name)},
+          {"description", p.description}};
+}
+
+ParameterInfo parameter_from(const json& j) {
+  ParameterInfo p;
+  p.name = get_str(j, "name");
+  const auto type = get_str(j, "type");
+  p.unit = get_str(j, "unit");
+  p.min = get_f64(j, "min");
+  p.max = get_f64(j, "max");
+  p.value = value_from(field(j, "value"), p.name);
+  p.description = get_str(j, "description");
+  if (type != "number" && type != "vector") malformed("parameter " + p.name + ": type is not number or vector");
+  if ((type == "number") != std::holds_alternative<double>(p.value)) malformed("parameter " + p.name + ": value does not match its type");
+  if (p.min > p.max) malformed("parameter " + p.name + ": min > max");
+  return p;
+}
+
+json status_json(const RunStatus& s) {
+  if (!(finite(s.steps_per_second, "steps_per_second") >= 0))
+    throw ProtocolError(ErrorCode::bad_argument, "collector: steps_per_second is negative");
+  return {{"state", to_string(s.state)}, {"step", s.step},     {"time", finite(s.time, "time")},
+          {"steps_per_second", s.steps_per_second}, {"file", s.file}, {"parent", s.parent},
+          {"ranks", s.ranks},          {"clients", s.clients}};
+}
+
+RunStatus status_from(const json& j) {
+  RunStatus s;
+  s.state = get_state(j);
+  s.step = get_int<std::int64_t>(j, "step");
+  s.time = get_f64(j, "time");
+  s.steps_per_second = get_f64(j, "steps_per_second");
+  if (s.steps_per_second < 0) malformed("field \"steps_per_second\" is negative");
+  s.file = get_str(j, "file");
+  s.parent = get_str(j, "parent");
+  s.ranks = get_int<std::uint32_t>(j, "ranks");
+  s.clients = get_int<std::uint32_t>(j, "clients");
+  return s;
 }
 
 template <typename T>
@@ -231,6 +352,31 @@ json to_json(const Body& body, std::vector<ArrayOut>& arrays) {
             return {{"code", static_cast<std::uint32_t>(b.code)}, {"name", to_string(b.code)}, {"message", b.message}};
           },
           [](const Bye&) -> json { return json::object(); },
+          [](const StatusRequest&) -> json { return json::object(); },
+          [](const StatusReply& b) -> json { return status_json(b.status); },
+          [](const ControlRequest& b) -> json { return {{"action", b.action}}; },
+          [](const ControlReply& b) -> json {
+            return {{"state", to_string(b.state)}, {"step", b.step}, {"time", finite(b.time, "time")}};
+          },
+          [](const ParametersRequest&) -> json { return json::object(); },
+          [](const ParametersReply& b) -> json {
+            json list = json::array();
+            for (const auto& p : b.parameters) list.push_back(parameter_json(p));
+            return {{"parameters", std::move(list)}};
+          },
+          [](const SetRequest& b) -> json { return {{"values", values_json(b.values)}}; },
+          [](const SetReply& b) -> json {
+            return {{"step", b.step}, {"time", finite(b.time, "time")}, {"values", values_json(b.values)}};
+          },
+          [](const BranchRequest& b) -> json {
+            json j = {{"from", b.from}, {"values", values_json(b.values)}};
+            if (!b.file.empty()) j["file"] = b.file;
+            if (!b.output.empty()) j["output"] = b.output;
+            return j;
+          },
+          [](const BranchReply& b) -> json {
+            return {{"file", b.file}, {"parent", b.parent}, {"step", b.step}, {"time", finite(b.time, "time")}};
+          },
       },
       body);
 }
@@ -275,10 +421,32 @@ Body from_json(MessageType t, const json& j, std::vector<ArrayIn>&& arrays) {
     case MessageType::window_reply: return window_reply_from(j, std::move(arrays));
     case MessageType::error_reply: {
       const auto code = get_int<std::uint32_t>(j, "code");
-      if (code < 1 || code > static_cast<std::uint32_t>(ErrorCode::internal)) malformed("unknown error code " + std::to_string(code));
+      if (code < 1 || code > static_cast<std::uint32_t>(ErrorCode::conflict)) malformed("unknown error code " + std::to_string(code));
       return ErrorReply{static_cast<ErrorCode>(code), get_str(j, "message")};
     }
     case MessageType::bye: return Bye{};
+    case MessageType::status_request: return StatusRequest{};
+    case MessageType::status_reply: return StatusReply{status_from(j)};
+    case MessageType::control_request: return ControlRequest{get_str(j, "action")};
+    case MessageType::control_reply: return ControlReply{get_state(j), get_int<std::int64_t>(j, "step"), get_f64(j, "time")};
+    case MessageType::parameters_request: return ParametersRequest{};
+    case MessageType::parameters_reply: {
+      ParametersReply b;
+      for (const auto& p : get_list(j, "parameters")) b.parameters.push_back(parameter_from(p));
+      return b;
+    }
+    case MessageType::set_request: return SetRequest{get_values(j, "values")};
+    case MessageType::set_reply: return SetReply{get_int<std::int64_t>(j, "step"), get_f64(j, "time"), get_values(j, "values")};
+    case MessageType::branch_request: {
+      BranchRequest b;
+      b.from = get_str(j, "from");
+      if (j.contains("file")) b.file = get_str(j, "file");
+      b.values = get_values(j, "values");
+      if (j.contains("output")) b.output = get_str(j, "output");
+      return b;
+    }
+    case MessageType::branch_reply:
+      return BranchReply{get_str(j, "file"), get_str(j, "parent"), get_int<std::int64_t>(j, "step"), get_f64(j, "time")};
   }
   throw ProtocolError(ErrorCode::unknown_type, "collector: unknown message type " + std::to_string(static_cast<unsigned>(t)));
 }

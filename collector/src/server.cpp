@@ -17,8 +17,9 @@ bool is_loopback_host(const std::string& host) {
 }
 
 struct Server::Impl {
-  Impl(Service& service, ServerOptions o) : options(std::move(o)), handler(service, options.limits) {}
+  Impl(Service& s, ServerOptions o) : service(s), options(std::move(o)), handler(service, options.limits) {}
 
+  Service& service;
   ServerOptions options;
   Handler handler;
   asio::io_context io{1};
@@ -26,7 +27,7 @@ struct Server::Impl {
   tcp::acceptor acceptor{io};
   asio::steady_timer retry{io};
   AtomicStats stats;
-  std::unique_ptr<Worker> worker;
+  std::unique_ptr<Worker> queries, steering;
   std::unique_ptr<Context> ctx;
   std::thread thread;
   std::uint16_t port = 0;
@@ -74,8 +75,9 @@ void Server::start() {
   }
   s.acceptor.listen(asio::socket_base::max_listen_connections);
   s.port = s.acceptor.local_endpoint().port();
-  s.worker = std::make_unique<Worker>();
-  s.ctx = std::unique_ptr<Context>(new Context{s.io, s.options, s.handler, *s.worker, s.stats, {}, 0});
+  s.queries = std::make_unique<Worker>();
+  s.steering = std::make_unique<Worker>();
+  s.ctx = std::unique_ptr<Context>(new Context{s.io, s.options, s.handler, *s.queries, *s.steering, s.stats, {}, 0});
   s.guard.emplace(s.io.get_executor());
   s.accept();
   s.thread = std::thread([&s] { s.io.run(); });
@@ -94,9 +96,11 @@ void Server::stop() {
     s.retry.cancel();
     s.ctx->stop_all();
   });
-  // Jobs still queued are dropped; a running one finishes and posts its write, which
-  // fails at once on the closed socket.
-  s.worker->stop();
+  // Jobs still queued are dropped; a running one finishes (a blocked one is told to by
+  // stopping()) and posts its write, which fails at once on the closed socket.
+  s.service.stopping();
+  s.queries->stop();
+  s.steering->stop();
   s.guard.reset();
   s.thread.join();
   s.io.restart();

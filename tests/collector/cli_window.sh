@@ -4,15 +4,9 @@
 #   cli_window.sh REWIND SOURCE_DIR PYTHON
 set -u
 rewind=$1 src=$2 py=$3
-fail=0
-tmp=$(mktemp -d)
-server_pid=
-cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-cd "$tmp"
-check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
-checker="$py $src/tests/collector/check_window.py f.h5"
 . "$src/tests/collector/serve_util.sh"
+in_tmpdir
+checker="$py $src/tests/collector/check_window.py f.h5"
 
 "$rewind" run "$src/cases/default.toml" --output f.h5 --set time.end=0.05 --set output.visualisation_interval=0.025 -q >run.log 2>&1
 check "rewind run wrote a file" "[ -f f.h5 ]"
@@ -64,14 +58,15 @@ if command -v pvpython >/dev/null && command -v Xvfb >/dev/null; then
   check "stock ParaView opens the .vtm with every cell ($cells)" "grep -q '^CELLS $cells\$' pv.out"
 fi
 
-# Bad input: one error line, non-zero exit.
-one_error() { "$@" >err.out 2>&1; local rc=$?; [ $rc != 0 ] && [ "$(wc -l <err.out)" = 1 ] && grep -q 'error:' err.out; }
+# Bad input: one error line, non-zero exit (one_error: serve_util.sh).
 check "unknown variable: one error line" "one_error $rewind window f.h5 --box 0,0,0,1,1,1 --budget 5 --vars rho"
 check "unknown step: one error line" "one_error $rewind window f.h5@77 --box 0,0,0,1,1,1 --budget 5"
 check "box with lo > hi: one error line" "one_error $rewind window f.h5 --box 1,0,0,0,1,1 --budget 5"
 check "missing file: one error line" "one_error $rewind window nothere.h5 --box 0,0,0,1,1,1 --budget 5"
 check "serving 0.0.0.0 without a token is refused" "one_error $rewind serve f.h5 --listen 0.0.0.0:0"
 check "bad --listen is refused" "one_error $rewind serve f.h5 --listen nowhere"
+check "rewind steer against rewind serve: unsupported, one error line" \
+  "one_error $rewind steer 127.0.0.1:$port status && grep -q unsupported err.out"
 stop_server
 
 start_server --token s3cret

@@ -4,7 +4,9 @@
 #include <zstd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -97,6 +99,89 @@ class FakeService : public Service {
     for (std::uint64_t i = 0; i < r.budget; ++i) w.cell_type[i] = static_cast<std::uint8_t>(i % 7);
     return w;
   }
+};
+
+/// FakeService plus steering, as a live run would answer it: every steering call waits
+/// `boundary` (the next step boundary), then the step advances by one. `hang` makes
+/// steering calls wait until stopping() (a run that never reaches a boundary).
+/// Thread-safe the way Service asks: steering state under its own mutex.
+class SteerableService : public FakeService {
+ public:
+  std::chrono::milliseconds boundary{20};
+  bool hang = false;
+
+  [[nodiscard]] std::vector<std::string> capabilities() const override {
+    return {"info", "steps", "window", "status", "control", "parameters", "set", "branch"};
+  }
+  RunStatus status() override {
+    const std::lock_guard lock(mutex_);
+    return {state_, step_, time(), 12.5, "fake.h5", "", 2, 1};
+  }
+  ControlReply control(ControlAction action) override {
+    std::unique_lock lock(mutex_);
+    wait_boundary(lock);
+    if (state_ == RunState::stopping || state_ == RunState::finished) {
+      if (action != ControlAction::stop) throw ServiceError(ErrorCode::conflict, "the run is stopping");
+    } else {
+      state_ = action == ControlAction::pause ? RunState::paused : action == ControlAction::resume ? RunState::running
+                                                                                                   : RunState::stopping;
+    }
+    return {state_, step_, time()};
+  }
+  std::vector<ParameterInfo> parameters() override {
+    const std::lock_guard lock(mutex_);
+    return {{"boundary.xmin.velocity", velocity_, "m/s", -10, 10, "inflow velocity"},
+            {"physics.nu", nu_, "m^2/s", 1e-9, 10, "kinematic viscosity"}};
+  }
+  SetReply set(const ParamValues& values) override {
+    std::unique_lock lock(mutex_);
+    if (state_ == RunState::stopping) throw ServiceError(ErrorCode::conflict, "the run is stopping");
+    for (const auto& [name, v] : values) {
+      if (name == "physics.nu") {
+        const auto* d = std::get_if<double>(&v);
+        if (d == nullptr || *d < 1e-9 || *d > 10) throw ServiceError(ErrorCode::bad_argument, "physics.nu is outside [1e-09, 10]");
+      } else if (name != "boundary.xmin.velocity" || !std::holds_alternative<std::array<double, 3>>(v)) {
+        throw ServiceError(ErrorCode::bad_argument, "cannot steer " + name);
+      }
+    }
+    wait_boundary(lock);
+    for (const auto& [name, v] : values) (name == "physics.nu" ? nu_ : velocity_) = v;
+    return {step_, time(), values};
+  }
+  BranchReply branch(const BranchRequest& r) override {
+    std::unique_lock lock(mutex_);
+    if (r.from == "99") throw ServiceError(ErrorCode::no_such_step, "no step 99");
+    wait_boundary(lock);
+    const std::int64_t from = r.from == "latest" ? 10 : 5;
+    const std::string out = r.output.empty() ? "fake.branch" + std::to_string(from) + ".h5" : r.output;
+    return {out, r.file.empty() ? "fake.h5" : r.file, from, static_cast<double>(from) * 0.01};
+  }
+  void stopping() noexcept override {
+    {
+      const std::lock_guard lock(mutex_);
+      stopped_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  double time() const { return static_cast<double>(step_) * 0.01; }
+  void wait_boundary(std::unique_lock<std::mutex>& lock) {
+    if (hang) {
+      cv_.wait(lock, [&] { return stopped_; });
+      throw ServiceError(ErrorCode::internal, "the run stopped");
+    }
+    cv_.wait_for(lock, boundary, [&] { return stopped_; });
+    ++step_;
+  }
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool stopped_ = false;
+  RunState state_ = RunState::running;
+  std::int64_t step_ = 100;
+  ParamValue nu_ = 0.01;
+  ParamValue velocity_ = std::array<double, 3>{1, 0, 0};
 };
 
 }  // namespace rwd::collector::test

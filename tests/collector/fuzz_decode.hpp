@@ -1,5 +1,5 @@
 // One fuzz input for the collector's decoder, shared by the libFuzzer target
-// (fuzz_decode.cpp, clang only) and the corpus replay test (every build).
+// (fuzz_decode.cpp, built with clang++-14) and the corpus replay test (every build).
 //
 // Property: decode() either throws ProtocolError or returns a message that re-encodes
 // and decodes to the same bytes. Anything else (another exception, a crash, a read out

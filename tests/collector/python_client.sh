@@ -4,14 +4,9 @@
 #   python_client.sh REWIND SOURCE_DIR PYTHON
 set -u
 rewind=$1 src=$2 py=$3
-fail=0
-tmp=$(mktemp -d)
-server_pid=
-trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
-cd "$tmp"
-check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
-"$rewind" run "$src/cases/default.toml" --output f.h5 --set time.end=0.05 -q >run.log 2>&1
 . "$src/tests/collector/serve_util.sh"
+in_tmpdir
+"$rewind" run "$src/cases/default.toml" --output f.h5 --set time.end=0.05 -q >run.log 2>&1
 start_serve f.h5 --token pytok
 check "rewind serve is listening" "[ -n '$port' ]"
 check "the Python client fetches, errors and refuses as documented" "$py $src/tests/collector/python_client_check.py $src $port pytok py.json"

@@ -30,6 +30,14 @@ with Client("127.0.0.1", port, token=token, timeout=10) as c:
             raise SystemExit(f"accepted {bad}")
         except CollectorError as e:
             assert e.code == code, (e.code, code)
+    # An offline server steers nothing: not announced, and refused by the server itself.
+    assert not c.offers("status")
+    try:
+        c._call("set_request", {"values": {"physics.nu": 0.1}})
+        raise SystemExit("rewind serve accepted set")
+    except CollectorError as e:
+        assert e.code == "unsupported", e.code
+    assert len(c.steps()) >= 2
 try:
     Client("127.0.0.1", port, token=token + "x", timeout=10)
     raise SystemExit("wrong token accepted")

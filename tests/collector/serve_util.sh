@@ -1,10 +1,18 @@
-# Sourced by the collector's shell tests (needs $rewind).
-# start_serve FILE [OPTIONS...]: `rewind serve FILE --listen 127.0.0.1:0 OPTIONS` in the
-# background; sets server_pid, and port (empty if no address was printed within 10 s).
-start_serve() {
-  local file=$1
-  shift
-  "$rewind" serve "$file" --listen 127.0.0.1:0 "$@" >serve.log 2>&1 &
+# Sourced by the collector's shell tests.
+# in_tmpdir: cd into a fresh directory, removed on exit (and the server stopped, if any).
+in_tmpdir() {
+  tmp=$(mktemp -d)
+  server_pid=
+  trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+  cd "$tmp" || exit 1
+}
+# check NAME COMMAND: evaluates COMMAND, prints ok/FAIL NAME; a failure sets fail=1.
+fail=0
+check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+# start_listener COMMAND...: runs COMMAND in the background (output in serve.log); sets
+# server_pid, and port (empty if it printed no "listening on 127.0.0.1:PORT" within 10 s).
+start_listener() {
+  "$@" >serve.log 2>&1 &
   server_pid=$!
   port=
   for _ in $(seq 1 100); do
@@ -13,3 +21,11 @@ start_serve() {
     sleep 0.1
   done
 }
+# start_serve FILE [OPTIONS...]: `rewind serve FILE --listen 127.0.0.1:0 OPTIONS` (needs $rewind).
+start_serve() {
+  local file=$1
+  shift
+  start_listener "$rewind" serve "$file" --listen 127.0.0.1:0 "$@"
+}
+# one_error COMMAND...: true if COMMAND fails with exactly one line, an "error:" line.
+one_error() { "$@" >err.out 2>&1; local rc=$?; [ $rc != 0 ] && [ "$(wc -l <err.out)" = 1 ] && grep -q 'error:' err.out; }

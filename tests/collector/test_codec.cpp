@@ -2,6 +2,7 @@
 // with a code and without reading out of bounds.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <set>
 
 #include "frame_util.hpp"
 
@@ -30,6 +31,23 @@ WindowReply sample_window() {
   return s.window(r);
 }
 
+std::vector<Body> steering_bodies() {
+  test::SteerableService s;
+  const ParamValues values{{"physics.nu", 0.02}, {"boundary.xmin.velocity", std::array<double, 3>{1.5, 0, -2e-3}}};
+  return {StatusRequest{},
+          StatusReply{s.status()},
+          StatusReply{{RunState::finished, 7, 0.07, 0.0, "b.h5", "a.h5", 3, 0}},
+          ControlRequest{"pause"},
+          ControlReply{RunState::paused, 101, 1.01},
+          ParametersRequest{},
+          ParametersReply{s.parameters()},
+          SetRequest{values},
+          SetReply{102, 1.02, values},
+          BranchRequest{"t=0.5", "", {}, ""},
+          BranchRequest{"#-2", "run.h5", values, "/tmp/b.h5"},
+          BranchReply{"run.branch50.h5", "run.h5", 50, 0.5}};
+}
+
 std::vector<Body> every_body() {
   ServerInfo info = test::FakeService{}.info();
   info.refinement = 3;
@@ -43,14 +61,20 @@ std::vector<Body> every_body() {
           WindowRequest{{0, 0, 0}, {0, 0, 0}, 1, "#-1", {}, ""},
           sample_window(),
           ErrorReply{ErrorCode::no_such_step, "no step 7"},
+          ErrorReply{ErrorCode::conflict, "the run finished"},
           Bye{}};
 }
 
 }  // namespace
 
 TEST_CASE("every message type round-trips and re-encodes to the same bytes", "[collector]") {
-  const auto bodies = every_body();
-  REQUIRE(bodies.size() == 11);
+  auto bodies = every_body();
+  const auto steering = steering_bodies();
+  bodies.insert(bodies.end(), steering.begin(), steering.end());
+  std::set<MessageType> types;
+  for (const auto& b : bodies) types.insert(type_of(b));
+  REQUIRE(types.size() == 20);  // every type, and types are numbered 1 .. 20
+  CHECK(static_cast<int>(*types.rbegin()) == 20);
   for (std::size_t i = 0; i < bodies.size(); ++i) {
     const Message m{static_cast<std::uint32_t>(100 + i), bodies[i]};
     const auto bytes = encode(m);
@@ -64,6 +88,65 @@ TEST_CASE("every message type round-trips and re-encodes to the same bytes", "[c
     CHECK(back.body.index() == m.body.index());
     CHECK(encode(back) == bytes);
   }
+}
+
+TEST_CASE("steering messages keep every field", "[collector][steer]") {
+  const auto round = [](const Body& b) { return decode(encode(Message{9, b})).body; };
+  const RunStatus st{RunState::stopping, -3, 2.5, 0.75, "b.h5", "a.h5", 4, 2};
+  const auto s = std::get<StatusReply>(round(StatusReply{st})).status;
+  CHECK(s.state == RunState::stopping);
+  CHECK(s.step == -3);
+  CHECK(s.time == 2.5);
+  CHECK(s.steps_per_second == 0.75);
+  CHECK(s.file == "b.h5");
+  CHECK(s.parent == "a.h5");
+  CHECK(s.ranks == 4);
+  CHECK(s.clients == 2);
+  CHECK(std::get<ControlRequest>(round(ControlRequest{"resume"})).action == "resume");
+  const auto c = std::get<ControlReply>(round(ControlReply{RunState::paused, 12, 0.125}));
+  CHECK((c.state == RunState::paused && c.step == 12 && c.time == 0.125));
+
+  const auto params = test::SteerableService{}.parameters();
+  const auto p = std::get<ParametersReply>(round(ParametersReply{params})).parameters;
+  REQUIRE(p.size() == 2);
+  CHECK(p[0].name == "boundary.xmin.velocity");
+  CHECK(std::get<std::array<double, 3>>(p[0].value) == std::array<double, 3>{1, 0, 0});
+  CHECK(p[1].name == "physics.nu");
+  CHECK(std::get<double>(p[1].value) == 0.01);
+  CHECK((p[1].unit == "m^2/s" && p[1].min == 1e-9 && p[1].max == 10 && p[1].description == "kinematic viscosity"));
+  CHECK(json_text(ParametersReply{params}).find(R"("type":"vector")") != std::string::npos);
+
+  const ParamValues v{{"a", 1.0}, {"b", std::array<double, 3>{-1, 0.5, 1e300}}};
+  CHECK(std::get<SetRequest>(round(SetRequest{v})).values == v);
+  const auto sr = std::get<SetReply>(round(SetReply{5, 0.05, v}));
+  CHECK((sr.step == 5 && sr.time == 0.05 && sr.values == v));
+  const auto b = std::get<BranchRequest>(round(BranchRequest{"42", "run.h5", v, "out.h5"}));
+  CHECK((b.from == "42" && b.file == "run.h5" && b.values == v && b.output == "out.h5"));
+  const auto b0 = std::get<BranchRequest>(round(BranchRequest{"latest", "", {}, ""}));
+  CHECK((b0.file.empty() && b0.output.empty() && b0.values.empty()));
+  CHECK(json_text(BranchRequest{"latest", "", {}, ""}) == R"({"from":"latest","values":{}})");
+  const auto br = std::get<BranchReply>(round(BranchReply{"x.h5", "run.h5", 40, 0.4}));
+  CHECK((br.file == "x.h5" && br.parent == "run.h5" && br.step == 40 && br.time == 0.4));
+  CHECK(std::get<ErrorReply>(round(ErrorReply{ErrorCode::unsupported, "offline"})).code == ErrorCode::unsupported);
+}
+
+TEST_CASE("encode refuses steering values the decoder would refuse", "[collector][steer]") {
+  const double nan = std::nan("");
+  const auto refused = [](const Body& b) {
+    try {
+      (void)encode(Message{1, b});
+    } catch (const ProtocolError& e) {
+      return e.code() == ErrorCode::bad_argument;
+    }
+    return false;
+  };
+  CHECK(refused(SetRequest{{{"a", nan}}}));
+  CHECK(refused(SetRequest{{{"a", std::array<double, 3>{0, INFINITY, 0}}}}));
+  CHECK(refused(StatusReply{{RunState::running, 1, 0.1, -1.0, "f", "", 1, 0}}));
+  CHECK(refused(StatusReply{{RunState::running, 1, 0.1, nan, "f", "", 1, 0}}));
+  CHECK(refused(ControlReply{RunState::running, 1, INFINITY}));
+  CHECK(refused(ParametersReply{{{"x", 1.0, "", 2, 1, ""}}}));  // min > max
+  CHECK(refused(ParametersReply{{{"x", 1.0, "", nan, 1, ""}}}));
 }
 
 TEST_CASE("a window reply keeps every value, piece and cell type", "[collector]") {
@@ -95,7 +178,10 @@ TEST_CASE("encode refuses a window reply whose arrays disagree with its pieces",
 }
 
 TEST_CASE("every truncation of every message is refused", "[collector]") {
-  for (const auto& b : every_body()) {
+  auto bodies = every_body();
+  const auto steering = steering_bodies();
+  bodies.insert(bodies.end(), steering.begin(), steering.end());
+  for (const auto& b : bodies) {
     const auto bytes = encode(Message{1, b});
     for (std::size_t n = 0; n < bytes.size(); ++n) {
       CAPTURE(n);
@@ -112,7 +198,7 @@ TEST_CASE("bad header fields are refused with their code", "[collector]") {
   CHECK(decode_error(make_frame(3, "{}", {}, 2)) == ErrorCode::bad_version);
   CHECK(decode_error(make_frame(3, "{}", {}, 1, "RWNB")) == ErrorCode::malformed);  // the nbserver's magic
   CHECK(decode_error(make_frame(0, "{}")) == ErrorCode::unknown_type);
-  CHECK(decode_error(make_frame(11, "{}")) == ErrorCode::unknown_type);
+  CHECK(decode_error(make_frame(21, "{}")) == ErrorCode::unknown_type);
   CHECK(decode_error(make_frame(0xffff, "{}")) == ErrorCode::unknown_type);
   f = good;
   f[12] = std::byte{1};  // reserved
@@ -167,8 +253,61 @@ TEST_CASE("bad JSON and bad fields are malformed", "[collector]") {
   CHECK(decode_error(make_frame(hello, R"({"protocol":4294967296,"token":"","client":""})")) == ErrorCode::malformed);
   CHECK(decode_error(make_frame(error_reply, R"({"code":99,"message":"x"})")) == ErrorCode::malformed);
   CHECK(decode_error(make_frame(error_reply, R"({"code":0,"message":"x"})")) == ErrorCode::malformed);
+  CHECK(decode_error(make_frame(error_reply, R"({"code":14,"message":"x"})")) == ErrorCode::malformed);
+  CHECK(decode(make_frame(error_reply, R"({"code":13,"message":"x"})")).body.index() == 8);  // conflict, 1.1
   // Unknown fields are ignored (forward compatibility within version 1).
   CHECK_NOTHROW(decode(make_frame(error_reply, R"({"code":5,"message":"x","hint":"later"})")));
+}
+
+TEST_CASE("steering messages with a missing or mistyped field are malformed", "[collector][steer]") {
+  struct Case {
+    std::uint16_t type;
+    std::string good;
+    std::vector<std::string> bad;
+  };
+  const std::string status = R"("step":1,"time":0.5,"steps_per_second":2,"file":"f","parent":"","ranks":2,"clients":1)";
+  const std::string param = R"("name":"physics.nu","unit":"m^2/s","min":0,"max":1,"description":"d")";
+  const std::vector<Case> cases = {
+      {12, R"({"state":"paused",)" + status + "}",
+       {R"({"state":"sleeping",)" + status + "}", R"({"state":1,)" + status + "}", "{" + status + "}",
+        R"({"state":"paused","step":1,"time":0.5,"steps_per_second":-2,"file":"f","parent":"","ranks":2,"clients":1})",
+        R"({"state":"paused","step":1,"time":0.5,"steps_per_second":2,"file":"f","parent":"","ranks":-2,"clients":1})",
+        R"({"state":"paused","step":1,"time":0.5,"steps_per_second":2,"file":"f","parent":null,"ranks":2,"clients":1})",
+        R"({"state":"paused","step":1.5,"time":0.5,"steps_per_second":2,"file":"f","parent":"","ranks":2,"clients":1})",
+        R"({"state":"paused","step":1,"time":0.5,"steps_per_second":2,"file":"f","parent":"","ranks":2})"}},
+      {13, R"({"action":"pause"})", {R"({})", R"({"action":1})", R"({"action":["pause"]})"}},
+      {14, R"({"state":"running","step":3,"time":0.1})",
+       {R"({"state":"run","step":3,"time":0.1})", R"({"state":"running","step":"3","time":0.1})", R"({"state":"running","step":3})"}},
+      {16, R"({"parameters":[{"type":"number","value":0.5,)" + param + R"(},{"type":"vector","value":[1,2,3],)" + param + "}]}",
+       {R"({"parameters":{}})", R"({"parameters":[{"type":"number","value":[1,2,3],)" + param + "}]}",
+        R"({"parameters":[{"type":"vector","value":0.5,)" + param + "}]}",
+        R"({"parameters":[{"type":"vector","value":[1,2],)" + param + "}]}",
+        R"({"parameters":[{"type":"string","value":0.5,)" + param + "}]}",
+        R"({"parameters":[{"type":"number","value":"0.5",)" + param + "}]}",
+        R"({"parameters":[{"type":"number","value":0.5,"name":"x","unit":"","min":2,"max":1,"description":""}]})",
+        R"({"parameters":[{"type":"number","value":0.5,"name":"x","unit":"","min":0,"max":1}]})"}},
+      {17, R"({"values":{"physics.nu":0.01,"boundary.xmin.velocity":[1,0,0]}})",
+       {R"({})", R"({"values":[]})", R"({"values":{"a":"1"}})", R"({"values":{"a":[1,2]}})", R"({"values":{"a":[1,2,3,4]}})",
+        R"({"values":{"a":[1,"2",3]}})", R"({"values":{"a":null}})", R"({"values":{"a":true}})", R"({"values":{"a":{"x":1}}})"}},
+      {18, R"({"step":4,"time":0.5,"values":{"a":1}})",
+       {R"({"step":4,"time":0.5})", R"({"step":4,"time":"0.5","values":{}})", R"({"step":4,"time":0.5,"values":{"a":[]}})"}},
+      {19, R"({"from":"latest","values":{},"file":"f","output":"o"})",
+       {R"({"values":{}})", R"({"from":"latest"})", R"({"from":7,"values":{}})", R"({"from":"7","values":{},"file":3})",
+        R"({"from":"7","values":{},"output":null})", R"({"from":"7","values":{"a":[0,0]}})"}},
+      {20, R"({"file":"b","parent":"a","step":1,"time":0.5})",
+       {R"({"file":"b","parent":"a","step":1})", R"({"file":"b","step":1,"time":0.5})", R"({"file":"b","parent":"a","step":-1.5,"time":0})"}},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.type, c.good);
+    CHECK_NOTHROW(decode(make_frame(c.type, c.good)));
+    for (const auto& j : c.bad) {
+      CAPTURE(j);
+      CHECK(decode_error(make_frame(c.type, j)) == ErrorCode::malformed);
+    }
+  }
+  // Requests without fields accept (and ignore) any object, but not a non-object.
+  CHECK_NOTHROW(decode(make_frame(11, R"({"later":1})")));
+  CHECK(decode_error(make_frame(15, "[]")) == ErrorCode::malformed);
 }
 
 namespace {

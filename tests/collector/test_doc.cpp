@@ -33,21 +33,29 @@ std::vector<std::vector<std::byte>> hex_blocks(const std::string& doc) {
 
 }  // namespace
 
-TEST_CASE("the doc's example frame is what the encoder writes", "[collector][doc]") {
+TEST_CASE("the doc's example frames are what the encoder writes", "[collector][doc]") {
   const auto blocks = hex_blocks(doc_text());
-  REQUIRE(blocks.size() == 1);
+  REQUIRE(blocks.size() == 2);
   const auto m = decode(blocks[0], kRequestLimits);
   CHECK(m.request_id == 7);
   CHECK(std::holds_alternative<InfoRequest>(m.body));
   CHECK(encode(Message{7, InfoRequest{}}) == blocks[0]);
+  const auto c = decode(blocks[1], kRequestLimits);
+  CHECK(c.request_id == 8);
+  REQUIRE(std::holds_alternative<ControlRequest>(c.body));
+  CHECK(std::get<ControlRequest>(c.body).action == "pause");
+  CHECK(encode(Message{8, ControlRequest{"pause"}}) == blocks[1]);
 }
 
 TEST_CASE("the doc's tables name every message type and error code", "[collector][doc]") {
   const auto doc = doc_text();
-  CHECK(doc.find("# Collector protocol — version " + std::to_string(kProtocolVersion)) != std::string::npos);
-  const char* types[] = {"hello", "hello_reply", "info_request", "info_reply", "steps_request",
-                         "steps_reply", "window_request", "window_reply", "error_reply", "bye"};
-  for (unsigned t = 1; t <= 10; ++t) {
+  CHECK(doc.find("# Collector protocol — version " + std::to_string(kProtocolVersion) + ", revision " + kProtocolRevision) !=
+        std::string::npos);
+  const char* types[] = {"hello",          "hello_reply",    "info_request",       "info_reply",       "steps_request",
+                         "steps_reply",    "window_request", "window_reply",       "error_reply",      "bye",
+                         "status_request", "status_reply",   "control_request",    "control_reply",    "parameters_request",
+                         "parameters_reply", "set_request",  "set_reply",          "branch_request",   "branch_reply"};
+  for (unsigned t = 1; t <= 20; ++t) {
     const std::string row = "| " + std::to_string(t) + " | `" + types[t - 1] + "` |";
     CAPTURE(row);
     CHECK(doc.find(row) != std::string::npos);
@@ -64,12 +72,25 @@ TEST_CASE("the doc's tables name every message type and error code", "[collector
         case 7: return WindowRequest{};
         case 8: return WindowReply{};
         case 9: return ErrorReply{};
-        default: return Bye{};
+        case 10: return Bye{};
+        case 11: return StatusRequest{};
+        case 12: return StatusReply{};
+        case 13: return ControlRequest{};
+        case 14: return ControlReply{};
+        case 15: return ParametersRequest{};
+        case 16: return ParametersReply{};
+        case 17: return SetRequest{};
+        case 18: return SetReply{};
+        case 19: return BranchRequest{};
+        default: return BranchReply{};
       }
     }();
     CHECK(static_cast<unsigned>(type_of(b)) == t);
+    // A request's capability is its name without "_request".
+    const std::string name = types[t - 1], cap = capability_of(static_cast<MessageType>(t));
+    if (name.ends_with("_request")) CHECK(name == cap + "_request");
   }
-  for (std::uint32_t c = 1; c <= static_cast<std::uint32_t>(ErrorCode::internal); ++c) {
+  for (std::uint32_t c = 1; c <= static_cast<std::uint32_t>(ErrorCode::conflict); ++c) {
     const std::string row = "| " + std::to_string(c) + " | `" + to_string(static_cast<ErrorCode>(c)) + "` |";
     CAPTURE(row);
     CHECK(doc.find(row) != std::string::npos);

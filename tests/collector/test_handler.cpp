@@ -98,3 +98,91 @@ TEST_CASE("hello: version and token", "[collector]") {
   CHECK_FALSE(same_token("abc", std::string("abc\0", 4)));
   CHECK_FALSE(same_token("", "a"));
 }
+
+TEST_CASE("steering requests with bad fields are refused before the service sees them", "[collector][steer]") {
+  const HandlerLimits limits;
+  CHECK_FALSE(Handler::validate(ControlRequest{"pause"}).has_value());
+  for (const char* a : {"", "Pause", "halt", "pause "}) {
+    CAPTURE(a);
+    CHECK(Handler::validate(ControlRequest{a})->code == ErrorCode::bad_argument);
+  }
+  const ParamValues one{{"physics.nu", 0.1}};
+  CHECK_FALSE(Handler::validate(one, limits).has_value());
+  CHECK(Handler::validate(ParamValues{}, limits)->code == ErrorCode::bad_argument);
+  CHECK_FALSE(Handler::validate(ParamValues{}, limits, true).has_value());
+  ParamValues many;
+  for (std::size_t i = 0; i <= limits.max_values; ++i) many.emplace(std::to_string(i), 1.0);
+  CHECK(Handler::validate(many, limits)->code == ErrorCode::bad_argument);
+  many.erase(many.begin());
+  CHECK_FALSE(Handler::validate(many, limits).has_value());  // exactly max_values
+  CHECK(Handler::validate(ParamValues{{"", 1.0}}, limits)->code == ErrorCode::bad_argument);
+  CHECK(Handler::validate(ParamValues{{std::string(129, 'k'), 1.0}}, limits)->code == ErrorCode::bad_argument);
+  CHECK_FALSE(Handler::validate(ParamValues{{std::string(128, 'k'), 1.0}}, limits).has_value());
+  CHECK(Handler::validate(ParamValues{{"a", std::nan("")}}, limits)->code == ErrorCode::bad_argument);
+  CHECK(Handler::validate(ParamValues{{"a", std::array<double, 3>{0, 0, -INFINITY}}}, limits)->code == ErrorCode::bad_argument);
+
+  CHECK_FALSE(Handler::validate(BranchRequest{"t=0.5", "", {}, ""}, limits).has_value());
+  CHECK_FALSE(Handler::validate(BranchRequest{"#-1", "a.h5", one, "b.h5"}, limits).has_value());
+  for (const char* from : {"live", "", "soon", "t=nan"}) {
+    CAPTURE(from);
+    CHECK(Handler::validate(BranchRequest{from, "", {}, ""}, limits)->code == ErrorCode::bad_argument);
+  }
+  CHECK(Handler::validate(BranchRequest{"latest", "", {}, std::string(5000, 'o')}, limits)->code == ErrorCode::bad_argument);
+  CHECK(Handler::validate(BranchRequest{"latest", std::string("a\0b", 3), {}, ""}, limits)->code == ErrorCode::bad_argument);
+  CHECK(Handler::validate(BranchRequest{"latest", "", {{"", 1.0}}, ""}, limits)->code == ErrorCode::bad_argument);
+}
+
+TEST_CASE("an offline service answers steering with unsupported; a steerable one is dispatched", "[collector][steer]") {
+  test::FakeService offline;
+  Handler h(offline);
+  CHECK(h.capabilities() == std::vector<std::string>{"info", "steps", "window"});
+  for (const Body& b : std::vector<Body>{StatusRequest{}, ControlRequest{"pause"}, ParametersRequest{},
+                                         SetRequest{{{"physics.nu", 0.1}}}, BranchRequest{"latest", "", {}, ""}}) {
+    CAPTURE(b.index());
+    CHECK(error_of(h.handle(b)) == ErrorCode::unsupported);
+  }
+  // The defaults say so too, should a service announce what it does not implement.
+  struct Boasting : test::FakeService {
+    [[nodiscard]] std::vector<std::string> capabilities() const override { return {"info", "steps", "window", "status"}; }
+  } boasting;
+  Handler hb(boasting);
+  CHECK(error_of(hb.handle(StatusRequest{})) == ErrorCode::unsupported);
+
+  test::SteerableService live;
+  Handler hl(live);
+  CHECK(hl.capabilities().size() == 8);
+  CHECK(std::get<StatusReply>(hl.handle(StatusRequest{})).status.state == RunState::running);
+  const auto c = std::get<ControlReply>(hl.handle(ControlRequest{"pause"}));
+  CHECK(c.state == RunState::paused);
+  CHECK(c.step == 101);
+  CHECK(error_of(hl.handle(ControlRequest{"sleep"})) == ErrorCode::bad_argument);
+  CHECK(std::get<ParametersReply>(hl.handle(ParametersRequest{})).parameters.size() == 2);
+  const auto s = std::get<SetReply>(hl.handle(SetRequest{{{"physics.nu", 0.5}}}));
+  CHECK(std::get<double>(s.values.at("physics.nu")) == 0.5);
+  CHECK(error_of(hl.handle(SetRequest{{{"physics.nu", -1.0}}})) == ErrorCode::bad_argument);  // the service's range
+  CHECK(error_of(hl.handle(SetRequest{{{"physics.rho", 1.0}}})) == ErrorCode::bad_argument);
+  CHECK(error_of(hl.handle(SetRequest{})) == ErrorCode::bad_argument);  // the handler's count
+  const auto b = std::get<BranchReply>(hl.handle(BranchRequest{"latest", "fake.h5", {{"physics.nu", 0.2}}, ""}));
+  CHECK((b.file == "fake.branch10.h5" && b.parent == "fake.h5" && b.step == 10));
+  CHECK(error_of(hl.handle(BranchRequest{"latest", "other.h5", {}, ""})) == ErrorCode::bad_argument);
+  CHECK(error_of(hl.handle(BranchRequest{"99", "", {}, ""})) == ErrorCode::no_such_step);
+  CHECK(error_of(hl.handle(BranchRequest{"live", "", {}, ""})) == ErrorCode::bad_argument);
+  CHECK(std::get<ControlReply>(hl.handle(ControlRequest{"stop"})).state == RunState::stopping);
+  CHECK(error_of(hl.handle(ControlRequest{"resume"})) == ErrorCode::conflict);
+  CHECK(error_of(hl.handle(SetRequest{{{"physics.nu", 0.5}}})) == ErrorCode::conflict);
+  CHECK(std::get<ControlReply>(hl.handle(ControlRequest{"stop"})).state == RunState::stopping);  // idempotent
+}
+
+TEST_CASE("capability names follow the request types", "[collector][steer]") {
+  CHECK(std::string(capability_of(MessageType::window_request)) == "window");
+  CHECK(std::string(capability_of(MessageType::branch_request)) == "branch");
+  CHECK(std::string(capability_of(MessageType::set_reply)).empty());
+  CHECK(std::string(capability_of(MessageType::hello)).empty());
+  CHECK(is_request(MessageType::set_request));
+  CHECK_FALSE(is_request(MessageType::status_reply));
+  CHECK(Handler::is_steering(MessageType::control_request));
+  CHECK_FALSE(Handler::is_steering(MessageType::status_request));
+  CHECK(parse_control_action("resume") == ControlAction::resume);
+  CHECK_FALSE(parse_control_action("Resume"));
+  CHECK(parse_run_state(to_string(RunState::finished)) == RunState::finished);
+}

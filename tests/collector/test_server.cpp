@@ -319,3 +319,122 @@ TEST_CASE("binding a non-loopback address needs a token; stop() ends live sessio
   busy.join();
   CHECK_THROWS(idle.info());
 }
+
+TEST_CASE("a steerable service through a real server: status, pause, set, parameters, branch", "[collector][server][steer]") {
+  test::SteerableService service;
+  Server server(service, fast_options());
+  server.start();
+  Client c("127.0.0.1", server.port(), "", client_options());
+  CHECK(c.offers("window"));
+  CHECK(c.offers("branch"));
+  CHECK(c.status().state == RunState::running);
+  const auto paused = c.control(ControlAction::pause);
+  CHECK(paused.state == RunState::paused);
+  CHECK(c.status().state == RunState::paused);
+  CHECK(c.status().step == paused.step);
+  CHECK(window_is_right(c, 500));  // windows go on while paused
+  const auto set = c.set({{"physics.nu", 0.02}, {"boundary.xmin.velocity", std::array<double, 3>{2, 0, 0}}});
+  CHECK(set.step == paused.step + 1);
+  CHECK(std::get<double>(set.values.at("physics.nu")) == 0.02);
+  const auto params = c.parameters();
+  REQUIRE(params.size() == 2);
+  CHECK(std::get<std::array<double, 3>>(params[0].value)[0] == 2);
+  CHECK(std::get<double>(params[1].value) == 0.02);
+  try {
+    c.set({{"physics.nu", -1.0}});
+    FAIL("a value out of range was accepted");
+  } catch (const ClientError& e) {
+    CHECK(e.code() == ErrorCode::bad_argument);
+    CHECK(std::string(e.what()).find("physics.nu is outside") != std::string::npos);
+  }
+  CHECK(std::get<double>(c.parameters()[1].value) == 0.02);  // nothing applied
+  const auto b = c.branch({"#-2", "", {{"physics.nu", 0.05}}, "faster.h5"});
+  CHECK((b.file == "faster.h5" && b.parent == "fake.h5" && b.step == 5));
+  CHECK(c.control(ControlAction::resume).state == RunState::running);
+  CHECK(c.control(ControlAction::stop).state == RunState::stopping);
+  try {
+    c.set({{"physics.nu", 0.5}});
+    FAIL("set after stop was accepted");
+  } catch (const ClientError& e) {
+    CHECK(e.code() == ErrorCode::conflict);
+  }
+  CHECK(c.status().state == RunState::stopping);  // the session survived every error
+}
+
+TEST_CASE("a steering call waiting for a step boundary stalls neither windows nor status", "[collector][server][steer]") {
+  test::SteerableService service;
+  service.boundary = 1500ms;
+  Server server(service, fast_options());
+  server.start();
+  std::atomic<bool> paused{false};
+  std::thread steer([&] {
+    Client c("127.0.0.1", server.port(), "", client_options());
+    paused = c.control(ControlAction::pause).state == RunState::paused;
+  });
+  std::this_thread::sleep_for(200ms);  // the pause is now waiting for its boundary
+  Client other("127.0.0.1", server.port(), "", client_options());
+  const auto t0 = Clock::now();
+  CHECK(other.status().state == RunState::running);
+  CHECK(window_is_right(other, 2000));
+  CHECK(Clock::now() - t0 < 1000ms);
+  steer.join();
+  CHECK(paused);
+  CHECK(other.status().state == RunState::paused);
+}
+
+TEST_CASE("a steering call past steer_timeout is answered timeout, the session goes on, stop() frees it",
+          "[collector][server][steer]") {
+  test::SteerableService service;
+  service.hang = true;  // never reaches a step boundary
+  auto o = fast_options();
+  o.steer_timeout = 300ms;
+  Server server(service, o);
+  server.start();
+  Client c("127.0.0.1", server.port(), "", client_options());
+  const auto t0 = Clock::now();
+  try {
+    c.control(ControlAction::pause);
+    FAIL("a hanging control call was answered");
+  } catch (const ClientError& e) {
+    CHECK(e.code() == ErrorCode::timeout);
+  }
+  CHECK(Clock::now() - t0 < 2s);
+  CHECK(c.connected());
+  CHECK(c.status().state == RunState::running);  // same session, next request
+  CHECK(window_is_right(c, 300));
+  CHECK(server.stats().timeouts >= 1);
+  // A second steering call queues behind the hanging one and times out as well.
+  CHECK_THROWS_AS(c.set({{"physics.nu", 0.5}}), ClientError);
+  CHECK(c.status().step == 100);
+  const auto t1 = Clock::now();
+  server.stop();  // Service::stopping() releases the hanging call
+  CHECK(Clock::now() - t1 < 2s);
+}
+
+TEST_CASE("an offline service answers steering with unsupported and keeps the session", "[collector][server][steer]") {
+  test::FakeService service;  // the Service defaults, as FileService (`rewind serve`)
+  Server server(service, fast_options());
+  server.start();
+  Client c("127.0.0.1", server.port(), "", client_options());
+  CHECK(c.server().capabilities == std::vector<std::string>{"info", "steps", "window"});
+  CHECK_FALSE(c.offers("status"));
+  try {
+    c.status();  // refused by the client library before sending
+    FAIL("status on an offline server");
+  } catch (const ClientError& e) {
+    CHECK(e.code() == ErrorCode::unsupported);
+  }
+  for (const Body& b : std::vector<Body>{StatusRequest{}, ControlRequest{"pause"}, ParametersRequest{},
+                                         SetRequest{{{"physics.nu", 0.1}}}, BranchRequest{"latest", "", {}, ""}}) {
+    CAPTURE(b.index());
+    try {
+      c.call(b);  // sent anyway: the server says so
+      FAIL("steering accepted by an offline server");
+    } catch (const ClientError& e) {
+      CHECK(e.code() == ErrorCode::unsupported);
+    }
+  }
+  CHECK(c.connected());
+  CHECK(window_is_right(c, 99));
+  CHECK(server.stats().protocol_errors == 0);
+}

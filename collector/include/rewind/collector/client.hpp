@@ -46,6 +46,26 @@ class Client {
   std::vector<StepRecord> steps();
   /// The window reply: values[v] is a contiguous float64 array (numpy-ready).
   WindowReply window(const WindowRequest& request);
+
+  // Steering a live run (revision 1.1). A server that does not offer a request (see
+  // offers(); e.g. an offline `rewind serve`) throws ClientError(unsupported) -- checked
+  // here, before sending, so an older server is never sent a type it does not know.
+  // control, set and branch return once the run applied them at a step boundary; a
+  // server answers ClientError(timeout) after its steer_timeout (the action may still
+  // take effect); keep ClientOptions::timeout above that (default 30 s vs 20 s).
+
+  /// True if hello_reply.capabilities names `capability` ("window", "status", "set", ...).
+  [[nodiscard]] bool offers(const std::string& capability) const;
+  RunStatus status();
+  /// The state after the action, and the step where it took effect.
+  ControlReply control(ControlAction action);
+  /// Every steerable parameter (name, type, unit, range, value, description).
+  std::vector<ParameterInfo> parameters();
+  /// Changes parameters from the next step on; bad names or values out of range throw
+  /// ClientError(bad_argument), a finished run ClientError(conflict).
+  SetReply set(const ParamValues& values);
+  /// Branches from a committed step (request.from: latest, N, #i or t=T) into a new file.
+  BranchReply branch(const BranchRequest& request);
   /// Sends Bye and closes. Idempotent.
   void close();
   [[nodiscard]] bool connected() const;
@@ -56,6 +76,8 @@ class Client {
   struct Impl;
 
  private:
+  template <typename Reply>
+  Reply steer(const Body& request);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -2,8 +2,9 @@
 // sockets), so every validation rule is unit-tested without a network.
 //
 // The data behind the server is an abstract Service: an offline FileService over Rewind
-// files, a fake in tests, later the live collector rank. The handler validates every
-// field before the service sees it, and turns the service's exceptions into ErrorReply.
+// files, a fake in tests, the live collector rank of `rewind run`. The handler validates
+// every field before the service sees it, and turns the service's exceptions into
+// ErrorReply.
 #pragma once
 #include <cstdint>
 #include <mutex>
@@ -16,10 +17,31 @@
 
 namespace rwd::collector {
 
-/// What the server serves. Implementations need not be thread-safe: the Handler calls
-/// them under one mutex (HDF5 as built by Debian is not thread-safe). They may throw
-/// ServiceError (its code goes to the client) or any std::exception (sent as
-/// `internal` with its what()).
+/// An error with a protocol code, thrown by services (e.g. no_such_step).
+class ServiceError : public CodedError {
+ public:
+  using CodedError::CodedError;
+};
+
+/// What the server serves: windows (every service) and, optionally, steering of a live
+/// run (revision 1.1). Methods may throw ServiceError (its code goes to the client) or any
+/// std::exception (sent as `internal` with its what()).
+///
+/// Threads. The Handler calls the service from two lanes, each under its own mutex:
+///   queries  -- info, steps, window, status, parameters: one at a time;
+///   steering -- control, set, branch: one at a time, possibly WHILE a query runs.
+/// So queries never touch the same state concurrently (HDF5 as built by Debian is not
+/// thread-safe), but a service that offers steering must guard whatever its steering
+/// methods share with its queries. Steering methods may block until the run reaches a
+/// step boundary (e.g. wait on a future); windows and status keep being answered
+/// meanwhile. They should give up by themselves well within ServerOptions::steer_timeout
+/// (throwing ServiceError(timeout, ...)); past it the server answers the client
+/// `timeout` anyway and drops the late reply. A service whose calls block must make
+/// them return when stopping() is called.
+///
+/// Offline services (FileService, `rewind serve`) implement only info, steps and window:
+/// the other defaults throw ServiceError(unsupported), and capabilities() does not
+/// announce them.
 class Service {
  public:
   virtual ~Service() = default;
@@ -28,18 +50,50 @@ class Service {
   /// Called only with a validated request (see Handler). Must return a reply whose
   /// arrays agree with its pieces (encode() checks it).
   virtual WindowReply window(const WindowRequest& request) = 0;
-};
 
-/// An error with a protocol code, thrown by services (e.g. no_such_step).
-class ServiceError : public CodedError {
- public:
-  using CodedError::CodedError;
+  /// What hello_reply.capabilities announces: the request names of capability_of().
+  /// Called ONCE, when the Handler is built; a steering request whose name is missing is
+  /// answered `unsupported` without calling the service. Default {"info", "steps",
+  /// "window"}; a live service adds "status", "control", "parameters", "set", "branch".
+  [[nodiscard]] virtual std::vector<std::string> capabilities() const;
+
+  /// The run's state now (query lane; should not block). Default: throws unsupported.
+  virtual RunStatus status();
+  /// Applies `action` at the next step boundary and returns the state and step there
+  /// (steering lane; may block until that boundary). Pausing a paused run or resuming a
+  /// running one is a no-op that answers the current state; stop is idempotent; actions
+  /// impossible in the current state (e.g. resume after stop) throw
+  /// ServiceError(conflict). Default: throws unsupported.
+  virtual ControlReply control(ControlAction action);
+  /// Every steerable parameter, its range and its current value (query lane). Default:
+  /// throws unsupported.
+  virtual std::vector<ParameterInfo> parameters();
+  /// Applies `values` (1 .. HandlerLimits::max_values entries, names and value shapes
+  /// checked by the Handler) from the next step on and returns the first step computed
+  /// with them (steering lane; may block). Names the run does not steer and values out
+  /// of range throw ServiceError(bad_argument, "physics.nu = -1 is outside [1e-9, 10]");
+  /// after the run finished, ServiceError(conflict). Default: throws unsupported.
+  virtual SetReply set(const ParamValues& values);
+  /// Starts a branch of the run from a committed step (request.from: not "live";
+  /// request.file: "" or one of info().files, checked) with `values` changed, into
+  /// request.output or a file the service names (steering lane; may block). Throws
+  /// ServiceError: no_such_step, bad_argument (values, output), conflict. Default:
+  /// throws unsupported.
+  virtual BranchReply branch(const BranchRequest& request);
+
+  /// Called by Server::stop() from the stopping thread, possibly while a call runs on
+  /// another thread, before the server joins its threads: make blocked calls return
+  /// (throw) promptly. Must not throw. Default: nothing.
+  virtual void stopping() noexcept {}
 };
 
 struct HandlerLimits {
   std::uint64_t max_budget = std::uint64_t{1} << 28;  ///< cells per variable in one reply
   std::size_t max_variables = 64;
   std::size_t max_selector_chars = 64;
+  std::size_t max_values = 64;        ///< entries of a set/branch `values` object
+  std::size_t max_name_chars = 128;   ///< a parameter name
+  std::size_t max_path_chars = 4096;  ///< branch_request.file / output
 };
 
 /// True for "live", "latest", a step number "42", "#i" (i may be negative) and "t=T"
@@ -55,24 +109,46 @@ Body answer_hello(const Hello& hello, const std::string& token, const std::strin
                   const std::vector<std::string>& capabilities);
 
 /// Thread-safe: handle() may be called from any thread; service calls are serialised
-/// by an internal mutex. Does not own the service, which must outlive it.
+/// per lane (see Service) by two internal mutexes. Does not own the service, which must
+/// outlive it.
 class Handler {
  public:
-  explicit Handler(Service& service, HandlerLimits limits = {}) : service_(service), limits_(limits) {}
+  /// Calls service.capabilities() once.
+  explicit Handler(Service& service, HandlerLimits limits = {});
 
-  /// info_request, steps_request or window_request -> its reply, or ErrorReply for
-  /// a bad field or a failing service. Other bodies -> ErrorReply(unknown_type).
-  /// Never throws except std::bad_alloc.
+  /// A request (info, steps, window, status, control, parameters, set, branch) -> its
+  /// reply, or ErrorReply for a bad field, a request the service does not announce
+  /// (unsupported) or a failing service. Other bodies -> ErrorReply(unknown_type).
+  /// A steering request may block as long as the service does. Never throws except
+  /// std::bad_alloc.
   Body handle(const Body& request);
 
-  /// The field checks of handle() alone (no service call): nullopt if fine, else the
-  /// error. Exposed for tests and for clients that want to check before sending.
+  /// The service's capabilities, as fetched at construction (for hello_reply).
+  [[nodiscard]] const std::vector<std::string>& capabilities() const { return capabilities_; }
+  /// True for control, set and branch: requests that run on the steering lane.
+  static bool is_steering(MessageType t);
+
+  // The field checks of handle() alone (no service call): nullopt if fine, else the
+  // error. Exposed for tests and for clients that want to check before sending.
   static std::optional<ErrorReply> validate(const WindowRequest& r, const HandlerLimits& limits);
+  /// Action is pause, resume or stop.
+  static std::optional<ErrorReply> validate(const ControlRequest& r);
+  /// 1 .. max_values entries (0 allowed with `allow_empty`), names 1 .. max_name_chars.
+  static std::optional<ErrorReply> validate(const ParamValues& values, const HandlerLimits& limits, bool allow_empty = false);
+  /// `from` a time selector other than live; values as above (may be empty); paths not
+  /// longer than max_path_chars and without NUL.
+  static std::optional<ErrorReply> validate(const BranchRequest& r, const HandlerLimits& limits);
 
  private:
+  Body handle_query(const Body& request);
+  Body handle_steering(const Body& request);
+  [[nodiscard]] bool offers(MessageType t) const;
+
   Service& service_;
   HandlerLimits limits_;
-  std::mutex mutex_;
+  std::vector<std::string> capabilities_;
+  std::mutex query_mutex_;
+  std::mutex steer_mutex_;
 };
 
 }  // namespace rwd::collector

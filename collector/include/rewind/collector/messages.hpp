@@ -1,4 +1,5 @@
-// The collector's TCP message format (docs/collector-protocol.md, version 1).
+// The collector's TCP message format (docs/collector-protocol.md, version 1,
+// revision 1.1: steering messages 11-20, announced in HelloReply::capabilities).
 //
 // Pure code: no sockets, no HDF5. A frame is the shared 24-byte header of
 // rewind/nbserver/wire.hpp with magic "RWCL", followed by
@@ -20,8 +21,10 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <span>
 #include <stdexcept>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -29,6 +32,9 @@
 namespace rwd::collector {
 
 inline constexpr std::uint16_t kProtocolVersion = 1;
+/// Revision of version 1 this code speaks (docs only: the header still says 1). 1.1
+/// added the steering messages (types 11-20) and error codes 12-13.
+inline constexpr const char* kProtocolRevision = "1.1";
 inline constexpr std::size_t kHeaderSize = 24;
 /// Default cap of a request frame (requests carry no arrays).
 inline constexpr std::uint64_t kMaxRequestBytes = std::uint64_t{64} << 10;
@@ -48,6 +54,18 @@ enum class MessageType : std::uint16_t {
   window_reply = 8,
   error_reply = 9,
   bye = 10,
+  // Revision 1.1: steering a live run. Offered only when hello_reply.capabilities
+  // names them; an older server answers unknown_type and closes.
+  status_request = 11,
+  status_reply = 12,
+  control_request = 13,
+  control_reply = 14,
+  parameters_request = 15,
+  parameters_reply = 16,
+  set_request = 17,
+  set_reply = 18,
+  branch_request = 19,
+  branch_reply = 20,
 };
 
 /// Error codes, carried by ErrorReply, ProtocolError and the client's exceptions.
@@ -63,6 +81,8 @@ enum class ErrorCode : std::uint32_t {
   no_such_step = 9,      ///< the time selector names no committed step
   unknown_variable = 10, ///< a requested variable is not in info().variables
   internal = 11,         ///< the service failed for another reason
+  unsupported = 12,      ///< (1.1) this server does not offer the request (e.g. steering an offline server)
+  conflict = 13,         ///< (1.1) valid, but impossible in the run's current state (e.g. set after it finished)
 };
 /// "malformed", "bad_version", ... (the names used in the docs and in error replies).
 const char* to_string(ErrorCode c) noexcept;
@@ -173,9 +193,96 @@ struct ErrorReply {
 /// Polite end of session; the server closes the connection without a reply.
 struct Bye {};
 
+// --- Steering (revision 1.1) -------------------------------------------------------------
+
+/// State of a live run. On the wire: "running", "paused", "stopping", "finished".
+enum class RunState : std::uint8_t { running, paused, stopping, finished };
+const char* to_string(RunState s) noexcept;
+/// The state named `s`, or nullopt.
+std::optional<RunState> parse_run_state(const std::string& s);
+
+/// What a control request asks. On the wire: "pause", "resume", "stop".
+enum class ControlAction : std::uint8_t { pause, resume, stop };
+const char* to_string(ControlAction a) noexcept;
+/// The action named `s`, or nullopt.
+std::optional<ControlAction> parse_control_action(const std::string& s);
+
+/// A steerable value: a number, or a vector of 3 numbers (JSON: a number or [x,y,z]).
+using ParamValue = std::variant<double, std::array<double, 3>>;
+/// Case keys ("physics.nu", "boundary.xmin.velocity", the keys of `rewind run --set`)
+/// to values; ordered by name, as JSON objects are encoded.
+using ParamValues = std::map<std::string, ParamValue>;
+
+struct StatusRequest {};
+/// What a live run is doing.
+struct RunStatus {
+  RunState state = RunState::running;
+  std::int64_t step = 0;
+  double time = 0.0;
+  double steps_per_second = 0.0;  ///< finite, >= 0 (encode refuses others)
+  std::string file;               ///< the file being written
+  std::string parent;             ///< the file it branched from, "" if none
+  std::uint32_t ranks = 0;        ///< compute ranks
+  std::uint32_t clients = 0;      ///< connected collector clients
+};
+struct StatusReply {
+  RunStatus status;
+};
+
+/// Pause, resume or stop the run at the next step boundary. `action` stays a string so
+/// that a wrong one is a bad_argument (session continues), not a malformed frame.
+struct ControlRequest {
+  std::string action;  ///< "pause", "resume" or "stop" (see parse_control_action)
+};
+/// The state after the action took effect, and the step boundary where it did.
+struct ControlReply {
+  RunState state = RunState::running;
+  std::int64_t step = 0;
+  double time = 0.0;
+};
+
+struct ParametersRequest {};
+/// One steerable parameter, as the ParaView plugin builds a widget from it. Its wire
+/// `type` is "number" or "vector", read off `value`; min and max bound every component.
+struct ParameterInfo {
+  std::string name;  ///< case key, as `rewind run --set`
+  ParamValue value;  ///< the current value
+  std::string unit;
+  double min = 0.0, max = 0.0;  ///< finite, min <= max
+  std::string description;
+};
+struct ParametersReply {
+  std::vector<ParameterInfo> parameters;
+};
+
+/// Change parameters from the next step on (1 .. 64 entries).
+struct SetRequest {
+  ParamValues values;
+};
+struct SetReply {
+  std::int64_t step = 0;  ///< the first step computed with the new values
+  double time = 0.0;
+  ParamValues values;     ///< as applied
+};
+
+/// Branch the run from a committed step into a new file, with changed values.
+struct BranchRequest {
+  std::string from;    ///< time selector as WindowRequest::time, but not "live"
+  std::string file;    ///< which timeline (one of info().files); "" = the file being written; optional on the wire
+  ParamValues values;  ///< may be empty
+  std::string output;  ///< the branch file; "" = chosen by the server; optional on the wire
+};
+struct BranchReply {
+  std::string file;    ///< the new branch file
+  std::string parent;  ///< the file branched from
+  std::int64_t step = 0;  ///< the step branched from
+  double time = 0.0;
+};
+
 /// Alternatives in MessageType order.
 using Body = std::variant<Hello, HelloReply, InfoRequest, InfoReply, StepsRequest, StepsReply, WindowRequest, WindowReply,
-                          ErrorReply, Bye>;
+                          ErrorReply, Bye, StatusRequest, StatusReply, ControlRequest, ControlReply, ParametersRequest,
+                          ParametersReply, SetRequest, SetReply, BranchRequest, BranchReply>;
 
 struct Message {
   std::uint32_t request_id = 0;
@@ -183,8 +290,12 @@ struct Message {
 };
 
 MessageType type_of(const Body& body);
-/// hello, info_request, steps_request, window_request and bye.
+/// hello, bye and the *_request types.
 bool is_request(MessageType t);
+/// The capability that announces request type `t` in HelloReply::capabilities: "info",
+/// "steps", "window", "status", "control", "parameters", "set", "branch"; "" for hello,
+/// bye and replies.
+const char* capability_of(MessageType t) noexcept;
 
 /// Caps applied by decode (and by the server / client before reading a frame).
 struct Limits {
@@ -196,8 +307,12 @@ inline constexpr Limits kReplyLimits{kMaxReplyBytes, kMaxRawBytes};
 
 /// Serialises one frame; arrays compressed with zstd at `zstd_level`. Throws
 /// ProtocolError(too_large) above max_payload, (bad_argument) if a WindowReply's arrays
-/// disagree with its pieces.
+/// disagree with its pieces or a steering message holds a value the decoder refuses
+/// (a non-finite number, min > max, a negative steps_per_second).
 std::vector<std::byte> encode(const Message& m, std::uint64_t max_payload = kMaxReplyBytes, int zstd_level = 1);
+/// The JSON part of `body` as encode() writes it (a window reply's arrays are left
+/// out), e.g. for `rewind steer --json`. Throws as encode().
+std::string json_text(const Body& body);
 /// Parses one complete frame (header + exactly `length` bytes). Throws ProtocolError.
 Message decode(std::span<const std::byte> frame, const Limits& limits = kReplyLimits);
 

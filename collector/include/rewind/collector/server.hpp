@@ -2,10 +2,15 @@
 //
 // Design (asio's cpp11/http/server split): the codec (messages.hpp) and the handler
 // (handler.hpp) are pure; this server owns one acceptor, a connection manager and one
-// state machine per connection, all on one I/O thread, plus ONE worker thread that
-// runs every Service call and encodes the replies. So service calls are serialised
-// (HDF5 as shipped by Debian is not thread-safe) and a slow query never stalls the
-// I/O of other clients, their deadlines or their error replies.
+// state machine per connection, all on one I/O thread, plus TWO worker threads that
+// run the Service calls and encode the replies: one for queries (info, steps, window,
+// status, parameters), one for steering (control, set, branch), the Service's two
+// lanes. So queries are serialised (HDF5 as shipped by Debian is not thread-safe), a
+// slow query never stalls the I/O of other clients, their deadlines or their error
+// replies, and a steering call that waits for the run's next step boundary stalls
+// neither windows nor status. A steering call that has not answered within
+// steer_timeout gets ErrorReply(timeout) (the session continues; the late reply is
+// dropped; the action may still take effect, `status` tells).
 //
 // Per connection: wait for a request up to idle_timeout; once its first byte arrives
 // the whole request (header + body) must arrive within request_timeout (a slow-loris
@@ -38,6 +43,9 @@ struct ServerOptions {
   std::chrono::milliseconds idle_timeout{std::chrono::seconds(300)};
   std::chrono::milliseconds request_timeout{std::chrono::seconds(10)};
   std::chrono::milliseconds write_timeout{std::chrono::seconds(60)};
+  /// Most time a control/set/branch call may take before the client is answered
+  /// `timeout`; below the client library's default deadline (30 s).
+  std::chrono::milliseconds steer_timeout{std::chrono::seconds(20)};
   std::uint64_t max_request = kMaxRequestBytes;
   std::uint64_t max_reply = kMaxReplyBytes;
   std::string name = "rewind-collector";
@@ -49,7 +57,7 @@ struct ServerStats {
   std::uint64_t accepted = 0;
   std::uint64_t refused_busy = 0;
   std::uint64_t refused_token = 0;
-  std::uint64_t timeouts = 0;
+  std::uint64_t timeouts = 0;  ///< connections cut by a deadline, and steering calls past steer_timeout
   std::uint64_t protocol_errors = 0;
   std::uint64_t requests = 0;
   std::size_t open = 0;  ///< connections open now
@@ -70,8 +78,9 @@ class Server {
   void start();
   /// The bound port (after start()).
   [[nodiscard]] std::uint16_t port() const;
-  /// Cancels the acceptor, every connection and its timers; returns after all
-  /// connections are closed and both threads joined. Idempotent.
+  /// Cancels the acceptor, every connection and its timers, calls Service::stopping()
+  /// (so blocked calls return), and returns after all connections are closed and the
+  /// threads joined. Idempotent.
   void stop();
   [[nodiscard]] ServerStats stats() const;
 

@@ -1,0 +1,170 @@
+// `rewind steer HOST:PORT [--token T] [--json] COMMAND`: steer the collector of a running
+// `rewind run` (docs/collector-protocol.md, revision 1.1). COMMAND: status, pause,
+// resume, stop, parameters, set KEY=VALUE..., branch --from SEL [--set KEY=VALUE]...
+// [--file F] [--output F]. VALUEs are read as `rewind run --set` reads them (TOML: a
+// number or [a, b, c]). Human output by default, the reply's JSON with --json; every
+// bad input and every server error is one "rewind steer: error: ..." line, exit 1.
+#include <fmt/core.h>
+
+#include <chrono>
+#include <cmath>
+#include <memory>
+
+#include "commands.hpp"
+#include "rewind/collector/client.hpp"
+#include "rewind/collector/handler.hpp"
+#include "rewind/spacetree/case_file.hpp"
+#include "window_output.hpp"
+
+namespace rwd::cli {
+namespace {
+
+namespace col = rwd::collector;
+
+struct SteerOptions {
+  std::string server;
+  std::string token;
+  bool json = false;
+  double timeout = 30;
+  std::vector<std::string> assignments;  ///< set KEY=VALUE..., branch --set
+  std::string from, file, output;        ///< branch
+};
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  return b == std::string::npos ? "" : s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+/// "key=value" as `rewind run --set` reads it: a number, or [a, b, c] (finite).
+std::pair<std::string, col::ParamValue> parse_assignment(const std::string& kv) {
+  const auto eq = kv.find('=');
+  const auto key = trim(kv.substr(0, eq));
+  const auto text = eq == std::string::npos ? "" : trim(kv.substr(eq + 1));
+  auto doc = spacetree::CaseDocument::parse("", "set", {eq == std::string::npos ? kv : key + "=" + text});
+  col::ParamValue v;
+  if (text.starts_with('[')) v = doc.get_double3(key);
+  else v = doc.get_double(key);
+  const bool finite = std::visit(
+      [](const auto& x) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, double>) return std::isfinite(x);
+        else return std::isfinite(x[0]) && std::isfinite(x[1]) && std::isfinite(x[2]);
+      },
+      v);
+  if (!finite) throw std::invalid_argument(kv + ": values must be finite");
+  return {key, v};
+}
+
+col::ParamValues parse_assignments(const std::vector<std::string>& kvs) {
+  col::ParamValues out;
+  for (const auto& kv : kvs) {
+    auto [key, v] = parse_assignment(kv);
+    if (!out.emplace(key, v).second) throw std::invalid_argument(key + " is given twice");
+  }
+  if (const auto e = col::Handler::validate(out, col::HandlerLimits{}, true)) throw std::invalid_argument(e->message);
+  return out;
+}
+
+std::string show(const col::ParamValue& v) {
+  if (const auto* d = std::get_if<double>(&v)) return fmt::format("{:g}", *d);
+  const auto& a = std::get<std::array<double, 3>>(v);
+  return fmt::format("[{:g}, {:g}, {:g}]", a[0], a[1], a[2]);
+}
+
+std::string show(const col::ParamValues& values) {
+  std::string out;
+  for (const auto& [name, v] : values) out += (out.empty() ? "" : ", ") + name + " = " + show(v);
+  return out;
+}
+
+std::string at_step(std::int64_t step, double time) { return fmt::format("step {} (t = {:.6g})", step, time); }
+
+void print_parameters(const std::vector<col::ParameterInfo>& params) {
+  std::size_t w = 4;
+  for (const auto& p : params) w = std::max(w, p.name.size());
+  fmt::print("{:<{}}  {:<24}  {:<20}  {:<8}  {}\n", "name", w, "value", "range", "unit", "description");
+  for (const auto& p : params)
+    fmt::print("{:<{}}  {:<24}  {:<20}  {:<8}  {}\n", p.name, w, show(p.value), fmt::format("[{:g}, {:g}]", p.min, p.max),
+               p.unit, p.description);
+}
+
+/// Runs one command; prints the reply (human or JSON).
+int run_steer(const SteerOptions& o, const std::string& command) {
+  const auto ep = parse_host_port(o.server);
+  if (!ep) throw std::invalid_argument(o.server + ": expected HOST:PORT of a running `rewind run`'s collector");
+  // Parse everything before connecting: a typo costs no connection.
+  col::ParamValues values;
+  if (command == "set") {
+    values = parse_assignments(o.assignments);
+    if (values.empty()) throw std::invalid_argument("set: give at least one KEY=VALUE");
+  } else if (command == "branch") {
+    values = parse_assignments(o.assignments);
+    const col::BranchRequest probe{o.from, o.file, values, o.output};
+    if (const auto e = col::Handler::validate(probe, col::HandlerLimits{})) throw std::invalid_argument(e->message);
+  }
+  col::ClientOptions co;
+  co.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout * 1000));
+  co.name = "rewind-steer";
+  col::Client client(ep->first, ep->second, o.token, co);
+  col::Body reply;
+  if (command == "status") reply = col::StatusReply{client.status()};
+  else if (command == "parameters") reply = col::ParametersReply{client.parameters()};
+  else if (command == "set") reply = client.set(values);
+  else if (command == "branch") reply = client.branch({o.from, o.file, values, o.output});
+  else reply = client.control(*col::parse_control_action(command));
+  if (o.json) {
+    fmt::print("{}\n", col::json_text(reply));
+    return 0;
+  }
+  if (const auto* s = std::get_if<col::StatusReply>(&reply)) {
+    const auto& st = s->status;
+    fmt::print("{} at {}, {:.3g} steps/s, {} compute rank{}, {} client{}\n", col::to_string(st.state), at_step(st.step, st.time),
+               st.steps_per_second, st.ranks, st.ranks == 1 ? "" : "s", st.clients, st.clients == 1 ? "" : "s");
+    fmt::print("writing {}{}\n", st.file, st.parent.empty() ? "" : " (a branch of " + st.parent + ")");
+  } else if (const auto* c = std::get_if<col::ControlReply>(&reply)) {
+    fmt::print("{} at {}\n", col::to_string(c->state), at_step(c->step, c->time));
+  } else if (const auto* p = std::get_if<col::ParametersReply>(&reply)) {
+    print_parameters(p->parameters);
+  } else if (const auto* r = std::get_if<col::SetReply>(&reply)) {
+    fmt::print("{} from {} on\n", show(r->values), at_step(r->step, r->time));
+  } else if (const auto* b = std::get_if<col::BranchReply>(&reply)) {
+    fmt::print("branched {} from {} of {}\n", b->file, at_step(b->step, b->time), b->parent);
+  }
+  return 0;
+}
+
+const Registration reg{Command{
+    "steer", "Steer a running `rewind run`: status, pause, resume, stop, parameters, set, branch", false,
+    [](CLI::App& sub) -> std::function<int()> {
+      auto o = std::make_shared<SteerOptions>();
+      sub.add_option("server", o->server, "HOST:PORT of the run's collector")->required();
+      sub.add_option("--token", o->token, "Token of the collector");
+      sub.add_flag("--json", o->json, "Print the server's reply as JSON");
+      sub.add_option("--timeout", o->timeout, "Seconds for each network call")->capture_default_str();
+      sub.require_subcommand(1);
+      const auto command = [&sub](const char* name, const char* help) {
+        auto* c = sub.add_subcommand(name, help);
+        c->fallthrough();  // --json, --token after the command
+        return c;
+      };
+      command("status", "State, step, time, speed, file, ranks and clients of the run");
+      command("pause", "Pause at the next step boundary");
+      command("resume", "Resume a paused run");
+      command("stop", "Stop: write the final checkpoint and end");
+      command("parameters", "The steerable parameters: value, range, unit");
+      command("set", "Change parameters from the next step on")
+          ->add_option("values", o->assignments, "KEY=VALUE ... (VALUE: a number or [a, b, c], as rewind run --set)")
+          ->required();
+      auto* branch = command("branch", "Branch the run from a committed step into a new file");
+      branch->add_option("--from", o->from, "The step: latest, N, #i or t=T")->required();
+      branch->add_option("--set", o->assignments, "Change a value in the branch: KEY=VALUE (repeatable)");
+      branch->add_option("--file", o->file, "Which timeline (default: the file being written)");
+      branch->add_option("--output", o->output, "The branch file (default: chosen by the run)");
+      return [o, &sub] {
+        for (const auto* c : sub.get_subcommands()) return run_steer(*o, c->get_name());
+        return 1;
+      };
+    },
+    72}};
+
+}  // namespace
+}  // namespace rwd::cli
