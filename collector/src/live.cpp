@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <deque>
 #include <future>
@@ -91,13 +92,74 @@ class Core {
     return post([this, r] { return live_window(r); });
   }
 
-  /// The latest status of the run (JSON, as the compute root sent it).
-  json status() {
+  RunStatus status() {
     std::lock_guard lock(mutex_);
-    json s = status_;
-    s["steps_per_second"] = rate_;
+    RunStatus s;
+    s.state = parse_run_state(status_.value("state", std::string("running"))).value_or(RunState::running);
+    s.step = status_.value("step", std::int64_t{0});
+    s.time = status_.value("time", 0.0);
+    s.steps_per_second = s.state == RunState::running && std::isfinite(rate_) && rate_ > 0 ? rate_ : 0.0;
+    s.file = status_.value("file", std::string());
+    s.parent = status_.value("parent", std::string());
+    s.ranks = static_cast<std::uint32_t>(layout_.compute_size);
+    s.clients = server_ ? static_cast<std::uint32_t>(server_->stats().open) : 0;
     return s;
   }
+
+  ControlReply control(ControlAction a) {
+    const json r = steer({{"op", to_string(a)}});
+    ControlReply out;
+    out.state = parse_run_state(r.value("state", std::string("running"))).value_or(RunState::running);
+    out.step = r.value("step", std::int64_t{0});
+    out.time = r.value("time", 0.0);
+    return out;
+  }
+
+  std::vector<ParameterInfo> parameters() {
+    const json r = steer({{"op", "parameters"}});
+    std::vector<ParameterInfo> out;
+    for (const auto& p : r.at("parameters")) {
+      ParameterInfo q;
+      q.name = p.at("name").get<std::string>();
+      const auto v = p.at("value").get<std::vector<double>>();
+      if (p.value("vector", false) && v.size() == 3) q.value = std::array<double, 3>{v[0], v[1], v[2]};
+      else q.value = v.empty() ? 0.0 : v[0];
+      q.unit = p.value("unit", std::string());
+      q.min = p.value("min", 0.0);
+      q.max = p.value("max", 0.0);
+      q.description = p.value("description", std::string());
+      out.push_back(std::move(q));
+    }
+    return out;
+  }
+
+  SetReply set(const ParamValues& values) {
+    const json r = steer({{"op", "set"}, {"values", to_json(values)}});
+    SetReply out;
+    out.step = r.value("step", std::int64_t{0});
+    out.time = r.value("time", 0.0);
+    out.values = values;
+    return out;
+  }
+
+  BranchReply branch(const BranchRequest& b) {
+    std::string file = b.file;
+    if (file.empty()) {
+      std::lock_guard lock(mutex_);
+      file = status_.value("file", std::string());
+    }
+    if (file.empty()) throw ServiceError(ErrorCode::conflict, "the run writes no file to branch from");
+    const json r = steer({{"op", "branch"}, {"from", file + "@" + b.from}, {"values", to_json(b.values)},
+                          {"output", b.output}});
+    BranchReply out;
+    out.file = r.value("file", std::string());
+    out.parent = r.value("parent", std::string());
+    out.step = r.value("step", std::int64_t{0});
+    out.time = r.value("time", 0.0);
+    return out;
+  }
+
+  void set_server(Server* s) { server_ = s; }
 
   /// A command to the compute ranks, answered at their next boundary. Main thread.
   json command(const json& c) {
@@ -169,6 +231,32 @@ class Core {
       if (running) command({{"op", "release"}});
       throw;
     }
+  }
+
+  static json to_json(const ParamValues& values) {
+    json j = json::object();
+    for (const auto& [name, v] : values) {
+      if (const auto* d = std::get_if<double>(&v)) j[name] = std::vector<double>{*d};
+      else {
+        const auto& a = std::get<std::array<double, 3>>(v);
+        j[name] = std::vector<double>{a[0], a[1], a[2]};
+      }
+    }
+    return j;
+  }
+
+  // A steering command, answered at the compute ranks' next boundary: refused with
+  // conflict once the run has ended, bad_argument for a value the run refuses.
+  json steer(const json& c) {
+    return post([this, c] {
+      json r = command(c);
+      if (!r.value("ok", false)) {
+        const auto msg = r.value("message", std::string("refused"));
+        throw ServiceError(msg.find("has finished") != std::string::npos ? ErrorCode::conflict : ErrorCode::bad_argument,
+                           msg);
+      }
+      return r;
+    });
   }
 
   static json expect_ok(json r) {
@@ -249,6 +337,7 @@ class Core {
 
   LiveLayout layout_;
   ServerInfo info_;
+  Server* server_ = nullptr;
   nbserver::Client nb_;
   std::mutex mutex_;
   std::condition_variable cv_;
@@ -266,6 +355,14 @@ class LiveService final : public Service {
   ServerInfo info() override { return core_.info(); }
   std::vector<StepRecord> steps() override { return core_.steps(); }
   WindowReply window(const WindowRequest& r) override { return core_.window(r); }
+  [[nodiscard]] std::vector<std::string> capabilities() const override {
+    return {"info", "steps", "window", "status", "control", "parameters", "set", "branch"};
+  }
+  RunStatus status() override { return core_.status(); }
+  ControlReply control(ControlAction a) override { return core_.control(a); }
+  std::vector<ParameterInfo> parameters() override { return core_.parameters(); }
+  SetReply set(const ParamValues& values) override { return core_.set(values); }
+  BranchReply branch(const BranchRequest& b) override { return core_.branch(b); }
 
  private:
   Core& core_;
@@ -279,6 +376,7 @@ ServerStats run_live_collector(const LiveLayout& layout, ServerInfo info, Server
   Core core(layout, std::move(info));
   LiveService service(core);
   Server server(service, std::move(options));
+  core.set_server(&server);
   try {
     server.start();
   } catch (...) {
