@@ -104,9 +104,14 @@ TEST_CASE("docs/file-format.md describes exactly what the kernel writes", "[kern
     opt.write_views = false;
     ToyModel m = ToyModel::build(MPI_COMM_SELF);
     Writer w = Writer::create(MPI_COMM_SELF, path, ToyModel::common(), opt);
-    w.write_step({1, 0.1, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true}, m.describe());
-    w.write_step({2, 0.2, 0.1, StepKind::visualisation, ToyModel::visual_fields(true), true}, m.describe());
+    // Steered steps (case_overrides): written here so that the row is checked too.
+    const std::vector<std::string> steered = {"physics.nu=0.002", "boundary.xmin.velocity=[1.2, 0, 0]"};
+    w.write_step({1, 0.1, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, steered}, m.describe());
+    w.write_step({2, 0.2, 0.1, StepKind::visualisation, ToyModel::visual_fields(true), true, steered}, m.describe());
   }
+  // ... and read back as written (RestartPoint::steered comes from here).
+  CHECK(Reader::open(path).find_step("1").case_overrides ==
+        std::vector<std::string>{"physics.nu=0.002", "boundary.xmin.velocity=[1.2, 0, 0]"});
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   REQUIRE(f >= 0);
