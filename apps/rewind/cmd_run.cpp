@@ -22,6 +22,7 @@
 #include "window_output.hpp"
 #include "commands.hpp"
 #include "rewind/collector/live.hpp"
+#include "rewind/collector/file_service.hpp"
 #include "rewind/collector/server.hpp"
 #include "rewind/driver/live.hpp"
 #include "rewind/driver/observers.hpp"
@@ -150,14 +151,7 @@ int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::functi
     so.port = ep->second;
     so.token = o.token;
     so.name = "rewind-run";
-    collector::ServerInfo info;
-    const auto& cm = spec.common;
-    for (const auto& v : cm.variables) info.variables.push_back({v.name, v.unit});
-    info.domain_lo = {cm.domain[0], cm.domain[2], cm.domain[4]};
-    info.domain_hi = {cm.domain[1], cm.domain[3], cm.domain[5]};
-    info.dim = cm.dim;
-    info.block = {cm.block.sx, cm.block.sy, cm.block.sz};
-    info.refinement = cm.refinement;
+    collector::ServerInfo info = collector::server_info_of(spec.common);
     const collector::LiveLayout layout{.service = roles.service, .nbserver = roles.server_rank,
                                        .first_compute = 2, .compute_size = roles.compute_size};
     collector::run_live_collector(layout, std::move(info), so, [&](std::uint16_t port) {

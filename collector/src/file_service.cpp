@@ -66,17 +66,20 @@ FileService::FileService(const std::vector<std::string>& files) : impl_(std::mak
 
 FileService::~FileService() = default;
 
-ServerInfo FileService::info() {
-  const auto& c = impl_->readers.front().common();
+ServerInfo server_info_of(const kernel::CommonInfo& c) {
   ServerInfo i;
-  i.files = impl_->paths;
   for (const auto& v : c.variables) i.variables.push_back({v.name, v.unit});
   i.domain_lo = {c.domain[0], c.domain[2], c.domain[4]};
   i.domain_hi = {c.domain[1], c.domain[3], c.domain[5]};
   i.dim = c.dim;
   i.block = {c.block.sx, c.block.sy, c.block.sz};
   i.refinement = c.refinement;
-  i.live = false;
+  return i;
+}
+
+ServerInfo FileService::info() {
+  ServerInfo i = server_info_of(impl_->readers.front().common());
+  i.files = impl_->paths;
   return i;
 }
 

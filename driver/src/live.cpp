@@ -131,7 +131,13 @@ void LiveLink::send_status(Run& run, const char* state) {
 
 void LiveLink::at_boundary(Run& run, const Boundary& b) {
   if (b.step) ++steps_;
-  send_status(run, paused_ ? "paused" : "running");
+  // A status at most 20 times a second (and at every new timeline): a fast run would
+  // otherwise send thousands of messages a second nobody reads.
+  const double now = MPI_Wtime();
+  if (b.first || now - last_status_ >= 0.05) {
+    last_status_ = now;
+    send_status(run, paused_ ? "paused" : "running");
+  }
   serve(run, false);
 }
 

@@ -17,6 +17,16 @@
 
 namespace rwd::collector {
 
+}  // namespace rwd::collector
+namespace rwd::kernel {
+struct CommonInfo;
+}
+namespace rwd::collector {
+
+/// What a run's /common says about it, as the collector describes it (no files, not
+/// live): variables, domain, dimension, block, refinement. Pure.
+ServerInfo server_info_of(const kernel::CommonInfo& common);
+
 class FileService final : public Service {
  public:
   /// Opens every file read-only. files[0] is the default of WindowRequest::file. All

@@ -50,7 +50,7 @@ class LiveLink final : public Observer {
   int collector_;
   int compute_rank_ = 0;
   bool paused_ = false, held_ = false;
-  double t0_ = 0.0;
+  double t0_ = 0.0, last_status_ = 0.0;
   std::int64_t steps_ = 0;
 };
 
