@@ -90,9 +90,7 @@ std::vector<std::int64_t> leaf_cells_per_level(const spacetree::Forest& f, MPI_C
 
 int run_compute(const RunOptions& o, driver::RunSpec spec, spacetree::LocalPlan plan, MPI_Comm comm, bool print,
                 const std::string& estimate, driver::LiveLink* live = nullptr) {
-  std::int64_t first_step = 0;
-  if (spec.restart) first_step = spec.restart->step.step;
-  if (o.steps >= 0) spec.solver_case.time.max_steps = first_step + o.steps;  // --steps counts from the start (or restart)
+  spec.steps = o.steps;  // counted from the start, the restart point or an in-job branch point
   const double progress_every = o.quiet ? 0.0 : spec.solver_case.monitor.progress;
   const std::int64_t interval = spec.solver_case.monitor.interval;
   driver::Run run(std::move(spec), std::move(plan), comm, print);

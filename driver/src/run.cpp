@@ -152,6 +152,7 @@ struct Run::Impl {
     const auto t0 = std::chrono::steady_clock::now();
     solver.reset();
     output.reset();  // closes the previous file (collective) before the next is created
+    if (spec.steps >= 0) spec.solver_case.time.max_steps = (spec.restart ? spec.restart->step.step : 0) + spec.steps;
     solver = std::make_unique<solver::Solver>(spec.solver_case, plan, comm);
     if (spec.restart) {
       restore_solver(*solver, *spec.restart, comm);
@@ -221,6 +222,7 @@ void Run::reopen_output() {
 }
 
 void Run::branch(RunSpec spec) {
+  if (spec.steps < 0) spec.steps = impl_->spec.steps;
   impl_->spec = std::move(spec);
   impl_->stop = false;
   impl_->start_timeline();

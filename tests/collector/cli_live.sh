@@ -40,6 +40,14 @@ wait_run() {  # wait_run LOG: the run's exit code, after at most 120 s
   run_pid=
   return $rc
 }
+wait_time() {  # wait_time T: until the live run's status reports time > T (at most 120 s)
+  local t
+  for _ in $(seq 1 1200); do
+    t=$("$rewind" steer 127.0.0.1:$port status --json 2>/dev/null | $py -c "import json,sys; print(json.load(sys.stdin)['time'])" 2>/dev/null)
+    $py -c "import sys; sys.exit(0 if float(sys.argv[1] or 0) > float(sys.argv[2]) else 1)" "$t" "$1" && return
+    sleep 0.1
+  done
+}
 step_of() { $py -c "import json,sys; print(json.load(open(sys.argv[1]))['step'])" "$1"; }
 last_step() { "$rewind" info "$1" --json | $py -c "import json,sys; print(json.load(sys.stdin)['steps'][-1]['step'])"; }
 
@@ -89,16 +97,12 @@ check "set outside the range: one error line, non-zero exit" "[ $? != 0 ] && [ \
 check "set applies at the next boundary" "[ $? = 0 ]"
 "$rewind" steer 127.0.0.1:$port status --json >status.json 2>&1
 "$rewind" steer 127.0.0.1:$port resume >/dev/null 2>&1
-sleep 3
+wait_time 0.16  # three steered checkpoints (0.05, 0.10, 0.15) for the restart check below
 "$rewind" steer 127.0.0.1:$port pause >/dev/null 2>&1
 "$rewind" steer 127.0.0.1:$port branch --from '#1' --set physics.nu=0.0015 --output b.h5 >branch.out 2>&1
 check "branch from a committed step inside the job" "[ $? = 0 ] && grep -q 'b.h5' branch.out"
 "$rewind" steer 127.0.0.1:$port resume >/dev/null 2>&1
-for _ in $(seq 1 600); do  # until the branch is past its first checkpoint after the branch point (t = 0.1)
-  t=$("$rewind" steer 127.0.0.1:$port status --json 2>/dev/null | $py -c "import json,sys; print(json.load(sys.stdin)['time'])" 2>/dev/null)
-  $py -c "import sys; sys.exit(0 if float(sys.argv[1] or 0) > 0.11 else 1)" "$t" && break
-  sleep 0.1
-done
+wait_time 0.11  # the branch is past its first checkpoint after the branch point (t = 0.1)
 "$rewind" window 127.0.0.1:$port $whole --out br.json >br.out 2>&1
 check "windows of the branch's live state" "[ $? = 0 ] && grep -q 'b.h5' br.out"
 "$rewind" window 127.0.0.1:$port $whole --time '#0' --out old.json >old.out 2>&1
@@ -116,6 +120,26 @@ check "the in-job branch's lineage names s.h5 and the change, like the CLI branc
   "\"$rewind\" lineage b.h5 | grep -q 's.h5' && \"$rewind\" lineage b.h5 | grep -q 'physics.nu=0.0015'"
 check "the in-job branch's steps equal the CLI branch's, bit for bit" \
   "\"$rewind\" diff b.h5@#0 cli.h5@#0 >diff0.out 2>&1 && \"$rewind\" diff b.h5@#1 cli.h5@#1 >diff1.out 2>&1"
-# A restart from a checkpoint after the set continues with the steered value.
-"$rewind" info s.h5 >info.out 2>&1
+# A restart from a checkpoint after the set continues with the steered value: its
+# next checkpoint equals the steered run's, bit for bit.
+read -r k t_next <<<"$($py - <<'EOF'
+import h5py
+f = h5py.File("s.h5", "r")
+steps = [f["simulation"][g] for g in sorted(f["simulation"]) if g.startswith("step_")]
+def steered(g):
+    v = g.attrs.get("case_overrides", b"")
+    return b"physics.nu=0.002" in (v if isinstance(v, bytes) else v.encode())
+for a, b in zip(steps, steps[1:]):  # two regular checkpoints (0.05 apart), both after the set
+    ta, tb = float(a.attrs["time"]), float(b.attrs["time"])
+    if steered(a) and steered(b) and abs(tb - ta - 0.05) < 1e-9:
+        print(int(a.attrs["step"]), repr(tb))
+        break
+EOF
+)"
+check "the steered run has two regular checkpoints after the set" "[ -n '$k' ]"
+"$rewind" run --restart "s.h5@$k" --output r.h5 --set "time.end=$t_next" >r.log 2>&1
+check "a restart from a checkpoint after the set runs with the steered viscosity" \
+  "[ $? = 0 ] && grep -q 'nu = 0.002' r.log"
+check "... and its next checkpoint equals the steered run's, bit for bit" \
+  "\"$rewind\" diff s.h5@t=$t_next r.h5@t=$t_next >diffr.out 2>&1"
 exit $fail

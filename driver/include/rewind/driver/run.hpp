@@ -57,6 +57,9 @@ struct RunSpec {
   /// Overrides the run's file must record with every step (steering in force relative
   /// to common.case_text): the restart point's steered list when appending, else empty.
   std::vector<std::string> recorded_overrides;
+  /// --steps: at most this many steps per timeline, counted from its start or restart
+  /// point (-1: no limit). An in-job branch inherits it, like `--restart ... --steps`.
+  std::int64_t steps = -1;
 };
 
 /// The branch policy. Reads the case (or the restart point's file), applies the
