@@ -1,64 +1,133 @@
 #!/usr/bin/env bash
-# One command: install what is missing, build, run the default demo.
+# One command: install what is missing, build, and run the paper's application (Ertl,
+# Frisch, Mundani, section V, Fig. 8): time reversible steering of a von Karman vortex
+# street, from a running job.
 #
-# The demo, end to end:
-#  1. build and partition a 3-D tree (`rewind tree`), and run the three-phase halo
-#     exchange on it under the launch model (1 neighbourhood server + 2 compute ranks);
-#  2. simulate flow around a cylinder (Re 100) on 2 compute ranks, writing every output
-#     step into one shared HDF5 file;
-#  3. go back to t = 2 s and branch with a faster inflow into a new file that remembers
-#     its parent, then show the lineage and how the branch differs;
-#  4. plot the monitors and render the last step of both branches with ParaView.
-# Everything lands in ${REWIND_DEMO_DIR:-out/demo}; running it again overwrites only that.
+#  1. Schaefer-Turek 2D-2 (cylinder in a channel, Re 100, parabolic inflow) runs to
+#     t = 2 s into one shared HDF5 file, with the collector on (mpirun -np 4: rank 0
+#     neighbourhood server, rank 1 collector, ranks 2-3 compute); while it runs, live
+#     windows are queried (whole channel, and a zoom that comes back finer);
+#  2. through the running job's steering `branch` command it goes back to t = 1 s
+#     twice: a faster inflow (Re 150) and a tilted inflow, each run to t = 2 s in the
+#     same job into its own branch file that remembers its parent;
+#  3. the lineage of the three files, the Fig. 8 figure (three timelines at t = 1 s and
+#     t = 2 s, one colour scale) rendered through the ParaView plugin, and the drag and
+#     lift of the three timelines on one set of axes.
+# Everything lands in ${REWIND_DEMO_DIR:-out/demo}; running it again replaces only the
+# demo's own files there. The tree and halo demonstration is scripts/demo-tree.sh.
+# For tests: REWIND_DEMO_TIMES="T1 T2" (branch time, end time; default "1 2"),
+# REWIND_DEMO_SETUP=0 (no install, no build) and REWIND_BIN / REWIND_PLUGIN.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-scripts/install-deps.sh
-scripts/build.sh
+if [ "${REWIND_DEMO_SETUP:-1}" != 0 ]; then
+  scripts/install-deps.sh
+  scripts/build.sh
+fi
 . scripts/mpi-env.sh
-bin=$root/${REWIND_BUILD_DIR:-build}/apps/rewind
-plugin=$(find "$root/${REWIND_BUILD_DIR:-build}/lib" -name 'RewindReader.so' 2>/dev/null | head -1 || true)
+bin=${REWIND_BIN:-$root/${REWIND_BUILD_DIR:-build}/apps/rewind}
+plugin=${REWIND_PLUGIN-$(find "$root/${REWIND_BUILD_DIR:-build}/lib" -name 'RewindReader.so' 2>/dev/null | head -1 || true)}
+py=/usr/bin/python3
+read -r t1 t2 <<<"${REWIND_DEMO_TIMES:-1 2}"
+t_live=$($py -c "print($t2 / 4)")  # the live windows: a quarter of the way
 out=${REWIND_DEMO_DIR:-out/demo}
 mkdir -p "$out"
 cd "$out"
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+die() { echo "demo: $*" >&2; exit 1; }
 
-step "rewind tree: a 3-D octree refined around a sphere, partitioned along the Lebesgue curve"
-"$bin" tree "$root/cases/tree-demo.toml"
+# The demo's files from an earlier run (a branch never overwrites a file).
+rm -rf base.h5 base.views base.csv fast.h5 fast.views fast.monitor.csv tilted.h5 tilted.views tilted.monitor.csv \
+  fig8.png fig8-monitors.png run.log render.log
 
-step "rewind halo: 1 neighbourhood server + 2 compute ranks, three-phase ghost exchange, checked"
-mpirun -np 3 "$bin" halo "$root/cases/tree-demo.toml"
+step "1/3  rewind run: Schaefer-Turek 2D-2 (Re 100) to t = $t2 s -> base.h5, collector on (mpirun -np 4)"
+mpirun -np 4 "$bin" run "$root/cases/default.toml" --set time.end=$t2 --set output.checkpoint_interval=$t1 \
+  --output base.h5 --monitor base.csv \
+  --listen 127.0.0.1:0 --pause-at-end -q >run.log 2>&1 &
+job=$!
+trap 'kill $job 2>/dev/null || true' EXIT
+port=
+for _ in $(seq 1 600); do
+  port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' run.log)
+  [ -n "$port" ] && break
+  kill -0 $job 2>/dev/null || { cat run.log; die "the run ended before its collector listened"; }
+  sleep 0.1
+done
+[ -n "$port" ] || { cat run.log; die "no collector address after 60 s"; }
+srv=127.0.0.1:$port
+echo "collector on $srv: rewind window $srv ..., rewind steer $srv ... (any terminal, while it runs)"
 
-step "rewind run: cylinder at Re 100, 4 simulated seconds, 1 server + 2 compute ranks -> cylinder.h5"
-mpirun -np 3 "$bin" run "$root/cases/default.toml" --output cylinder.h5 --monitor cylinder.csv --force
+# status: "state time step steps_per_second file" of the live run.
+status() {
+  "$bin" steer "$srv" status --json | $py -c \
+    'import json,sys; s=json.load(sys.stdin); print(s["state"], s["time"], s["step"], round(s["steps_per_second"]), s["file"])'
+}
+# follow FILE END [AT CMD...]: progress lines until the run pauses at t = END in FILE;
+# once its time passes AT, CMD runs (once).
+follow() {
+  local file=$1 end=$2 at=${3:-} last=0 state t n rate f
+  shift $(($# < 3 ? $# : 3))
+  while :; do
+    kill -0 $job 2>/dev/null || { cat run.log; die "the run ended unexpectedly"; }
+    read -r state t n rate f <<<"$(status)"
+    if [ -n "$at" ] && $py -c "import sys; sys.exit(0 if $t >= $at else 1)"; then
+      "$@"
+      at=
+    fi
+    if [ "$state" = paused ] && [ "$f" = "$file" ] && $py -c "import sys; sys.exit(0 if $t >= $end - 1e-9 else 1)"; then
+      printf '  %-8s t = %5.3f s  step %5d  (%s: its end)\n' "$state" "$t" "$n" "$f"
+      return
+    fi
+    if [ $((SECONDS - last)) -ge 2 ]; then
+      printf '  %-8s t = %5.3f s  step %5d  %4d steps/s  -> %s\n' "$state" "$t" "$n" "$rate" "$f"
+      last=$SECONDS
+    fi
+    sleep 0.2
+  done
+}
+live_windows() {
+  echo "  live window, whole channel, budget 20000 values per variable:"
+  "$bin" window "$srv" --box 0,0,0,2.2,0.41,0 --budget 20000 --vars u,v,p | sed 's/^/    /'
+  echo "  live window, zoom on the cylinder's wake (same budget: finer cells):"
+  "$bin" window "$srv" --box 0.1,0.1,0,0.5,0.3,0 --budget 20000 --vars u,v,p | sed 's/^/    /'
+}
+follow base.h5 $t2 $t_live live_windows
 
-step "rewind info cylinder.h5"
-"$bin" info cylinder.h5
+step "2/3  back to t = $t1 s through the running job's steering (no restart of MPI)"
+echo "branch A: faster inflow, 1.5 -> 2.25 m/s at the centre line (Re 150), into fast.h5"
+"$bin" steer "$srv" branch --from t=$t1 --file base.h5 --set 'boundary.xmin.velocity=[2.25, 0, 0]' --output fast.h5
+"$bin" steer "$srv" resume >/dev/null
+follow fast.h5 $t2
+echo "a past step while the job runs on: t = $t1 s of base.h5, read from the file"
+"$bin" window "$srv" --box 0,0,0,2.2,0.41,0 --budget 20000 --vars u --time t=$t1 --file base.h5 | sed 's/^/    /'
+echo "branch B: tilted inflow (1.5, 0.45) m/s, into tilted.h5"
+"$bin" steer "$srv" branch --from t=$t1 --file base.h5 --set 'boundary.xmin.velocity=[1.5, 0.45, 0]' --output tilted.h5
+"$bin" steer "$srv" resume >/dev/null
+follow tilted.h5 $t2
+"$bin" steer "$srv" stop
+wait $job || die "the job failed (log: $out/run.log)"
+trap - EXIT
+grep '^done:' run.log
 
-step "branch: back to t = 2, inflow 1.5 -> 2.25 m/s (Re 150), into cylinder-re150.h5"
-mpirun -np 3 "$bin" run --restart cylinder.h5@t=2 --set 'boundary.xmin.velocity=[2.25,0,0]' \
-  --output cylinder-re150.h5 --monitor cylinder-re150.csv --force
-
-step "rewind lineage cylinder.h5"
-"$bin" lineage cylinder.h5
-
-step "rewind diff: the branch at t = 4 against the original"
-"$bin" diff cylinder.h5 cylinder-re150.h5 || true
-
-step "rewind plot: monitors (drag, lift, Strouhal) as PNG"
-"$bin" plot cylinder.csv -o cylinder.png --title "Cylinder, Re 100"
-"$bin" plot cylinder-re150.csv -o cylinder-re150.png --title "Branch from t = 2, Re 150"
-
+step "3/3  lineage, Fig. 8 and the drag / lift of the three timelines"
+"$bin" lineage base.h5
+"$bin" plot base.csv fast.monitor.csv tilted.monitor.csv --columns cd,cl \
+  --labels "base (Re 100),branch A: faster inflow,branch B: tilted inflow" -o fig8-monitors.png \
+  --title "Drag and lift: a run and two branches from t = $t1 s"
 if [ -n "$plugin" ] && command -v pvpython >/dev/null && command -v Xvfb >/dev/null; then
-  step "ParaView (Rewind plugin): velocity u at t = 4 in both branches"
-  "$root/scripts/headless.sh" pvpython "$root/scripts/render_step.py" "$plugin" cylinder.h5 cylinder-u.png \
-    cylinder-re150.h5 cylinder-re150-u.png 2>render.log || { tail -5 render.log; echo "render failed (log: $out/render.log)"; exit 1; }
+  "$root/scripts/headless.sh" pvpython "$root/scripts/render_fig8.py" "$plugin" -o fig8.png \
+    --files base.h5 fast.h5 tilted.h5 --labels "base,A: faster,B: tilted" --times $t1,$t2 2>render.log \
+    || { tail -5 render.log; die "render failed (log: $out/render.log)"; }
+else
+  echo "fig8.png skipped: the ParaView plugin, pvpython or Xvfb is missing (scripts/install-deps.sh installs them)"
 fi
 
-step "done: files in $out"
-ls -la
+step "done: $PWD"
+ls -la base.h5 fast.h5 tilted.h5 fig8.png fig8-monitors.png 2>/dev/null || true
 cat <<TXT
 
-Open in ParaView: cylinder.h5 with the Rewind plugin ($plugin),
-or without it: cylinder.views/cylinder.hdf.series (stock VTKHDF reader).
+Fig. 8:            $PWD/fig8.png
+drag and lift:     $PWD/fig8-monitors.png
+Open in ParaView:  base.h5, fast.h5, tilted.h5 with the Rewind plugin ($plugin),
+                   or base.views/base.hdf.series with the stock VTKHDF reader.
 TXT

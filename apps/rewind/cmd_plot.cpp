@@ -1,5 +1,6 @@
-// `rewind plot MONITOR.csv -o out.png`: a monitor CSV as a PNG, drawn by the
-// embedded scripts/plot_monitor.py with the system Python and matplotlib.
+// `rewind plot MONITOR.csv [MORE.csv ...] -o out.png`: monitor CSVs as a PNG (a run and
+// its branches on shared axes), drawn by the embedded scripts/plot_monitor.py with the
+// system Python and matplotlib.
 #include <fmt/core.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,8 +19,9 @@ namespace rwd::cli {
 namespace {
 
 struct PlotOptions {
-  std::string csv;
+  std::vector<std::string> csv;
   std::string output;
+  std::string labels;
   std::string columns;
   std::string title;
   std::string python;
@@ -27,7 +29,8 @@ struct PlotOptions {
 
 int run_plot(const PlotOptions& o) {
   namespace fs = std::filesystem;
-  if (!fs::exists(o.csv)) throw std::runtime_error(fmt::format("{}: no such file", o.csv));
+  for (const auto& c : o.csv)
+    if (!fs::exists(c)) throw std::runtime_error(fmt::format("{}: no such file", c));
   std::string python = o.python;
   if (python.empty()) python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
   // Write the script to a private temporary file (removed on every path).
@@ -47,7 +50,10 @@ int run_plot(const PlotOptions& o) {
     }
     close(fd);
   }
-  std::vector<std::string> args = {python, script, o.csv, "-o", o.output};
+  std::vector<std::string> args = {python, script};
+  args.insert(args.end(), o.csv.begin(), o.csv.end());
+  args.insert(args.end(), {"-o", o.output});
+  if (!o.labels.empty()) args.insert(args.end(), {"--labels", o.labels});
   if (!o.columns.empty()) args.insert(args.end(), {"--columns", o.columns});
   if (!o.title.empty()) args.insert(args.end(), {"--title", o.title});
   const pid_t pid = fork();
@@ -68,10 +74,12 @@ int run_plot(const PlotOptions& o) {
 }
 
 const Registration reg{Command{
-    "plot", "Plot a monitor CSV of `rewind run` as a PNG", false,
+    "plot", "Plot monitor CSVs of `rewind run` (a run and its branches) as a PNG", false,
     [](CLI::App& sub) -> std::function<int()> {
       auto o = std::make_shared<PlotOptions>();
-      sub.add_option("csv", o->csv, "Monitor CSV written by `rewind run`")->required();
+      sub.add_option("csv", o->csv, "Monitor CSVs written by `rewind run` (several: one line each, shared axes)")
+          ->required();
+      sub.add_option("--labels", o->labels, "Legend labels, comma-separated, one per CSV (default: file names)");
       sub.add_option("-o,--output", o->output, "PNG file to write")->required();
       sub.add_option("--columns", o->columns, "Comma-separated columns to plot (default: automatic)");
       sub.add_option("--title", o->title, "Plot title");

@@ -51,6 +51,7 @@ struct RunOptions {
   std::string memory_limit;
   std::string listen;  ///< --listen HOST:PORT: serve live windows and steering (collector rank)
   std::string token;
+  bool pause_at_end = false;  ///< with --listen: pause at the end instead of exiting
 };
 
 // Centre-line profiles at the end of a run (cavity benchmarks): u and T along the
@@ -163,7 +164,7 @@ int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::functi
   nbserver::Client client(roles);
   auto plan = client.plan();
   std::optional<driver::LiveLink> link;
-  if (live) link.emplace(roles.service, roles.collector_rank, roles.compute);
+  if (live) link.emplace(roles.service, roles.collector_rank, roles.compute, o.pause_at_end);
   const int rc = run_compute(o, std::move(spec), std::move(plan), roles.compute, roles.compute_rank == 0, estimate,
                              link ? &*link : nullptr);
   client.shutdown_server(roles.compute);
@@ -189,6 +190,8 @@ int run_run(const RunOptions& o) {
   int world_rank = 0, world_size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  if (o.pause_at_end && o.listen.empty())
+    throw AgreedError("--pause-at-end needs --listen (a client must be able to resume, branch or stop the run)");
   if (!o.listen.empty()) {  // checked identically on every rank, before any rank splits off
     const auto ep = parse_host_port(o.listen);
     if (!ep) throw AgreedError("--listen " + o.listen + ": expected HOST:PORT, e.g. 127.0.0.1:7400 (port 0: a free one)");
@@ -246,6 +249,9 @@ const Registration reg{Command{
                      "Serve live windows and steering on HOST:PORT (port 0: a free one, printed); needs mpirun -np 3+ "
                      "(rank 1 becomes the collector)");
       sub.add_option("--token", o->token, "Shared secret clients must present (required off loopback)");
+      sub.add_flag("--pause-at-end", o->pause_at_end,
+                   "With --listen: at the end time or step limit, pause (last step written) instead of exiting, so "
+                   "clients can still look, branch, or set a later time.end; `rewind steer ... resume` or `stop` ends it");
       sub.add_option("--memory-limit", o->memory_limit,
                      "Memory each process may use (8G, 512MiB, ...; 'off': no check). Default: what the node has "
                      "available, shared by the job's processes on it");

@@ -28,6 +28,7 @@ struct WindowOptions {
   std::string time;
   std::string token;
   std::string out;
+  std::string file;  ///< a server's timeline (one of its files); "" = its first
   double timeout = 60;
 };
 
@@ -76,6 +77,7 @@ int run_window(const WindowOptions& o) {
     col::FileService service({file});
     const bool step_given = o.source.find('@') != std::string::npos;
     if (step_given && !o.time.empty()) throw std::invalid_argument("give the step either as FILE@STEP or as --time, not both");
+    if (!o.file.empty()) throw std::invalid_argument("--file picks one of a server's files; for a file give FILE@STEP");
     req.time = !o.time.empty() ? o.time : step;
     default_vars(req, service.info());
     col::Handler handler(service);
@@ -88,6 +90,7 @@ int run_window(const WindowOptions& o) {
     co.name = "rewind-window";
     col::Client client(remote->first, remote->second, o.token, co);
     req.time = o.time.empty() ? "live" : o.time;
+    req.file = o.file;
     if (req.variables.empty()) default_vars(req, client.info());
     w = client.window(req);
   }
@@ -111,6 +114,8 @@ const Registration reg{Command{
       sub.add_option("--budget", o->budget, "Most cell values per variable")->required();
       sub.add_option("--vars", o->vars, "Variables, comma-separated (default: all)");
       sub.add_option("--time", o->time, "live, latest, N, #i or t=T (default: latest for a file, live for a server)");
+      sub.add_option("--file", o->file,
+                     "With a server: which of its files (a run's in-job branches) --time refers to (default: the first)");
       sub.add_option("--token", o->token, "Token of the server");
       sub.add_option("--timeout", o->timeout, "Seconds for each network call")->capture_default_str();
       sub.add_option("--out", o->out, "Write the window: .vtm (ParaView), .vti (one piece) or .json");

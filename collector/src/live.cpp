@@ -16,6 +16,7 @@
 #include "rewind/collector/handler.hpp"
 #include "rewind/driver/live.hpp"
 #include "rewind/nbserver/client.hpp"
+#include "rewind/window/select.hpp"
 
 namespace rwd::collector {
 
@@ -286,17 +287,12 @@ class Core {
     std::vector<std::uint64_t> offset(sel.pieces.size() + 1, 0);
     for (std::size_t i = 0; i < sel.pieces.size(); ++i) {
       const auto& p = sel.pieces[i];
-      Piece q;
-      q.row = -1;
-      q.uid = p.uid.raw();
-      q.level = p.level;
-      q.first = p.first;
-      q.count = p.count;
-      q.stride = p.stride;
-      q.origin = p.origin;
-      q.spacing = p.spacing;
-      offset[i + 1] = offset[i] + q.cells();
-      out.pieces.push_back(q);
+      Piece piece;
+      piece.row = -1;
+      piece.uid = p.uid.raw();
+      window::copy_placement(p, piece);
+      offset[i + 1] = offset[i] + piece.cells();
+      out.pieces.push_back(piece);
     }
     out.cells = offset.back();
     out.values.assign(r.variables.size(), std::vector<double>(out.cells));

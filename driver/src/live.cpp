@@ -107,8 +107,8 @@ void send_window(Run& run, const json& c, MPI_Comm service, int collector, int r
 
 }  // namespace
 
-LiveLink::LiveLink(MPI_Comm service, int collector, MPI_Comm compute)
-    : service_(service), compute_(compute), collector_(collector) {
+LiveLink::LiveLink(MPI_Comm service, int collector, MPI_Comm compute, bool pause_at_end)
+    : service_(service), compute_(compute), collector_(collector), pause_at_end_(pause_at_end) {
   MPI_Comm_rank(compute_, &compute_rank_);
   t0_ = MPI_Wtime();
 }
@@ -142,6 +142,13 @@ void LiveLink::at_boundary(Run& run, const Boundary& b) {
 }
 
 void LiveLink::at_end(Run& run) {
+  if (pause_at_end_ && !run.stop_requested()) {
+    paused_ = true;
+    branched_ = false;
+    send_status(run, "paused");
+    serve(run, false);  // until resume, stop or branch
+    if (branched_ || (!run.stop_requested() && !run.solver().finished())) return;  // the run goes on
+  }
   paused_ = held_ = false;
   send_status(run, "finished");
   serve(run, true);
@@ -223,6 +230,7 @@ void LiveLink::serve(Run& run, bool ending) {
         reply["step"] = rp.step.step;
         reply["time"] = rp.step.time;
         held_ = false;
+        branched_ = true;
         run.branch(std::move(spec));
         leave = true;
       } else if (op == "bye") {

@@ -246,14 +246,28 @@ RunSummary Run::run() {
     im.solver->set_event_time(im.output->next_event_time(im.solver->scalar_state().time));
   };
   const auto t0 = clock::now();
-  boundary(Boundary{.first = true, .step = std::nullopt});
-  while (!im.stop && !im.solver->finished()) {
-    const auto info = im.solver->step();
-    ++sum.steps;
-    sum.pressure_cycles += info.pressure.cycles;
-    boundary(Boundary{.first = false, .step = info});
+  bool first = true;
+  for (;;) {
+    if (first) boundary(Boundary{.first = true, .step = std::nullopt});
+    while (!im.stop && !im.solver->finished()) {
+      const auto info = im.solver->step();
+      ++sum.steps;
+      sum.pressure_cycles += info.pressure.cycles;
+      boundary(Boundary{.first = false, .step = info});
+    }
+    // The end, in reverse order: the observers added first (the live link) end last,
+    // after the output and the monitors are complete. One of them may still steer: a
+    // branch starts a new timeline, a later end time continues this one.
+    im.branched = false;
+    for (auto o = im.observers.rbegin(); o != im.observers.rend() && !im.branched; ++o) (*o)->at_end(*this);
+    if (im.branched) {
+      first = true;
+      continue;
+    }
+    if (im.stop || im.solver->finished()) break;
+    first = false;
+    im.solver->set_event_time(im.output->next_event_time(im.solver->scalar_state().time));
   }
-  for (auto* o : im.observers) o->at_end(*this);
   sum.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();
   sum.setup_seconds = im.setup_seconds;
   sum.stopped = im.stop;

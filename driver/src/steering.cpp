@@ -53,8 +53,8 @@ std::string steering_override(const std::vector<Parameter>& params, const std::s
   for (const double v : value)
     if (!std::isfinite(v) || v < it->min || v > it->max)
       throw std::invalid_argument(fmt::format("{} = {} is outside [{:g}, {:g}] {}", name, v, it->min, it->max, it->unit));
-  if (!it->vector) return fmt::format("{}={:.17g}", name, value[0]);
-  return fmt::format("{}=[{:.17g}, {:.17g}, {:.17g}]", name, value[0], value[1], value[2]);
+  if (!it->vector) return fmt::format("{}={}", name, value[0]);  // shortest round trip: exact and readable
+  return fmt::format("{}=[{}, {}, {}]", name, value[0], value[1], value[2]);
 }
 
 }  // namespace rwd::driver

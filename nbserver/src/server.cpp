@@ -88,12 +88,7 @@ Message answer(const st::Topology& topo, const Message& request, const window::T
                 WindowPiece q;
                 q.uid = nodes[static_cast<std::size_t>(p.row)].uid;
                 q.owner = topo.owner(q.uid);
-                q.level = p.level;
-                q.first = p.first;
-                q.count = p.count;
-                q.stride = p.stride;
-                q.origin = p.origin;
-                q.spacing = p.spacing;
+                window::copy_placement(p, q);
                 b.pieces.push_back(q);
               }
               return b;

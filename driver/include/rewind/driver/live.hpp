@@ -37,10 +37,13 @@ class LiveLink final : public Observer {
  public:
   /// `service`: the communicator shared with the collector (Roles::service);
   /// `collector`: its rank there; `compute`: the compute ranks' communicator.
-  LiveLink(MPI_Comm service, int collector, MPI_Comm compute);
+  /// `pause_at_end`: when the run reaches its end (time or step limit), pause there, its
+  /// last step written, so clients can still look, branch, or set a later time.end and
+  /// resume; `resume` or `stop` then ends it.
+  LiveLink(MPI_Comm service, int collector, MPI_Comm compute, bool pause_at_end = false);
   void at_boundary(Run& run, const Boundary& b) override;
-  /// Tells the collector the run has ended, then serves its last commands (windows of
-  /// the final state, steps) until it says bye.
+  /// Pauses at the end if asked to (above); then tells the collector the run has ended
+  /// and serves its last commands (windows of the final state, steps) until it says bye.
   void at_end(Run& run) override;
 
  private:
@@ -49,7 +52,7 @@ class LiveLink final : public Observer {
   MPI_Comm service_, compute_;
   int collector_;
   int compute_rank_ = 0;
-  bool paused_ = false, held_ = false;
+  bool paused_ = false, held_ = false, pause_at_end_ = false, branched_ = false;
   double t0_ = 0.0, last_status_ = 0.0;
   std::int64_t steps_ = 0;
 };

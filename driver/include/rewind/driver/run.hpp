@@ -92,7 +92,10 @@ class Observer {
  public:
   virtual ~Observer() = default;
   virtual void at_boundary(Run& run, const Boundary& b) = 0;
-  /// After the last boundary (the run finished or was stopped).
+  /// After the last boundary (the run finished or was stopped), in the reverse order of
+  /// add(). An observer may still steer here (collectively): after Run::branch the
+  /// loop continues with the branch; after a later end time (apply) with this timeline,
+  /// and at_end is called again when it ends.
   virtual void at_end(Run&) {}
 };
 

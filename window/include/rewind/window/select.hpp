@@ -90,6 +90,21 @@ struct Piece {
   }
 };
 
+/// Copies where a piece lies (level, first, count, stride, origin, spacing) between the
+/// piece types that carry it: this one, the neighbourhood server's and the collector's
+/// messages.
+template <class To, class From>
+void copy_placement(const From& from, To& to) {
+  to.level = from.level;
+  for (std::size_t a = 0; a < 3; ++a) {
+    to.first[a] = from.first[a];
+    to.count[a] = from.count[a];
+    to.origin[a] = from.origin[a];
+    to.spacing[a] = from.spacing[a];
+  }
+  to.stride = from.stride;
+}
+
 /// The answer to a Window.
 struct Selection {
   int level = 0;                 ///< L*; pieces of coarser leaves say their own level
