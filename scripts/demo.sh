@@ -43,7 +43,7 @@ rm -rf base.h5 base.views base.csv fast.h5 fast.views fast.monitor.csv tilted.h5
 step "1/3  rewind run: Schaefer-Turek 2D-2 (Re 100) to t = $t2 s -> base.h5, collector on (mpirun -np 4)"
 mpirun -np 4 "$bin" run "$root/cases/default.toml" --set time.end=$t2 --set output.checkpoint_interval=$t1 \
   --output base.h5 --monitor base.csv \
-  --listen 127.0.0.1:0 --pause-at-end -q >run.log 2>&1 &
+  --listen 127.0.0.1:0 --pause-at-end >run.log 2>&1 &
 job=$!
 trap 'kill $job 2>/dev/null || true' EXIT
 port=

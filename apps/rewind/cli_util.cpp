@@ -2,8 +2,10 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <exception>
+#include <thread>
 
 #include "commands.hpp"
 #include "resource_guard.hpp"
@@ -15,11 +17,42 @@ std::vector<Command>& registry() {
   return commands;
 }
 
+CLI::Validator positive_integer() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        std::size_t used = 0;
+        long long n = 0;
+        try {
+          n = std::stoll(v, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        return used == v.size() && n > 0 ? "" : v + " is not a positive integer (1, 2, ...)";
+      },
+      "POSITIVE");
+}
+
+CLI::Validator non_negative_number() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        std::size_t used = 0;
+        double x = -1;
+        try {
+          x = std::stod(v, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        return used == v.size() && x >= 0 ? "" : v + " is not a number >= 0";
+      },
+      "NUMBER>=0");
+}
+
 namespace {
 // MPI is initialised only for commands that need it, so `rewind tree` or
 // `rewind info` run anywhere, even where MPI cannot start.
 struct MpiSession {
   bool active = false;
+  MPI_Comm errors = MPI_COMM_NULL;  ///< only for agreeing on an error (all_failed)
   explicit MpiSession(bool want, int* argc, char*** argv) {
     int already = 0;
     MPI_Initialized(&already);
@@ -27,12 +60,29 @@ struct MpiSession {
       int provided = 0;
       MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
       active = true;
+      MPI_Comm_dup(MPI_COMM_WORLD, &errors);
     }
   }
   ~MpiSession() {
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (active && !finalized) MPI_Finalize();
+  }
+  /// After an error on this rank: true if every rank reports an error of its own within
+  /// `seconds` (a bad case, a missing file: every rank reads it, so every rank fails).
+  /// Matches only other ranks' calls, on a communicator nothing else uses; a rank that
+  /// did not fail never joins, and this returns false.
+  [[nodiscard]] bool all_failed(double seconds) const {
+    MPI_Request r = MPI_REQUEST_NULL;
+    MPI_Ibarrier(errors, &r);
+    const double t0 = MPI_Wtime();
+    for (;;) {
+      int done = 0;
+      MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+      if (done) return true;
+      if (MPI_Wtime() - t0 > seconds) return false;  // the request stays pending: MPI_Abort follows
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
   }
 };
 
@@ -71,10 +121,14 @@ int run_cli(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // One line, like every other error, naming the subcommand whose options were wrong.
     std::string where = "rewind";
-    for (const auto& [sub, run] : runners)
-      if (sub->parsed()) where += " " + sub->get_name();
+    int code = e.get_exit_code();
+    for (std::size_t i = 0; i < runners.size(); ++i)
+      if (runners[i].first->parsed()) {
+        where += " " + runners[i].first->get_name();
+        if (commands[i].error_exit != 1) code = commands[i].error_exit;
+      }
     fmt::print(stderr, "{}: error: {} (see {} --help)\n", where, e.what(), where);
-    return e.get_exit_code();
+    return code;
   }
   for (std::size_t i = 0; i < runners.size(); ++i) {
     if (!runners[i].first->parsed()) continue;
@@ -87,14 +141,22 @@ int run_cli(int argc, char** argv) {
       int rank = 0;
       if (mpi.active) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
       if (rank == 0) fmt::print(stderr, "rewind {}: error: {}\n", cmd.name, e.what());
-      return 1;
+      return cmd.error_exit;
     } catch (const std::exception& e) {
       std::fflush(stdout);
+      const bool parallel = mpi.active && world_size() > 1;
+      // Every rank failed (the same bad input): one line, from rank 0, a clean exit.
+      if (parallel && mpi.all_failed(5.0)) {
+        int rank = 0;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        if (rank == 0) fmt::print(stderr, "rewind {}: error: {}\n", cmd.name, e.what());
+        return cmd.error_exit;
+      }
       fmt::print(stderr, "rewind {}: error: {}\n", cmd.name, e.what());
       std::fflush(stderr);
       // One rank failing alone must not leave the others inside a collective.
-      if (mpi.active && world_size() > 1) MPI_Abort(MPI_COMM_WORLD, 1);
-      return 1;
+      if (parallel) MPI_Abort(MPI_COMM_WORLD, cmd.error_exit);
+      return cmd.error_exit;
     }
   }
   return 1;

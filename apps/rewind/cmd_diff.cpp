@@ -2,7 +2,8 @@
 //
 // Grids are matched by UID, so files written on different numbers of ranks compare
 // correctly. Exit 0 when every common field agrees within --tol (default 0: bit for
-// bit), 1 when they differ or the grids do not match. Serial and read-only.
+// bit), 1 when they differ or the grids do not match, 2 on an error (a missing file or
+// step, a bad option), as cmp(1) and diff(1) do. Serial and read-only.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -35,6 +36,8 @@ Side open_side(const std::string& spec) {
   const auto [file, sel] = k::split_step_spec(spec);
   auto reader = k::Reader::open(file);
   auto step = reader.find_step(sel);
+  if (const auto note = k::time_selector_note(sel, step, reader.steps().back()); !note.empty())
+    fmt::print(stderr, "rewind diff: note: {}: {}\n", file, note);
   return Side{std::move(reader), step};
 }
 
@@ -101,17 +104,17 @@ int run_diff(const DiffOptions& o) {
 }
 
 const Registration reg{Command{
-    "diff", "Compare the cell data of two steps grid by grid (exit 0 if equal)", false,
+    "diff", "Compare the cell data of two steps grid by grid (exit 0 equal, 1 differ, 2 error)", false,
     [](CLI::App& sub) -> std::function<int()> {
       auto o = std::make_shared<DiffOptions>();
       sub.add_option("a", o->a, "FILE[@STEP]: step selector latest (default), N, #i or t=T")->required();
       sub.add_option("b", o->b, "FILE[@STEP]")->required();
       sub.add_option("--tol", o->tol, "Largest absolute difference counted as equal (default 0: bit for bit)")
-          ->check(CLI::NonNegativeNumber);
+          ->check(non_negative_number());
       sub.add_option("--group", o->group, "Cell-data group to compare (cell_data, previous_cell_data, ...)");
       return [o] { return run_diff(*o); };
     },
-    60}};
+    60, 2}};
 
 }  // namespace
 }  // namespace rwd::cli

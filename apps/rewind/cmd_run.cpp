@@ -56,7 +56,7 @@ struct RunOptions {
 
 // Centre-line profiles at the end of a run (cavity benchmarks): u and T along the
 // vertical line through the domain centre, v and T along the horizontal one.
-void write_profiles(solver::Solver& s, const std::string& file, int n, bool print) {
+void write_profiles(solver::Solver& s, const std::string& file, int n, bool print, bool talk) {
   const auto& dom = s.forest().shape().domain;
   std::array<double, 3> mid{};
   for (int a = 0; a < 3; ++a) mid[a] = 0.5 * (dom.lo[a] + dom.hi[a]);
@@ -77,7 +77,7 @@ void write_profiles(solver::Solver& s, const std::string& file, int n, bool prin
   std::ofstream f(file);
   if (!f) throw std::runtime_error(fmt::format("cannot write profile file '{}'", file));
   f << out;
-  fmt::print("profiles: {}\n", file);
+  if (talk) fmt::print("profiles: {}\n", file);
 }
 
 // Leaf cells per level of the whole tree. Collective over `comm`.
@@ -92,6 +92,8 @@ std::vector<std::int64_t> leaf_cells_per_level(const spacetree::Forest& f, MPI_C
 int run_compute(const RunOptions& o, driver::RunSpec spec, spacetree::LocalPlan plan, MPI_Comm comm, bool print,
                 const std::string& estimate, driver::LiveLink* live = nullptr) {
   spec.steps = o.steps;  // counted from the start, the restart point or an in-job branch point
+  spec.quiet = o.quiet;
+  const bool talk = print && !o.quiet;  // report lines; `print` (rank 0) still writes the files
   const double progress_every = o.quiet ? 0.0 : spec.solver_case.monitor.progress;
   const std::int64_t interval = spec.solver_case.monitor.interval;
   driver::Run run(std::move(spec), std::move(plan), comm, print);
@@ -99,7 +101,7 @@ int run_compute(const RunOptions& o, driver::RunSpec spec, spacetree::LocalPlan 
   const auto& c = s.config();
   const std::int64_t cells = run.leaf_cells();
   const auto per_level = leaf_cells_per_level(s.forest(), comm);
-  if (print) {
+  if (talk) {
     fmt::print("rewind run: {}-D, {} leaf cells, {} levels, nu = {:g}{}, end time {:g}\n", c.dim(), cells,
                s.forest().plan().levels, c.physics.nu, c.physics.energy ? fmt::format(", alpha = {:g}", c.physics.alpha) : "",
                c.time.end);
@@ -117,8 +119,8 @@ int run_compute(const RunOptions& o, driver::RunSpec spec, spacetree::LocalPlan 
   run.add(monitor);
   run.add(progress);
   const auto sum = run.run();
-  if (!o.profiles.empty()) write_profiles(run.solver(), o.profiles, o.profile_points, print);
-  if (print) {
+  if (!o.profiles.empty()) write_profiles(run.solver(), o.profiles, o.profile_points, print, talk);
+  if (talk) {
     const double wall = sum.wall_seconds;
     fmt::print("done: {} steps to t = {:.6g} in {:.2f} s wall ({:.2f} s setup), {:.2f} Mcell updates/s, "
                "{:.2f} pressure cycles/step\n",
@@ -190,6 +192,8 @@ int run_run(const RunOptions& o) {
   int world_rank = 0, world_size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  if (world_rank == 0 && spec.restart && !spec.restart->note.empty())
+    fmt::print(stderr, "rewind run: note: {}\n", spec.restart->note);
   if (o.pause_at_end && o.listen.empty())
     throw AgreedError("--pause-at-end needs --listen (a client must be able to resume, branch or stop the run)");
   if (!o.listen.empty()) {  // checked identically on every rank, before any rank splits off
@@ -244,7 +248,7 @@ const Registration reg{Command{
       sub.add_option("--steps", o->steps, "Stop after this many steps (counted from the start or the restart)");
       sub.add_option("--profiles", o->profiles, "Write centre-line profiles (u, v, T) to this CSV at the end");
       sub.add_option("--profile-points", o->profile_points, "Points per profile line")->check(CLI::Range(2, 100000));
-      sub.add_flag("-q,--quiet", o->quiet, "No progress lines");
+      sub.add_flag("-q,--quiet", o->quiet, "No report or progress lines, only errors (and the collector's address)");
       sub.add_option("--listen", o->listen,
                      "Serve live windows and steering on HOST:PORT (port 0: a free one, printed); needs mpirun -np 3+ "
                      "(rank 1 becomes the collector)");

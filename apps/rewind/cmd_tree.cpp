@@ -86,7 +86,7 @@ const Registration reg{Command{
       sub.add_option("case", o->case_file, "Case file (TOML)")->required();
       sub.add_option("--set", o->overrides, "Override a case value: key=value (repeatable)");
       sub.add_option("--ranks", o->ranks, "Compute ranks to partition for (default: run.ranks)")
-          ->check(CLI::PositiveNumber);
+          ->check(positive_integer());
       sub.add_flag("--json", o->json, "Print machine-readable JSON");
       sub.add_option("--memory-limit", o->memory_limit,
                      "Memory this process may use (8G, 512MiB, ...; 'off': no check). Default: what the system has "

@@ -22,6 +22,9 @@ struct Command {
   /// Adds options to `sub`; returns the function that runs the command.
   std::function<std::function<int()>(CLI::App& sub)> setup;
   int order = 100;  ///< position in `rewind --help`
+  /// Exit code for an error (bad options, unreadable input). `diff` answers "differ"
+  /// with 1, so its errors exit 2, as cmp(1) and diff(1) do.
+  int error_exit = 1;
 };
 
 std::vector<Command>& registry();
@@ -29,6 +32,11 @@ std::vector<Command>& registry();
 struct Registration {
   explicit Registration(Command c) { registry().push_back(std::move(c)); }
 };
+
+/// Option checks whose refusal reads as a sentence ("--ranks: 0 is not a positive
+/// integer"), unlike CLI11's numeric ranges that print the double's full range.
+CLI::Validator positive_integer();
+CLI::Validator non_negative_number();
 
 /// Runs the CLI on argv (used by main and by in-process tests).
 int run_cli(int argc, char** argv);

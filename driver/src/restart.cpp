@@ -27,6 +27,20 @@ RestartPoint find_restart_point(const std::string& spec) {
                                  [](const k::StepEntry& e) { return e.kind == k::StepKind::checkpoint; });
     if (it == steps.rend()) throw std::runtime_error(fmt::format("{}: no committed checkpoint to restart from", rp.file));
     rp.step = *it;
+  } else if (sel.rfind("t=", 0) == 0) {
+    // The step in force at T, then the last checkpoint at or before it.
+    const auto in_force = reader.find_step(sel);
+    const auto it = std::find_if(steps.rbegin(), steps.rend(), [&](const k::StepEntry& e) {
+      return e.kind == k::StepKind::checkpoint && e.time <= in_force.time;
+    });
+    if (it == steps.rend())
+      throw std::runtime_error(fmt::format("{}: no checkpoint at or before {} to restart from", rp.file, sel));
+    rp.step = *it;
+    rp.note = k::time_selector_note(sel, rp.step, steps.back());
+    if (rp.step.step != in_force.step)
+      rp.note = fmt::format("{}: step {} (t = {:.6g}) is a visualisation output; restarting from the last checkpoint "
+                            "at or before it, step {} (t = {:.6g})",
+                            sel, in_force.step, in_force.time, rp.step.step, rp.step.time);
   } else {
     rp.step = reader.find_step(sel);
     if (rp.step.kind != k::StepKind::checkpoint) {

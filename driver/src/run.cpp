@@ -53,7 +53,6 @@ RunSpec plan_run(const RunRequest& o, const std::function<void(spacetree::CaseDo
   if (!o.restart.empty()) {
     if (!o.case_file.empty())
       throw std::runtime_error("give a case file or --restart, not both: a restart runs the case stored in the file");
-    refuse_tree_overrides(o.overrides);
     spec.restart = find_restart_point(o.restart);
     spec.case_text = spec.restart->case_text;
     spec.case_source = spec.restart->file + " (its stored case)";
@@ -68,7 +67,8 @@ RunSpec plan_run(const RunRequest& o, const std::function<void(spacetree::CaseDo
     spec.case_source = o.case_file;
     spec.overrides = o.overrides;
   }
-  auto parsed = parse_case(spec.case_text, spec.case_source, spec.overrides, check_case);
+  auto parsed = parse_case(spec.case_text, spec.case_source, spec.overrides, check_case);  // unknown keys first
+  if (spec.restart) refuse_tree_overrides(o.overrides);
   spec.solver_case = std::move(parsed.solver_case);
   spec.output = std::move(parsed.output);
   spec.monitor_file = o.monitor.empty() ? spec.solver_case.monitor.file : o.monitor;
@@ -132,6 +132,19 @@ RunSpec plan_branch(const RestartPoint& rp, const std::vector<std::string>& chan
   return spec;
 }
 
+namespace {
+// The [output.io] options that differ from the defaults, or "defaults".
+std::string describe_io(const kernel::IoOptions& io) {
+  const kernel::IoOptions defaults;
+  std::string out;
+  for (const auto& row : kernel::options_table()) {
+    const auto v = kernel::option_string(io, row.name);
+    if (v != kernel::option_string(defaults, row.name)) out += fmt::format("{}{} = {}", out.empty() ? "" : ", ", row.name, v);
+  }
+  return out.empty() ? "the defaults (collective transfers, buffered; docs/file-format.md section 4)" : out;
+}
+}  // namespace
+
 // ---------------------------------------------------------------------------------
 
 struct Run::Impl {
@@ -150,20 +163,25 @@ struct Run::Impl {
 
   void start_timeline() {
     const auto t0 = std::chrono::steady_clock::now();
+    const bool talk = print && !spec.quiet;
     solver.reset();
     output.reset();  // closes the previous file (collective) before the next is created
     if (spec.steps >= 0) spec.solver_case.time.max_steps = (spec.restart ? spec.restart->step.step : 0) + spec.steps;
     solver = std::make_unique<solver::Solver>(spec.solver_case, plan, comm);
     if (spec.restart) {
       restore_solver(*solver, *spec.restart, comm);
-      if (print)
+      if (talk)
         fmt::print("restart     from {} step {} (t = {:.6g})\n", spec.restart->file, spec.restart->step.step,
                    spec.restart->step.time);
     }
-    output = std::make_unique<RunOutput>(comm, spec.output, spec.common, spec.mode, print);
+    output = std::make_unique<RunOutput>(comm, spec.output, spec.common, spec.mode, talk);
     output->set_overrides(spec.recorded_overrides);
-    if (print && !output->path().empty())
+    if (talk && !output->path().empty()) {
       fmt::print("output      {} {}\n", spec.mode == RunOutput::Mode::append ? "continuing" : "writing", output->path());
+      fmt::print("output      io: {}\n", describe_io(spec.output.io));
+    } else if (talk) {
+      fmt::print("output      none: the case names no output.file (--output FILE writes one)\n");
+    }
     if (!spec.output.file.empty()) files.push_back(spec.output.file);
     cells = solver->global_leaf_cells();
     setup_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -223,6 +241,7 @@ void Run::reopen_output() {
 
 void Run::branch(RunSpec spec) {
   if (spec.steps < 0) spec.steps = impl_->spec.steps;
+  spec.quiet = spec.quiet || impl_->spec.quiet;
   impl_->spec = std::move(spec);
   impl_->stop = false;
   impl_->start_timeline();

@@ -1,9 +1,11 @@
 #include "rewind/kernel/reader.hpp"
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cmath>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -136,7 +138,8 @@ StepEntry Reader::find_step(const std::string& sel) const {
   char* end = nullptr;
   if (sel[0] == '#') {
     long long i = std::strtoll(sel.c_str() + 1, &end, 10);
-    if (*end != '\0') c.fail(ErrorKind::no_such_step, "bad step selector '" + sel + "'");
+    if (*end != '\0' || end == sel.c_str() + 1)
+      c.fail(ErrorKind::no_such_step, "bad step selector '" + sel + "' (#i: the i-th committed step, e.g. #0, #-1)");
     long long n = static_cast<long long>(all.size());
     if (i < 0) i += n;
     if (i < 0 || i >= n) c.fail(ErrorKind::no_such_step, fmt::format("step index {} out of range (0..{})", sel, n - 1));
@@ -144,7 +147,8 @@ StepEntry Reader::find_step(const std::string& sel) const {
   }
   if (sel.rfind("t=", 0) == 0) {
     double t = std::strtod(sel.c_str() + 2, &end);
-    if (*end != '\0') c.fail(ErrorKind::no_such_step, "bad time selector '" + sel + "'");
+    if (*end != '\0' || end == sel.c_str() + 2 || !std::isfinite(t))
+      c.fail(ErrorKind::no_such_step, "bad time selector '" + sel + "' (t=T: a simulated time, e.g. t=1.5)");
     const StepEntry* best = nullptr;
     for (const auto& e : all)
       if (e.time <= t * (1 + 1e-12) + 1e-300) best = &e;
@@ -152,8 +156,19 @@ StepEntry Reader::find_step(const std::string& sel) const {
     return *best;
   }
   long long s = std::strtoll(sel.c_str(), &end, 10);
-  if (*end != '\0') c.fail(ErrorKind::no_such_step, "bad step selector '" + sel + "' (use latest, N, #i or t=T)");
+  if (*end != '\0' || end == sel.c_str()) c.fail(ErrorKind::no_such_step, "bad step selector '" + sel + "' (use latest, N, #i or t=T)");
   return step(s);
+}
+
+std::string time_selector_note(const std::string& sel, const StepEntry& chosen, const StepEntry& last) {
+  if (sel.rfind("t=", 0) != 0) return "";
+  const double t = std::strtod(sel.c_str() + 2, nullptr);
+  if (std::abs(chosen.time - t) <= 1e-9 * std::max(1.0, std::abs(t))) return "";
+  if (chosen.step == last.step && t > last.time)
+    return fmt::format("{} is after the last committed step; using the last, step {} (t = {:.6g})", sel, chosen.step,
+                       chosen.time);
+  return fmt::format("{} is not an output time; using the step in force then, step {} (t = {:.6g})", sel, chosen.step,
+                     chosen.time);
 }
 
 namespace {
@@ -163,10 +178,8 @@ std::vector<T> read_all(const Ctx& c, hid_t g, const std::string& gpath, const c
   h5::Dataset d = h5::open_dataset(c, g, name);
   auto dm = h5::dims(c, d, gpath + "/" + name);
   if (dm != shape) {
-    std::string want, got;
-    for (auto x : shape) want += (want.empty() ? "" : ",") + std::to_string(x);
-    for (auto x : dm) got += (got.empty() ? "" : ",") + std::to_string(x);
-    c.fail(ErrorKind::bad_shape, fmt::format("{}/{} has shape ({}), expected ({})", gpath, name, got, want));
+    c.fail(ErrorKind::bad_shape, fmt::format("{}/{} has shape ({}), expected ({})", gpath, name, fmt::join(dm, ","),
+                                             fmt::join(shape, ",")));
   }
   h5::Datatype t(H5Dget_type(d));
   if (H5Tget_class(t) != cls) c.fail(ErrorKind::bad_shape, fmt::format("{}/{} has the wrong type", gpath, name));

@@ -2,10 +2,12 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <fstream>
 #include <optional>
 #include <set>
 #include <sstream>
+#include <vector>
 #include <toml++/toml.h>
 
 namespace rwd::spacetree {
@@ -140,6 +142,47 @@ CaseError CaseDocument::error(const std::string& key, const std::string& message
 }
 
 namespace {
+// Edits (insert, delete, substitute, swap two neighbours) from a to b.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i)
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+std::pair<std::string, std::string> split_leaf(const std::string& path) {
+  const auto dot = path.rfind('.');
+  if (dot == std::string::npos) return {"", path};
+  return {path.substr(0, dot), path.substr(dot + 1)};
+}
+
+// A typo, not another word: at most 2 edits, and fewer than half the letters.
+bool looks_like(const std::string& typo, const std::string& key) {
+  const auto d = edit_distance(typo, key);
+  return d > 0 && d <= 2 && 2 * d < std::max(typo.size(), key.size());
+}
+}  // namespace
+
+CaseError CaseDocument::missing(const std::string& key) const {
+  const auto [parent, leaf] = split_leaf(key);
+  const toml::table* t = parent.empty() ? &impl_->table : impl_->table.at_path(parent).as_table();
+  if (t)
+    for (const auto& [k, node] : *t) {
+      const std::string name(k.str());
+      const std::string path = parent.empty() ? name : parent + "." + name;
+      if (!impl_->read.count(path) && looks_like(name, leaf))
+        return CaseError(fmt::format("{}: unknown key '{}' (at {}; did you mean '{}'?)", impl_->name, path,
+                                     where(node.source()), key));
+    }
+  return error(key, "missing (required)");
+}
+
+namespace {
 template <typename T>
 T scalar(const toml::node& n, const CaseDocument& doc, const std::string& key);
 
@@ -172,7 +215,7 @@ T get_scalar(CaseDocument& doc, toml::table& table, std::set<std::string>& read,
   auto view = table.at_path(key);
   if (!view) {
     if (fallback) return *fallback;
-    throw doc.error(key, "missing (required)");
+    throw doc.missing(key);
   }
   return scalar<T>(*view.node(), doc, key);
 }
@@ -184,7 +227,7 @@ std::array<T, N> get_array(CaseDocument& doc, toml::table& table, std::set<std::
   auto view = table.at_path(key);
   if (!view) {
     if (fallback) return *fallback;
-    throw doc.error(key, "missing (required)");
+    throw doc.missing(key);
   }
   const auto* arr = view.as_array();
   if (!arr || arr->size() != N)
@@ -232,7 +275,7 @@ std::vector<T> get_vector(CaseDocument& doc, toml::table& table, std::set<std::s
   auto view = table.at_path(key);
   if (!view) {
     if (fallback) return *fallback;
-    throw doc.error(key, "missing (required)");
+    throw doc.missing(key);
   }
   const auto* arr = view.as_array();
   if (!arr) throw doc.error(key, std::string("expected an array of ") + what);
@@ -275,12 +318,23 @@ void CaseDocument::reject_unknown() const {
       if (k.str().find_first_of("[].") != std::string_view::npos)
         throw CaseError(fmt::format("{}: unknown key '{}' (at {})", impl_->name, path, where(node.source())));
       if (known(path)) continue;
+      const auto unknown = [&] {
+        const auto [parent, leaf] = split_leaf(path);
+        std::string best;
+        for (const auto& r : impl_->read) {
+          const auto [rp, rl] = split_leaf(r);
+          if (rp == parent && looks_like(leaf, rl) && (best.empty() || edit_distance(leaf, rl) < edit_distance(leaf, split_leaf(best).second)))
+            best = r;
+        }
+        const std::string hint = best.empty() ? "" : fmt::format("; did you mean '{}'?", best);
+        return CaseError(fmt::format("{}: unknown key '{}' (at {}{})", impl_->name, path, where(node.source()), hint));
+      };
       if (const auto* sub = node.as_table()) {
         walk(*sub, path);
       } else if (const auto* arr = node.as_array(); arr && arr->is_array_of_tables() && !arr->empty()) {
         for (std::size_t i = 0; i < arr->size(); ++i) walk(*(*arr)[i].as_table(), path + "[" + std::to_string(i) + "]");
       } else {
-        throw CaseError(fmt::format("{}: unknown key '{}' (at {})", impl_->name, path, where(node.source())));
+        throw unknown();
       }
     }
   };

@@ -27,7 +27,7 @@ cases=(
 for entry in "${cases[@]}"; do
   IFS='|' read -r name case_file extra <<<"$entry"
   # shellcheck disable=SC2086 # $extra holds several words on purpose
-  common=($extra --set output.checkpoint_every=2 -q --force)
+  common=($extra --set output.checkpoint_every=2 --force)  # not -q: the run's report lines are checked
   # shellcheck disable=SC2086
   expected=$("$rewind" tree "$case_file" $extra --json 2>/dev/null |
              /usr/bin/python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["leaf_cells"], len(j["grids_per_level"]))')
@@ -44,12 +44,12 @@ for entry in "${cases[@]}"; do
   done
   # Restart: half the run, then continue in the same file (1 -> 3 compute ranks).
   run 1 $name.half.log "$case_file" "${common[@]}" --steps 2 --output $name.half.h5 --monitor $name.half.csv
-  run 4 $name.cont.log --restart $name.half.h5 --steps 2 -q --monitor $name.cont.csv
+  run 4 $name.cont.log --restart $name.half.h5 --steps 2 --monitor $name.cont.csv
   check "$name: restart under mpirun states the same tree" "same_tree $name.cont.log $name.np1.log"
   check "$name: run + restart under mpirun == uninterrupted run" "same $name.np1.h5 $name.half.h5"
   # Branch from step 2 with a faster inflow, on one process and under mpirun.
   for np in 1 3; do
-    run $np $name.branch$np.log --restart $name.np1.h5@2 --set 'boundary.xmin.velocity=[1.3,0,0]' --steps 2 -q \
+    run $np $name.branch$np.log --restart $name.np1.h5@2 --set 'boundary.xmin.velocity=[1.3,0,0]' --steps 2 \
       --output $name.branch$np.h5 --monitor $name.branch$np.csv
     check "$name: branch on np=$np states the same tree" "same_tree $name.branch$np.log $name.np1.log"
   done

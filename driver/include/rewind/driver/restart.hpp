@@ -23,8 +23,14 @@ struct RestartPoint {
   /// `case_overrides`, empty for unsteered runs): applied on top of case_text.
   std::vector<std::string> steered;
   std::int64_t last_committed = -1;   ///< last committed step of the file (any kind)
+  /// When the step is not exactly the one asked for (t=T between outputs, or on a
+  /// visualisation step): one line saying which checkpoint stands for it; else "".
+  std::string note;
 };
-/// Serial, read-only. Throws kernel::FileError / std::runtime_error with one line.
+/// The checkpoint to restart from, by FILE[@STEP]: "latest" (the default) and t=T
+/// take the last checkpoint at or before (T); a step number or #i must name a
+/// checkpoint. Serial, read-only. Throws kernel::FileError / std::runtime_error with
+/// one line.
 RestartPoint find_restart_point(const std::string& spec);
 /// The tree stored in the checkpoint (serial, read-only).
 spacetree::Tree restart_tree(const RestartPoint& rp, const spacetree::TreeShape& shape);

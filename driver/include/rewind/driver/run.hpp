@@ -60,6 +60,9 @@ struct RunSpec {
   /// --steps: at most this many steps per timeline, counted from its start or restart
   /// point (-1: no limit). An in-job branch inherits it, like `--restart ... --steps`.
   std::int64_t steps = -1;
+  /// -q: no report lines (restart, output, io); the files are written all the same.
+  /// An in-job branch inherits it.
+  bool quiet = false;
 };
 
 /// The branch policy. Reads the case (or the restart point's file), applies the

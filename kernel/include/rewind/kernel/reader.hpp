@@ -65,8 +65,10 @@ class Reader {
   /// (the only ones restart may use).
   [[nodiscard]] std::vector<StepEntry> steps(bool committed_only = true) const;
   /// A committed step by selector: "latest", a step number "42", "#i" (i-th committed
-  /// step, negative counts from the end), or "t=0.5" (last step with time <= 0.5).
-  /// Throws FileError(no_such_step).
+  /// step, negative counts from the end), or "t=0.5" (the last step with time <= 0.5:
+  /// the step in force at that time). The one rule for every command and the ParaView
+  /// plugin. Throws FileError(no_such_step) for a malformed selector ("#", "t=", "t=x")
+  /// or one that matches nothing (t before the first step, an index out of range).
   [[nodiscard]] StepEntry find_step(const std::string& selector) const;
   /// The step with this step number; committed unless allow_uncommitted.
   [[nodiscard]] StepEntry step(std::int64_t step_number, bool allow_uncommitted = false) const;
@@ -115,6 +117,11 @@ class Reader {
 /// Splits "FILE[@STEP]" at the last '@' into {file, selector}; the selector (for
 /// Reader::find_step) is "latest" when absent. Pure.
 std::pair<std::string, std::string> split_step_spec(const std::string& spec);
+
+/// For a "t=T" selector whose step is not at T: one line saying which step stands for
+/// it and why (T is not an output time, or lies after the last step `last`), for the
+/// commands to print as a note. "" when the step is at T, or for other selectors. Pure.
+std::string time_selector_note(const std::string& selector, const StepEntry& chosen, const StepEntry& last);
 
 /// Restart partition: the rows `rank` of `nranks` should own. Splits the grids into
 /// nranks contiguous pieces of the (level-major, curve-ordered) row list within every

@@ -56,8 +56,13 @@ class CaseDocument {
   /// Marks a table key as known without reading a value (e.g. a section kept for later).
   void mark_read(const std::string& key);
 
-  /// Throws CaseError naming the first key that no reader asked for.
+  /// Throws CaseError naming the first key that no reader asked for, with the known key
+  /// it most likely misspells ("did you mean ...?").
   void reject_unknown() const;
+  /// The CaseError for a required `key` that is absent: "unknown key 'tree.depht' (did
+  /// you mean 'tree.depth'?)" when a key next to it looks like a typo of it, else
+  /// "<file>: <key>: missing (required)".
+  [[nodiscard]] CaseError missing(const std::string& key) const;
   /// A CaseError "<file>: <key>: <message>" for a bad value found by a reader.
   [[nodiscard]] CaseError error(const std::string& key, const std::string& message) const;
 

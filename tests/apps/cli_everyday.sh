@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Everyday use, through the commands a user types:
+#  - under mpirun a bad case or a missing file gives one error line from one rank, a
+#    non-zero exit, no MPI_ABORT banner (with `mpirun -q`: that line and nothing else);
+#  - a typo in a key names the key it misspells; an unknown key on a restart is called
+#    unknown (not "the tree cannot change"); `tree --ranks 0` reads as a sentence;
+#  - `rewind diff` exits 0 equal, 1 differ, 2 error;
+#  - `-q` prints nothing (and still writes the file); a run without an output file
+#    says so; the I/O options in force are printed.
+#   cli_everyday.sh REWIND SOURCE_DIR MPIEXEC
+source "$(dirname "$0")/lib.sh" "$@"
+case_file="$src/cases/default.toml"
+lines() { wc -l <"$1" | tr -d ' '; }
+
+"$mpiexec" -n 3 "$rewind" run "$case_file" --set tree.depht=3 >bad.out 2>&1
+rc=$?
+check "mpirun, a bad key: non-zero exit, one error line, no MPI_ABORT banner" \
+  "[ $rc != 0 ] && [ \$(grep -c 'error:' bad.out) = 1 ] && ! grep -q 'MPI_ABORT' bad.out"
+check "... the line names the typo and the key it misspells" \
+  "grep -q \"unknown key 'tree.depht'.*did you mean 'tree.depth'\" bad.out"
+"$mpiexec" -q -n 3 "$rewind" halo missing.toml >missing.out 2>&1
+rc=$?
+check "mpirun -q, a missing case file: exactly one line, non-zero exit" \
+  "[ $rc != 0 ] && [ \$(lines missing.out) = 1 ] && grep -q 'missing.toml' missing.out"
+
+sed 's/^depth = 3 /depht = 3 /' "$case_file" >typo.toml
+"$rewind" tree typo.toml >typo.out 2>&1
+check "a typo in the case file (depth missing): 'did you mean' instead of 'missing'" \
+  "[ $? != 0 ] && grep -q \"unknown key 'tree.depht'.*did you mean 'tree.depth'\" typo.out && ! grep -q 'missing' typo.out"
+"$rewind" tree "$case_file" --ranks 0 >ranks.out 2>&1
+check "tree --ranks 0: one readable line" \
+  "[ $? != 0 ] && [ \$(lines ranks.out) = 1 ] && grep -q '0 is not a positive integer' ranks.out"
+
+"$rewind" run "$case_file" --steps 2 --output a.h5 -q >quiet.out 2>&1
+check "-q: nothing printed, the file written" "[ $? = 0 ] && [ ! -s quiet.out ] && [ -s a.h5 ]"
+"$rewind" run --restart a.h5 --set tree.foo=2 >restart.out 2>&1
+check "an unknown key on a restart is called unknown" \
+  "[ $? != 0 ] && grep -q \"unknown key 'tree.foo'\" restart.out"
+"$rewind" run "$src/cases/cavity-re100.toml" --steps 1 >nofile.out 2>&1
+check "a run without an output file says so" "[ $? = 0 ] && grep -q '^output      none' nofile.out"
+"$rewind" run "$case_file" --steps 1 --output b.h5 --set output.io.cb_nodes=1 >io.out 2>&1
+check "the I/O options in force are printed" "[ $? = 0 ] && grep -q '^output      io: cb_nodes = 1' io.out"
+
+"$rewind" diff a.h5@#0 b.h5@#0 >d0.out 2>&1
+check "diff: equal steps exit 0" "[ $? = 0 ]"
+"$rewind" diff a.h5 b.h5 >d1.out 2>&1
+check "diff: different steps exit 1" "[ $? = 1 ]"
+"$rewind" diff a.h5 nope.h5 >d2.out 2>&1
+check "diff: an error (a missing file) exits 2, one line" "[ $? = 2 ] && [ \$(lines d2.out) = 1 ]"
+"$rewind" diff a.h5 b.h5 --tol -1 >d3.out 2>&1
+check "diff: a bad option exits 2, one readable line" "[ $? = 2 ] && grep -q 'not a number >= 0' d3.out"
+
+# Step selectors: malformed ones refused, a time between outputs or after the end
+# noted; a restart at a time on a visualisation step takes the checkpoint before it.
+for sel in '#' 't=' 't=x' '#1x'; do
+  "$rewind" diff "a.h5@$sel" b.h5 >sel.out 2>&1
+  check "the selector '$sel' is refused (exit 2, one line)" "[ $? = 2 ] && [ \$(lines sel.out) = 1 ] && grep -q 'bad' sel.out"
+done
+"$rewind" diff a.h5@t=99 b.h5@t=99 >late.out 2>&1
+check "t=99, after the last step: a note says the last step stands for it" \
+  "grep -q 'note: a.h5: t=99 is after the last committed step' late.out"
+"$rewind" run "$case_file" --output v.h5 --set time.end=0.3 --set output.checkpoint_interval=0.2 -q >v.log 2>&1
+"$rewind" run --restart v.h5@t=0.15 --output vb.h5 --set time.end=0.2 >vb.log 2>&1
+check "restart at t=0.15 (a visualisation step in force): from the checkpoint before it, with a note" \
+  "[ $? = 0 ] && grep -q 'note: t=0.15: step .* is a visualisation output; restarting from the last checkpoint' vb.log && grep -q 'restart     from v.h5 step 0 ' vb.log"
+"$rewind" diff v.h5@t=0.2 vb.h5@t=0.2 >vb.diff 2>&1
+check "... and continues bit-identically to the original" "[ $? = 0 ]"
+exit $fail
