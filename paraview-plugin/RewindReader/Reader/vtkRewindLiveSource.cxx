@@ -1,0 +1,178 @@
+#include "vtkRewindLiveSource.h"
+
+#include <chrono>
+#include <exception>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "rewind/collector/client.hpp"
+#include "rewind/collector/handler.hpp"
+#include "vtkInformation.h"
+#include "vtkInformationVector.h"
+#include "vtkMultiBlockDataSet.h"
+#include "vtkObjectFactory.h"
+#include "vtkStringArray.h"
+#include "window_vtk.hpp"
+
+vtkStandardNewMacro(vtkRewindLiveSource);
+
+namespace col = rwd::collector;
+
+struct vtkRewindLiveSource::Internals {
+  std::optional<col::Client> Client;
+  col::ServerInfo Info;
+  std::string Server;
+  bool Failed = false;  ///< this update's RequestInformation already reported an error
+  vtkNew<vtkStringArray> RunFiles;
+  vtkNew<vtkStringArray> RunSteps;
+};
+
+vtkRewindLiveSource::vtkRewindLiveSource() : Internal(new Internals) {
+  this->SetHost("127.0.0.1");
+  this->SetToken("");
+  this->SetTime("live");
+  this->SetFile("");
+}
+
+vtkRewindLiveSource::~vtkRewindLiveSource() {
+  this->Internal->Client.reset();  // says bye while the strings still exist
+  delete[] this->Host;
+  delete[] this->Token;
+  this->SetTime(nullptr);
+  this->SetFile(nullptr);
+}
+
+void vtkRewindLiveSource::PrintSelf(ostream& os, vtkIndent indent) {
+  this->Superclass::PrintSelf(os, indent);
+  os << indent << "Host: " << (this->Host ? this->Host : "") << "\n";
+  os << indent << "Port: " << this->Port << "\n";
+  os << indent << "Timeout: " << this->Timeout << "\n";
+  os << indent << "Time: " << (this->Time ? this->Time : "") << "\n";
+  os << indent << "File: " << (this->File ? this->File : "") << "\n";
+}
+
+namespace {
+void set_string(char*& member, const char* value) {
+  delete[] member;
+  member = nullptr;
+  if (!value) return;
+  const std::string s(value);
+  member = new char[s.size() + 1];
+  s.copy(member, s.size());
+  member[s.size()] = '\0';
+}
+}  // namespace
+
+// Connection settings: a change drops the connection (the next update connects anew).
+void vtkRewindLiveSource::SetHost(const char* host) {
+  if (this->Host && host && std::string(this->Host) == host) return;
+  set_string(this->Host, host);
+  this->Internal->Client.reset();
+  this->Modified();
+}
+
+void vtkRewindLiveSource::SetToken(const char* token) {
+  if (this->Token && token && std::string(this->Token) == token) return;
+  set_string(this->Token, token);
+  this->Internal->Client.reset();
+  this->Modified();
+}
+
+void vtkRewindLiveSource::SetPort(int port) {
+  if (port == this->Port) return;
+  this->Port = port;
+  this->Internal->Client.reset();
+  this->Modified();
+}
+
+void vtkRewindLiveSource::Refresh() { this->Modified(); }
+
+vtkStringArray* vtkRewindLiveSource::GetRunFiles() { return this->Internal->RunFiles; }
+vtkStringArray* vtkRewindLiveSource::GetRunSteps() { return this->Internal->RunSteps; }
+const char* vtkRewindLiveSource::GetServer() { return this->Internal->Server.c_str(); }
+
+namespace {
+/// One readable line for a failed connect or request.
+std::string describe(const std::exception& e, const std::string& where, double timeout) {
+  const auto* c = dynamic_cast<const col::CodedError*>(&e);
+  if (!c) return "cannot reach the Rewind collector at " + where + " (" + e.what() + ")";
+  std::ostringstream s;
+  switch (c->code()) {
+    case col::ErrorCode::unauthorized:
+      s << "the Rewind collector at " << where << " refused the token (set Token to the run's --token)";
+      break;
+    case col::ErrorCode::bad_version:
+      s << "the Rewind collector at " << where << " speaks another protocol version (this plugin speaks version "
+        << col::kProtocolVersion << "): " << e.what();
+      break;
+    case col::ErrorCode::timeout:
+      s << "no answer from " << where << " within " << timeout << " s (is it a Rewind collector, and is the run alive?)";
+      break;
+    case col::ErrorCode::malformed:
+      s << where << " does not answer like a Rewind collector: " << e.what();
+      break;
+    default:
+      s << "the Rewind collector at " << where << " answered " << col::to_string(c->code()) << ": " << e.what();
+  }
+  return s.str();
+}
+}  // namespace
+
+int vtkRewindLiveSource::RequestInformation(vtkInformation*, vtkInformationVector**, vtkInformationVector*) {
+  auto& in = *this->Internal;
+  in.Failed = false;
+  const std::string where = std::string(this->Host ? this->Host : "") + ":" + std::to_string(this->Port);
+  try {
+    if (this->Port < 1 || this->Port > 65535) throw std::runtime_error("port " + std::to_string(this->Port) + " is not a TCP port");
+    if (!in.Client || !in.Client->connected()) {
+      in.Client.reset();
+      col::ClientOptions opt;
+      opt.timeout = std::chrono::milliseconds(static_cast<long long>(this->Timeout * 1000));
+      opt.name = "rewind-paraview";
+      in.Client.emplace(this->Host ? this->Host : "", static_cast<std::uint16_t>(this->Port), this->Token ? this->Token : "", opt);
+    }
+    in.Info = in.Client->info();
+    const auto steps = in.Client->steps();
+    in.Server = in.Client->server().server + (in.Info.live ? " (live)" : " (files)");
+    in.RunFiles->Reset();
+    for (const auto& f : in.Info.files) in.RunFiles->InsertNextValue(f);
+    in.RunSteps->Reset();
+    for (const auto& s : steps)
+      for (const auto& v : {s.file, std::to_string(s.step), std::to_string(s.time), s.kind}) in.RunSteps->InsertNextValue(v);
+    std::vector<std::string> names;
+    for (const auto& v : in.Info.variables) names.push_back(v.name);
+    rwd::paraview::offer_arrays(*this->CellArrays, names);
+  } catch (const std::exception& e) {
+    in.Client.reset();
+    in.Server.clear();
+    in.Failed = true;
+    this->ReportError(describe(e, where, this->Timeout));
+  }
+  return 1;
+}
+
+int vtkRewindLiveSource::RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector* out) {
+  auto& in = *this->Internal;
+  auto* output = vtkMultiBlockDataSet::GetData(out->GetInformationObject(0));
+  if (!output) return 1;
+  output->Initialize();
+  if (in.Failed || !in.Client) return 1;  // RequestInformation reported why
+  const std::string where = std::string(this->Host) + ":" + std::to_string(this->Port);
+  try {
+    auto request = rwd::paraview::window_request(*this, in.Info.domain_lo, in.Info.domain_hi);
+    if (request.budget == 0) request.budget = col::HandlerLimits{}.max_budget;
+    request.time = this->Time && *this->Time ? this->Time : "live";
+    request.file = this->File ? this->File : "";
+    const auto reply = in.Client->window(request);
+    rwd::paraview::fill_output(reply, this->ReadCellTypes, output);
+    output->GetInformation()->Set(vtkDataObject::DATA_TIME_STEP(), reply.time);
+  } catch (const std::exception& e) {
+    if (!in.Client->connected()) in.Client.reset();
+    this->ReportError(describe(e, where, this->Timeout));
+    return 1;
+  }
+  this->ClearError();
+  return 1;
+}
