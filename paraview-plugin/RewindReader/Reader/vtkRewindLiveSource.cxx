@@ -3,10 +3,10 @@
 #include <chrono>
 #include <exception>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 
+#include "client_errors.hpp"
 #include "rewind/collector/client.hpp"
 #include "rewind/collector/handler.hpp"
 #include "vtkInformation.h"
@@ -93,33 +93,6 @@ vtkStringArray* vtkRewindLiveSource::GetRunFiles() { return this->Internal->RunF
 vtkStringArray* vtkRewindLiveSource::GetRunSteps() { return this->Internal->RunSteps; }
 const char* vtkRewindLiveSource::GetServer() { return this->Internal->Server.c_str(); }
 
-namespace {
-/// One readable line for a failed connect or request.
-std::string describe(const std::exception& e, const std::string& where, double timeout) {
-  const auto* c = dynamic_cast<const col::CodedError*>(&e);
-  if (!c) return "cannot reach the Rewind collector at " + where + " (" + e.what() + ")";
-  std::ostringstream s;
-  switch (c->code()) {
-    case col::ErrorCode::unauthorized:
-      s << "the Rewind collector at " << where << " refused the token (set Token to the run's --token)";
-      break;
-    case col::ErrorCode::bad_version:
-      s << "the Rewind collector at " << where << " speaks another protocol version (this plugin speaks version "
-        << col::kProtocolVersion << "): " << e.what();
-      break;
-    case col::ErrorCode::timeout:
-      s << "no answer from " << where << " within " << timeout << " s (is it a Rewind collector, and is the run alive?)";
-      break;
-    case col::ErrorCode::malformed:
-      s << where << " does not answer like a Rewind collector: " << e.what();
-      break;
-    default:
-      s << "the Rewind collector at " << where << " answered " << col::to_string(c->code()) << ": " << e.what();
-  }
-  return s.str();
-}
-}  // namespace
-
 int vtkRewindLiveSource::RequestInformation(vtkInformation*, vtkInformationVector**, vtkInformationVector*) {
   auto& in = *this->Internal;
   in.Failed = false;
@@ -148,7 +121,7 @@ int vtkRewindLiveSource::RequestInformation(vtkInformation*, vtkInformationVecto
     in.Client.reset();
     in.Server.clear();
     in.Failed = true;
-    this->ReportError(describe(e, where, this->Timeout));
+    this->ReportError(rwd::paraview::describe_client_error(e, where, this->Timeout));
   }
   return 1;
 }
@@ -170,7 +143,7 @@ int vtkRewindLiveSource::RequestData(vtkInformation*, vtkInformationVector**, vt
     output->GetInformation()->Set(vtkDataObject::DATA_TIME_STEP(), reply.time);
   } catch (const std::exception& e) {
     if (!in.Client->connected()) in.Client.reset();
-    this->ReportError(describe(e, where, this->Timeout));
+    this->ReportError(rwd::paraview::describe_client_error(e, where, this->Timeout));
     return 1;
   }
   this->ClearError();
