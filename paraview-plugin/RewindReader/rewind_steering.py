@@ -7,7 +7,7 @@ protocol with rewind_client.py (docs/collector-protocol.md, revision 1.1):
     from paraview.simple import *
     LoadPlugin(".../RewindReader.so", remote=False, ns=globals())
     import rewind_steering
-    live = RewindLiveSource(Port=7400)              # windows of the running job
+    live = RewindLiveSource(PortNumber=7400)              # windows of the running job
     steer = rewind_steering.Steering(live)          # same host, port and token
     steer.status()        # {"state": "running", "step": 120, "time": 1.2, "file": ...}
     steer.pause()         # at the next step boundary; the live source shows that state
@@ -34,7 +34,7 @@ class Steering:
 
     def __init__(self, source=None, host="127.0.0.1", port=7400, token="", timeout=30.0):
         if source is not None:
-            host, port, token = source.Host, int(source.Port), source.Token
+            host, port, token = source.Host, int(source.PortNumber), source.Token
         self.source = source
         self.address = (host, int(port), token or "")
         self.timeout = timeout

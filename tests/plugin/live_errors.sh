@@ -59,15 +59,15 @@ def attempt(label, **props):
     sys.stderr.flush()
     return err, took, cells
 
-err, took, _ = attempt("closed", Port=closed)
+err, took, _ = attempt("closed", PortNumber=closed)
 assert "cannot reach" in err and took < 5, err
-err, took, _ = attempt("silent", Port=silent)
+err, took, _ = attempt("silent", PortNumber=silent)
 assert "no answer" in err and took < 8, (err, took)
-err, took, _ = attempt("version", Port=other)
+err, took, _ = attempt("version", PortNumber=other)
 assert "protocol version" in err and took < 5, err
-err, took, _ = attempt("token", Port=port, Token="wrong")
+err, took, _ = attempt("token", PortNumber=port, Token="wrong")
 assert "refused the token" in err and took < 5, err
-err, took, cells = attempt("served", Port=port, Token="secret")
+err, took, cells = attempt("served", PortNumber=port, Token="secret")
 assert err == "" and cells > 0, (err, cells)
 print("OK")
 PY

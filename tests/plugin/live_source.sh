@@ -22,7 +22,7 @@ from pv_util import dump
 LoadPlugin(plugin, remote=False, ns=globals())
 import rewind_steering  # shipped inside the plugin
 
-live = RewindLiveSource(Port=port, Budget=3000, Timeout=20, Time="#0")  # noqa: F821
+live = RewindLiveSource(PortNumber=port, Budget=3000, Timeout=20, Time="#0")  # noqa: F821
 steer = rewind_steering.Steering(live)
 print("pause:", steer.pause())  # also refreshes the source: the first committed step
 assert live.GetPropertyValue("LastError") == "", live.GetPropertyValue("LastError")

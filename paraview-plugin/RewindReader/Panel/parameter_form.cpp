@@ -35,7 +35,9 @@ void ParameterForm::set_parameters(const std::vector<collector::ParameterInfo>& 
   rows_.reserve(parameters.size());
   for (const auto& p : parameters) {
     Row row{p, {}, false};
+    // Object names (the parameter, then 0..2 per box) let GUI tests find the boxes.
     auto* field = new QWidget(this);
+    field->setObjectName(QString::fromStdString(p.name));
     auto* h = new QHBoxLayout(field);
     h->setContentsMargins(0, 0, 0, 0);
     if (const auto* v = std::get_if<std::array<double, 3>>(&p.value)) {
@@ -43,7 +45,10 @@ void ParameterForm::set_parameters(const std::vector<collector::ParameterInfo>& 
     } else {
       row.boxes.push_back(spin_box(p, std::get<double>(p.value), field));
     }
-    for (auto* b : row.boxes) h->addWidget(b);
+    for (std::size_t i = 0; i < row.boxes.size(); ++i) {
+      row.boxes[i]->setObjectName(QString::number(i));
+      h->addWidget(row.boxes[i]);
+    }
     const std::string label = p.unit.empty() ? p.name : p.name + " [" + p.unit + "]";
     auto* name = new QLabel(QString::fromStdString(label), this);
     name->setToolTip(QString::fromStdString(p.description));

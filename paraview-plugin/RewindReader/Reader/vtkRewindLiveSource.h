@@ -2,12 +2,12 @@
 // its collector over TCP (docs/collector-protocol.md) with the C++ client
 // (rewind/collector/client.hpp).
 //
-// Connection: Host, Port, Token; every connect and every request has a deadline
+// Connection: Host, PortNumber, Token; every connect and every request has a deadline
 // (Timeout, seconds), so an unreachable or silent collector costs at most that long and
 // ends in one readable error (vtkErrorMacro, also in LastError), never a hang. Errors:
 // cannot connect, refused token, another protocol version, not a collector, no answer in
 // time, and the server's own (no such step, unknown variable, ...). The connection is
-// kept between updates and made again after an error or when Host/Port/Token change.
+// kept between updates and made again after an error or when Host/PortNumber/Token change.
 //
 // Window (vtkRewindWindowSource): box, budget (0 = the server's cap), cell arrays (those
 // the collector offers), cell types. Time: a time selector of the protocol -- "live" (the
