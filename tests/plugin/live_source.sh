@@ -24,7 +24,8 @@ import rewind_steering  # shipped inside the plugin
 
 live = RewindLiveSource(PortNumber=port, Budget=3000, Timeout=20, Time="#0")  # noqa: F821
 steer = rewind_steering.Steering(live)
-print("pause:", steer.pause())  # also refreshes the source: the first committed step
+print("pause:", steer.pause())  # also refreshes (updates) the source: the first committed step
+live.UpdatePropertyInformation()  # Server, RunFiles, the variables on offer
 assert live.GetPropertyValue("LastError") == "", live.GetPropertyValue("LastError")
 server = live.GetPropertyValue("Server")
 print("server:", server, "files:", live.GetProperty("RunFiles"))
@@ -63,6 +64,7 @@ pv live.py "$plugin" "$here" "$port" "$tmp" >pv.out 2>&1
 check "pvpython: pause, live window, past step, parameters, set, status, branch, stop" "grep -q '^OK' pv.out"
 grep -v '^ok' pv.out | tail -12
 for _ in $(seq 1 300); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+kill "$server_pid" 2>/dev/null  # still running: pvpython did not stop it (the check below fails)
 wait "$server_pid"; rc=$?
 server_pid=
 check "the run stopped by pvpython ends cleanly (exit 0)" "[ $rc = 0 ]" || tail -5 serve.log

@@ -11,8 +11,10 @@
 #include "rewind/collector/handler.hpp"
 #include "vtkInformation.h"
 #include "vtkInformationVector.h"
+#include "vtkMultiProcessController.h"
 #include "vtkMultiBlockDataSet.h"
 #include "vtkObjectFactory.h"
+#include "vtkStreamingDemandDrivenPipeline.h"
 #include "vtkStringArray.h"
 #include "window_vtk.hpp"
 
@@ -24,7 +26,8 @@ struct vtkRewindLiveSource::Internals {
   std::optional<col::Client> Client;
   col::ServerInfo Info;
   std::string Server;
-  bool Failed = false;  ///< this update's RequestInformation already reported an error
+  bool Armed = false;   ///< updated once: RequestInformation connects from now on
+  bool Failed = false;  ///< this update's connection failed (and said so)
   vtkNew<vtkStringArray> RunFiles;
   vtkNew<vtkStringArray> RunSteps;
 };
@@ -93,9 +96,26 @@ vtkStringArray* vtkRewindLiveSource::GetRunFiles() { return this->Internal->RunF
 vtkStringArray* vtkRewindLiveSource::GetRunSteps() { return this->Internal->RunSteps; }
 const char* vtkRewindLiveSource::GetServer() { return this->Internal->Server.c_str(); }
 
-int vtkRewindLiveSource::RequestInformation(vtkInformation*, vtkInformationVector**, vtkInformationVector*) {
+namespace {
+bool is_first_process() {
+  vtkMultiProcessController* c = vtkMultiProcessController::GetGlobalController();
+  return !c || c->GetLocalProcessId() == 0;
+}
+}  // namespace
+
+int vtkRewindLiveSource::RequestInformation(vtkInformation*, vtkInformationVector**, vtkInformationVector* out) {
   auto& in = *this->Internal;
+  out->GetInformationObject(0)->Set(CAN_HANDLE_PIECE_REQUEST(), 1);
+  // Not before the first update (ParaView asks for information as soon as the source is
+  // created, before its port is set), and only on the first process: one connection,
+  // one error message, one copy of the window (the other pieces stay empty).
   in.Failed = false;
+  if (in.Armed && is_first_process()) in.Failed = !this->FetchInformation();
+  return 1;
+}
+
+bool vtkRewindLiveSource::FetchInformation() {
+  auto& in = *this->Internal;
   const std::string where = std::string(this->Host ? this->Host : "") + ":" + std::to_string(this->Port);
   try {
     if (this->Port < 1 || this->Port > 65535) throw std::runtime_error("port " + std::to_string(this->Port) + " is not a TCP port");
@@ -120,18 +140,26 @@ int vtkRewindLiveSource::RequestInformation(vtkInformation*, vtkInformationVecto
   } catch (const std::exception& e) {
     in.Client.reset();
     in.Server.clear();
-    in.Failed = true;
     this->ReportError(rwd::paraview::describe_client_error(e, where, this->Timeout));
+    return false;
   }
-  return 1;
+  return true;
 }
 
 int vtkRewindLiveSource::RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector* out) {
   auto& in = *this->Internal;
-  auto* output = vtkMultiBlockDataSet::GetData(out->GetInformationObject(0));
+  vtkInformation* info = out->GetInformationObject(0);
+  auto* output = vtkMultiBlockDataSet::GetData(info);
   if (!output) return 1;
   output->Initialize();
-  if (in.Failed || !in.Client) return 1;  // RequestInformation reported why
+  const bool first_piece = !info->Has(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER()) ||
+                           info->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER()) == 0;
+  if (!first_piece || !is_first_process()) return 1;
+  if (!in.Armed) {  // the first update: connect now
+    in.Armed = true;
+    in.Failed = !this->FetchInformation();
+  }
+  if (in.Failed || !in.Client) return 1;  // reported already
   const std::string where = std::string(this->Host) + ":" + std::to_string(this->Port);
   try {
     auto request = rwd::paraview::window_request(*this, in.Info.domain_lo, in.Info.domain_hi);

@@ -15,8 +15,10 @@
 // committed step at or before T) -- in File: one of the run's timelines (RunFiles; "" =
 // the run's own file, else a branch made in the job).
 //
-// Updates happen when a property changes and on Refresh() (the panel's button), which
-// fetches the current state again. Information: RunFiles, RunSteps (file, step, time,
+// The first update connects (not the creation of the source: its port is not set yet);
+// then updates happen when a property changes and on Refresh() (the panel's button),
+// which fetches the current state again. In parallel the first process fetches the
+// window and the other pieces stay empty. Information: RunFiles, RunSteps (file, step, time,
 // kind per committed step), Server (the collector's name and whether it is live).
 // Steering is in the plugin's Python module rewind_steering (docs/paraview.md).
 #ifndef vtkRewindLiveSource_h
@@ -67,6 +69,10 @@ class REWINDREADERS_EXPORT vtkRewindLiveSource : public vtkRewindWindowSource {
  private:
   vtkRewindLiveSource(const vtkRewindLiveSource&) = delete;
   void operator=(const vtkRewindLiveSource&) = delete;
+
+  /// Connects if needed and fetches info and steps (variables, timelines); reports
+  /// and returns false on failure.
+  bool FetchInformation();
 
   char* Host = nullptr;
   int Port = 7400;
