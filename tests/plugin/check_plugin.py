@@ -3,7 +3,7 @@
 # check_window.py and the steps it shows at the times in sys.argv[4] (one per line) to
 # picked.txt, for the shell to compare with the kernel's rule.
 import json, math, os, sys
-from paraview.simple import LoadPlugin, Slice, Contour, CellDatatoPointData
+from paraview.simple import LoadPlugin, Slice, Contour, CellDatatoPointData, Calculator, Glyph, StreamTracer
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pv_util import dump, field, images  # noqa: E402
 
@@ -81,7 +81,7 @@ stored = [v for v in expected["variables"] if images(mb)[0][1].GetCellData().Get
 assert stored, "no variable in a visualisation step"
 dump(mb, stored, "w_step1.json")
 
-# Standard filters work on the output: slice and contour.
+# Standard filters work on the output: slice, contour, glyph, stream tracer.
 reader.UpdatePipeline(times[-1])
 sl = Slice(Input=reader)
 sl.SliceType.Origin = [0.2, 0.2, 0.5]
@@ -93,7 +93,20 @@ lo, hi = reader.CellData["p"].GetRange()
 co = Contour(Input=pts, ContourBy=["POINTS", "p"], Isosurfaces=[0.5 * (lo + hi)])
 co.UpdatePipeline(times[-1])
 assert co.GetDataInformation().GetNumberOfPoints() > 0, "contour is empty"
-print("slice cells", sl.GetDataInformation().GetNumberOfCells(), "contour points", co.GetDataInformation().GetNumberOfPoints())
+# Glyph and stream tracer on the velocity (u, v, w as one point vector).
+vel = Calculator(Input=pts, ResultArrayName="velocity", Function="u*iHat+v*jHat+w*kHat")
+gl = Glyph(Input=vel, GlyphType="Arrow", OrientationArray=["POINTS", "velocity"], ScaleArray=["POINTS", "No scale array"],
+           GlyphMode="Every Nth Point", Stride=50)
+gl.UpdatePipeline(times[-1])
+assert gl.GetDataInformation().GetNumberOfPoints() > 0, "no glyphs"
+st = StreamTracer(Input=vel, SeedType="Line", Vectors=["POINTS", "velocity"])
+st.SeedType.Point1 = [0.05, 0.05, 0.5]
+st.SeedType.Point2 = [0.05, 0.35, 0.5]
+st.SeedType.Resolution = 10
+st.UpdatePipeline(times[-1])
+assert st.GetDataInformation().GetNumberOfPoints() > 0, "no streamlines"
+print("slice cells", sl.GetDataInformation().GetNumberOfCells(), "contour points", co.GetDataInformation().GetNumberOfPoints(),
+      "glyph points", gl.GetDataInformation().GetNumberOfPoints(), "streamline points", st.GetDataInformation().GetNumberOfPoints())
 
 # The step shown at each probe time (the shell compares with `rewind window --time t=T`).
 with open("picked.txt", "w") as f:

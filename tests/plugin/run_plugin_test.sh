@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The reader: write a short 2-D run, compute what it holds with h5py, check the plugin in
-# pvpython (level cut, window box / budget / variables, slice, contour), every window
-# value against the file (check_window.py), and the step shown at a time against the
-# kernel's rule (`rewind window --time t=T`).
+# pvpython (level cut, window box / budget / variables, slice, contour, glyph, stream
+# tracer), every window value against the file (check_window.py), and the step shown at
+# a time against the kernel's rule (`rewind window --time t=T`).
 #   run_plugin_test.sh REWIND PLUGIN SOURCE_DIR
 set -u
 rewind=$1 plugin=$2 src=$3
@@ -15,7 +15,7 @@ rewind=$1 plugin=$2 src=$3
 import json; t = json.load(open('expected.json'))['times']
 print(*(t + [(a + b) / 2 for a, b in zip(t, t[1:])] + [t[-1] + 1, t[0] - 1]))" >probes.txt
 pv "$here/check_plugin.py" "$plugin" run.h5 expected.json probes.txt >pv.out 2>&1
-check "pvpython: times, variables, level cut, window box / budget / variables, slice, contour" \
+check "pvpython: times, variables, level cut, window box / budget / variables, slice, contour, glyph, stream tracer" \
   "grep -q '^OK' pv.out"
 grep -v '^ok' pv.out | tail -5
 for w in w_whole w_zoom w_small w_tiny w_step1; do
