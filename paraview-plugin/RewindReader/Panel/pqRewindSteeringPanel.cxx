@@ -1,5 +1,7 @@
 #include "pqRewindSteeringPanel.h"
 
+#include <QCheckBox>
+#include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -8,6 +10,7 @@
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSpinBox>
+#include <QTimer>
 #include <QVBoxLayout>
 #include <QtDebug>
 #include <chrono>
@@ -36,6 +39,7 @@ struct pqRewindSteeringPanel::Internals {
   QLineEdit* from = nullptr;
   QLineEdit* output = nullptr;
   rwd::paraview::ParameterForm* form = nullptr;
+  QTimer* follow = nullptr;  ///< refreshes the live source (and the status) at an interval
   std::optional<col::Client> client;
   static constexpr double kTimeout = 30.0;
 
@@ -153,7 +157,20 @@ void pqRewindSteeringPanel::build() {
   auto* stop = new QPushButton("Stop", run);
   for (auto* b : {status, pause, resume, stop}) rb->addWidget(b), b->setObjectName(b->text().toLower());
   rl->addLayout(rb);
+  auto* fl = new QHBoxLayout();
+  auto* follow = new QCheckBox("Follow the run every", run);
+  follow->setObjectName("follow");
+  follow->setToolTip("Refresh the active Rewind Live Source (and the status) at this interval");
+  auto* interval = new QDoubleSpinBox(run);
+  interval->setObjectName("interval");
+  interval->setRange(0.2, 3600);
+  interval->setValue(2.0);
+  interval->setSuffix(" s");
+  fl->addWidget(follow);
+  fl->addWidget(interval);
+  rl->addLayout(fl);
   v->addWidget(run);
+  d.follow = new QTimer(this);
 
   auto* params = new QGroupBox("Parameters", body);
   params->setObjectName("parameters");
@@ -209,6 +226,24 @@ void pqRewindSteeringPanel::build() {
       in->form->set_parameters(c.parameters());
       return QString("connected to %1 (%2 parameters)").arg(QString::fromStdString(c.server().server)).arg(in->form->size());
     });
+  });
+  QObject::connect(follow, &QCheckBox::toggled, this, [in, interval](bool on) {
+    if (on) in->follow->start(static_cast<int>(interval->value() * 1000));
+    else in->follow->stop();
+  });
+  QObject::connect(interval, QOverload<double>::of(&QDoubleSpinBox::valueChanged), this, [in](double s) {
+    in->follow->setInterval(static_cast<int>(s * 1000));
+  });
+  QObject::connect(d.follow, &QTimer::timeout, this, [in, follow] {
+    Internals::refresh_live_source();
+    if (!in->client || !in->client->connected()) return;
+    try {
+      in->update_status(*in->client);
+    } catch (const std::exception& e) {  // the run ended or the collector went away: stop following
+      follow->setChecked(false);
+      in->client.reset();
+      in->show(QString::fromStdString(rwd::paraview::describe_client_error(e, in->where(), Internals::kTimeout)), true);
+    }
   });
   QObject::connect(status, &QPushButton::clicked, this, [in] {
     in->act([in](col::Client& c) {

@@ -3,7 +3,8 @@
 //
 // Connection: host, port and token (or taken from the active Rewind Live Source with
 // "From live source"). Then: the run's status (state, step, time, speed, file);
-// Pause / Resume / Stop; the steerable parameters as widgets built from the collector's
+// Pause / Resume / Stop; "Follow the run every N s" refreshes the active Rewind Live
+// Source (and the status) at an interval; the steerable parameters as widgets built from the collector's
 // parameters_reply (ParameterForm: nothing is declared here), "Apply" sends the edited
 // ones (set); "Branch" starts a branch from a committed step (a time selector) with the
 // edited values into an optional output file. After a command the active Rewind Live
