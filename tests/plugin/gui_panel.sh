@@ -3,8 +3,9 @@
 # Rewind Live Source of a running job and saves a screenshot (checked not to be blank);
 # a QtTesting script then drives the steering panel: take host and port from the live
 # source, connect (the parameter widgets are built from the run's list), pause, edit
-# physics.nu and apply. The run, asked with `rewind steer` afterwards, is paused and
-# has the new value.
+# physics.nu and apply (the rebuilt widgets show the run's new value), edit the inflow
+# and branch from step 0. Asked with `rewind steer` afterwards, the run is paused and
+# continues in the branch with its inflow; the branch file's lineage names the change.
 #   gui_panel.sh REWIND PLUGIN SOURCE_DIR MPIEXEC
 set -u
 rewind=$1 plugin=$2 src=$3 mpiexec=$4
@@ -44,12 +45,18 @@ cat >panel.xml <<XML
   <pqevent object="$panel/run/pause" command="activate" arguments="" />
   <pqevent object="$panel/parameters/scroll/qt_scrollarea_viewport/form/physics.nu/0" command="set_double" arguments="0.0023" />
   <pqevent object="$panel/parameters/apply" command="activate" arguments="" />
+  <pqcheck object="$panel/parameters/scroll/qt_scrollarea_viewport/form/physics.nu/0" property="value" arguments="0.0023" />
+  <pqevent object="$panel/parameters/scroll/qt_scrollarea_viewport/form/boundary.xmin.velocity/0" command="set_double" arguments="1.25" />
+  <pqevent object="$panel/parameters/from" command="set_string" arguments="#0" />
+  <pqevent object="$panel/parameters/output" command="set_string" arguments="$tmp/gb.h5" />
+  <pqevent object="$panel/parameters/branch" command="activate" arguments="" />
+  <pqcheck object="$panel/message" property="text" arguments="branch $tmp/gb.h5 from step 0 of $tmp/g.h5" />
 </pqevents>
 XML
 timeout 90 "$src/scripts/headless.sh" paraview --dr --plugin-search-paths="$(dirname "$plugin")" --plugins=RewindReader \
   --script=gui.py --test-script=panel.xml --exit >gui.log 2>&1
 rc=$?
-check "paraview loads the plugin and plays the panel script (connect shows $n parameters)" "[ $rc = 0 ]"
+check "paraview loads the plugin and plays the panel script (connect: $n parameter rows; apply: the run's new nu shown; branch: its reply)" "[ $rc = 0 ]"
 [ $rc = 0 ] || grep -v '^debug' gui.log | head -20
 cat gui_done.txt 2>/dev/null || grep -v "^debug" gui.log | head -20
 check "the live source shows the run in the GUI (cells, no error)" "grep -q '^cells [1-9][0-9]* .* error '\"''\"'' gui_done.txt"
@@ -59,8 +66,10 @@ cp gui_view.png "$start_dir/plugin_gui_view.png" 2>/dev/null && echo "screenshot
 "$rewind" steer 127.0.0.1:$port status --json >status.json 2>&1
 check "the panel paused the run" "grep -q '\"state\": *\"paused\"' status.json"
 "$rewind" steer 127.0.0.1:$port parameters --json >params.json 2>&1
-check "the panel's Apply set physics.nu = 0.0023" \
-  "/usr/bin/python3 -c \"import json; p={x['name']: x['value'] for x in json.load(open('params.json'))['parameters']}; assert abs(p['physics.nu'] - 0.0023) < 1e-12, p\""
+check "the run continues in the panel's branch, with its inflow" \
+  "/usr/bin/python3 -c \"import json; p={x['name']: x['value'] for x in json.load(open('params.json'))['parameters']}; assert p['boundary.xmin.velocity'] == [1.25, 0, 0], p\""
 "$rewind" steer 127.0.0.1:$port stop >/dev/null 2>&1
 for _ in $(seq 1 300); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+check "the panel's branch from step 0 with the edited inflow: its lineage names g.h5 and the change" \
+  "\"$rewind\" lineage gb.h5 >lineage.out 2>&1 && grep -q 'g.h5' lineage.out && grep -q 'boundary.xmin.velocity' lineage.out"
 exit $fail
