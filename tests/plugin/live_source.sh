@@ -2,9 +2,9 @@
 # The live source and steering from pvpython, on a running job: `mpiexec -n 4 rewind run
 # --listen 127.0.0.1:0` (rank 1 the collector, 2 compute ranks). pvpython pauses the run
 # (rewind_steering), fetches a live window and a past step through the Rewind Live
-# Source, lists the parameters, sets one, branches, and stops the run; then every window
-# value is checked against the file's same step, and the set and the branch against the
-# files.
+# Source, browses the run's steps on ParaView's time axis, lists the parameters, sets
+# one, branches, and stops the run; then every window value is checked against the
+# file's same step, and the set and the branch against the files.
 #   live_source.sh REWIND PLUGIN SOURCE_DIR MPIEXEC
 set -u
 rewind=$1 plugin=$2 src=$3 mpiexec=$4
@@ -18,7 +18,7 @@ import os, sys, time
 from paraview.simple import LoadPlugin
 plugin, here, port, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 sys.path.insert(0, here)
-from pv_util import dump
+from pv_util import dump, field
 LoadPlugin(plugin, remote=False, ns=globals())
 import rewind_steering  # shipped inside the plugin
 
@@ -35,6 +35,18 @@ assert "p" in variables and "u" in variables, variables
 live.CellArrays = ["p"]
 w0 = dump(live.GetClientSideObject().GetOutputDataObject(0), ["p"], "past.json")
 assert w0["step"] == 0, w0["step"]
+# The run's committed steps on ParaView's time axis: a time shows the last step at or before it.
+live.UseTimeAxis = 1
+live.UpdatePipelineInformation()
+axis = list(live.TimestepValues)
+run_steps = list(live.GetProperty("RunSteps"))
+steps = {float(t): int(n) for f, n, t, k in zip(*[iter(run_steps)] * 4) if f.endswith("live.h5")}
+assert len(axis) >= 3 and len(axis) == len(steps), (axis, steps)
+live.UpdatePipeline(0.5 * (axis[1] + axis[2]))  # Time "#0" is ignored now
+shown = int(field(live.GetClientSideObject().GetOutputDataObject(0), "rewind_step"))
+assert shown == steps[min(steps, key=lambda t: abs(t - axis[1]))] and shown > 0, (shown, axis, steps)
+print("time axis:", len(axis), "steps; between the second and third shows step", shown)
+live.UseTimeAxis = 0
 names = [p["name"] for p in steer.parameters()]
 print("parameters:", names)
 assert "physics.nu" in names, names
@@ -61,7 +73,7 @@ print("stop:", steer.stop())
 print("OK")
 PY
 pv live.py "$plugin" "$here" "$port" "$tmp" >pv.out 2>&1
-check "pvpython: pause, live window, past step, parameters, set, status, branch, stop" "grep -q '^OK' pv.out"
+check "pvpython: pause, live window, past step, time axis, parameters, set, status, branch, stop" "grep -q '^OK' pv.out"
 grep -v '^ok' pv.out | tail -12
 for _ in $(seq 1 300); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
 kill "$server_pid" 2>/dev/null  # still running: pvpython did not stop it (the check below fails)

@@ -1,6 +1,8 @@
 #include "vtkRewindLiveSource.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <exception>
 #include <optional>
 #include <stdexcept>
@@ -9,6 +11,7 @@
 #include "client_errors.hpp"
 #include "rewind/collector/client.hpp"
 #include "rewind/collector/handler.hpp"
+#include "rewind/kernel/reader.hpp"
 #include "vtkInformation.h"
 #include "vtkInformationVector.h"
 #include "vtkMultiProcessController.h"
@@ -30,6 +33,8 @@ struct vtkRewindLiveSource::Internals {
   bool Failed = false;  ///< this update's connection failed (and said so)
   vtkNew<vtkStringArray> RunFiles;
   vtkNew<vtkStringArray> RunSteps;
+  std::vector<double> Times;           ///< committed steps of the timeline shown (UseTimeAxis)
+  std::vector<std::int64_t> Steps;     ///< their step numbers
 };
 
 vtkRewindLiveSource::vtkRewindLiveSource() : Internal(new Internals) {
@@ -110,7 +115,19 @@ int vtkRewindLiveSource::RequestInformation(vtkInformation*, vtkInformationVecto
   // created, before its port is set), and only on the first process: one connection,
   // one error message, one copy of the window (the other pieces stay empty).
   in.Failed = false;
-  if (in.Armed && is_first_process()) in.Failed = !this->FetchInformation();
+  if ((in.Armed || this->UseTimeAxis) && is_first_process()) {
+    in.Armed = true;  // the time axis is wanted now: connect at once
+    in.Failed = !this->FetchInformation();
+  }
+  vtkInformation* info = out->GetInformationObject(0);
+  if (this->UseTimeAxis && !in.Failed && !in.Times.empty()) {
+    info->Set(vtkStreamingDemandDrivenPipeline::TIME_STEPS(), in.Times.data(), static_cast<int>(in.Times.size()));
+    double range[2] = {in.Times.front(), in.Times.back()};
+    info->Set(vtkStreamingDemandDrivenPipeline::TIME_RANGE(), range, 2);
+  } else {
+    info->Remove(vtkStreamingDemandDrivenPipeline::TIME_STEPS());
+    info->Remove(vtkStreamingDemandDrivenPipeline::TIME_RANGE());
+  }
   return 1;
 }
 
@@ -134,6 +151,12 @@ bool vtkRewindLiveSource::FetchInformation() {
     in.RunSteps->Reset();
     for (const auto& s : steps)
       for (const auto& v : {s.file, std::to_string(s.step), std::to_string(s.time), s.kind}) in.RunSteps->InsertNextValue(v);
+    // The timeline File names ("" = the first of info.files), for UseTimeAxis.
+    const std::string file = this->File && *this->File ? this->File : (in.Info.files.empty() ? "" : in.Info.files.front());
+    in.Times.clear();
+    in.Steps.clear();
+    for (const auto& s : steps)
+      if (s.file == file) in.Times.push_back(s.time), in.Steps.push_back(s.step);
     std::vector<std::string> names;
     for (const auto& v : in.Info.variables) names.push_back(v.name);
     rwd::paraview::offer_arrays(*this->CellArrays, names);
@@ -165,6 +188,14 @@ int vtkRewindLiveSource::RequestData(vtkInformation*, vtkInformationVector**, vt
     auto request = rwd::paraview::window_request(*this, in.Info.domain_lo, in.Info.domain_hi);
     if (request.budget == 0) request.budget = col::HandlerLimits{}.max_budget;
     request.time = this->Time && *this->Time ? this->Time : "live";
+    if (this->UseTimeAxis && !in.Steps.empty()) {
+      // ParaView's time: the last committed step at or before it (the kernel's rule), the
+      // first before the first.
+      std::ptrdiff_t i = static_cast<std::ptrdiff_t>(in.Times.size()) - 1;
+      if (info->Has(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP()))
+        i = std::max<std::ptrdiff_t>(0, rwd::kernel::index_at_or_before(in.Times, info->Get(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP())));
+      request.time = std::to_string(in.Steps[static_cast<std::size_t>(i)]);
+    }
     request.file = this->File ? this->File : "";
     const auto reply = in.Client->window(request);
     rwd::paraview::fill_output(reply, this->ReadCellTypes, output);

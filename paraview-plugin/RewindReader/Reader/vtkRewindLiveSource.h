@@ -13,7 +13,8 @@
 // the collector offers), cell types. Time: a time selector of the protocol -- "live" (the
 // run's current state, default), "latest", "N" (step number), "#i", "t=T" (the last
 // committed step at or before T) -- in File: one of the run's timelines (RunFiles; "" =
-// the run's own file, else a branch made in the job).
+// the run's own file, else a branch made in the job). UseTimeAxis puts File's committed
+// steps on ParaView's time axis instead, so the time slider browses the run's past.
 //
 // The first update connects (not the creation of the source: its port is not set yet);
 // then updates happen when a property changes and on Refresh() (the panel's button),
@@ -49,6 +50,11 @@ class REWINDREADERS_EXPORT vtkRewindLiveSource : public vtkRewindWindowSource {
   vtkGetStringMacro(Time);
   vtkSetStringMacro(File);
   vtkGetStringMacro(File);
+  /// 1: the committed steps of File go on ParaView's time axis and ParaView's time picks
+  /// the step shown (the last at or before it); Time is then not used. Connects when set.
+  vtkSetMacro(UseTimeAxis, vtkTypeBool);
+  vtkGetMacro(UseTimeAxis, vtkTypeBool);
+  vtkBooleanMacro(UseTimeAxis, vtkTypeBool);
 
   /// Fetch again on the next update (the state of a live run moves on).
   void Refresh();
@@ -80,6 +86,7 @@ class REWINDREADERS_EXPORT vtkRewindLiveSource : public vtkRewindWindowSource {
   double Timeout = 10.0;
   char* Time = nullptr;
   char* File = nullptr;
+  vtkTypeBool UseTimeAxis = 0;
   struct Internals;
   std::unique_ptr<Internals> Internal;
 };
