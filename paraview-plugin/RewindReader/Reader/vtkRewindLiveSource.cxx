@@ -11,7 +11,6 @@
 #include "client_errors.hpp"
 #include "rewind/collector/client.hpp"
 #include "rewind/collector/handler.hpp"
-#include "rewind/kernel/reader.hpp"
 #include "vtkInformation.h"
 #include "vtkInformationVector.h"
 #include "vtkMultiProcessController.h"
@@ -189,12 +188,7 @@ int vtkRewindLiveSource::RequestData(vtkInformation*, vtkInformationVector**, vt
     if (request.budget == 0) request.budget = col::HandlerLimits{}.max_budget;
     request.time = this->Time && *this->Time ? this->Time : "live";
     if (this->UseTimeAxis && !in.Steps.empty()) {
-      // ParaView's time: the last committed step at or before it (the kernel's rule), the
-      // first before the first.
-      std::ptrdiff_t i = static_cast<std::ptrdiff_t>(in.Times.size()) - 1;
-      if (info->Has(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP()))
-        i = std::max<std::ptrdiff_t>(0, rwd::kernel::index_at_or_before(in.Times, info->Get(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP())));
-      request.time = std::to_string(in.Steps[static_cast<std::size_t>(i)]);
+      request.time = std::to_string(in.Steps[rwd::paraview::step_for_time(info, in.Times)]);
     }
     request.file = this->File ? this->File : "";
     const auto reply = in.Client->window(request);

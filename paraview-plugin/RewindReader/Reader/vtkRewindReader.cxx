@@ -97,10 +97,7 @@ int vtkRewindReader::RequestData(vtkInformation*, vtkInformationVector**, vtkInf
   const auto& in = *this->Internal;
   if (!output || !in.Service) return 1;  // RequestInformation reported why
 
-  std::ptrdiff_t pick = static_cast<std::ptrdiff_t>(in.Times.size()) - 1;
-  if (info->Has(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP()))
-    pick = std::max<std::ptrdiff_t>(0, k::index_at_or_before(in.Times, info->Get(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP())));
-  const auto& entry = in.Timeline[static_cast<std::size_t>(pick)];
+  const auto& entry = in.Timeline[rwd::paraview::step_for_time(info, in.Times)];
 
   col::FileService::WindowOptions opt;
   opt.max_level = this->MaximumLevel;

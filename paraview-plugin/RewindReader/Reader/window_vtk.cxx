@@ -1,7 +1,9 @@
 #include "window_vtk.hpp"
 
 #include <algorithm>
+#include <cstddef>
 
+#include "rewind/kernel/reader.hpp"
 #include "vtkCellData.h"
 #include "vtkDataArraySelection.h"
 #include "vtkDoubleArray.h"
@@ -14,6 +16,7 @@
 #include "vtkMultiPieceDataSet.h"
 #include "vtkRewindWindowSource.h"
 #include "vtkSmartPointer.h"
+#include "vtkStreamingDemandDrivenPipeline.h"
 #include "vtkStringArray.h"
 #include "vtkTypeUInt64Array.h"
 #include "vtkUnsignedCharArray.h"
@@ -107,6 +110,12 @@ void fill_output(const collector::WindowReply& reply, bool cell_types, vtkMultiB
   add_field<vtkIntArray>(fd, "rewind_level", reply.level);
   add_field<vtkIntArray>(fd, "rewind_stride", reply.stride);
   add_field<vtkStringArray>(fd, "rewind_file", reply.file);
+}
+
+std::size_t step_for_time(vtkInformation* request, const std::vector<double>& times) {
+  if (!request->Has(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP())) return times.size() - 1;
+  const double t = request->Get(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP());
+  return static_cast<std::size_t>(std::max<std::ptrdiff_t>(0, kernel::index_at_or_before(times, t)));
 }
 
 }  // namespace rwd::paraview

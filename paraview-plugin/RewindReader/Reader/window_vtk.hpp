@@ -11,6 +11,7 @@
 #include "rewind/collector/messages.hpp"
 
 class vtkDataArraySelection;
+class vtkInformation;
 class vtkMultiBlockDataSet;
 class vtkRewindWindowSource;
 
@@ -33,5 +34,11 @@ void offer_arrays(vtkDataArraySelection& selection, const std::vector<std::strin
 /// rewind_level, rewind_stride, rewind_first), and field data of `out`: rewind_step,
 /// rewind_time, rewind_level, rewind_stride, rewind_file.
 void fill_output(const collector::WindowReply& reply, bool cell_types, vtkMultiBlockDataSet* out);
+
+/// Which of the ascending, non-empty `times` ParaView's request (an output information
+/// with or without UPDATE_TIME_STEP) shows: the last step at or before the time
+/// (kernel::index_at_or_before, find_step's rule), the first before the first, the last
+/// when no time is asked.
+std::size_t step_for_time(vtkInformation* request, const std::vector<double>& times);
 
 }  // namespace rwd::paraview
