@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <optional>
+#include <stdexcept>
+#include <string>
 
 #include "rewind/kernel/error.hpp"
 #include "rewind/kernel/reader.hpp"
@@ -90,7 +92,11 @@ std::vector<StepRecord> FileService::steps() {
   return out;
 }
 
-WindowReply FileService::window(const WindowRequest& req) {
+WindowReply FileService::window(const WindowRequest& req) { return window(req, WindowOptions{}); }
+
+WindowReply FileService::window(const WindowRequest& req, const WindowOptions& opt) {
+  if (opt.pieces < 1 || opt.piece < 0 || opt.piece >= opt.pieces)
+    throw std::invalid_argument("file service: piece " + std::to_string(opt.piece) + " of " + std::to_string(opt.pieces));
   auto& s = *impl_;
   const std::size_t f = s.file_index(req.file);
   const auto& reader = s.readers[f];
@@ -102,9 +108,11 @@ WindowReply FileService::window(const WindowRequest& req) {
     throw;
   }
   const auto fields = reader.fields(step.step);
+  std::vector<std::string> variables;
   for (const auto& v : req.variables) {
     const bool stored = std::any_of(fields.begin(), fields.end(), [&](const k::FieldInfo& x) { return x.group == "cell_data" && x.name == v; });
-    if (!stored) throw ServiceError(ErrorCode::unknown_variable, "step " + std::to_string(step.step) + " does not store \"" + v + "\"");
+    if (stored) variables.push_back(v);
+    else if (!opt.stored_only) throw ServiceError(ErrorCode::unknown_variable, "step " + std::to_string(step.step) + " does not store \"" + v + "\"");
   }
   const auto& common = reader.common();
   const auto& topo = s.topology(f, step.step);
@@ -112,7 +120,17 @@ WindowReply FileService::window(const WindowRequest& req) {
   w.box.lo = req.lo;
   w.box.hi = req.hi;
   w.budget = static_cast<std::int64_t>(req.budget);
-  const auto sel = win::select(win::view_of(topo, common.block), w);
+  w.max_level = opt.max_level;
+  auto sel = win::select(win::view_of(topo, common.block), w);
+  if (opt.pieces > 1) {
+    // This caller's contiguous share of the pieces (and of the values).
+    const auto n = static_cast<std::ptrdiff_t>(sel.pieces.size());
+    std::vector<win::Piece> share(sel.pieces.begin() + n * opt.piece / opt.pieces,
+                                  sel.pieces.begin() + n * (opt.piece + 1) / opt.pieces);
+    sel.pieces = std::move(share);
+    sel.values = 0;
+    for (const auto& p : sel.pieces) sel.values += p.values();
+  }
 
   WindowReply r;
   r.step = step.step;
@@ -123,14 +141,14 @@ WindowReply FileService::window(const WindowRequest& req) {
   r.lo = sel.covered.lo;
   r.hi = sel.covered.hi;
   r.cells = static_cast<std::uint64_t>(sel.values);
-  r.variables = req.variables;
+  r.variables = variables;
   for (const auto& p : sel.pieces)
     r.pieces.push_back({p.row, topo.uid[static_cast<std::size_t>(p.row)], p.level, p.first, p.count, p.stride, p.origin, p.spacing});
   const std::vector<std::int64_t> rows = sel.rows();
   const std::array<int, 3> cells{common.block.sx, common.block.sy, common.block.sz};
   const auto per_grid = static_cast<std::size_t>(common.block.cells());
   double* grids = Impl::scratch(s.grids, rows.size() * per_grid);
-  for (const auto& v : req.variables) {
+  for (const auto& v : variables) {
     reader.read_rows(step.step, "cell_data", v, rows, grids);
     std::vector<double> out(r.cells);
     double* o = out.data();

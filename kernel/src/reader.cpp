@@ -130,6 +130,13 @@ std::pair<std::string, std::string> split_step_spec(const std::string& spec) {
   return {spec.substr(0, at), sel.empty() ? "latest" : sel};
 }
 
+std::ptrdiff_t index_at_or_before(std::span<const double> times, double t) {
+  // Ascending times: the first one past t (with the tolerance), minus one.
+  const auto past = std::upper_bound(times.begin(), times.end(), t,
+                                     [](double t0, double time) { return time > t0 * (1 + 1e-12) + 1e-300; });
+  return (past - times.begin()) - 1;
+}
+
 StepEntry Reader::find_step(const std::string& sel) const {
   const Ctx& c = impl_->ctx;
   auto all = steps(true);
@@ -149,11 +156,11 @@ StepEntry Reader::find_step(const std::string& sel) const {
     double t = std::strtod(sel.c_str() + 2, &end);
     if (*end != '\0' || end == sel.c_str() + 2 || !std::isfinite(t))
       c.fail(ErrorKind::no_such_step, "bad time selector '" + sel + "' (t=T: a simulated time, e.g. t=1.5)");
-    const StepEntry* best = nullptr;
-    for (const auto& e : all)
-      if (e.time <= t * (1 + 1e-12) + 1e-300) best = &e;
-    if (!best) c.fail(ErrorKind::no_such_step, fmt::format("no committed step at or before t={}", t));
-    return *best;
+    std::vector<double> times(all.size());
+    std::transform(all.begin(), all.end(), times.begin(), [](const StepEntry& e) { return e.time; });
+    const std::ptrdiff_t best = index_at_or_before(times, t);
+    if (best < 0) c.fail(ErrorKind::no_such_step, fmt::format("no committed step at or before t={}", t));
+    return all[static_cast<std::size_t>(best)];
   }
   long long s = std::strtoll(sel.c_str(), &end, 10);
   if (*end != '\0' || end == sel.c_str()) c.fail(ErrorKind::no_such_step, "bad step selector '" + sel + "' (use latest, N, #i or t=T)");

@@ -10,13 +10,13 @@ in_tmpdir() {
 fail=0
 check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
 # start_listener COMMAND...: runs COMMAND in the background (output in serve.log); sets
-# server_pid, and port (empty if it printed no "listening on 127.0.0.1:PORT" within 30 s:
-# mpirun's start on a loaded machine can take a while).
+# server_pid, and port (empty if it printed no "listening on 127.0.0.1:PORT" within
+# LISTEN_WAIT seconds, default 30: mpirun on a loaded machine can take a while).
 start_listener() {
   "$@" >serve.log 2>&1 &
   server_pid=$!
   port=
-  for _ in $(seq 1 300); do
+  for _ in $(seq 1 $((${LISTEN_WAIT:-30} * 10))); do
     port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' serve.log)
     [ -n "$port" ] && break
     sleep 0.1

@@ -111,3 +111,16 @@ TEST_CASE("a branch records its parent, leaves it untouched, and lineage follows
     CHECK_THROWS_AS(timeline(orphan), FileError);
   }
 }
+
+TEST_CASE("a time picks the last step at or before it, on a file or a branch's timeline", "[kernel]") {
+  // index_at_or_before is find_step("t=T")'s rule; the ParaView reader uses it on
+  // timeline() times, so both pick the same step.
+  const std::vector<double> times{0.0, 0.1, 0.2, 0.30000000000000004};
+  CHECK(index_at_or_before(times, -1.0) == -1);
+  CHECK(index_at_or_before(times, 0.0) == 0);
+  CHECK(index_at_or_before(times, 0.05) == 0);
+  CHECK(index_at_or_before(times, 0.1) == 1);
+  CHECK(index_at_or_before(times, 0.3) == 3);  // a time printed and parsed back finds its step
+  CHECK(index_at_or_before(times, 7.0) == 3);
+  CHECK(index_at_or_before({}, 1.0) == -1);
+}

@@ -13,6 +13,7 @@ with h5py.File(path, "r") as f:
     lod1 = (level == 1) | (leaf & (level < 1))
     json.dump({
         "times": [float(s.attrs["time"]) for s in steps],
+        "variables": sorted(last["cell_data"]),
         "levels": int(level.max()) + 1,
         "leaves_per_level": [int(np.sum(leaf & (level == l))) for l in range(int(level.max()) + 1)],
         "leaf_u_sum": float(u[leaf].sum()),

@@ -1,34 +1,36 @@
-// vtkRewindReader: reads a Rewind run file into ParaView.
+// vtkRewindReader: reads a Rewind run file into ParaView, through the same window code
+// as the collector (collector::FileService: window::select, then only the selected rows).
 //
-// Output: a vtkMultiBlockDataSet with one block per level ("Level N"), each holding one
-// vtkImageData per grid of the level-of-detail cut: the grids on MaximumLevel plus
-// the leaves above it (MaximumLevel = -1: all leaves, which tile the domain). This is
-// the paper's offline sliding-window traversal: walk child rows from row 0 and read
-// only the visited rows. Time steps are the file's committed steps.
+// Time: every committed step on ParaView's time axis; for a branch file the parent's
+// steps up to the branch point come first (kernel::timeline), so the timeline is
+// continuous across branches. A requested time shows the last step at or before it
+// (kernel::index_at_or_before, the rule of Reader::find_step("t=T")); a time before the
+// first step shows the first.
 //
-// In parallel (pvbatch / pvserver) every piece reads a contiguous share of the
-// selected rows. Errors are reported with vtkErrorMacro; nothing throws into VTK.
+// Window (vtkRewindWindowSource): box, budget, cell arrays, cell types. MaximumLevel caps
+// the level of detail: with the whole domain and budget 0 it is the old level cut (the
+// grids on that level plus the leaves above it; -1: the finest leaves, which tile the
+// domain).
+//
+// In parallel (pvbatch / pvserver) every piece returns a contiguous share of the
+// selected grids.
 #ifndef vtkRewindReader_h
 #define vtkRewindReader_h
 
 #include <memory>
 
-#include "RewindReadersModule.h"
-#include "vtkMultiBlockDataSetAlgorithm.h"
+#include "vtkRewindWindowSource.h"
 
-class REWINDREADERS_EXPORT vtkRewindReader : public vtkMultiBlockDataSetAlgorithm {
+class REWINDREADERS_EXPORT vtkRewindReader : public vtkRewindWindowSource {
  public:
   static vtkRewindReader* New();
-  vtkTypeMacro(vtkRewindReader, vtkMultiBlockDataSetAlgorithm);
+  vtkTypeMacro(vtkRewindReader, vtkRewindWindowSource);
   void PrintSelf(ostream& os, vtkIndent indent) override;
 
   vtkSetStringMacro(FileName);
   vtkGetStringMacro(FileName);
-  vtkSetMacro(MaximumLevel, int);
+  vtkSetClampMacro(MaximumLevel, int, -1, VTK_INT_MAX);
   vtkGetMacro(MaximumLevel, int);
-  vtkSetMacro(ReadCellTypes, vtkTypeBool);
-  vtkGetMacro(ReadCellTypes, vtkTypeBool);
-  vtkBooleanMacro(ReadCellTypes, vtkTypeBool);
 
   /// 1 if `name` is a Rewind run file this reader understands.
   static int CanReadFile(const char* name);
@@ -45,7 +47,6 @@ class REWINDREADERS_EXPORT vtkRewindReader : public vtkMultiBlockDataSetAlgorith
 
   char* FileName = nullptr;
   int MaximumLevel = -1;
-  vtkTypeBool ReadCellTypes = 1;
   struct Internals;
   std::unique_ptr<Internals> Internal;
 };

@@ -45,6 +45,21 @@ class FileService final : public Service {
   /// unknown_variable (not stored in that step), bad_argument (unknown file).
   WindowReply window(const WindowRequest& request) override;
 
+  /// What a window asks beyond the protocol's WindowRequest (the ParaView reader's
+  /// level-of-detail cap and its share of the pieces when ParaView reads in parallel).
+  struct WindowOptions {
+    int max_level = -1;  ///< window::Window::max_level: deepest level returned, -1 none
+    int piece = 0;       ///< return only share `piece` of `pieces` of the selected
+    int pieces = 1;      ///< pieces (contiguous in row order); the reply's level,
+                         ///< stride and box stay those of the whole selection
+    bool stored_only = false;  ///< leave out requested variables the step does not store
+                               ///< (reply.variables says which) instead of throwing
+  };
+  /// window(request) with `options`; request.budget 0 = unlimited (the Handler refuses 0
+  /// on the wire, a local caller may ask for it). Throws as window(request), and
+  /// std::invalid_argument for a share outside 0 <= piece < pieces.
+  WindowReply window(const WindowRequest& request, const WindowOptions& options);
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

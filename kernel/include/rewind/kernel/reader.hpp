@@ -17,7 +17,9 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -113,6 +115,12 @@ class Reader {
   explicit Reader(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+/// The rule of find_step("t=T"): the index of the last of `times` (ascending) at or
+/// before `t` (within a relative 1e-12, so a time printed and parsed back still finds its
+/// step), or -1 if every time is later. Pure. Also picks a step on a branch's continuous
+/// timeline (lineage.hpp: timeline()), so the ParaView plugin and the kernel share it.
+std::ptrdiff_t index_at_or_before(std::span<const double> times, double t);
 
 /// Splits "FILE[@STEP]" at the last '@' into {file, selector}; the selector (for
 /// Reader::find_step) is "latest" when absent. Pure.

@@ -1,0 +1,288 @@
+#include "pqRewindSteeringPanel.h"
+
+#include <QCheckBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSpinBox>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <QtDebug>
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include "client_errors.hpp"
+#include "parameter_form.hpp"
+#include "pqActiveObjects.h"
+#include "pqApplicationCore.h"
+#include "pqPipelineSource.h"
+#include "rewind/collector/client.hpp"
+#include "vtkSMPropertyHelper.h"
+#include "vtkSMSourceProxy.h"
+
+namespace col = rwd::collector;
+
+struct pqRewindSteeringPanel::Internals {
+  QLineEdit* host = nullptr;
+  QSpinBox* port = nullptr;
+  QLineEdit* token = nullptr;
+  QLabel* status = nullptr;
+  QLabel* message = nullptr;
+  QLineEdit* from = nullptr;
+  QLineEdit* output = nullptr;
+  rwd::paraview::ParameterForm* form = nullptr;
+  QTimer* follow = nullptr;  ///< refreshes the live source (and the status) at an interval
+  std::optional<col::Client> client;
+  static constexpr double kTimeout = 30.0;
+
+  std::string where() const { return host->text().toStdString() + ":" + std::to_string(port->value()); }
+
+  void show(const QString& text, bool error) {
+    message->setText(text);
+    message->setStyleSheet(error ? "color: #c00" : "");
+    if (error) qWarning().noquote() << "Rewind steering:" << text;
+  }
+
+  /// Runs `f` on a connected client; a failure is one line in the panel and the output
+  /// window, and drops the connection (the next action connects anew).
+  void act(const std::function<QString(col::Client&)>& f) {
+    try {
+      if (!client || !client->connected()) {
+        client.reset();
+        col::ClientOptions opt;
+        opt.timeout = std::chrono::milliseconds(static_cast<long long>(kTimeout * 1000));
+        opt.name = "rewind-paraview-panel";
+        client.emplace(host->text().toStdString(), static_cast<std::uint16_t>(port->value()), token->text().toStdString(), opt);
+      }
+      show(f(*client), false);
+    } catch (const std::exception& e) {
+      if (client && !client->connected()) client.reset();
+      show(QString::fromStdString(rwd::paraview::describe_client_error(e, where(), kTimeout)), true);
+    }
+  }
+
+  static QString describe(const col::RunStatus& s) {
+    std::ostringstream o;
+    o << col::to_string(s.state) << " at step " << s.step << " (t = " << s.time << "), " << s.steps_per_second
+      << " steps/s, " << s.ranks << " ranks\n" << s.file;
+    if (!s.parent.empty()) o << "\nbranched from " << s.parent;
+    return QString::fromStdString(o.str());
+  }
+
+  void update_status(col::Client& c) { status->setText(describe(c.status())); }
+
+  /// The active source, if it is a Rewind Live Source.
+  static vtkSMSourceProxy* live_source() {
+    pqPipelineSource* src = pqActiveObjects::instance().activeSource();
+    auto* proxy = src ? vtkSMSourceProxy::SafeDownCast(src->getProxy()) : nullptr;
+    return proxy && std::string(proxy->GetXMLName()) == "RewindLiveSource" ? proxy : nullptr;
+  }
+
+  /// The live source shows the run's new state.
+  static void refresh_live_source() {
+    if (vtkSMSourceProxy* proxy = live_source()) {
+      proxy->InvokeCommand("Refresh");
+      proxy->UpdatePipeline();
+      pqApplicationCore::instance()->render();
+    }
+  }
+};
+
+pqRewindSteeringPanel::pqRewindSteeringPanel(const QString& title, QWidget* parent, Qt::WindowFlags flags)
+    : QDockWidget(title, parent, flags), d_(std::make_unique<Internals>()) {
+  build();
+}
+
+pqRewindSteeringPanel::pqRewindSteeringPanel(QWidget* parent, Qt::WindowFlags flags)
+    : QDockWidget(parent, flags), d_(std::make_unique<Internals>()) {
+  build();
+}
+
+pqRewindSteeringPanel::~pqRewindSteeringPanel() = default;
+
+void pqRewindSteeringPanel::build() {
+  setWindowTitle("Rewind Steering");
+  setObjectName("RewindSteeringPanel");
+  auto& d = *d_;
+  auto* body = new QWidget(this);
+  body->setObjectName("body");
+  auto* v = new QVBoxLayout(body);
+
+  auto* conn = new QGroupBox("Collector", body);
+  conn->setObjectName("collector");
+  auto* cf = new QFormLayout(conn);
+  d.host = new QLineEdit("127.0.0.1", conn);
+  d.host->setObjectName("host");
+  d.port = new QSpinBox(conn);
+  d.port->setObjectName("port");
+  d.port->setRange(1, 65535);
+  d.port->setValue(7400);
+  d.token = new QLineEdit(conn);
+  d.token->setObjectName("token");
+  d.token->setEchoMode(QLineEdit::Password);
+  cf->addRow("Host", d.host);
+  cf->addRow("Port", d.port);
+  cf->addRow("Token", d.token);
+  auto* cb = new QHBoxLayout();
+  auto* from_source = new QPushButton("From live source", conn);
+  from_source->setObjectName("from_source");
+  from_source->setToolTip("Host, port and token of the active Rewind Live Source");
+  auto* connect = new QPushButton("Connect", conn);
+  connect->setObjectName("connect");
+  cb->addWidget(from_source);
+  cb->addWidget(connect);
+  cf->addRow(cb);
+  v->addWidget(conn);
+
+  auto* run = new QGroupBox("Run", body);
+  run->setObjectName("run");
+  auto* rl = new QVBoxLayout(run);
+  d.status = new QLabel("not connected", run);
+  d.status->setObjectName("state");
+  d.status->setWordWrap(true);
+  d.status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  rl->addWidget(d.status);
+  auto* rb = new QHBoxLayout();
+  auto* status = new QPushButton("Status", run);
+  auto* pause = new QPushButton("Pause", run);
+  auto* resume = new QPushButton("Resume", run);
+  auto* stop = new QPushButton("Stop", run);
+  for (auto* b : {status, pause, resume, stop}) rb->addWidget(b), b->setObjectName(b->text().toLower());
+  rl->addLayout(rb);
+  auto* fl = new QHBoxLayout();
+  auto* follow = new QCheckBox("Follow the run every", run);
+  follow->setObjectName("follow");
+  follow->setToolTip("Refresh the active Rewind Live Source (and the status) at this interval");
+  auto* interval = new QDoubleSpinBox(run);
+  interval->setObjectName("interval");
+  interval->setRange(0.2, 3600);
+  interval->setValue(2.0);
+  interval->setSuffix(" s");
+  fl->addWidget(follow);
+  fl->addWidget(interval);
+  rl->addLayout(fl);
+  v->addWidget(run);
+  d.follow = new QTimer(this);
+
+  auto* params = new QGroupBox("Parameters", body);
+  params->setObjectName("parameters");
+  auto* pl = new QVBoxLayout(params);
+  d.form = new rwd::paraview::ParameterForm(params);
+  d.form->setObjectName("form");
+  auto* scroll = new QScrollArea(params);
+  scroll->setObjectName("scroll");
+  scroll->setWidgetResizable(true);
+  scroll->setWidget(d.form);
+  pl->addWidget(scroll);
+  auto* apply = new QPushButton("Apply changes", params);
+  apply->setObjectName("apply");
+  apply->setToolTip("Set the edited parameters from the run's next step on");
+  pl->addWidget(apply);
+  auto* bf = new QFormLayout();
+  d.from = new QLineEdit("latest", params);
+  d.from->setObjectName("from");
+  d.from->setToolTip("A committed step: latest, N (step), #i (i-th committed step), t=T (last step at or before T)");
+  d.output = new QLineEdit(params);
+  d.output->setObjectName("output");
+  d.output->setPlaceholderText("(chosen by the run)");
+  bf->addRow("Branch from", d.from);
+  bf->addRow("Into file", d.output);
+  pl->addLayout(bf);
+  auto* branch = new QPushButton("Branch with changes", params);
+  branch->setObjectName("branch");
+  branch->setToolTip("Start a branch from that step with the edited parameters");
+  pl->addWidget(branch);
+  v->addWidget(params, 1);
+
+  d.message = new QLabel(body);
+  d.message->setObjectName("message");
+  d.message->setWordWrap(true);
+  d.message->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  v->addWidget(d.message);
+  setWidget(body);
+
+  Internals* in = d_.get();
+  QObject::connect(from_source, &QPushButton::clicked, this, [in] {
+    vtkSMSourceProxy* proxy = Internals::live_source();
+    if (!proxy) return in->show("the active source is not a Rewind Live Source", true);
+    in->host->setText(vtkSMPropertyHelper(proxy, "Host").GetAsString());
+    in->port->setValue(vtkSMPropertyHelper(proxy, "PortNumber").GetAsInt());
+    in->token->setText(vtkSMPropertyHelper(proxy, "Token").GetAsString());
+    in->client.reset();
+    in->show("settings of the active live source", false);
+  });
+  QObject::connect(connect, &QPushButton::clicked, this, [in] {
+    in->client.reset();
+    in->act([in](col::Client& c) {
+      in->update_status(c);
+      in->form->set_parameters(c.parameters());
+      return QString("connected to %1 (%2 parameters)").arg(QString::fromStdString(c.server().server)).arg(in->form->size());
+    });
+  });
+  QObject::connect(follow, &QCheckBox::toggled, this, [in, interval](bool on) {
+    if (on) in->follow->start(static_cast<int>(interval->value() * 1000));
+    else in->follow->stop();
+  });
+  QObject::connect(interval, QOverload<double>::of(&QDoubleSpinBox::valueChanged), this, [in](double s) {
+    in->follow->setInterval(static_cast<int>(s * 1000));
+  });
+  QObject::connect(d.follow, &QTimer::timeout, this, [in, follow] {
+    Internals::refresh_live_source();
+    if (!in->client || !in->client->connected()) return;
+    try {
+      in->update_status(*in->client);
+    } catch (const std::exception& e) {  // the run ended or the collector went away: stop following
+      follow->setChecked(false);
+      in->client.reset();
+      in->show(QString::fromStdString(rwd::paraview::describe_client_error(e, in->where(), Internals::kTimeout)), true);
+    }
+  });
+  QObject::connect(status, &QPushButton::clicked, this, [in] {
+    in->act([in](col::Client& c) {
+      in->update_status(c);
+      return QString();
+    });
+  });
+  const auto control = [in](col::ControlAction a) {
+    in->act([in, a](col::Client& c) {
+      const auto r = c.control(a);
+      in->update_status(c);
+      if (a != col::ControlAction::stop) Internals::refresh_live_source();
+      return QString("%1 at step %2").arg(col::to_string(r.state)).arg(r.step);
+    });
+  };
+  QObject::connect(pause, &QPushButton::clicked, this, [control] { control(col::ControlAction::pause); });
+  QObject::connect(resume, &QPushButton::clicked, this, [control] { control(col::ControlAction::resume); });
+  QObject::connect(stop, &QPushButton::clicked, this, [control] { control(col::ControlAction::stop); });
+  QObject::connect(apply, &QPushButton::clicked, this, [in] {
+    const auto values = in->form->changed();
+    if (values.empty()) return in->show("no parameter edited", true);
+    in->act([in, values](col::Client& c) {
+      const auto r = c.set(values);
+      in->form->set_parameters(c.parameters());
+      in->update_status(c);
+      Internals::refresh_live_source();
+      return QString("%1 value(s) in force from step %2").arg(r.values.size()).arg(r.step);
+    });
+  });
+  QObject::connect(branch, &QPushButton::clicked, this, [in] {
+    col::BranchRequest req;
+    req.from = in->from->text().toStdString();
+    req.output = in->output->text().toStdString();
+    req.values = in->form->changed();
+    in->act([in, req](col::Client& c) {
+      const auto r = c.branch(req);
+      in->update_status(c);
+      Internals::refresh_live_source();
+      return QString("branch %1 from step %2 of %3").arg(QString::fromStdString(r.file)).arg(r.step).arg(QString::fromStdString(r.parent));
+    });
+  });
+}

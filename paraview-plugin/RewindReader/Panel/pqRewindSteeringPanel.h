@@ -1,0 +1,28 @@
+// The Rewind steering dock panel (View → Rewind Steering): steer the collector of a
+// running `rewind run --listen` from the GUI, as rewind_steering does from pvpython.
+//
+// Connection: host, port and token (or taken from the active Rewind Live Source with
+// "From live source"). Then: the run's status (state, step, time, speed, file);
+// Pause / Resume / Stop; "Follow the run every N s" refreshes the active Rewind Live
+// Source (and the status) at an interval; the steerable parameters as widgets built from the collector's
+// parameters_reply (ParameterForm: nothing is declared here), "Apply" sends the edited
+// ones (set); "Branch" starts a branch from a committed step (a time selector) with the
+// edited values into an optional output file. After a command the active Rewind Live
+// Source is refreshed and the views re-rendered. Errors are one line in the panel and in
+// the output window. Calls use the collector's C++ client with its deadlines (a steering
+// command waits at most until the run's next step boundary, 30 s at the most).
+#pragma once
+#include <QDockWidget>
+#include <memory>
+
+class pqRewindSteeringPanel : public QDockWidget {
+ public:
+  pqRewindSteeringPanel(const QString& title, QWidget* parent = nullptr, Qt::WindowFlags flags = Qt::WindowFlags());
+  explicit pqRewindSteeringPanel(QWidget* parent = nullptr, Qt::WindowFlags flags = Qt::WindowFlags());
+  ~pqRewindSteeringPanel() override;
+
+ private:
+  void build();
+  struct Internals;
+  std::unique_ptr<Internals> d_;
+};

@@ -1,0 +1,204 @@
+#include "vtkRewindLiveSource.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "client_errors.hpp"
+#include "rewind/collector/client.hpp"
+#include "rewind/collector/handler.hpp"
+#include "vtkInformation.h"
+#include "vtkInformationVector.h"
+#include "vtkMultiProcessController.h"
+#include "vtkMultiBlockDataSet.h"
+#include "vtkObjectFactory.h"
+#include "vtkStreamingDemandDrivenPipeline.h"
+#include "vtkStringArray.h"
+#include "window_vtk.hpp"
+
+vtkStandardNewMacro(vtkRewindLiveSource);
+
+namespace col = rwd::collector;
+
+struct vtkRewindLiveSource::Internals {
+  std::optional<col::Client> Client;
+  col::ServerInfo Info;
+  std::string Server;
+  bool Armed = false;   ///< updated once: RequestInformation connects from now on
+  bool Failed = false;  ///< this update's connection failed (and said so)
+  vtkNew<vtkStringArray> RunFiles;
+  vtkNew<vtkStringArray> RunSteps;
+  std::vector<double> Times;           ///< committed steps of the timeline shown (UseTimeAxis)
+  std::vector<std::int64_t> Steps;     ///< their step numbers
+};
+
+vtkRewindLiveSource::vtkRewindLiveSource() : Internal(new Internals) {
+  this->SetHost("127.0.0.1");
+  this->SetToken("");
+  this->SetTime("live");
+  this->SetFile("");
+}
+
+vtkRewindLiveSource::~vtkRewindLiveSource() {
+  this->Internal->Client.reset();  // says bye while the strings still exist
+  delete[] this->Host;
+  delete[] this->Token;
+  this->SetTime(nullptr);
+  this->SetFile(nullptr);
+}
+
+void vtkRewindLiveSource::PrintSelf(ostream& os, vtkIndent indent) {
+  this->Superclass::PrintSelf(os, indent);
+  os << indent << "Host: " << (this->Host ? this->Host : "") << "\n";
+  os << indent << "Port: " << this->Port << "\n";
+  os << indent << "Timeout: " << this->Timeout << "\n";
+  os << indent << "Time: " << (this->Time ? this->Time : "") << "\n";
+  os << indent << "File: " << (this->File ? this->File : "") << "\n";
+}
+
+namespace {
+void set_string(char*& member, const char* value) {
+  delete[] member;
+  member = nullptr;
+  if (!value) return;
+  const std::string s(value);
+  member = new char[s.size() + 1];
+  s.copy(member, s.size());
+  member[s.size()] = '\0';
+}
+}  // namespace
+
+// Connection settings: a change drops the connection (the next update connects anew).
+void vtkRewindLiveSource::SetHost(const char* host) {
+  if (this->Host && host && std::string(this->Host) == host) return;
+  set_string(this->Host, host);
+  this->Internal->Client.reset();
+  this->Modified();
+}
+
+void vtkRewindLiveSource::SetToken(const char* token) {
+  if (this->Token && token && std::string(this->Token) == token) return;
+  set_string(this->Token, token);
+  this->Internal->Client.reset();
+  this->Modified();
+}
+
+void vtkRewindLiveSource::SetPort(int port) {
+  if (port == this->Port) return;
+  this->Port = port;
+  this->Internal->Client.reset();
+  this->Modified();
+}
+
+void vtkRewindLiveSource::Refresh() { this->Modified(); }
+
+vtkStringArray* vtkRewindLiveSource::GetRunFiles() { return this->Internal->RunFiles; }
+vtkStringArray* vtkRewindLiveSource::GetRunSteps() { return this->Internal->RunSteps; }
+const char* vtkRewindLiveSource::GetServer() { return this->Internal->Server.c_str(); }
+
+namespace {
+bool is_first_process() {
+  vtkMultiProcessController* c = vtkMultiProcessController::GetGlobalController();
+  return !c || c->GetLocalProcessId() == 0;
+}
+}  // namespace
+
+int vtkRewindLiveSource::RequestInformation(vtkInformation*, vtkInformationVector**, vtkInformationVector* out) {
+  auto& in = *this->Internal;
+  out->GetInformationObject(0)->Set(CAN_HANDLE_PIECE_REQUEST(), 1);
+  // Not before the first update (ParaView asks for information as soon as the source is
+  // created, before its port is set), and only on the first process: one connection,
+  // one error message, one copy of the window (the other pieces stay empty).
+  in.Failed = false;
+  if ((in.Armed || this->UseTimeAxis) && is_first_process()) {
+    in.Armed = true;  // the time axis is wanted now: connect at once
+    in.Failed = !this->FetchInformation();
+  }
+  vtkInformation* info = out->GetInformationObject(0);
+  if (this->UseTimeAxis && !in.Failed && !in.Times.empty()) {
+    info->Set(vtkStreamingDemandDrivenPipeline::TIME_STEPS(), in.Times.data(), static_cast<int>(in.Times.size()));
+    double range[2] = {in.Times.front(), in.Times.back()};
+    info->Set(vtkStreamingDemandDrivenPipeline::TIME_RANGE(), range, 2);
+  } else {
+    info->Remove(vtkStreamingDemandDrivenPipeline::TIME_STEPS());
+    info->Remove(vtkStreamingDemandDrivenPipeline::TIME_RANGE());
+  }
+  return 1;
+}
+
+bool vtkRewindLiveSource::FetchInformation() {
+  auto& in = *this->Internal;
+  const std::string where = std::string(this->Host ? this->Host : "") + ":" + std::to_string(this->Port);
+  try {
+    if (this->Port < 1 || this->Port > 65535) throw std::runtime_error("port " + std::to_string(this->Port) + " is not a TCP port");
+    if (!in.Client || !in.Client->connected()) {
+      in.Client.reset();
+      col::ClientOptions opt;
+      opt.timeout = std::chrono::milliseconds(static_cast<long long>(this->Timeout * 1000));
+      opt.name = "rewind-paraview";
+      in.Client.emplace(this->Host ? this->Host : "", static_cast<std::uint16_t>(this->Port), this->Token ? this->Token : "", opt);
+    }
+    in.Info = in.Client->info();
+    const auto steps = in.Client->steps();
+    in.Server = in.Client->server().server + (in.Info.live ? " (live)" : " (files)");
+    in.RunFiles->Reset();
+    for (const auto& f : in.Info.files) in.RunFiles->InsertNextValue(f);
+    in.RunSteps->Reset();
+    for (const auto& s : steps)
+      for (const auto& v : {s.file, std::to_string(s.step), std::to_string(s.time), s.kind}) in.RunSteps->InsertNextValue(v);
+    // The timeline File names ("" = the first of info.files), for UseTimeAxis.
+    const std::string file = this->File && *this->File ? this->File : (in.Info.files.empty() ? "" : in.Info.files.front());
+    in.Times.clear();
+    in.Steps.clear();
+    for (const auto& s : steps)
+      if (s.file == file) in.Times.push_back(s.time), in.Steps.push_back(s.step);
+    std::vector<std::string> names;
+    for (const auto& v : in.Info.variables) names.push_back(v.name);
+    rwd::paraview::offer_arrays(*this->CellArrays, names);
+  } catch (const std::exception& e) {
+    in.Client.reset();
+    in.Server.clear();
+    this->ReportError(rwd::paraview::describe_client_error(e, where, this->Timeout));
+    return false;
+  }
+  return true;
+}
+
+int vtkRewindLiveSource::RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector* out) {
+  auto& in = *this->Internal;
+  vtkInformation* info = out->GetInformationObject(0);
+  auto* output = vtkMultiBlockDataSet::GetData(info);
+  if (!output) return 1;
+  output->Initialize();
+  const bool first_piece = !info->Has(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER()) ||
+                           info->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER()) == 0;
+  if (!first_piece || !is_first_process()) return 1;
+  if (!in.Armed) {  // the first update: connect now
+    in.Armed = true;
+    in.Failed = !this->FetchInformation();
+  }
+  if (in.Failed || !in.Client) return 1;  // reported already
+  const std::string where = std::string(this->Host) + ":" + std::to_string(this->Port);
+  try {
+    auto request = rwd::paraview::window_request(*this, in.Info.domain_lo, in.Info.domain_hi);
+    if (request.budget == 0) request.budget = col::HandlerLimits{}.max_budget;
+    request.time = this->Time && *this->Time ? this->Time : "live";
+    if (this->UseTimeAxis && !in.Steps.empty()) {
+      request.time = std::to_string(in.Steps[rwd::paraview::step_for_time(info, in.Times)]);
+    }
+    request.file = this->File ? this->File : "";
+    const auto reply = in.Client->window(request);
+    rwd::paraview::fill_output(reply, this->ReadCellTypes, output);
+    output->GetInformation()->Set(vtkDataObject::DATA_TIME_STEP(), reply.time);
+  } catch (const std::exception& e) {
+    if (!in.Client->connected()) in.Client.reset();
+    this->ReportError(rwd::paraview::describe_client_error(e, where, this->Timeout));
+    return 1;
+  }
+  this->ClearError();
+  return 1;
+}

@@ -1,0 +1,37 @@
+#include "vtkRewindWindowSource.h"
+
+#include "vtkDataArraySelection.h"
+
+vtkRewindWindowSource::vtkRewindWindowSource() { this->SetNumberOfInputPorts(0); }
+
+vtkRewindWindowSource::~vtkRewindWindowSource() = default;
+
+void vtkRewindWindowSource::PrintSelf(ostream& os, vtkIndent indent) {
+  this->Superclass::PrintSelf(os, indent);
+  os << indent << "UseBox: " << this->UseBox << "\n";
+  os << indent << "BoxPosition: " << this->BoxPosition[0] << " " << this->BoxPosition[1] << " " << this->BoxPosition[2] << "\n";
+  os << indent << "BoxSize: " << this->BoxSize[0] << " " << this->BoxSize[1] << " " << this->BoxSize[2] << "\n";
+  os << indent << "Budget: " << this->Budget << "\n";
+  os << indent << "ReadCellTypes: " << this->ReadCellTypes << "\n";
+  os << indent << "LastError: " << this->LastError << "\n";
+}
+
+vtkDataArraySelection* vtkRewindWindowSource::GetCellArraySelection() { return this->CellArrays; }
+
+int vtkRewindWindowSource::GetNumberOfCellArrays() { return this->CellArrays->GetNumberOfArrays(); }
+
+const char* vtkRewindWindowSource::GetCellArrayName(int index) { return this->CellArrays->GetArrayName(index); }
+
+int vtkRewindWindowSource::GetCellArrayStatus(const char* name) { return this->CellArrays->ArrayIsEnabled(name); }
+
+void vtkRewindWindowSource::SetCellArrayStatus(const char* name, int status) {
+  if (!name || (this->CellArrays->ArrayExists(name) && this->GetCellArrayStatus(name) == (status != 0))) return;
+  if (status) this->CellArrays->EnableArray(name);
+  else this->CellArrays->DisableArray(name);
+  this->Modified();
+}
+
+void vtkRewindWindowSource::ReportError(const std::string& message) {
+  this->LastError = message;
+  vtkErrorMacro(<< message);
+}

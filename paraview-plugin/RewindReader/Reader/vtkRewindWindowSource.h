@@ -1,0 +1,80 @@
+// vtkRewindWindowSource: what the Rewind file reader and the live source share -- the
+// sliding window (box, budget, cell arrays) and the output they build from a window
+// reply. Abstract; not a proxy of its own.
+//
+// Window properties (docs/paraview.md):
+//   UseBox       0: the whole domain (default); 1: the box below
+//   BoxPosition  lower corner of the box (x, y, z)
+//   BoxSize      extent of the box per axis; 0 on an axis = a slice there
+//   Budget       most cell values per variable (0 = unlimited / the server's cap);
+//                the window returns the finest level whose cells in the box fit it
+//   CellArrays   which variables to return (an array-selection property)
+//   CellTypes    also return the cell type (boundary condition code) of every cell
+// Position and size are the Position / Scale of ParaView's box widget.
+//
+// Output: a vtkMultiBlockDataSet with one block per level ("Level N"), each a
+// vtkMultiPieceDataSet of vtkImageData (one per selected grid, cropped to the box) with
+// cell data; its field data says which step was shown (rewind_step, rewind_time,
+// rewind_level, rewind_stride, rewind_file). Errors are reported with vtkErrorMacro (one
+// message) and kept in LastError; nothing throws into VTK.
+#ifndef vtkRewindWindowSource_h
+#define vtkRewindWindowSource_h
+
+#include <string>
+
+#include "RewindReadersModule.h"
+#include "vtkMultiBlockDataSetAlgorithm.h"
+#include "vtkNew.h"
+
+#include "vtkDataArraySelection.h"  // vtkNew member
+
+class REWINDREADERS_EXPORT vtkRewindWindowSource : public vtkMultiBlockDataSetAlgorithm {
+ public:
+  vtkTypeMacro(vtkRewindWindowSource, vtkMultiBlockDataSetAlgorithm);
+  void PrintSelf(ostream& os, vtkIndent indent) override;
+
+  vtkSetMacro(UseBox, vtkTypeBool);
+  vtkGetMacro(UseBox, vtkTypeBool);
+  vtkBooleanMacro(UseBox, vtkTypeBool);
+  vtkSetVector3Macro(BoxPosition, double);
+  vtkGetVector3Macro(BoxPosition, double);
+  vtkSetVector3Macro(BoxSize, double);
+  vtkGetVector3Macro(BoxSize, double);
+  vtkSetClampMacro(Budget, int, 0, VTK_INT_MAX);
+  vtkGetMacro(Budget, int);
+  vtkSetMacro(ReadCellTypes, vtkTypeBool);
+  vtkGetMacro(ReadCellTypes, vtkTypeBool);
+  vtkBooleanMacro(ReadCellTypes, vtkTypeBool);
+
+  /// The cell arrays (variables) on offer and which are enabled (all by default).
+  vtkDataArraySelection* GetCellArraySelection();
+  int GetNumberOfCellArrays();
+  const char* GetCellArrayName(int index);
+  int GetCellArrayStatus(const char* name);
+  void SetCellArrayStatus(const char* name, int status);
+
+  /// The last error reported ("" after a successful update).
+  const char* GetLastError() { return this->LastError.c_str(); }
+
+ protected:
+  vtkRewindWindowSource();
+  ~vtkRewindWindowSource() override;
+
+  /// Reports `message` once (vtkErrorMacro) and keeps it in LastError.
+  void ReportError(const std::string& message);
+  void ClearError() { this->LastError.clear(); }
+
+  vtkTypeBool UseBox = 0;
+  double BoxPosition[3] = {0, 0, 0};
+  double BoxSize[3] = {1, 1, 1};
+  int Budget = 0;
+  vtkTypeBool ReadCellTypes = 1;
+  vtkNew<vtkDataArraySelection> CellArrays;
+  std::string LastError;
+
+ private:
+  vtkRewindWindowSource(const vtkRewindWindowSource&) = delete;
+  void operator=(const vtkRewindWindowSource&) = delete;
+};
+
+#endif

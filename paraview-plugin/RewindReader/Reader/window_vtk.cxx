@@ -1,0 +1,121 @@
+#include "window_vtk.hpp"
+
+#include <algorithm>
+#include <cstddef>
+
+#include "rewind/kernel/reader.hpp"
+#include "vtkCellData.h"
+#include "vtkDataArraySelection.h"
+#include "vtkDoubleArray.h"
+#include "vtkFieldData.h"
+#include "vtkIdTypeArray.h"
+#include "vtkImageData.h"
+#include "vtkInformation.h"
+#include "vtkIntArray.h"
+#include "vtkMultiBlockDataSet.h"
+#include "vtkMultiPieceDataSet.h"
+#include "vtkRewindWindowSource.h"
+#include "vtkSmartPointer.h"
+#include "vtkStreamingDemandDrivenPipeline.h"
+#include "vtkStringArray.h"
+#include "vtkTypeUInt64Array.h"
+#include "vtkUnsignedCharArray.h"
+
+namespace rwd::paraview {
+
+collector::WindowRequest window_request(vtkRewindWindowSource& source, const std::array<double, 3>& lo,
+                                        const std::array<double, 3>& hi) {
+  collector::WindowRequest r;
+  r.lo = lo;
+  r.hi = hi;
+  if (source.GetUseBox()) {
+    const double* p = source.GetBoxPosition();
+    const double* s = source.GetBoxSize();
+    // A negative size spans the box the other way (the box widget allows it).
+    for (int a = 0; a < 3; ++a) r.lo[a] = std::min(p[a], p[a] + s[a]), r.hi[a] = std::max(p[a], p[a] + s[a]);
+  }
+  r.budget = static_cast<std::uint64_t>(source.GetBudget());
+  vtkDataArraySelection* arrays = source.GetCellArraySelection();
+  for (int i = 0; i < arrays->GetNumberOfArrays(); ++i)
+    if (arrays->GetArraySetting(i)) r.variables.emplace_back(arrays->GetArrayName(i));
+  return r;
+}
+
+void offer_arrays(vtkDataArraySelection& selection, const std::vector<std::string>& names) {
+  for (int i = selection.GetNumberOfArrays(); i-- > 0;) {
+    const std::string name = selection.GetArrayName(i);
+    if (std::find(names.begin(), names.end(), name) == names.end()) selection.RemoveArrayByIndex(i);
+  }
+  for (const auto& n : names)
+    if (!selection.ArrayExists(n.c_str())) selection.EnableArray(n.c_str());
+}
+
+namespace {
+template <typename Array, typename T>
+vtkSmartPointer<Array> cell_array(const std::string& name, const T* values, std::uint64_t n) {
+  auto a = vtkSmartPointer<Array>::New();
+  a->SetName(name.c_str());
+  a->SetNumberOfTuples(static_cast<vtkIdType>(n));
+  std::copy_n(values, n, a->GetPointer(0));
+  return a;
+}
+
+template <typename Array, typename T>
+void add_field(vtkFieldData* fd, const char* name, T value) {
+  auto a = vtkSmartPointer<Array>::New();
+  a->SetName(name);
+  a->InsertNextValue(value);
+  fd->AddArray(a);
+}
+}  // namespace
+
+void fill_output(const collector::WindowReply& reply, bool cell_types, vtkMultiBlockDataSet* out) {
+  out->Initialize();
+  int levels = reply.level + 1;
+  for (const auto& p : reply.pieces) levels = std::max(levels, p.level + 1);
+  out->SetNumberOfBlocks(static_cast<unsigned>(levels));
+  for (int l = 0; l < levels; ++l) {
+    out->SetBlock(static_cast<unsigned>(l), vtkSmartPointer<vtkMultiPieceDataSet>::New());
+    out->GetMetaData(static_cast<unsigned>(l))->Set(vtkCompositeDataSet::NAME(), ("Level " + std::to_string(l)).c_str());
+  }
+  const bool types = cell_types && reply.cell_type.size() == reply.cells;
+  std::uint64_t offset = 0;
+  for (const auto& p : reply.pieces) {
+    auto img = vtkSmartPointer<vtkImageData>::New();
+    img->SetDimensions(p.count[0] + 1, p.count[1] + 1, p.count[2] + 1);
+    img->SetOrigin(p.origin.data());
+    img->SetSpacing(p.spacing.data());
+    const std::uint64_t n = p.cells();
+    for (std::size_t v = 0; v < reply.variables.size(); ++v)
+      img->GetCellData()->AddArray(cell_array<vtkDoubleArray>(reply.variables[v], reply.values[v].data() + offset, n));
+    if (types) img->GetCellData()->AddArray(cell_array<vtkUnsignedCharArray>("cell_type", reply.cell_type.data() + offset, n));
+    offset += n;
+    // Which grid this is (check_window.py and users trace a block back to the file).
+    vtkFieldData* id = img->GetFieldData();
+    add_field<vtkIdTypeArray>(id, "rewind_row", static_cast<vtkIdType>(p.row));
+    add_field<vtkTypeUInt64Array>(id, "rewind_uid", static_cast<vtkTypeUInt64>(p.uid));
+    add_field<vtkIntArray>(id, "rewind_level", p.level);
+    add_field<vtkIntArray>(id, "rewind_stride", p.stride);
+    auto first = vtkSmartPointer<vtkIntArray>::New();
+    first->SetName("rewind_first");
+    first->SetNumberOfComponents(3);
+    first->InsertNextTypedTuple(p.first.data());
+    id->AddArray(first);
+    auto* mp = vtkMultiPieceDataSet::SafeDownCast(out->GetBlock(static_cast<unsigned>(p.level)));
+    mp->SetPiece(mp->GetNumberOfPieces(), img);
+  }
+  vtkFieldData* fd = out->GetFieldData();
+  add_field<vtkIdTypeArray>(fd, "rewind_step", static_cast<vtkIdType>(reply.step));
+  add_field<vtkDoubleArray>(fd, "rewind_time", reply.time);
+  add_field<vtkIntArray>(fd, "rewind_level", reply.level);
+  add_field<vtkIntArray>(fd, "rewind_stride", reply.stride);
+  add_field<vtkStringArray>(fd, "rewind_file", reply.file);
+}
+
+std::size_t step_for_time(vtkInformation* request, const std::vector<double>& times) {
+  if (!request->Has(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP())) return times.size() - 1;
+  const double t = request->Get(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP());
+  return static_cast<std::size_t>(std::max<std::ptrdiff_t>(0, kernel::index_at_or_before(times, t)));
+}
+
+}  // namespace rwd::paraview

@@ -1,0 +1,44 @@
+// What the reader and the live source share besides their properties: a window request
+// built from vtkRewindWindowSource's properties, and the VTK output of a window reply
+// (whether FileService answered it from a file or a collector over TCP). Private to the
+// plugin (not wrapped); pure except for building VTK objects, never throws into VTK
+// (the callers catch).
+#pragma once
+#include <array>
+#include <string>
+#include <vector>
+
+#include "rewind/collector/messages.hpp"
+
+class vtkDataArraySelection;
+class vtkInformation;
+class vtkMultiBlockDataSet;
+class vtkRewindWindowSource;
+
+namespace rwd::paraview {
+
+/// The request `source`'s window properties ask: box (UseBox 0: the whole domain
+/// [lo, hi]), budget (0 stays 0: callers that need a positive one replace it), the
+/// enabled cell arrays. time and file are left to the caller.
+collector::WindowRequest window_request(vtkRewindWindowSource& source, const std::array<double, 3>& lo,
+                                        const std::array<double, 3>& hi);
+
+/// Makes `names` the arrays on offer: arrays not offered before are enabled, arrays no
+/// longer offered are removed, the user's choices for the others are kept.
+void offer_arrays(vtkDataArraySelection& selection, const std::vector<std::string>& names);
+
+/// Replaces `out` with the reply: one block per level 0 .. the deepest piece level (at
+/// least reply.level), "Level N", each a vtkMultiPieceDataSet with one vtkImageData per
+/// piece (cell data: the reply's variables, and "cell_type" if `cell_types` and the
+/// reply has them; field data: the grid's rewind_row (-1 live), rewind_uid,
+/// rewind_level, rewind_stride, rewind_first), and field data of `out`: rewind_step,
+/// rewind_time, rewind_level, rewind_stride, rewind_file.
+void fill_output(const collector::WindowReply& reply, bool cell_types, vtkMultiBlockDataSet* out);
+
+/// Which of the ascending, non-empty `times` ParaView's request (an output information
+/// with or without UPDATE_TIME_STEP) shows: the last step at or before the time
+/// (kernel::index_at_or_before, find_step's rule), the first before the first, the last
+/// when no time is asked.
+std::size_t step_for_time(vtkInformation* request, const std::vector<double>& times);
+
+}  // namespace rwd::paraview

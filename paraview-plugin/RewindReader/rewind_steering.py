@@ -1,0 +1,102 @@
+"""Steering a Rewind run from pvpython, next to the Rewind Live Source (issue 14).
+
+Shipped inside the Rewind ParaView plugin: after LoadPlugin it imports in pvpython and
+pvbatch. Everything the GUI's steering panel does is here; it speaks the collector
+protocol with rewind_client.py (docs/collector-protocol.md, revision 1.1):
+
+    from paraview.simple import *
+    LoadPlugin(".../RewindReader.so", remote=False, ns=globals())
+    import rewind_steering
+    live = RewindLiveSource(PortNumber=7400)              # windows of the running job
+    steer = rewind_steering.Steering(live)          # same host, port and token
+    steer.status()        # {"state": "running", "step": 120, "time": 1.2, "file": ...}
+    steer.pause()         # at the next step boundary; the live source shows that state
+    steer.parameters()    # [{"name": "physics.nu", "type": "number", "min", "max", "value", ...}]
+    steer.set({"physics.nu": 2e-3})
+    steer.branch("t=1", {"boundary.xmin.velocity": [1.5, 0, 0]}, output="fast.h5")
+    steer.resume(); steer.stop()
+
+Every command that changes the run (pause, resume, stop, set, branch) then refreshes the
+live source, so the next render shows the run's new state. Errors raise
+rewind_client.CollectorError with the protocol's code name ("unauthorized",
+"bad_argument", "conflict", "timeout", ...); OSError when the collector cannot be
+reached. Every socket call has a timeout (default 30 s, above the collector's 20 s
+steering deadline).
+"""
+import rewind_client
+
+CollectorError = rewind_client.CollectorError
+
+
+class Steering:
+    """A steering session with the collector of `source` (a Rewind Live Source proxy),
+    or with host/port/token given directly (source=None)."""
+
+    def __init__(self, source=None, host="127.0.0.1", port=7400, token="", timeout=30.0):
+        if source is not None:
+            host, port, token = source.Host, int(source.PortNumber), source.Token
+        self.source = source
+        self.address = (host, int(port), token or "")
+        self.timeout = timeout
+        self._client = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _call(self, name, *args, refresh=False):
+        if self._client is None:
+            host, port, token = self.address
+            self._client = rewind_client.Client(host, port, token=token, timeout=self.timeout,
+                                                name="rewind-paraview-steering")
+        try:
+            reply = getattr(self._client, name)(*args)
+        except (OSError, CollectorError):
+            self.close()  # a broken session is not reused
+            raise
+        if refresh:
+            self.refresh()
+        return reply
+
+    def refresh(self):
+        """Makes the live source fetch its window again (its Refresh button)."""
+        if self.source is not None:
+            self.source.SMProxy.InvokeCommand("Refresh")
+            self.source.UpdatePipeline()
+
+    def status(self):
+        """The run's state: state, step, time, steps_per_second, file, parent, ranks, clients."""
+        return self._call("status")
+
+    def pause(self):
+        return self._call("pause", refresh=True)
+
+    def resume(self):
+        return self._call("resume", refresh=True)
+
+    def stop(self):
+        return self._call("stop")
+
+    def parameters(self):
+        """Every steerable parameter: name, type ("number" or "vector"), unit, min, max,
+        value, description -- what the GUI panel builds its widgets from."""
+        return self._call("parameters")
+
+    def set(self, values):
+        """Changes parameters from the next step on: {"physics.nu": 2e-3, ...}."""
+        return self._call("set", dict(values), refresh=True)
+
+    def branch(self, from_, values=None, file=None, output=None):
+        """Branches from a committed step (a time selector: "latest", "N", "#i", "t=T") of
+        `file` (default: the file being written) with `values` changed, into `output`
+        (default: chosen by the run). Returns {"file", "parent", "step", "time"}."""
+        return self._call("branch", from_, dict(values or {}), file, output, refresh=True)
+
+    def close(self):
+        if self._client is not None:
+            try:
+                self._client.close()
+            finally:
+                self._client = None

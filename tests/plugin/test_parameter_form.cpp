@@ -1,0 +1,79 @@
+// The steering panel's parameter widgets, built from a collector's parameter list
+// (ParameterForm), offscreen (QT_QPA_PLATFORM=offscreen) and without ParaView.
+#include <QApplication>
+#include <QDoubleSpinBox>
+#include <QLabel>
+#include <array>
+#include <catch2/catch.hpp>
+#include <variant>
+
+#include "parameter_form.hpp"
+
+namespace col = rwd::collector;
+using rwd::paraview::ParameterForm;
+
+namespace {
+QApplication& app() {
+  static int argc = 1;
+  static char name[] = "test_parameter_form";
+  static char* argv[] = {name, nullptr};
+  static QApplication a(argc, argv);
+  return a;
+}
+
+std::vector<col::ParameterInfo> run_parameters() {
+  return {{"physics.nu", 0.001, "m^2/s", 1e-9, 10.0, "kinematic viscosity"},
+          {"boundary.xmin.velocity", std::array<double, 3>{1.5, 0.0, 0.0}, "m/s", -10.0, 10.0, "inflow velocity"}};
+}
+}  // namespace
+
+TEST_CASE("the form has one row per parameter of the list, shaped, bounded and explained as listed", "[plugin]") {
+  app();
+  ParameterForm form;
+  form.set_parameters(run_parameters());
+  REQUIRE(form.size() == 2);
+  const auto nu = form.editors("physics.nu");
+  REQUIRE(nu.size() == 1);
+  CHECK(nu[0]->value() == Approx(0.001));
+  CHECK(nu[0]->minimum() == Approx(1e-9).margin(1e-10));
+  CHECK(nu[0]->maximum() == 10.0);
+  CHECK(nu[0]->toolTip() == "kinematic viscosity");
+  const auto u = form.editors("boundary.xmin.velocity");
+  REQUIRE(u.size() == 3);
+  CHECK(u[0]->value() == 1.5);
+  CHECK(u[1]->value() == 0.0);
+  CHECK(u[2]->minimum() == -10.0);
+  CHECK(form.editors("time.end").empty());
+  // The unit is in the label.
+  bool unit_shown = false;
+  for (auto* l : form.findChildren<QLabel*>()) unit_shown |= l->text() == "physics.nu [m^2/s]";
+  CHECK(unit_shown);
+}
+
+TEST_CASE("only edited parameters are sent, with the value shown", "[plugin]") {
+  app();
+  ParameterForm form;
+  form.set_parameters(run_parameters());
+  CHECK(form.changed().empty());
+  CHECK(form.values().size() == 2);
+  form.editors("boundary.xmin.velocity")[0]->setValue(2.0);
+  const auto changed = form.changed();
+  REQUIRE(changed.size() == 1);
+  const auto& v = std::get<std::array<double, 3>>(changed.at("boundary.xmin.velocity"));
+  CHECK(v == std::array<double, 3>{2.0, 0.0, 0.0});
+  // Values outside the listed range are clamped by the widget, never sent.
+  form.editors("physics.nu")[0]->setValue(-1.0);
+  CHECK(std::get<double>(form.changed().at("physics.nu")) == Approx(1e-9).margin(1e-10));
+}
+
+TEST_CASE("a new list replaces the rows and forgets the edits", "[plugin]") {
+  app();
+  ParameterForm form;
+  form.set_parameters(run_parameters());
+  form.editors("physics.nu")[0]->setValue(0.002);
+  form.set_parameters({{"time.end", 30.0, "s", 0.0, 1e6, "end time"}});
+  CHECK(form.size() == 1);
+  CHECK(form.editors("physics.nu").empty());
+  CHECK(form.changed().empty());
+  CHECK(form.findChildren<QDoubleSpinBox*>().size() == 1);
+}
