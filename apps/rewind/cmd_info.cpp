@@ -78,7 +78,8 @@ int run_info(const InfoOptions& o) {
     j["fluid"] = c.fluid;
     j["variables"] = nlohmann::json::array();
     for (const auto& v : c.variables) j["variables"].push_back({{"name", v.name}, {"unit", v.unit}});
-    j["lineage"] = {{"parent_file", c.lineage.parent_file}, {"parent_step", c.lineage.parent_step},
+    j["lineage"] = {{"parent_file", c.lineage.parent_file}, {"parent_file_absolute", c.lineage.parent_file_absolute},
+                    {"parent_step", c.lineage.parent_step},
                     {"parent_time", c.lineage.parent_time}, {"changes", c.lineage.changes}};
     j["lineage"]["chain"] = nlohmann::json::array();
     for (const auto& n : chain)

@@ -1,5 +1,7 @@
 // `rewind lineage FILE`: the branch tree around a Rewind file — its ancestors back to the
-// original run and every branch found next to each file. Serial, read-only; needs no MPI.
+// original run and every branch found next to each file. Exits 1 with a warning when the
+// chain is broken (a parent missing, or overwritten so that it no longer holds the
+// branch step). Serial, read-only; needs no MPI.
 #include <fmt/core.h>
 
 #include <memory>
@@ -16,7 +18,9 @@ int run_lineage(const std::string& file) {
   // Open once up front so a bad file gives the kernel's one-line error and exit 1.
   (void)k::Reader::open(file);
   fmt::print("{}", k::format_branch_tree(file));
-  return 0;
+  const auto problems = k::lineage_problems(file);
+  for (const auto& p : problems) fmt::print(stderr, "rewind lineage: warning: {}\n", p);
+  return problems.empty() ? 0 : 1;
 }
 
 const Registration reg{Command{

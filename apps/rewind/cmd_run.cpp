@@ -42,6 +42,7 @@ struct RunOptions {
   std::string output;   ///< --output FILE (overrides output.file)
   std::string restart;  ///< --restart FILE[@STEP]
   bool force = false;   ///< overwrite an existing output file
+  bool orphan_branches = false;  ///< ... even one with branches
   std::vector<std::string> overrides;
   std::string monitor;
   std::string profiles;
@@ -175,7 +176,8 @@ int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::functi
 
 int run_run(const RunOptions& o) {
   driver::RunRequest request{.case_file = o.case_file, .restart = o.restart, .overrides = o.overrides,
-                             .output = o.output, .monitor = o.monitor, .force = o.force};
+                             .output = o.output, .monitor = o.monitor, .force = o.force,
+                             .orphan_branches = o.orphan_branches};
   auto spec = driver::plan_run(request, [](spacetree::CaseDocument& doc) {
     read_case_header(doc);
     mark_sections_of_other_modules(doc, {"case", "domain", "tree", "run", "physics", "time", "boundary", "obstacle",
@@ -244,6 +246,8 @@ const Registration reg{Command{
                      "Restart from FILE[@STEP] (STEP: latest checkpoint by default, N, #i or t=T); with --set or "
                      "from an earlier step this writes a branch file that remembers its parent");
       sub.add_flag("--force", o->force, "Overwrite an existing output file (never a branch's parent)");
+      sub.add_flag("--orphan-branches", o->orphan_branches,
+                   "With --force: overwrite even a file that has branches (they then point at steps that are gone)");
       sub.add_option("--monitor", o->monitor, "Monitor CSV file (default: monitor.file of the case)");
       sub.add_option("--steps", o->steps, "Stop after this many steps (counted from the start or the restart)");
       sub.add_option("--profiles", o->profiles, "Write centre-line profiles (u, v, T) to this CSV at the end");

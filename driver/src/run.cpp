@@ -1,6 +1,7 @@
 #include "rewind/driver/run.hpp"
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <chrono>
 #include <filesystem>
@@ -107,6 +108,13 @@ RunSpec plan_run(const RunRequest& o, const std::function<void(spacetree::CaseDo
     if (spec.restart && same_file(spec.output.file, spec.restart->file))
       throw std::runtime_error(fmt::format("{}: a branch never overwrites its parent, not even with --force",
                                            spec.output.file));
+    // Overwriting a parent would leave its branches pointing at steps that are gone.
+    const auto dir = std::filesystem::path(spec.output.file).parent_path().string();
+    const auto branches = kernel::find_branches(spec.output.file, dir.empty() ? "." : dir);
+    if (!branches.empty() && !o.orphan_branches)
+      throw std::runtime_error(fmt::format(
+          "{} has branches ({}); overwriting it would orphan them: choose another file, or add --orphan-branches",
+          spec.output.file, fmt::join(branches, ", ")));
   }
   return spec;
 }

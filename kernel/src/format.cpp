@@ -121,6 +121,7 @@ void write_header(const Ctx& c, hid_t file, const CommonInfo& cm, hid_t dxpl, bo
   h5::write_string_dataset(c, g, "case_file", {cm.case_text}, dxpl, i_write);
   h5::Group lg(c.check(H5Gcreate2(g, "lineage", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create /common/lineage"));
   h5::write_attr_string(c, lg, "parent_file", cm.lineage.parent_file);
+  h5::write_attr_string(c, lg, "parent_file_absolute", cm.lineage.parent_file_absolute);
   h5::write_attr_i64(c, lg, "parent_step", {cm.lineage.parent_step});
   h5::write_attr_f64(c, lg, "parent_time", {cm.lineage.parent_time});
   h5::write_string_dataset(c, lg, "changes", cm.lineage.changes, dxpl, i_write);
@@ -183,6 +184,8 @@ CommonInfo read_header(const Ctx& c, hid_t file, int* major, int* minor) {
   cm.case_text = cf.empty() ? "" : cf[0];
   h5::Group lg = h5::open_group(c, g, "lineage");
   cm.lineage.parent_file = h5::read_attr_string(c, lg, "parent_file");
+  if (H5Aexists(lg, "parent_file_absolute") > 0)  // format 1.3 and later
+    cm.lineage.parent_file_absolute = h5::read_attr_string(c, lg, "parent_file_absolute");
   auto ps = h5::read_attr_i64(c, lg, "parent_step");
   cm.lineage.parent_step = ps.empty() ? -1 : ps[0];
   auto pt = h5::read_attr_f64(c, lg, "parent_time");

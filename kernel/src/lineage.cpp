@@ -1,6 +1,7 @@
 #include "rewind/kernel/lineage.hpp"
 
 #include <dirent.h>
+#include <unistd.h>
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -22,10 +23,16 @@ std::string real(const std::string& p) {
   char buf[PATH_MAX];
   return ::realpath(p.c_str(), buf) ? std::string(buf) : p;
 }
-/// parent_file as stored, resolved: absolute as is, relative against the child's directory.
-std::string resolve_parent(const std::string& child, const std::string& parent) {
+/// parent_file as stored, resolved: absolute as is, relative against the child's
+/// directory; if that is not there, the absolute path recorded when branching.
+std::string resolve_parent(const std::string& child, const Lineage& l) {
+  const std::string& parent = l.parent_file;
   if (parent.empty() || parent[0] == '/') return parent;
-  return dir_of(child) + "/" + parent;
+  std::string p = dir_of(child) + "/" + parent;
+  if (::access(p.c_str(), F_OK) != 0 && !l.parent_file_absolute.empty() &&
+      ::access(l.parent_file_absolute.c_str(), F_OK) == 0)
+    p = l.parent_file_absolute;
+  return p;
 }
 LineageNode load(const std::string& path) {
   LineageNode n;
@@ -53,9 +60,31 @@ std::vector<LineageNode> lineage_chain(const std::string& path) {
     chain.push_back(load(p));
     const auto& n = chain.back();
     if (!n.error.empty() || !n.lineage.is_branch()) break;
-    p = resolve_parent(p, n.lineage.parent_file);
+    p = resolve_parent(p, n.lineage);
   }
   return chain;
+}
+
+std::vector<std::string> lineage_problems(const std::string& path) {
+  const auto chain = lineage_chain(path);
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < chain.size(); ++i) {
+    const auto& n = chain[i];
+    if (!n.error.empty()) {
+      out.push_back(i == 0 ? fmt::format("{}: {}", n.path, n.error)
+                           : fmt::format("{}: its parent {} cannot be read: {}", chain[i - 1].path, n.path, n.error));
+      break;
+    }
+    if (i == 0) continue;
+    const auto& child = chain[i - 1].lineage;
+    const bool has = std::any_of(n.steps.begin(), n.steps.end(), [&](const StepEntry& e) {
+      return e.step == child.parent_step && e.time == child.parent_time;
+    });
+    if (!has)
+      out.push_back(fmt::format("{}: branched from step {} (t={}) of {}, which no longer holds it (overwritten?)",
+                                chain[i - 1].path, child.parent_step, child.parent_time, n.path));
+  }
+  return out;
 }
 
 std::vector<TimelineEntry> timeline(const std::string& path) {
@@ -85,7 +114,7 @@ std::vector<std::string> find_branches(const std::string& path, const std::strin
     std::string p = directory + "/" + n;
     LineageNode node = load(p);
     if (!node.error.empty() || !node.lineage.is_branch()) continue;
-    if (real(resolve_parent(p, node.lineage.parent_file)) == target) out.push_back(p);
+    if (real(resolve_parent(p, node.lineage)) == target) out.push_back(p);
   }
   ::closedir(d);
   std::sort(out.begin(), out.end());
@@ -121,7 +150,7 @@ void print_node(std::string& out, const std::string& path, const std::string& ma
   for (const auto& b : find_branches(path, dir_of(path))) children.insert(b);
   // Chain members in other directories are branches too.
   for (const auto& c : chain)
-    if (c.lineage.is_branch() && real(resolve_parent(c.path, c.lineage.parent_file)) == real(path)) {
+    if (c.lineage.is_branch() && real(resolve_parent(c.path, c.lineage)) == real(path)) {
       bool dup = false;
       for (const auto& x : children) dup = dup || real(x) == real(c.path);
       if (!dup) children.insert(c.path);

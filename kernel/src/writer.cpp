@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <cstring>
 #include <future>
 #include <mutex>
@@ -178,7 +179,26 @@ const std::string& Writer::path() const { return impl_->path; }
 const CommonInfo& Writer::common() const { return impl_->common; }
 std::int64_t Writer::last_step() const { return impl_->last_step; }
 
-Writer Writer::create(MPI_Comm comm, const std::string& path, const CommonInfo& common, const IoOptions& options) {
+namespace {
+// The lineage as stored: the parent relative to the branch file's directory (a run and
+// its branches move together), its absolute path kept as a hint.
+CommonInfo with_relative_parent(CommonInfo common, const std::string& path) {
+  auto& l = common.lineage;
+  if (l.parent_file.empty()) return common;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path parent = fs::weakly_canonical(fs::absolute(l.parent_file, ec), ec);
+  const fs::path dir = fs::weakly_canonical(fs::absolute(path, ec), ec).parent_path();
+  if (ec) return common;
+  l.parent_file_absolute = parent.string();
+  l.parent_file = parent.lexically_relative(dir).string();
+  if (l.parent_file.empty()) l.parent_file = parent.string();
+  return common;
+}
+}  // namespace
+
+Writer Writer::create(MPI_Comm comm, const std::string& path, const CommonInfo& given, const IoOptions& options) {
+  const CommonInfo common = with_relative_parent(given, path);
   auto im = std::make_unique<Impl>();
   im->open_common(comm, path, options);
   im->common = common;

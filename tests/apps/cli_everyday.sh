@@ -11,6 +11,7 @@
 source "$(dirname "$0")/lib.sh" "$@"
 case_file="$src/cases/default.toml"
 lines() { wc -l <"$1" | tr -d ' '; }
+last_time_of() { "$rewind" info "$1" --json | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['steps'][-1]['time'])"; }
 
 "$mpiexec" -n 3 "$rewind" run "$case_file" --set tree.depht=3 >bad.out 2>&1
 rc=$?
@@ -65,4 +66,26 @@ check "restart at t=0.15 (a visualisation step in force): from the checkpoint be
   "[ $? = 0 ] && grep -q 'note: t=0.15: step .* is a visualisation output; restarting from the last checkpoint' vb.log && grep -q 'restart     from v.h5 step 0 ' vb.log"
 "$rewind" diff v.h5@t=0.2 vb.h5@t=0.2 >vb.diff 2>&1
 check "... and continues bit-identically to the original" "[ $? = 0 ]"
+
+# Lineage that survives real use: a run moved together with its branch keeps its
+# chain (parents stored relative), a branch moved alone finds its parent (the absolute
+# hint); a file with branches is not overwritten by --force alone; a broken chain is
+# a warning and exit 1.
+mkdir -p runs/b runs/moved
+"$rewind" run --restart v.h5@t=0.2 --set physics.nu=0.002 --output vbr.h5 -q
+mv vbr.h5 runs/b/
+"$rewind" lineage runs/b/vbr.h5 >alone.out 2>&1
+check "a branch moved alone still finds its parent (the absolute path it recorded)" "[ $? = 0 ] && grep -q 'v.h5  ' alone.out"
+mv runs/b/vbr.h5 runs/moved/ && mv v.h5 runs/moved/
+"$rewind" lineage runs/moved/vbr.h5 >moved.out 2>&1
+check "a run moved together with its branch keeps its chain (parents stored relative)" \
+  "[ $? = 0 ] && grep -q 'runs/moved/v.h5' moved.out"
+"$rewind" run "$case_file" --output runs/moved/v.h5 --steps 1 --force -q >over.out 2>&1
+check "--force alone refuses to overwrite a file that has branches, and leaves it as it was" \
+  "[ $? != 0 ] && grep -q 'has branches' over.out && [ \"\$(last_time_of runs/moved/v.h5)\" = 0.3 ]"
+"$rewind" run "$case_file" --output runs/moved/v.h5 --steps 1 --force --orphan-branches -q >over2.out 2>&1
+check "... and overwrites it with --orphan-branches" "[ $? = 0 ]"
+"$rewind" lineage runs/moved/vbr.h5 >broken.out 2>&1
+check "lineage then warns and exits 1: the parent no longer holds the branch step" \
+  "[ $? = 1 ] && grep -q 'warning: .*no longer holds it' broken.out"
 exit $fail

@@ -37,6 +37,7 @@ struct RunRequest {
   std::string output;                   ///< --output FILE
   std::string monitor;                  ///< --monitor FILE
   bool force = false;                   ///< overwrite an existing output file
+  bool orphan_branches = false;         ///< ... even one that has branches
 };
 
 /// What a run does, decided before anything is computed. Plain values: the same on

@@ -36,6 +36,11 @@ std::vector<TimelineEntry> timeline(const std::string& path);
 /// `path`. Unreadable files are skipped.
 std::vector<std::string> find_branches(const std::string& path, const std::string& directory);
 
+/// What breaks `path`'s chain back to its original run, one line each: a parent that
+/// is missing or unreadable, or one that no longer holds the committed step the child
+/// branched from (the parent was overwritten). Empty for an intact chain.
+std::vector<std::string> lineage_problems(const std::string& path);
+
 /// The branch tree as text, rooted at the original run of `path`'s chain, listing the
 /// branches found next to each file (find_branches in the file's directory). `path` is
 /// marked with '*'. Used by `rewind lineage`.

@@ -14,7 +14,7 @@ namespace rwd::kernel {
 /// minor versions only add optional objects.
 inline constexpr const char* kFormatName = "rewind-hgrid-h5";
 inline constexpr int kFormatMajor = 1;
-inline constexpr int kFormatMinor = 2;
+inline constexpr int kFormatMinor = 3;
 /// Version of this library, stored as /common code_version unless the caller sets one.
 inline constexpr const char* kKernelVersion = "rewind-kernel 0.1.0";
 
@@ -26,7 +26,11 @@ struct Variable {
 
 /// Where a branch file came from. Empty parent_file: an original run.
 struct Lineage {
-  std::string parent_file;          ///< path as given when branching (absolute recommended)
+  /// The parent as stored: relative to the branch file's directory (Writer::create
+  /// makes it so), so a run moved together with its branches keeps its chain.
+  std::string parent_file;
+  std::string parent_file_absolute; ///< the parent's absolute path when branched: a hint
+                                    ///< for a branch moved without its parent (format 1.3)
   std::int64_t parent_step = -1;    ///< step number in the parent file
   double parent_time = 0.0;         ///< simulated time of that step
   std::vector<std::string> changes; ///< what changed, one "key=value" per entry
