@@ -169,11 +169,14 @@ class Core {
   json command(const json& c) {
     const int root = layout_.first_compute;
     const std::string text = c.dump();
-    MPI_Send(text.data(), static_cast<int>(text.size()), MPI_CHAR, root, driver::kLiveCommandTag, layout_.service);
+    // Not MPI_Send: a window's command (its piece list) is beyond the eager limit, so a
+    // blocking send waited for the root's receive at its next step boundary, spinning
+    // through sched_yield for up to a whole step (most of the collector's CPU, taken
+    // from the compute ranks on a shared node). The reply can only follow the receive.
+    MPI_Request sent = MPI_REQUEST_NULL;
+    MPI_Isend(text.data(), static_cast<int>(text.size()), MPI_CHAR, root, driver::kLiveCommandTag, layout_.service, &sent);
     // The answer comes at the run's next step boundary, up to a whole step away: poll
-    // often at first (a paused run answers at once), then back off to 2 ms, so that
-    // waiting does not take a core's CPU from the compute ranks (it took ~10 % of one
-    // polling every 200 us; docs/benchmarks.md, "Live windows (online)").
+    // often at first (a paused run answers at once), then back off to 2 ms.
     auto nap = std::chrono::microseconds(50);
     for (;;) {
       int flag = 0;
@@ -184,6 +187,7 @@ class Core {
         MPI_Get_count(&st, MPI_CHAR, &n);
         std::string s(static_cast<std::size_t>(n), '\0');
         MPI_Recv(s.data(), n, MPI_CHAR, root, driver::kLiveReplyTag, layout_.service, MPI_STATUS_IGNORE);
+        MPI_Wait(&sent, MPI_STATUS_IGNORE);  // complete: the root has received it
         return json::parse(s);
       }
       drain_status();
@@ -330,8 +334,16 @@ class Core {
       MPI_Irecv(trecv_[k].data(), static_cast<int>(trecv_[k].size()), MPI_BYTE, src, driver::kLiveTypesTag, layout_.service,
                 &reqs[2 * k + 1]);
     }
+    // Test and nap rather than MPI_Waitall: under mpi_yield_when_idle a blocking wait
+    // spins through sched_yield, and the values come only once every compute rank has
+    // copied them (on a shared node: once they get a core), so it spun for most of that.
     std::vector<MPI_Status> st(reqs.size());
-    MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), st.data());
+    for (auto nap = std::chrono::microseconds(20);; nap = std::min(2 * nap, std::chrono::microseconds(500))) {
+      int done = 0;
+      MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, st.data());
+      if (done) break;
+      std::this_thread::sleep_for(nap);
+    }
     for (std::size_t k = 0; k < ranks; ++k) {
       int nv = 0, nt = 0;
       MPI_Get_count(&st[2 * k], MPI_DOUBLE, &nv);
