@@ -306,7 +306,7 @@ inline constexpr Limits kRequestLimits{kMaxRequestBytes, 0};
 inline constexpr Limits kReplyLimits{kMaxReplyBytes, kMaxRawBytes};
 
 /// zstd level of encode(): -1, zstd's fastest regular level. On the solver's float64
-/// fields level 1 saves ~7 % of the bytes at ~0.5 GB/s, -1 sends them as raw zstd
+/// fields level 1 saves 6-7 % of the bytes at <= 0.5 GB/s, -1 sends them as raw zstd
 /// blocks at memory speed (docs/benchmarks.md, "Live windows (online)"); runs of equal
 /// values (cell types, a field at rest) shrink at either level.
 inline constexpr int kZstdLevel = -1;
