@@ -321,7 +321,8 @@ class Core {
     // between windows (fresh memory costs a page fault per 4 KiB).
     const auto ranks = static_cast<std::size_t>(layout_.compute_size);
     std::vector<std::uint64_t> cells_of(ranks, 0);
-    for (std::size_t i = 0; i < sel.pieces.size(); ++i) cells_of[static_cast<std::size_t>(sel.pieces[i].owner)] += offset[i + 1] - offset[i];
+    for (std::size_t i = 0; i < sel.pieces.size(); ++i)
+      cells_of[static_cast<std::size_t>(sel.pieces[i].owner)] += offset[i + 1] - offset[i];
     recv_.resize(ranks);
     trecv_.resize(ranks);
     std::vector<MPI_Request> reqs(2 * ranks);
