@@ -7,6 +7,10 @@ namespace rwd::collector::detail {
 namespace {
 constexpr std::size_t kMaxDrain = std::size_t{1} << 20;
 constexpr std::chrono::milliseconds kLinger{1000};
+// A connection keeps its last reply's buffer up to this size: a fresh one for every
+// large window costs a page fault per 4 KiB (host faults on a VM that hands freed
+// memory back; docs/benchmarks.md, "Live windows (online)").
+constexpr std::size_t kKeepReply = std::size_t{256} << 20;
 }  // namespace
 
 // --- Worker --------------------------------------------------------------------------
@@ -183,11 +187,11 @@ void Connection::dispatch(Message m) {
     });
   }
   auto& io = ctx_.io;
-  (steering ? ctx_.steering : ctx_.queries).post([self = shared_from_this(), &io, job, m = std::move(m)] {
-    std::vector<std::byte> bytes;
+  (steering ? ctx_.steering : ctx_.queries).post([self = shared_from_this(), &io, job, m = std::move(m),
+                                                  bytes = std::move(spare_)]() mutable {
     const Body reply = self->ctx_.handler.handle(m.body);
     try {
-      bytes = encode(Message{m.request_id, reply}, self->ctx_.options.max_reply);
+      encode(Message{m.request_id, reply}, bytes, self->ctx_.options.max_reply);
     } catch (const ProtocolError& e) {
       bytes = encode(Message{m.request_id, ErrorReply{e.code(), e.what()}});
     }
@@ -207,6 +211,7 @@ void Connection::write(std::vector<std::byte> bytes, bool then_close) {
   out_ = std::move(bytes);
   set_deadline(ctx_.options.write_timeout);
   asio::async_write(socket_, asio::buffer(out_), [self = shared_from_this(), then_close](const boost::system::error_code& ec, std::size_t) {
+    if (self->out_.capacity() <= kKeepReply) self->spare_ = std::move(self->out_);
     self->out_ = {};
     if (ec || self->closed_) return self->close();
     if (then_close) return self->linger_close();

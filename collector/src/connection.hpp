@@ -90,6 +90,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::array<std::byte, kHeaderSize> header_{};
   std::vector<std::byte> frame_;
   std::vector<std::byte> out_;
+  std::vector<std::byte> spare_;  ///< the last reply's buffer, reused for the next (up to kKeepReply)
   std::array<std::byte, 4096> drain_{};
   std::size_t drained_ = 0;
   std::uint64_t job_ = 0;   ///< number of the last request handed to a worker

@@ -2,7 +2,11 @@
 #include "rewind/collector/live.hpp"
 
 #include <fmt/core.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -166,7 +170,15 @@ class Core {
   json command(const json& c) {
     const int root = layout_.first_compute;
     const std::string text = c.dump();
-    MPI_Send(text.data(), static_cast<int>(text.size()), MPI_CHAR, root, driver::kLiveCommandTag, layout_.service);
+    // Not MPI_Send: a window's command (its piece list) is beyond the eager limit, so a
+    // blocking send waited for the root's receive at its next step boundary, spinning
+    // through sched_yield for up to a whole step (most of the collector's CPU, taken
+    // from the compute ranks on a shared node). The reply can only follow the receive.
+    MPI_Request sent = MPI_REQUEST_NULL;
+    MPI_Isend(text.data(), static_cast<int>(text.size()), MPI_CHAR, root, driver::kLiveCommandTag, layout_.service, &sent);
+    // The answer comes at the run's next step boundary, up to a whole step away: poll
+    // often at first (a paused run answers at once), then back off to 2 ms.
+    auto nap = std::chrono::microseconds(50);
     for (;;) {
       int flag = 0;
       MPI_Status st;
@@ -176,10 +188,12 @@ class Core {
         MPI_Get_count(&st, MPI_CHAR, &n);
         std::string s(static_cast<std::size_t>(n), '\0');
         MPI_Recv(s.data(), n, MPI_CHAR, root, driver::kLiveReplyTag, layout_.service, MPI_STATUS_IGNORE);
+        MPI_Wait(&sent, MPI_STATUS_IGNORE);  // complete: the root has received it
         return json::parse(s);
       }
       drain_status();
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      std::this_thread::sleep_for(nap);
+      nap = std::min(2 * nap, std::chrono::microseconds(2000));
     }
   }
 
@@ -297,37 +311,59 @@ class Core {
     out.cells = offset.back();
     out.values.assign(r.variables.size(), std::vector<double>(out.cells));
     out.cell_type.assign(out.cells, 0);
-    // Every compute rank sends its pieces' cells: per variable, its pieces in order.
-    std::vector<double> buf;
-    std::vector<std::uint8_t> tbuf;
-    for (int rank = 0; rank < layout_.compute_size; ++rank) {
-      const int src = layout_.first_compute + rank;
-      MPI_Status st;
-      int n = 0;
-      MPI_Probe(src, driver::kLiveValuesTag, layout_.service, &st);
-      MPI_Get_count(&st, MPI_DOUBLE, &n);
-      buf.resize(static_cast<std::size_t>(n));
-      MPI_Recv(buf.data(), n, MPI_DOUBLE, src, driver::kLiveValuesTag, layout_.service, MPI_STATUS_IGNORE);
-      MPI_Probe(src, driver::kLiveTypesTag, layout_.service, &st);
-      MPI_Get_count(&st, MPI_BYTE, &n);
-      tbuf.resize(static_cast<std::size_t>(n));
-      MPI_Recv(tbuf.data(), n, MPI_BYTE, src, driver::kLiveTypesTag, layout_.service, MPI_STATUS_IGNORE);
-      std::size_t pos = 0, tpos = 0;
-      for (std::size_t v = 0; v < r.variables.size(); ++v)
-        for (std::size_t i = 0; i < sel.pieces.size(); ++i) {
-          if (sel.pieces[i].owner != rank) continue;
-          const auto len = offset[i + 1] - offset[i];
-          if (pos + len > buf.size()) throw ServiceError(ErrorCode::internal, "live window: short data from a rank");
-          std::copy_n(buf.begin() + static_cast<std::ptrdiff_t>(pos), len,
-                      out.values[v].begin() + static_cast<std::ptrdiff_t>(offset[i]));
-          pos += len;
-          if (v == 0) {
-            std::copy_n(tbuf.begin() + static_cast<std::ptrdiff_t>(tpos), len,
-                        out.cell_type.begin() + static_cast<std::ptrdiff_t>(offset[i]));
-            tpos += len;
-          }
-        }
+    // Every compute rank sends its pieces' cells: per variable, its pieces in order. The
+    // sizes follow from the selection, so the receives from all ranks are posted at
+    // once (no rank's send waits while another's values are copied), into buffers kept
+    // between windows (fresh memory costs a page fault per 4 KiB).
+    const auto ranks = static_cast<std::size_t>(layout_.compute_size);
+    std::vector<std::uint64_t> cells_of(ranks, 0);
+    for (std::size_t i = 0; i < sel.pieces.size(); ++i)
+      cells_of[static_cast<std::size_t>(sel.pieces[i].owner)] += offset[i + 1] - offset[i];
+    recv_.resize(ranks);
+    trecv_.resize(ranks);
+    std::vector<MPI_Request> reqs(2 * ranks);
+    for (std::size_t k = 0; k < ranks; ++k) {
+      const int src = layout_.first_compute + static_cast<int>(k);
+      recv_[k].resize(cells_of[k] * r.variables.size());
+      trecv_[k].resize(cells_of[k]);
+      MPI_Irecv(recv_[k].data(), static_cast<int>(recv_[k].size()), MPI_DOUBLE, src, driver::kLiveValuesTag, layout_.service,
+                &reqs[2 * k]);
+      MPI_Irecv(trecv_[k].data(), static_cast<int>(trecv_[k].size()), MPI_BYTE, src, driver::kLiveTypesTag, layout_.service,
+                &reqs[2 * k + 1]);
     }
+    // Test and nap rather than MPI_Waitall: under mpi_yield_when_idle a blocking wait
+    // spins through sched_yield, and the values come only once every compute rank has
+    // copied them (on a shared node: once they get a core), so it spun for most of that.
+    std::vector<MPI_Status> st(reqs.size());
+    for (auto nap = std::chrono::microseconds(20);; nap = std::min(2 * nap, std::chrono::microseconds(500))) {
+      int done = 0;
+      MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, st.data());
+      if (done) break;
+      std::this_thread::sleep_for(nap);
+    }
+    for (std::size_t k = 0; k < ranks; ++k) {
+      int nv = 0, nt = 0;
+      MPI_Get_count(&st[2 * k], MPI_DOUBLE, &nv);
+      MPI_Get_count(&st[2 * k + 1], MPI_BYTE, &nt);
+      if (static_cast<std::size_t>(nv) != recv_[k].size() || static_cast<std::size_t>(nt) != trecv_[k].size())
+        throw ServiceError(ErrorCode::internal, "live window: short data from a rank");
+    }
+    std::vector<std::size_t> pos(ranks, 0), tpos(ranks, 0);
+    for (std::size_t v = 0; v < r.variables.size(); ++v)
+      for (std::size_t i = 0; i < sel.pieces.size(); ++i) {
+        const auto k = static_cast<std::size_t>(sel.pieces[i].owner);
+        const auto len = offset[i + 1] - offset[i];
+        std::copy_n(recv_[k].begin() + static_cast<std::ptrdiff_t>(pos[k]), len,
+                    out.values[v].begin() + static_cast<std::ptrdiff_t>(offset[i]));
+        pos[k] += len;
+        if (v == 0) {
+          std::copy_n(trecv_[k].begin() + static_cast<std::ptrdiff_t>(tpos[k]), len,
+                      out.cell_type.begin() + static_cast<std::ptrdiff_t>(offset[i]));
+          tpos[k] += len;
+        }
+      }
+    for (auto& b : recv_)
+      if (b.capacity() > kKeepValues) b = {};
     return out;
   }
 
@@ -343,6 +379,9 @@ class Core {
   std::vector<std::string> files_;
   double rate_ = 0.0, rate_wall_ = 0.0;
   std::int64_t rate_steps_ = 0;
+  static constexpr std::size_t kKeepValues = std::size_t{32} << 20;  ///< 256 MiB per rank
+  std::vector<std::vector<double>> recv_;         ///< per compute rank: its values of a window
+  std::vector<std::vector<std::uint8_t>> trecv_;  ///< and its cell types
 };
 
 class LiveService final : public Service {
@@ -368,6 +407,15 @@ class LiveService final : public Service {
 
 ServerStats run_live_collector(const LiveLayout& layout, ServerInfo info, ServerOptions options,
                                const std::function<void(std::uint16_t)>& on_listen) {
+#ifdef __GLIBC__
+  // Window after window allocates the same large arrays. By default glibc hands freed
+  // memory above a few MiB back to the kernel, so every window paid first-touch page
+  // faults again (host faults at ~0.4 GB/s on a VM that reports freed pages; 50-130 ms
+  // of a 33 MB window, docs/benchmarks.md "Live windows (online)"). This process is the
+  // collector alone: keep up to 512 MiB of freed memory for the next window.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
+#endif
   info.live = true;
   Core core(layout, std::move(info));
   LiveService service(core);

@@ -305,11 +305,21 @@ struct Limits {
 inline constexpr Limits kRequestLimits{kMaxRequestBytes, 0};
 inline constexpr Limits kReplyLimits{kMaxReplyBytes, kMaxRawBytes};
 
+/// zstd level of encode(): -1, zstd's fastest regular level. On the solver's float64
+/// fields level 1 saves 6-7 % of the bytes at <= 0.5 GB/s, -1 sends them as raw zstd
+/// blocks at memory speed (docs/benchmarks.md, "Live windows (online)"); runs of equal
+/// values (cell types, a field at rest) shrink at either level.
+inline constexpr int kZstdLevel = -1;
+
 /// Serialises one frame; arrays compressed with zstd at `zstd_level`. Throws
 /// ProtocolError(too_large) above max_payload, (bad_argument) if a WindowReply's arrays
 /// disagree with its pieces or a steering message holds a value the decoder refuses
 /// (a non-finite number, min > max, a negative steps_per_second).
-std::vector<std::byte> encode(const Message& m, std::uint64_t max_payload = kMaxReplyBytes, int zstd_level = 1);
+std::vector<std::byte> encode(const Message& m, std::uint64_t max_payload = kMaxReplyBytes, int zstd_level = kZstdLevel);
+/// As above, into `out`: its contents are replaced, its capacity reused (a server
+/// answering large windows again and again keeps one buffer instead of fresh memory).
+void encode(const Message& m, std::vector<std::byte>& out, std::uint64_t max_payload = kMaxReplyBytes,
+            int zstd_level = kZstdLevel);
 /// The JSON part of `body` as encode() writes it (a window reply's arrays are left
 /// out), e.g. for `rewind steer --json`. Throws as encode().
 std::string json_text(const Body& body);

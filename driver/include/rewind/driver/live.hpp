@@ -19,7 +19,9 @@
 #pragma once
 #include <mpi.h>
 
+#include <array>
 #include <string>
+#include <vector>
 
 #include "rewind/driver/run.hpp"
 
@@ -43,7 +45,10 @@ class LiveLink final : public Observer {
   LiveLink(MPI_Comm service, int collector, MPI_Comm compute, bool pause_at_end = false);
   void at_boundary(Run& run, const Boundary& b) override;
   /// Pauses at the end if asked to (above); then tells the collector the run has ended
-  /// and serves its last commands (windows of the final state, steps) until it says bye.
+  /// and serves its last commands (windows of the final state, steps) until it says bye;
+  /// then, if windows were served, the root prints one `live:` line: how many, and the
+  /// time the slowest compute rank spent copying and sending them (what querying
+  /// clients cost the run).
   void at_end(Run& run) override;
 
  private:
@@ -55,6 +60,12 @@ class LiveLink final : public Observer {
   bool paused_ = false, held_ = false, pause_at_end_ = false, branched_ = false;
   double t0_ = 0.0, last_status_ = 0.0;
   std::int64_t steps_ = 0;
+  std::int64_t windows_ = 0;     ///< window commands served
+  double window_seconds_ = 0.0;  ///< time in them on this rank (copy + send)
+  static constexpr std::size_t kKeepValues = std::size_t{8} << 20;  ///< 64 MiB of doubles
+  std::vector<double> values_;         ///< a window's values, kept up to kKeepValues
+  std::vector<std::uint8_t> types_;    ///< and its cell types
+  std::array<MPI_Request, 2> sends_{MPI_REQUEST_NULL, MPI_REQUEST_NULL};  ///< their sends in flight
 };
 
 }  // namespace rwd::driver
