@@ -128,14 +128,30 @@ TEST_CASE("read_rows puts every row where it belongs, whatever the runs and chun
 }
 
 TEST_CASE("zero_copy_halo asks ROMIO for collective buffering; automatic stays otherwise", "[kernel][mpi]") {
-  // The hint as the MPI-IO layer holds it for a file the kernel opens. OMPIO does not
-  // report romio_* hints, so there the test has nothing to compare (it runs under both).
+  // What the kernel asks for (the MPI_Info in its file-access list, under both MPI-IO
+  // components), and, under ROMIO, the hint as the MPI-IO layer then holds it for the
+  // open file (OMPIO does not report romio_* hints back).
   std::string path = rwd::kernel::test::test_path("hints");
   for (bool halo : {false, true}) {
+    INFO("zero_copy_halo " << halo);
     rwd::kernel::IoOptions o;
     o.zero_copy_halo = halo;
     const rwd::kernel::h5::Ctx c{path};
     rwd::kernel::h5::Plist fapl = rwd::kernel::detail::make_fapl(c, MPI_COMM_WORLD, o);
+    {
+      MPI_Comm fcomm = MPI_COMM_NULL;
+      MPI_Info asked = MPI_INFO_NULL;
+      REQUIRE(H5Pget_fapl_mpio(fapl, &fcomm, &asked) >= 0);
+      char v[MPI_MAX_INFO_VAL + 1] = {};
+      int has = 0;
+      if (asked != MPI_INFO_NULL) MPI_Info_get(asked, "romio_cb_write", MPI_MAX_INFO_VAL, v, &has);
+      if (halo)
+        CHECK((has && std::string(v) == "enable"));  // collective buffering gathers the subarray types
+      else
+        CHECK((!has || std::string(v) == "automatic"));
+      if (asked != MPI_INFO_NULL) MPI_Info_free(&asked);
+      if (fcomm != MPI_COMM_NULL) MPI_Comm_free(&fcomm);
+    }
     const hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     REQUIRE(f >= 0);
     MPI_Info info = MPI_INFO_NULL;
@@ -147,7 +163,6 @@ TEST_CASE("zero_copy_halo asks ROMIO for collective buffering; automatic stays o
     H5Fclose(f);
     const char* io = std::getenv("OMPI_MCA_io");
     if (io && std::string(io) == "romio321") {
-      INFO("zero_copy_halo " << halo);
       REQUIRE(found);
       CHECK(std::string(value) == (halo ? "enable" : "automatic"));
     }
