@@ -11,7 +11,7 @@ REWIND="$BUILD/apps/rewind"
 V="/usr/bin/python3 $SRC/bench/solver/validate.py"
 IMG="$SRC/docs/img"
 mkdir -p "$OUT" && cd "$OUT"
-run() { name=$1; shift; /usr/bin/time -f "$name: %e s wall" "$REWIND" run "$SRC/cases/$name.toml" -q "$@"; }
+run() { name=$1; shift; /usr/bin/time -f "$name: %e s wall" "$REWIND" run "$SRC/cases/$name.toml" -q --force --monitor "$name.csv" "$@"; }
 
 for re in 100 400 1000; do
   run cavity-re$re --profiles cavity-re$re-prof.csv

@@ -72,7 +72,11 @@ RunSpec plan_run(const RunRequest& o, const std::function<void(spacetree::CaseDo
   if (spec.restart) refuse_tree_overrides(o.overrides);
   spec.solver_case = std::move(parsed.solver_case);
   spec.output = std::move(parsed.output);
-  spec.monitor_file = o.monitor.empty() ? spec.solver_case.monitor.file : o.monitor;
+  // The monitor CSV: --monitor; else beside --output (runs into different files keep
+  // different monitors); else the case's monitor.file.
+  spec.monitor_file = !o.monitor.empty()                     ? o.monitor
+                      : !o.output.empty() && !spec.restart ? beside(o.output, ".monitor.csv")
+                                                           : spec.solver_case.monitor.file;
   // A restart never takes output.file from the stored case: that names the parent's
   // own file. Its output is --output, or the same file / a branch beside it (below).
   if (!o.output.empty() || spec.restart) spec.output.file = o.output;
@@ -116,6 +120,9 @@ RunSpec plan_run(const RunRequest& o, const std::function<void(spacetree::CaseDo
           "{} has branches ({}); overwriting it would orphan them: choose another file, or add --orphan-branches",
           spec.output.file, fmt::join(branches, ", ")));
   }
+  if (!spec.monitor_append && !spec.monitor_file.empty() && std::filesystem::exists(spec.monitor_file) && !o.force)
+    throw std::runtime_error(fmt::format("monitor file {} exists; use --force to overwrite it (or --monitor another file)",
+                                         spec.monitor_file));
   return spec;
 }
 

@@ -37,6 +37,11 @@ check "-q: nothing printed, the file written" "[ $? = 0 ] && [ ! -s quiet.out ] 
 "$rewind" run --restart a.h5 --set tree.foo=2 >restart.out 2>&1
 check "an unknown key on a restart is called unknown" \
   "[ $? != 0 ] && grep -q \"unknown key 'tree.foo'\" restart.out"
+check "the monitor CSV lands beside --output (a.monitor.csv)" "[ -s a.monitor.csv ]"
+cp a.monitor.csv keep.csv
+"$rewind" run "$case_file" --steps 2 --output a2.h5 --monitor a.monitor.csv -q >mon.out 2>&1
+check "an existing monitor CSV is not overwritten without --force" \
+  "[ $? != 0 ] && grep -q 'monitor file a.monitor.csv exists' mon.out && cmp -s a.monitor.csv keep.csv && [ ! -e a2.h5 ]"
 "$rewind" run "$src/cases/cavity-re100.toml" --steps 1 >nofile.out 2>&1
 check "a run without an output file says so" "[ $? = 0 ] && grep -q '^output      none' nofile.out"
 "$rewind" run "$case_file" --steps 1 --output b.h5 --set output.io.cb_nodes=1 >io.out 2>&1
