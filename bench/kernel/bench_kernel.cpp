@@ -382,7 +382,7 @@ int main(int argc, char** argv) {
     std::vector<k::Reader::FieldRef> fields;
     std::vector<std::vector<double*>> arrays(static_cast<std::size_t>(nvars));
     for (int v = 0; v < nvars; ++v) {
-      fields.push_back({"cell_data", "v" + std::to_string(v)});
+      fields.push_back({"cell_data", std::string(1, 'v').append(std::to_string(v))});
       for (std::size_t j = 0; j < rows.size(); ++j)
         arrays[static_cast<std::size_t>(v)].push_back(in.data() + (static_cast<std::size_t>(v) * rows.size() + j) * padded);
     }
