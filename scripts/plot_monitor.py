@@ -17,14 +17,28 @@ import os
 import sys
 
 
+PROG = "plot_monitor"
+
+
+def fail(message):
+    """One line on stderr, exit 1."""
+    sys.exit(f"{PROG}: error: {message}")
+
+
 def read(path):
     """The CSV's columns as float lists (unparsable cells: nan)."""
-    with open(path) as f:
-        rows = list(csv.DictReader(f))
+    try:
+        with open(path, "rb") as f:
+            if f.read(8) == b"\x89HDF\r\n\x1a\n":
+                fail(f"{path} is an HDF5 file; plot takes a run's monitor CSV (rewind run --monitor, or OUTPUT.monitor.csv)")
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        fail(f"{path}: not a readable CSV text file ({getattr(e, 'strerror', None) or e.__class__.__name__})")
     if not rows:
-        sys.exit(f"plot_monitor: {path}: no data rows")
+        fail(f"{path}: no data rows")
     if "time" not in rows[0]:
-        sys.exit(f"plot_monitor: {path}: no 'time' column (not a rewind monitor file?)")
+        fail(f"{path}: no 'time' column (not a rewind monitor file?)")
     out = {}
     for name in rows[0]:
         col = []
@@ -44,19 +58,22 @@ def main(argv=None):
     ap.add_argument("--columns", help="comma-separated columns, one panel each (default: automatic)")
     ap.add_argument("--labels", help="comma-separated legend labels, one per CSV (default: the file names)")
     ap.add_argument("--title")
+    ap.add_argument("--prog", help=argparse.SUPPRESS)  # the name errors start with (rewind plot)
     a = ap.parse_args(argv)
+    global PROG
+    PROG = a.prog or PROG
 
     data = [read(p) for p in a.csv]
     labels = a.labels.split(",") if a.labels else [os.path.basename(p) for p in a.csv]
     if len(labels) != len(a.csv):
-        sys.exit(f"plot_monitor: --labels has {len(labels)} labels for {len(a.csv)} files")
+        fail(f"--labels has {len(labels)} labels for {len(a.csv)} files")
     cols = list(data[0].keys())
     if a.columns:
         panels = [[c.strip()] for c in a.columns.split(",")]
         for path, d in zip(a.csv, data):
             for p in panels:
                 if p[0] not in d:
-                    sys.exit(f"plot_monitor: {path}: no column '{p[0]}' (have: {', '.join(d)})")
+                    fail(f"{path}: no column '{p[0]}' (have: {', '.join(d)})")
     else:
         panels = [["kinetic_energy"]]
         if "cd" in cols:
@@ -68,9 +85,12 @@ def main(argv=None):
         panels += [["pressure_cycles"], ["max_divergence"]]
         panels = [p for p in panels if all(n in d for d in data for n in p)]
 
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        fail(f"needs matplotlib for {sys.executable} (Debian: apt-get install python3-matplotlib)")
 
     several = len(data) > 1
     fig, axes = plt.subplots(len(panels), 1, figsize=(7, 1.6 * len(panels) + 0.6), dpi=90, sharex=True)
@@ -102,7 +122,10 @@ def main(argv=None):
     axes[-1].set_xlabel("time")
     fig.suptitle(a.title or ", ".join(a.csv), fontsize=10)
     fig.tight_layout()
-    fig.savefig(a.output)
+    try:
+        fig.savefig(a.output)
+    except (OSError, ValueError) as e:
+        fail(f"cannot write {a.output}: {getattr(e, 'strerror', None) or e}")
     print(f"plot: {a.output}")
     return 0
 

@@ -50,7 +50,7 @@ int run_plot(const PlotOptions& o) {
     }
     close(fd);
   }
-  std::vector<std::string> args = {python, script};
+  std::vector<std::string> args = {python, script, "--prog", "rewind plot"};
   args.insert(args.end(), o.csv.begin(), o.csv.end());
   args.insert(args.end(), {"-o", o.output});
   if (!o.labels.empty()) args.insert(args.end(), {"--labels", o.labels});
@@ -68,9 +68,11 @@ int run_plot(const PlotOptions& o) {
   }
   int status = 0;
   waitpid(pid, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw std::runtime_error(fmt::format("the plot script failed (python: {}; needs matplotlib)", python));
-  return 0;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+    throw std::runtime_error(fmt::format("cannot run {} (--python: a Python 3 with matplotlib)", python));
+  // The script has said what went wrong, in one "rewind plot: error:" line.
+  if (!WIFEXITED(status)) throw std::runtime_error("the plot script was killed");
+  return WEXITSTATUS(status);
 }
 
 const Registration reg{Command{

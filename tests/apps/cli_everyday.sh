@@ -93,4 +93,16 @@ check "... and overwrites it with --orphan-branches" "[ $? = 0 ]"
 "$rewind" lineage runs/moved/vbr.h5 >broken.out 2>&1
 check "lineage then warns and exits 1: the parent no longer holds the branch step" \
   "[ $? = 1 ] && grep -q 'warning: .*no longer holds it' broken.out"
+
+# rewind plot: one clear line for a bad column, an HDF5 file given for a CSV, an
+# unwritable output; several CSVs share one set of axes.
+"$rewind" plot a.monitor.csv -o p.png --columns nope >p1.out 2>&1
+check "plot, a bad column: one line naming it and the columns there are" \
+  "[ $? != 0 ] && [ \$(lines p1.out) = 1 ] && grep -q \"no column 'nope' (have: step, time\" p1.out"
+"$rewind" plot a.h5 -o p.png >p2.out 2>&1
+check "plot, an HDF5 file instead of the CSV: one line saying so" "[ $? != 0 ] && [ \$(lines p2.out) = 1 ] && grep -q 'is an HDF5 file' p2.out"
+"$rewind" plot a.monitor.csv -o /nonexistent/dir/p.png >p3.out 2>&1
+check "plot, an unwritable output: one line" "[ $? != 0 ] && [ \$(lines p3.out) = 1 ] && grep -q 'cannot write /nonexistent/dir/p.png' p3.out"
+"$rewind" plot a.monitor.csv b.monitor.csv --columns cd,cl --labels A,B -o two.png >p4.out 2>&1
+check "plot of two runs on shared axes" "[ $? = 0 ] && [ -s two.png ]"
 exit $fail
