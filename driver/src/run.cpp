@@ -69,7 +69,15 @@ RunSpec plan_run(const RunRequest& o, const std::function<void(spacetree::CaseDo
     spec.overrides = o.overrides;
   }
   auto parsed = parse_case(spec.case_text, spec.case_source, spec.overrides, check_case);  // unknown keys first
-  if (spec.restart) refuse_tree_overrides(o.overrides);
+  if (spec.restart) {
+    refuse_tree_overrides(o.overrides);
+    const double t0 = spec.restart->step.time, end = parsed.solver_case.time.end;
+    if (end <= t0 * (1 + 1e-12))
+      throw std::runtime_error(fmt::format(
+          "time.end = {:g} is not after the restart step's time (t = {:g}): nothing to run; give a later "
+          "--set time.end=...",
+          end, t0));
+  }
   spec.solver_case = std::move(parsed.solver_case);
   spec.output = std::move(parsed.output);
   // The monitor CSV: --monitor; else beside --output (runs into different files keep
@@ -85,7 +93,17 @@ RunSpec plan_run(const RunRequest& o, const std::function<void(spacetree::CaseDo
     const auto& rp = *spec.restart;
     // Extending a run from its latest step (only the end changed) continues the same
     // file; anything else — an earlier step, changed physics or boundaries — branches.
-    const auto changes = changing_overrides(o.overrides);
+    // What really changes: not time.end / time.max_steps, not a value equal to the one
+    // the step ran with (a restart with --set nu=<the same nu> continues, unrecorded).
+    std::vector<std::string> changes;
+    {
+      const auto before = spacetree::CaseDocument::parse(spec.case_text, spec.case_source, rp.steered);
+      const auto after = spacetree::CaseDocument::parse(spec.case_text, spec.case_source, spec.overrides);
+      for (const auto& kv : changing_overrides(o.overrides)) {
+        const auto key = kv.substr(0, kv.find('='));
+        if (before.value_text(key) != after.value_text(key)) changes.push_back(kv);
+      }
+    }
     const bool continues = rp.step.step == rp.last_committed && changes.empty();
     if (spec.output.file.empty() || same_file(spec.output.file, rp.file)) {
       if (!o.output.empty() && same_file(o.output, rp.file) && !continues)
@@ -101,7 +119,7 @@ RunSpec plan_run(const RunRequest& o, const std::function<void(spacetree::CaseDo
       }
     }
     if (spec.mode == RunOutput::Mode::create) {
-      make_branch(spec, rp, concat(rp.steered, o.overrides));
+      make_branch(spec, rp, concat(rp.steered, changes));
       if (o.monitor.empty()) spec.monitor_file = beside(spec.output.file, ".monitor.csv");
     }
   }

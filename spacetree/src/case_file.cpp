@@ -137,6 +137,14 @@ bool CaseDocument::has(const std::string& key) const {
   return static_cast<bool>(impl_->table.at_path(key));
 }
 
+std::string CaseDocument::value_text(const std::string& key) const {
+  const auto view = impl_->table.at_path(key);
+  if (!view) return "";
+  std::stringstream ss;
+  view.node()->visit([&](const auto& n) { ss << n; });
+  return ss.str();
+}
+
 CaseError CaseDocument::error(const std::string& key, const std::string& message) const {
   return CaseError(fmt::format("{}: {}: {}", impl_->name, key, message));
 }

@@ -34,6 +34,12 @@ check "tree --ranks 0: one readable line" \
 
 "$rewind" run "$case_file" --steps 2 --output a.h5 -q >quiet.out 2>&1
 check "-q: nothing printed, the file written" "[ $? = 0 ] && [ ! -s quiet.out ] && [ -s a.h5 ]"
+"$rewind" run --restart a.h5 --set time.end=0.0001 >end.out 2>&1
+check "a restart whose time.end is not after the step: refused with one line (not 'done: 0 steps')" \
+  "[ $? != 0 ] && [ \$(lines end.out) = 1 ] && grep -q 'nothing to run' end.out"
+"$rewind" run --restart a.h5 --set physics.nu=0.001 --steps 1 >same.out 2>&1
+check "a restart that sets a value to what it was continues the same file (no branch, nothing recorded)" \
+  "[ $? = 0 ] && grep -q '^output      continuing a.h5' same.out && ! ls a.branch*.h5 >/dev/null 2>&1"
 "$rewind" run --restart a.h5 --set tree.foo=2 >restart.out 2>&1
 check "an unknown key on a restart is called unknown" \
   "[ $? != 0 ] && grep -q \"unknown key 'tree.foo'\" restart.out"

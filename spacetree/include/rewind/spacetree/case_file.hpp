@@ -39,6 +39,9 @@ class CaseDocument {
   [[nodiscard]] std::string effective_text() const;
 
   [[nodiscard]] bool has(const std::string& key) const;
+  /// The value at `key` as TOML text ("0.001", "[1.5, 0.0, 0.0]"), "" if absent: to tell
+  /// whether an override changes anything.
+  [[nodiscard]] std::string value_text(const std::string& key) const;
   // Typed getters for dotted keys ("tree.depth"). Missing key -> fallback, or
   // CaseError if no fallback. Wrong type/shape -> CaseError naming key and type.
   [[nodiscard]] double get_double(const std::string& key, std::optional<double> fallback = {});
