@@ -72,4 +72,33 @@ check "the run continues in the panel's branch, with its inflow" \
 for _ in $(seq 1 300); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
 check "the panel's branch from step 0 with the edited inflow: its lineage names g.h5 and the change" \
   "\"$rewind\" lineage gb.h5 >lineage.out 2>&1 && grep -q 'g.h5' lineage.out && grep -q 'boundary.xmin.velocity' lineage.out"
+
+# A collector that accepts and never answers must not freeze ParaView: after a moment
+# the panel waits with the GUI's event loop running, so QtTesting plays its next event
+# (the check that the message is still empty) while the connect is pending; a frozen
+# GUI would play it only after the 4 s timeout, when the message holds the error.
+/usr/bin/python3 - >silent.txt <<'PY' &
+import socket, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+print(s.getsockname()[1], flush=True)
+held = []
+t0 = time.time()
+while time.time() - t0 < 60:
+    held.append(s.accept()[0])
+PY
+extra_pids="$extra_pids $!"
+for _ in $(seq 1 100); do [ -s silent.txt ] && break; sleep 0.1; done
+silent=$(cat silent.txt)
+cat >silent.xml <<XML
+<?xml version="1.0" ?>
+<pqevents>
+  <pqevent object="$panel/collector/port" command="set_int" arguments="$silent" />
+  <pqevent object="$panel/collector/connect" command="activate" arguments="" />
+  <pqcheck object="$panel/message" property="text" arguments="" />
+</pqevents>
+XML
+REWIND_PANEL_TIMEOUT=4 timeout 60 "$src/scripts/headless.sh" paraview --dr --plugin-search-paths="$(dirname "$plugin")" \
+  --plugins=RewindReader --test-script=silent.xml --exit >silent.log 2>&1
+check "a silent collector does not freeze ParaView: the panel's next event plays while the connect waits" "[ $? = 0 ]"
+[ -s silent.log ] && grep -v '^debug' silent.log | grep -i "fail\|error" | head -5
 exit $fail

@@ -2,6 +2,7 @@
 
 #include <QCheckBox>
 #include <QDoubleSpinBox>
+#include <QEventLoop>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -14,7 +15,9 @@
 #include <QVBoxLayout>
 #include <QtDebug>
 #include <chrono>
+#include <cstdlib>
 #include <functional>
+#include <future>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -41,7 +44,36 @@ struct pqRewindSteeringPanel::Internals {
   rwd::paraview::ParameterForm* form = nullptr;
   QTimer* follow = nullptr;  ///< refreshes the live source (and the status) at an interval
   std::optional<col::Client> client;
-  static constexpr double kTimeout = 30.0;
+  bool busy = false;  ///< a request is on its way (off_gui): further actions wait their turn
+  /// Seconds a request may take: 30, or REWIND_PANEL_TIMEOUT (tests).
+  static double timeout() {
+    const char* env = std::getenv("REWIND_PANEL_TIMEOUT");
+    return env && std::atof(env) > 0 ? std::atof(env) : 30.0;
+  }
+  static constexpr std::chrono::milliseconds kQuick{1000};
+
+  /// Runs `f` (a network call) on a helper thread. An answer within kQuick (nearly
+  /// every one) is simply waited for; after that the GUI's event loop runs while
+  /// waiting, so ParaView repaints and stays usable however long the collector takes
+  /// (at most timeout()). Returns f's result or rethrows its exception. The client is
+  /// used by one thread at a time: actions are refused while busy.
+  template <class F>
+  auto off_gui(F f) -> decltype(f()) {
+    struct Busy {
+      bool& b;
+      explicit Busy(bool& x) : b(x) { b = true; }
+      ~Busy() { b = false; }
+    } guard(busy);
+    auto result = std::async(std::launch::async, std::move(f));
+    QEventLoop loop;
+    QTimer poll;
+    QObject::connect(&poll, &QTimer::timeout, &loop, [&] {
+      if (result.wait_for(std::chrono::seconds(0)) == std::future_status::ready) loop.quit();
+    });
+    poll.start(5);
+    if (result.wait_for(kQuick) != std::future_status::ready) loop.exec();
+    return result.get();
+  }
 
   std::string where() const { return host->text().toStdString() + ":" + std::to_string(port->value()); }
 
@@ -54,18 +86,24 @@ struct pqRewindSteeringPanel::Internals {
   /// Runs `f` on a connected client; a failure is one line in the panel and the output
   /// window, and drops the connection (the next action connects anew).
   void act(const std::function<QString(col::Client&)>& f) {
+    if (busy) return show("still waiting for the collector's answer to the previous request", true);
     try {
       if (!client || !client->connected()) {
         client.reset();
         col::ClientOptions opt;
-        opt.timeout = std::chrono::milliseconds(static_cast<long long>(kTimeout * 1000));
+        opt.timeout = std::chrono::milliseconds(static_cast<long long>(timeout() * 1000));
         opt.name = "rewind-paraview-panel";
-        client.emplace(host->text().toStdString(), static_cast<std::uint16_t>(port->value()), token->text().toStdString(), opt);
+        const auto h = host->text().toStdString(), t = token->text().toStdString();
+        const auto p = static_cast<std::uint16_t>(port->value());
+        off_gui([&] {
+          client.emplace(h, p, t, opt);
+          return 0;
+        });
       }
       show(f(*client), false);
     } catch (const std::exception& e) {
       if (client && !client->connected()) client.reset();
-      show(QString::fromStdString(rwd::paraview::describe_client_error(e, where(), kTimeout)), true);
+      show(QString::fromStdString(rwd::paraview::describe_client_error(e, where(), timeout())), true);
     }
   }
 
@@ -77,7 +115,7 @@ struct pqRewindSteeringPanel::Internals {
     return QString::fromStdString(o.str());
   }
 
-  void update_status(col::Client& c) { status->setText(describe(c.status())); }
+  void update_status(col::Client& c) { status->setText(describe(off_gui([&] { return c.status(); }))); }
 
   /// The active source, if it is a Rewind Live Source.
   static vtkSMSourceProxy* live_source() {
@@ -223,7 +261,7 @@ void pqRewindSteeringPanel::build() {
     in->client.reset();
     in->act([in](col::Client& c) {
       in->update_status(c);
-      in->form->set_parameters(c.parameters());
+      in->form->set_parameters(in->off_gui([&] { return c.parameters(); }));
       return QString("connected to %1 (%2 parameters)").arg(QString::fromStdString(c.server().server)).arg(in->form->size());
     });
   });
@@ -235,6 +273,7 @@ void pqRewindSteeringPanel::build() {
     in->follow->setInterval(static_cast<int>(s * 1000));
   });
   QObject::connect(d.follow, &QTimer::timeout, this, [in, follow] {
+    if (in->busy) return;  // the previous tick (or an action) is still waiting
     Internals::refresh_live_source();
     if (!in->client || !in->client->connected()) return;
     try {
@@ -242,7 +281,7 @@ void pqRewindSteeringPanel::build() {
     } catch (const std::exception& e) {  // the run ended or the collector went away: stop following
       follow->setChecked(false);
       in->client.reset();
-      in->show(QString::fromStdString(rwd::paraview::describe_client_error(e, in->where(), Internals::kTimeout)), true);
+      in->show(QString::fromStdString(rwd::paraview::describe_client_error(e, in->where(), Internals::timeout())), true);
     }
   });
   QObject::connect(status, &QPushButton::clicked, this, [in] {
@@ -253,7 +292,7 @@ void pqRewindSteeringPanel::build() {
   });
   const auto control = [in](col::ControlAction a) {
     in->act([in, a](col::Client& c) {
-      const auto r = c.control(a);
+      const auto r = in->off_gui([&] { return c.control(a); });
       in->update_status(c);
       if (a != col::ControlAction::stop) Internals::refresh_live_source();
       return QString("%1 at step %2").arg(col::to_string(r.state)).arg(r.step);
@@ -266,8 +305,8 @@ void pqRewindSteeringPanel::build() {
     const auto values = in->form->changed();
     if (values.empty()) return in->show("no parameter edited", true);
     in->act([in, values](col::Client& c) {
-      const auto r = c.set(values);
-      in->form->set_parameters(c.parameters());
+      const auto r = in->off_gui([&] { return c.set(values); });
+      in->form->set_parameters(in->off_gui([&] { return c.parameters(); }));
       in->update_status(c);
       Internals::refresh_live_source();
       return QString("%1 value(s) in force from step %2").arg(r.values.size()).arg(r.step);
@@ -279,7 +318,7 @@ void pqRewindSteeringPanel::build() {
     req.output = in->output->text().toStdString();
     req.values = in->form->changed();
     in->act([in, req](col::Client& c) {
-      const auto r = c.branch(req);
+      const auto r = in->off_gui([&] { return c.branch(req); });
       in->update_status(c);
       Internals::refresh_live_source();
       return QString("branch %1 from step %2 of %3").arg(QString::fromStdString(r.file)).arg(r.step).arg(QString::fromStdString(r.parent));
