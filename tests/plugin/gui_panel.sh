@@ -35,24 +35,22 @@ open("$tmp/gui_done.txt", "w").write("cells %d colours %s error %r\n" % (
     live.GetDataInformation().GetNumberOfCells(), ranges, live.GetPropertyValue("LastError")))
 PY
 panel=pqClientMainWindow/pqRewindSteeringPanel/body
-cat >panel.xml <<XML
-<?xml version="1.0" ?>
-<pqevents>
-  <pqevent object="$panel/collector/from_source" command="activate" arguments="" />
-  <pqcheck object="$panel/collector/port" property="value" arguments="$port" />
-  <pqevent object="$panel/collector/connect" command="activate" arguments="" />
-  <pqcheck object="$panel/message" property="text" arguments="connected to rewind-run ($n parameters)" />
-  <pqevent object="$panel/run/pause" command="activate" arguments="" />
-  <pqevent object="$panel/parameters/scroll/qt_scrollarea_viewport/form/physics.nu/0" command="set_double" arguments="0.0023" />
-  <pqevent object="$panel/parameters/apply" command="activate" arguments="" />
-  <pqcheck object="$panel/parameters/scroll/qt_scrollarea_viewport/form/physics.nu/0" property="value" arguments="0.0023" />
-  <pqevent object="$panel/parameters/scroll/qt_scrollarea_viewport/form/boundary.xmin.velocity/0" command="set_double" arguments="1.25" />
-  <pqevent object="$panel/parameters/from" command="set_string" arguments="#0" />
-  <pqevent object="$panel/parameters/output" command="set_string" arguments="$tmp/gb.h5" />
-  <pqevent object="$panel/parameters/branch" command="activate" arguments="" />
-  <pqcheck object="$panel/message" property="text" arguments="branch $tmp/gb.h5 from step 0 of $tmp/g.h5" />
-</pqevents>
-XML
+# events FILE EVENT...: a QtTesting script of these events.
+events() { local f=$1; shift; { echo '<?xml version="1.0" ?>'; echo '<pqevents>'; printf '  %s\n' "$@"; echo '</pqevents>'; } >"$f"; }
+events panel.xml \
+  "<pqevent object=\"$panel/collector/from_source\" command=\"activate\" arguments=\"\" />" \
+  "<pqcheck object=\"$panel/collector/port\" property=\"value\" arguments=\"$port\" />" \
+  "<pqevent object=\"$panel/collector/connect\" command=\"activate\" arguments=\"\" />" \
+  "<pqcheck object=\"$panel/message\" property=\"text\" arguments=\"connected to rewind-run ($n parameters)\" />" \
+  "<pqevent object=\"$panel/run/pause\" command=\"activate\" arguments=\"\" />" \
+  "<pqevent object=\"$panel/parameters/scroll/qt_scrollarea_viewport/form/physics.nu/0\" command=\"set_double\" arguments=\"0.0023\" />" \
+  "<pqevent object=\"$panel/parameters/apply\" command=\"activate\" arguments=\"\" />" \
+  "<pqcheck object=\"$panel/parameters/scroll/qt_scrollarea_viewport/form/physics.nu/0\" property=\"value\" arguments=\"0.0023\" />" \
+  "<pqevent object=\"$panel/parameters/scroll/qt_scrollarea_viewport/form/boundary.xmin.velocity/0\" command=\"set_double\" arguments=\"1.25\" />" \
+  "<pqevent object=\"$panel/parameters/from\" command=\"set_string\" arguments=\"#0\" />" \
+  "<pqevent object=\"$panel/parameters/output\" command=\"set_string\" arguments=\"$tmp/gb.h5\" />" \
+  "<pqevent object=\"$panel/parameters/branch\" command=\"activate\" arguments=\"\" />" \
+  "<pqcheck object=\"$panel/message\" property=\"text\" arguments=\"branch $tmp/gb.h5 from step 0 of $tmp/g.h5\" />"
 timeout 90 "$src/scripts/headless.sh" paraview --dr --plugin-search-paths="$(dirname "$plugin")" --plugins=RewindReader \
   --script=gui.py --test-script=panel.xml --exit >gui.log 2>&1
 rc=$?
@@ -89,14 +87,10 @@ PY
 extra_pids="$extra_pids $!"
 for _ in $(seq 1 100); do [ -s silent.txt ] && break; sleep 0.1; done
 silent=$(cat silent.txt)
-cat >silent.xml <<XML
-<?xml version="1.0" ?>
-<pqevents>
-  <pqevent object="$panel/collector/port" command="set_int" arguments="$silent" />
-  <pqevent object="$panel/collector/connect" command="activate" arguments="" />
-  <pqcheck object="$panel/message" property="text" arguments="" />
-</pqevents>
-XML
+events silent.xml \
+  "<pqevent object=\"$panel/collector/port\" command=\"set_int\" arguments=\"$silent\" />" \
+  "<pqevent object=\"$panel/collector/connect\" command=\"activate\" arguments=\"\" />" \
+  "<pqcheck object=\"$panel/message\" property=\"text\" arguments=\"\" />"
 REWIND_PANEL_TIMEOUT=4 timeout 60 "$src/scripts/headless.sh" paraview --dr --plugin-search-paths="$(dirname "$plugin")" \
   --plugins=RewindReader --test-script=silent.xml --exit >silent.log 2>&1
 check "a silent collector does not freeze ParaView: the panel's next event plays while the connect waits" "[ $? = 0 ]"
