@@ -30,25 +30,35 @@ void mpi_check(int rc, const char* what) {
 
 }  // namespace
 
+// The first UID of `uids` that is not a grid of the tree, as an error reply; none if all are.
+std::optional<Body> unknown_uid(const st::Topology& topo, const std::vector<st::Uid>& uids) {
+  for (const auto u : uids)
+    if (!topo.tree().contains(u))
+      return error(ErrorCode::unknown_uid, "no grid with UID " + std::to_string(u.raw()) + " in the tree");
+  return std::nullopt;
+}
+
 Message answer(const st::Topology& topo, const Message& request, const window::TreeArrays* arrays) {
   Message reply;
   reply.request_id = request.request_id;
-  try {
+  {
     reply.body = std::visit(
         Overloaded{
             [&](const OwnerRequest& r) -> Body {
-              OwnerReply b;
+              OwnerReply b;  // -1 for a UID that is not in the tree
               b.owners.reserve(r.uids.size());
               for (const auto u : r.uids) b.owners.push_back(topo.owner(u));
               return b;
             },
             [&](const NeighboursRequest& r) -> Body {
+              if (auto e = unknown_uid(topo, r.uids)) return *e;
               NeighboursReply b;
               b.lists.reserve(r.uids.size());
               for (const auto u : r.uids) b.lists.push_back(topo.neighbours(u));
               return b;
             },
             [&](const FamilyRequest& r) -> Body {
+              if (auto e = unknown_uid(topo, r.uids)) return *e;
               FamilyReply b;
               b.families.reserve(r.uids.size());
               for (const auto u : r.uids) b.families.push_back(topo.family(u));
@@ -100,9 +110,6 @@ Message answer(const st::Topology& topo, const Message& request, const window::T
             },
         },
         request.body);
-  } catch (const std::out_of_range& e) {
-    // Topology::neighbours / family on a UID that does not exist.
-    reply.body = error(ErrorCode::unknown_uid, e.what());
   }
   return reply;
 }

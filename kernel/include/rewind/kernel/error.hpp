@@ -1,7 +1,7 @@
 // Typed errors of the Rewind I/O kernel.
 //
-// Every failure the kernel reports is a rwd::kernel::FileError (or a subclass of
-// std::invalid_argument for caller mistakes, see InvalidArgument). what() is always
+// Every failure the kernel reports is a rwd::kernel::FileError (a caller's mistake too:
+// ErrorKind::invalid_argument). what() is always
 // ONE line: "<file>: <problem>[ (<detail>)]"; the HDF5 error stack, if any, is
 // folded into `detail()` (and into what(), shortened). HDF5's automatic stack
 // printing is silenced by the kernel the first time it touches HDF5.

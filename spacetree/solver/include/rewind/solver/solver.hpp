@@ -181,7 +181,9 @@ class Solver {
   PressureStats solve_pressure(double tolerance, double scale = 1.0);
   /// Residual reduction factor of each V-cycle of the last solve.
   [[nodiscard]] std::vector<double> last_cycle_residuals() const;
-  /// Changes a face's boundary condition at run time (e.g. the inflow velocity).
+  /// Changes a face's boundary condition at run time (e.g. the inflow velocity), from
+  /// the next step on. Not collective, but must be called identically on every rank
+  /// (the same face and value at the same step boundary), or the ranks diverge.
   void set_boundary(int face, const FaceBc& bc);
   /// Changes the fluid constants at run time (steering: nu, alpha, ...). The energy
   /// switch cannot change (throws std::invalid_argument). Not collective: every rank
@@ -191,6 +193,7 @@ class Solver {
   void set_time_limits(double end, std::int64_t max_steps);
   /// Restricts the state variables into every parent grid (call before writing a
   /// snapshot: parents then hold the averages the paper's file layout expects).
+  /// Collective over the solver's communicator.
   void restrict_state();
   /// Max-norm of (kRhs - L kPhi) over leaf cells. Collective.
   double pressure_residual();
