@@ -15,8 +15,11 @@ import sys
 import tempfile
 
 import paraview.simple
-from paraview.simple import (Calculator, ColorBy, CreateView, Delete, GetColorTransferFunction, LoadPlugin, Render,
+from paraview.simple import (Calculator, ColorBy, Delete, GetColorTransferFunction, LoadPlugin, Render,
                              SaveScreenshot, Show)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pv_view import look_down, timed_view  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("plugin")
@@ -83,29 +86,15 @@ shots = {}
 for path in a.files:
     reader, src = source(path)
     for t in times:
-        # A view per panel, its time set before anything is shown: the pipeline then
-        # updates to exactly that step (re-timing one view left panels a step behind).
         ts = step_time(reader, t)
-        view = CreateView("RenderView")
-        view.ViewSize = [W, H]
-        view.ViewTime = ts
-        view.OrientationAxesVisibility = 0
-        view.Background = [1, 1, 1]
-        if view.GetProperty("UseColorPaletteForBackground") is not None:
-            view.UseColorPaletteForBackground = 0
+        view = timed_view(W, H, ts, white=True)
         src.UpdatePipeline(ts)
         disp = Show(src, view)
         disp.Representation = "Surface"
         ColorBy(disp, ("CELLS", a.var))
         lut.AutomaticRescaleRangeMode = "Never"  # ColorBy fits the scale to this panel: one scale for all
         lut.RescaleTransferFunction(lo, hi)
-        b = src.GetDataInformation().GetBounds()
-        cx, cy = 0.5 * (b[0] + b[1]), 0.5 * (b[2] + b[3])
-        view.CameraParallelProjection = 1
-        view.CameraFocalPoint = [cx, cy, b[5]]
-        view.CameraPosition = [cx, cy, b[5] + 10.0]
-        view.CameraViewUp = [0, 1, 0]
-        view.CameraParallelScale = 0.51 * max((b[1] - b[0]) * H / W, b[3] - b[2])
+        look_down(view, src.GetDataInformation().GetBounds(), W, H)
         Render(view)
         png = os.path.join(tmp, f"{a.files.index(path)}-{times.index(t)}.png")
         SaveScreenshot(png, view, ImageResolution=[W, H])

@@ -16,8 +16,11 @@ import os
 import sys
 
 import paraview.simple
-from paraview.simple import (ColorBy, CreateView, Delete, GetColorTransferFunction, GetScalarBar, LoadPlugin,
-                             Render, SaveScreenshot, Show, Slice)
+from paraview.simple import (ColorBy, Delete, GetColorTransferFunction, GetScalarBar, LoadPlugin, Render,
+                             SaveScreenshot, Show, Slice)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pv_view import look_down, timed_view  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("plugin")
@@ -107,10 +110,7 @@ for path, png in zip(files, pngs):
     W = a.width
     H_domain = max(80, int(W * dy / dx)) if dx > 0 else W
     H = H_domain + 110  # the colour bar below the domain
-    view = CreateView("RenderView")
-    view.ViewSize = [W, H]
-    view.ViewTime = t
-    view.OrientationAxesVisibility = 0
+    view = timed_view(W, H, t)
     disp = Show(shown, view)
     disp.Representation = "Surface"
     ColorBy(disp, ("CELLS", a.var))
@@ -124,14 +124,7 @@ for path, png in zip(files, pngs):
     bar.Title = a.var
     bar.ComponentTitle = ""
     disp.SetScalarBarVisibility(view, True)
-    cx, cy = 0.5 * (b[0] + b[1]), 0.5 * (b[2] + b[3])
-    view.CameraParallelProjection = 1
-    # The domain fills the width and sits above the colour bar.
-    scale = 0.5 * dx * H / W * 1.02
-    view.CameraFocalPoint = [cx, cy - (H - H_domain) / H * scale, b[5]]
-    view.CameraPosition = [cx, cy - (H - H_domain) / H * scale, b[5] + 10.0]
-    view.CameraViewUp = [0, 1, 0]
-    view.CameraParallelScale = scale
+    look_down(view, b, W, H, below=H - H_domain)  # the domain above the colour bar
     Render(view)
     SaveScreenshot(png, view, ImageResolution=[W, H])
     print(f"render: {png} ({a.var} at t = {t:g} of {path}, colour scale {lo:.4g} .. {hi:.4g})")

@@ -248,7 +248,9 @@ const Registration reg{Command{
       sub.add_flag("--force", o->force, "Overwrite an existing output file (never a branch's parent)");
       sub.add_flag("--orphan-branches", o->orphan_branches,
                    "With --force: overwrite even a file that has branches (they then point at steps that are gone)");
-      sub.add_option("--monitor", o->monitor, "Monitor CSV file (default: OUTPUT.monitor.csv with --output, else monitor.file of the case; never overwritten without --force)");
+      sub.add_option("--monitor", o->monitor,
+                     "Monitor CSV file (default: OUTPUT.monitor.csv with --output, else monitor.file of the case; "
+                     "never overwritten without --force)");
       sub.add_option("--steps", o->steps, "Stop after this many steps (counted from the start or the restart)");
       sub.add_option("--profiles", o->profiles, "Write centre-line profiles (u, v, T) to this CSV at the end");
       sub.add_option("--profile-points", o->profile_points, "Points per profile line")->check(CLI::Range(2, 100000));

@@ -285,6 +285,8 @@ RunSummary Run::run() {
   using clock = std::chrono::steady_clock;
   auto& im = *impl_;
   RunSummary sum;
+  // The solver lands exactly on the output schedule's next time.
+  const auto schedule = [&] { im.solver->set_event_time(im.output->next_event_time(im.solver->scalar_state().time)); };
   const auto boundary = [&](Boundary b) {
     for (;;) {
       im.branched = false;
@@ -295,7 +297,7 @@ RunSummary Run::run() {
       if (!im.branched) break;
       b = Boundary{.first = true, .step = std::nullopt};  // a new timeline: start it
     }
-    im.solver->set_event_time(im.output->next_event_time(im.solver->scalar_state().time));
+    schedule();
   };
   const auto t0 = clock::now();
   bool first = true;
@@ -318,7 +320,7 @@ RunSummary Run::run() {
     }
     if (im.stop || im.solver->finished()) break;
     first = false;
-    im.solver->set_event_time(im.output->next_event_time(im.solver->scalar_state().time));
+    schedule();
   }
   sum.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();
   sum.setup_seconds = im.setup_seconds;
