@@ -274,15 +274,4 @@ void select_rows(const Ctx& c, hid_t space, const std::vector<RowRun>& runs) {
   if (!any) c.check_status(H5Sselect_none(space), "select none");
 }
 
-std::vector<RowRun> runs_of(const std::vector<std::int64_t>& rows) {
-  std::vector<RowRun> runs;
-  for (std::int64_t r : rows) {
-    if (!runs.empty() && runs.back().start + runs.back().count == r)
-      ++runs.back().count;
-    else
-      runs.push_back({r, 1});
-  }
-  return runs;
-}
-
 }  // namespace rwd::kernel::h5

@@ -10,6 +10,7 @@
 
 #include "rewind/kernel/error.hpp"
 #include "rewind/kernel/grids.hpp"
+#include "row_layout.hpp"
 
 namespace rwd::kernel::h5 {
 
@@ -103,11 +104,8 @@ Dataset open_dataset(const Ctx& c, hid_t parent, const std::string& path);
 
 /// File selection: union of row ranges [start, start+count) of a dataset whose first
 /// dimension is rows; `tail` = product of the remaining dims. Selects none if empty.
-struct RowRun {
-  std::int64_t start = 0, count = 0;
-};
+using detail::RowRun;
+using detail::runs_of;
 void select_rows(const Ctx& c, hid_t space, const std::vector<RowRun>& runs);
-/// Runs of consecutive rows in the order given.
-std::vector<RowRun> runs_of(const std::vector<std::int64_t>& rows);
 
 }  // namespace rwd::kernel::h5

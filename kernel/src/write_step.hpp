@@ -1,0 +1,96 @@
+// Private: Writer's state and the phases of Writer::write_step, one file each.
+//
+//   writer.cpp      create / append, validation, offsets, plan and create (phases 1, 2, 4)
+//   links.cpp       parent and child rows from one exchange of (uid, row) pairs (3)
+//   write_data.cpp  the linear buffer, packing, zero copy, early writeback (5)
+//   commit.cpp      flush -> committed marker + index row -> flush (6)
+//   row_layout.cpp  where each grid's row lands (pure; used by 2 and 3)
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "format.hpp"
+#include "h5util.hpp"
+#include "row_layout.hpp"
+#include "rewind/kernel/writer.hpp"
+
+namespace rwd::kernel {
+
+struct Writer::Impl {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0, size = 1;
+  std::string path;
+  CommonInfo common;
+  IoOptions opts;
+  h5::Ctx ctx;
+  h5::File file;
+  h5::Plist dxpl_coll;
+  std::int64_t last_step = -1;
+  bool helper_threads = false;  ///< MPI_THREAD_FUNNELED or more: helpers may exist
+  MPI_Comm node_comm = MPI_COMM_NULL;  ///< the ranks sharing this node (and page cache)
+  int node_size = 1;
+  bool early_writeback = false; ///< the node leader starts writeback after each dataset
+  int writeback_fd = -1;        ///< node leader only: descriptor for sync_file_range, or -1
+
+  void hook(const char* phase_name) const {
+    if (opts.on_phase) opts.on_phase(phase_name);
+  }
+  void open_common(MPI_Comm c, const std::string& p, const IoOptions& o);
+  void open_writeback();
+  void flush() const;
+  ~Impl();
+};
+
+namespace detail {
+
+/// One dataset of a step.
+struct DatasetPlan {
+  std::string path;
+  hid_t file_type;
+  hid_t mem_type;
+  std::vector<hsize_t> shape;  ///< full file shape
+  std::size_t elem_bytes;
+  std::int64_t per_row;        ///< elements per row
+};
+
+/// This rank's grids in the step: their order, rows and links.
+struct StepRows {
+  std::vector<std::size_t> perm;          ///< local order (row_layout.hpp)
+  RowLayout layout;
+  std::vector<std::int64_t> parent_row;   ///< by local order; -1 for the root
+  std::vector<std::int64_t> child_rows;   ///< by local order × max_children; -1 unused
+};
+
+/// Collective. Fills rows.parent_row and rows.child_rows: one Allgatherv of every rank's
+/// (uid, row) pairs, then each rank resolves its own links. Returns "" or what is wrong
+/// with the tree (the same on every rank is not required: the caller agrees).
+std::string exchange_links(const Writer::Impl& w, const LocalGrids& grids, StepRows& rows);
+
+/// The datasets a step writes, and how.
+struct DataPlan {
+  std::vector<DatasetPlan> datasets;
+  std::size_t first_field = 0;          ///< datasets[first_field + i] is StepInfo::fields[i]
+  std::vector<char> direct;             ///< written zero-copy from the grids' arrays
+  std::vector<std::int64_t> direct_at;  ///< their file offsets (allocated at creation)
+};
+
+struct DataStats {
+  std::int64_t buffer_bytes = 0;
+  bool buffer_reused = false;
+  std::int64_t writeback_datasets = 0;
+  bool all_collective = true;
+};
+
+/// Collective. Writes every dataset of the step (created, in `dsets`) from the grids.
+DataStats write_data(Writer::Impl& w, const StepInfo& info, const LocalGrids& grids, const StepRows& rows,
+                     const DataPlan& plan, const std::vector<h5::Dataset>& dsets, const std::string& gpath);
+
+/// Collective. The crash protocol: flush, mark the step committed and append its index
+/// row, flush. Closes the step's objects before the last flush.
+void commit_step(Writer::Impl& w, const IndexRow& row, h5::Group& step_group, std::vector<h5::Dataset>& dsets);
+
+}  // namespace detail
+}  // namespace rwd::kernel
