@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <fstream>
 
+#include "rewind/mpi/comm.hpp"
+
 namespace rwd::cli {
 namespace {
 
@@ -54,12 +56,7 @@ std::optional<std::int64_t> memory_budget(const std::string& limit_option, MPI_C
     }
   }
   int local = 1;
-  if (comm != MPI_COMM_NULL) {
-    MPI_Comm node = MPI_COMM_NULL;
-    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    MPI_Comm_size(node, &local);
-    MPI_Comm_free(&node);
-  }
+  if (comm != MPI_COMM_NULL) local = mpi::Comm::split_shared(comm, "memory budget").size();
   return system_available_bytes() / local;
 }
 

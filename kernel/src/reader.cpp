@@ -14,6 +14,7 @@
 #include "collective.hpp"
 #include "direct_io.hpp"
 #include "format.hpp"
+#include "rewind/mpi/comm.hpp"
 
 namespace rwd::kernel {
 
@@ -23,19 +24,14 @@ namespace names = fmt_names;
 struct Reader::Impl {
   std::string path;
   Ctx ctx;
-  MPI_Comm comm = MPI_COMM_NULL;
+  mpi::Comm comm;  ///< a duplicate; empty for a serial reader
   h5::File file;
   h5::Plist dxpl;        ///< bulk reads: collective (MPI) or default (serial)
   h5::Plist dxpl_indep;  ///< bulk reads made of large contiguous runs (see read_rows_impl)
   CommonInfo common;
   int major = 0, minor = 0;
 
-  ~Impl() {
-    file.reset();
-    int fin = 0;
-    MPI_Finalized(&fin);
-    if (comm != MPI_COMM_NULL && !fin) MPI_Comm_free(&comm);
-  }
+  ~Impl() { file.reset(); }  // before `comm`, which the file's MPI-IO handle uses
 };
 
 Reader::Reader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -58,7 +54,7 @@ Reader Reader::open(const std::string& path, MPI_Comm comm) {
   auto im = std::make_unique<Impl>();
   im->path = path;
   im->ctx = Ctx{path};
-  MPI_Comm_dup(comm, &im->comm);
+  im->comm = mpi::Comm::dup(comm, "rewind kernel");
   Impl& r = *im;
   detail::phase(r.comm, path, [&] {
     // Classify bad files with a serial probe first (stat, signature, truncation).

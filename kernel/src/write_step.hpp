@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "format.hpp"
+#include "rewind/mpi/comm.hpp"
 #include "h5util.hpp"
 #include "row_layout.hpp"
 #include "rewind/kernel/writer.hpp"
@@ -20,7 +21,7 @@
 namespace rwd::kernel {
 
 struct Writer::Impl {
-  MPI_Comm comm = MPI_COMM_NULL;
+  mpi::Comm comm;  ///< the writer's duplicate of the caller's communicator
   int rank = 0, size = 1;
   std::string path;
   CommonInfo common;
@@ -30,7 +31,7 @@ struct Writer::Impl {
   h5::Plist dxpl_coll;
   std::int64_t last_step = -1;
   bool helper_threads = false;  ///< MPI_THREAD_FUNNELED or more: helpers may exist
-  MPI_Comm node_comm = MPI_COMM_NULL;  ///< the ranks sharing this node (and page cache)
+  mpi::Comm node_comm;  ///< the ranks sharing this node (and page cache)
   int node_size = 1;
   bool early_writeback = false; ///< the node leader starts writeback after each dataset
   int writeback_fd = -1;        ///< node leader only: descriptor for sync_file_range, or -1
@@ -41,7 +42,7 @@ struct Writer::Impl {
   void open_common(MPI_Comm c, const std::string& p, const IoOptions& o);
   void open_writeback();
   void flush() const;
-  ~Impl();
+  ~Impl();  ///< closes the file (errors reported, not thrown); the communicators free themselves
 };
 
 namespace detail {

@@ -38,7 +38,7 @@ bool valid_name(const std::string& n) {
 
 void Writer::Impl::open_common(MPI_Comm c, const std::string& p, const IoOptions& o) {
   h5::silence_errors();
-  MPI_Comm_dup(c, &comm);
+  comm = mpi::Comm::dup(c, "rewind kernel");
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   path = p;
@@ -60,7 +60,7 @@ void Writer::Impl::open_writeback() {
 #ifdef SYNC_FILE_RANGE_WRITE
   if (!(opts.early_writeback && opts.flush_on_commit && helper_threads)) return;
   early_writeback = true;  // the same on every rank: it decides the gather in write_step
-  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm);
+  node_comm = mpi::Comm::split_shared(comm, "rewind kernel");
   MPI_Comm_size(node_comm, &node_size);
   int node_rank = 0;
   MPI_Comm_rank(node_comm, &node_rank);
@@ -80,10 +80,6 @@ Writer::Impl::~Impl() {
     }
   } catch (...) {
   }
-  int fin = 0;
-  MPI_Finalized(&fin);
-  if (comm != MPI_COMM_NULL && !fin) MPI_Comm_free(&comm);
-  if (node_comm != MPI_COMM_NULL && !fin) MPI_Comm_free(&node_comm);
 }
 
 Writer::Writer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -8,23 +8,9 @@
 
 namespace rwd::nbserver {
 
+namespace st = rwd::spacetree;
+
 namespace {
-
-void mpi_check(int rc, const char* what) {
-  if (rc != MPI_SUCCESS) {
-    char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    MPI_Error_string(rc, msg, &len);
-    throw std::runtime_error(std::string("nbserver client: ") + what + " failed: " + std::string(msg, static_cast<std::size_t>(len)));
-  }
-}
-
-void free_comm(MPI_Comm& c) {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (!finalized && c != MPI_COMM_NULL) MPI_Comm_free(&c);
-  c = MPI_COMM_NULL;
-}
 
 template <typename T>
 T expect(Message&& m, const char* what) {
@@ -36,28 +22,6 @@ T expect(Message&& m, const char* what) {
 
 // --- Roles ---------------------------------------------------------------------------
 
-Roles::Roles(Roles&& o) noexcept { *this = std::move(o); }
-
-Roles& Roles::operator=(Roles&& o) noexcept {
-  if (this != &o) {
-    free_comm(service);
-    free_comm(compute);
-    role = o.role;
-    service = std::exchange(o.service, MPI_COMM_NULL);
-    compute = std::exchange(o.compute, MPI_COMM_NULL);
-    server_rank = o.server_rank;
-    collector_rank = o.collector_rank;
-    compute_rank = o.compute_rank;
-    compute_size = o.compute_size;
-  }
-  return *this;
-}
-
-Roles::~Roles() {
-  free_comm(service);
-  free_comm(compute);
-}
-
 Roles split_roles(MPI_Comm world, RoleLayout layout) {
   int size = 0, rank = 0;
   MPI_Comm_size(world, &size);
@@ -67,10 +31,10 @@ Roles split_roles(MPI_Comm world, RoleLayout layout) {
     throw std::invalid_argument("launch: a collector needs at least 3 processes (server, collector, compute), got " +
                                 std::to_string(size));
   Roles r;
-  mpi_check(MPI_Comm_dup(world, &r.service), "MPI_Comm_dup");
+  r.service = mpi::Comm::dup(world, "launch");
   if (size == 1) {
     r.role = Role::compute;
-    mpi_check(MPI_Comm_dup(world, &r.compute), "MPI_Comm_dup");
+    r.compute = mpi::Comm::dup(world, "launch");
     r.compute_rank = 0;
     r.compute_size = 1;
     return r;
@@ -81,8 +45,8 @@ Roles split_roles(MPI_Comm world, RoleLayout layout) {
   r.role = rank == 0 ? Role::server : (layout.collector && rank == 1 ? Role::collector : Role::compute);
   r.compute_size = size - services;
   // Compute ranks keep their world order (key = world rank).
-  mpi_check(MPI_Comm_split(world, r.role == Role::compute ? 0 : MPI_UNDEFINED, rank, &r.compute), "MPI_Comm_split");
-  if (r.role == Role::compute) MPI_Comm_rank(r.compute, &r.compute_rank);
+  r.compute = mpi::Comm::split(world, r.role == Role::compute ? 0 : MPI_UNDEFINED, rank, "launch");
+  r.compute_rank = r.compute.rank();
   return r;
 }
 
@@ -98,14 +62,14 @@ Message Client::call(const Body& request) {
   m.request_id = next_id_++;
   m.body = request;
   const std::vector<std::byte> out = encode(m);
-  mpi_check(MPI_Send(out.data(), static_cast<int>(out.size()), MPI_BYTE, server_, kRequestTag, service_), "MPI_Send");
+  mpi::check(MPI_Send(out.data(), static_cast<int>(out.size()), MPI_BYTE, server_, kRequestTag, service_), "nbserver client", "MPI_Send");
   MPI_Status status;
   MPI_Message msg;
-  mpi_check(MPI_Mprobe(server_, kReplyTag, service_, &msg, &status), "MPI_Mprobe");
+  mpi::check(MPI_Mprobe(server_, kReplyTag, service_, &msg, &status), "nbserver client", "MPI_Mprobe");
   int count = 0;
-  mpi_check(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count");
+  mpi::check(MPI_Get_count(&status, MPI_BYTE, &count), "nbserver client", "MPI_Get_count");
   in_.resize(static_cast<std::size_t>(count));
-  mpi_check(MPI_Mrecv(in_.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE), "MPI_Mrecv");
+  mpi::check(MPI_Mrecv(in_.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE), "nbserver client", "MPI_Mrecv");
   ++stats_.requests;
   stats_.bytes_sent += static_cast<std::int64_t>(out.size());
   stats_.bytes_received += count;
@@ -161,7 +125,7 @@ st::LocalPlan Client::plan() {
 }
 
 void Client::shutdown_server(MPI_Comm compute) {
-  mpi_check(MPI_Barrier(compute), "MPI_Barrier");
+  mpi::check(MPI_Barrier(compute), "nbserver client", "MPI_Barrier");
   int crank = 0;
   MPI_Comm_rank(compute, &crank);
   if (crank == 0) expect<ShutdownReply>(call(ShutdownRequest{}), "shutdown request");

@@ -5,6 +5,8 @@
 
 namespace rwd::nbserver {
 
+namespace st = rwd::spacetree;
+
 namespace {
 
 const wire::FrameFormat kFormat{{'R', 'W', 'N', 'B'}, kProtocolVersion, kMaxPayload, "nbserver"};

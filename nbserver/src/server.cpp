@@ -6,9 +6,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "rewind/mpi/comm.hpp"
 #include "rewind/spacetree/plan.hpp"
 
 namespace rwd::nbserver {
+
+namespace st = rwd::spacetree;
 
 namespace {
 
@@ -19,14 +22,6 @@ Overloaded(Ts...) -> Overloaded<Ts...>;
 
 ErrorReply error(ErrorCode code, std::string msg) { return ErrorReply{code, std::move(msg)}; }
 
-void mpi_check(int rc, const char* what) {
-  if (rc != MPI_SUCCESS) {
-    char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    MPI_Error_string(rc, msg, &len);
-    throw std::runtime_error(std::string("nbserver: ") + what + " failed: " + std::string(msg, static_cast<std::size_t>(len)));
-  }
-}
 
 }  // namespace
 
@@ -142,11 +137,11 @@ ServerStats Server::serve() {
   for (;;) {
     MPI_Status status;
     MPI_Message msg;
-    mpi_check(MPI_Mprobe(MPI_ANY_SOURCE, kRequestTag, service_, &msg, &status), "MPI_Mprobe");
+    mpi::check(MPI_Mprobe(MPI_ANY_SOURCE, kRequestTag, service_, &msg, &status), "nbserver", "MPI_Mprobe");
     int count = 0;
-    mpi_check(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count");
+    mpi::check(MPI_Get_count(&status, MPI_BYTE, &count), "nbserver", "MPI_Get_count");
     in.resize(static_cast<std::size_t>(count));
-    mpi_check(MPI_Mrecv(in.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE), "MPI_Mrecv");
+    mpi::check(MPI_Mrecv(in.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE), "nbserver", "MPI_Mrecv");
     const auto t0 = std::chrono::steady_clock::now();
     bool shutdown = false;
     const std::vector<std::byte> out = handle_frame(topology_, in, shutdown, &arrays_);
@@ -156,7 +151,7 @@ ServerStats Server::serve() {
     stats.bytes_out += static_cast<std::int64_t>(out.size());
     if (out.size() > kHeaderSize && static_cast<std::uint8_t>(out[6]) == static_cast<std::uint8_t>(MessageType::error_reply))
       ++stats.errors;
-    mpi_check(MPI_Send(out.data(), static_cast<int>(out.size()), MPI_BYTE, status.MPI_SOURCE, kReplyTag, service_), "MPI_Send");
+    mpi::check(MPI_Send(out.data(), static_cast<int>(out.size()), MPI_BYTE, status.MPI_SOURCE, kReplyTag, service_), "nbserver", "MPI_Send");
     if (shutdown && --clients_ <= 0) return stats;
   }
 }

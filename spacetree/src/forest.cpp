@@ -13,6 +13,8 @@
 // change a bit of the result.
 #include "rewind/spacetree/forest.hpp"
 
+#include "forest_impl.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -22,6 +24,11 @@
 
 namespace rwd::spacetree {
 
+using detail::AxisMap;
+using detail::AxisTable;
+using detail::Region;
+using enum detail::SlopeSides;
+
 namespace {
 
 // Message tags: operation in the high bits, level in the low bits. The Forest talks
@@ -30,22 +37,6 @@ constexpr int kTagHalo = 1 << 8;
 constexpr int kTagRestrict = 2 << 8;
 constexpr int kTagProlong = 3 << 8;
 
-void mpi_check(int rc, const char* what) {
-  if (rc != MPI_SUCCESS) {
-    char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    MPI_Error_string(rc, msg, &len);
-    throw std::runtime_error(std::string("forest: ") + what + " failed: " + std::string(msg, static_cast<std::size_t>(len)));
-  }
-}
-
-/// Half-open box of local cell indices, halo included (each index in -1 .. s).
-struct Region {
-  Int3 lo{0, 0, 0};
-  Int3 hi{0, 0, 0};
-  [[nodiscard]] std::int64_t extent(int a) const { return hi[a] - lo[a]; }
-  [[nodiscard]] std::int64_t cells() const { return extent(0) * extent(1) * extent(2); }
-};
 
 /// Read-only view of cells stored x fastest with its first cell at `lo`: either a
 /// whole d-grid array (lo = -1,-1,-1) or a packed region in a receive buffer.
@@ -59,42 +50,6 @@ struct View {
 };
 
 View packed_view(const double* p, const Region& r) { return {p, r.extent(0), r.extent(0) * r.extent(1), r.lo}; }
-
-/// Maps fine cell indices of a destination region to cells of a coarser grid along
-/// one axis: fine global index G = fine_base + i, coarse global index Gc = G / q,
-/// coarse local index Gc - coarse_base. coarse_n (cells of the coarse level along
-/// the axis) and periodic decide whether Gc-1 and Gc+1 exist for the slope.
-struct AxisMap {
-  std::int64_t fine_base = 0, q = 1, coarse_base = 0, coarse_n = 1;
-  bool periodic = false;
-};
-
-enum SlopeSides : std::uint8_t { kNone = 0, kLo = 1, kHi = 2, kBoth = 3 };
-
-/// Per-axis table of one interpolation: coarse index, offset of the fine centre from
-/// the coarse centre in coarse-cell units, and which coarse neighbours exist.
-struct AxisTable {
-  std::vector<std::int64_t> ci;
-  std::vector<double> off;
-  std::vector<std::uint8_t> sides;
-  void build(const AxisMap& m, std::int64_t lo, std::int64_t hi) {
-    const auto n = static_cast<std::size_t>(hi - lo);
-    ci.resize(n);
-    off.resize(n);
-    sides.resize(n);
-    for (std::int64_t i = lo; i < hi; ++i) {
-      const auto t = static_cast<std::size_t>(i - lo);
-      const std::int64_t g = m.fine_base + i;  // >= 0 by construction
-      const std::int64_t gc = g / m.q;
-      ci[t] = gc - m.coarse_base;
-      off[t] = (static_cast<double>(g - gc * m.q) + 0.5) / static_cast<double>(m.q) - 0.5;
-      std::uint8_t s = kNone;
-      if (m.periodic || gc > 0) s |= kLo;
-      if (m.periodic || gc + 1 < m.coarse_n) s |= kHi;
-      sides[t] = s;
-    }
-  }
-};
 
 double slope(double um, double u0, double up, std::uint8_t sides, Interp mode) {
   if (mode == Interp::linear) {
@@ -165,174 +120,13 @@ void pack_region(const double* grid, std::int64_t sy, std::int64_t sz, const Reg
     }
 }
 
-int nonzero_count(const std::array<std::int8_t, 3>& d) { return (d[0] != 0) + (d[1] != 0) + (d[2] != 0); }
 
 }  // namespace
 
 // ---------------------------------------------------------------------------------
 
-struct Forest::Impl {
-  /// Fill one halo region of a local grid from same-level cells (copy) or from a
-  /// covering coarser grid (interpolation). The source is a local grid or a block
-  /// of a message from `peer`.
-  struct HaloTask {
-    std::size_t grid = 0;
-    Region dst;
-    Region src;             // in the source grid's local indices
-    bool interp = false;
-    int peer = -1;          // index into LevelSchedule::recv; -1: local source
-    std::size_t src_grid = 0;
-    std::int64_t offset = 0;  // cells before this block in the peer's message, per variable
-    std::array<AxisMap, 3> map{};
-  };
-  struct SendItem {
-    std::size_t grid = 0;
-    Region region;
-  };
-  struct SendPeer {
-    int rank = 0;
-    std::int64_t cells = 0;  // per variable
-    std::vector<SendItem> items;
-  };
-  struct RecvPeer {
-    int rank = 0;
-    std::int64_t cells = 0;  // per variable
-  };
-  struct LevelSchedule {
-    std::vector<HaloTask> local;
-    std::vector<std::vector<HaloTask>> remote;  // per receive peer, in request order
-    std::vector<SendPeer> send;
-    std::vector<RecvPeer> recv;
-    std::vector<std::pair<std::size_t, std::array<std::int8_t, 3>>> boundary;
-    std::int64_t halo_cells = 0;
-  };
-
-  // Bottom-up (restrict) and top-down (prolong) between child_level and its parents.
-  struct ChildLink {
-    std::size_t child = 0;   // local index of the child (sender of restrict / receiver of prolong)
-    std::size_t parent = 0;  // local index of the parent
-    Int3 pos{};              // child position inside the parent (0 .. r-1)
-  };
-  struct FamilyPeer {
-    int rank = 0;
-    std::vector<ChildLink> links;  // child UID order; only the local end's index is valid
-    std::int64_t cells = 0;        // per variable
-  };
-  struct FamilySchedule {
-    std::vector<ChildLink> local;             // both ends here
-    std::vector<FamilyPeer> to_parent;        // restrict: children here, parent remote
-    std::vector<FamilyPeer> from_child;       // restrict: parent here, child remote
-    std::vector<FamilyPeer> from_parent;      // prolong: child here, parent remote
-    std::vector<FamilyPeer> to_child;         // prolong: parent here, child remote
-  };
-
-  MPI_Comm comm = MPI_COMM_NULL;  // private duplicate
-  int rank = 0;
-  std::unordered_map<Uid, std::size_t> index;
-  std::vector<std::vector<std::size_t>> by_level;
-  std::vector<LevelSchedule> halo;       // per level
-  std::vector<FamilySchedule> family;    // per child level (entry 0 unused)
-  Int3 m{1, 1, 1};                       // parent cells per child per axis: s / r
-
-  // Scratch reused across calls.
-  std::vector<std::vector<double>> sbuf, rbuf;
-  std::vector<MPI_Request> requests;
-  std::array<AxisTable, 3> tab;
-
-  ~Impl() {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (!finalized && comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
-  }
-
-  /// Posts receives, packs and sends, runs `local_work`, waits, then `unpack(peer)`.
-  template <typename Pack, typename Local, typename Unpack>
-  void round(int tag, const std::vector<int>& recv_ranks, const std::vector<std::int64_t>& recv_doubles,
-             const std::vector<int>& send_ranks, const std::vector<std::int64_t>& send_doubles, Pack&& pack,
-             Local&& local_work, Unpack&& unpack, ExchangeStats* stats) {
-    const std::size_t nr = recv_ranks.size(), ns = send_ranks.size();
-    if (rbuf.size() < nr) rbuf.resize(nr);
-    if (sbuf.size() < ns) sbuf.resize(ns);
-    requests.assign(nr + ns, MPI_REQUEST_NULL);
-    for (std::size_t p = 0; p < nr; ++p) {
-      rbuf[p].resize(static_cast<std::size_t>(recv_doubles[p]));
-      mpi_check(MPI_Irecv(rbuf[p].data(), static_cast<int>(recv_doubles[p]), MPI_DOUBLE, recv_ranks[p], tag, comm,
-                          &requests[p]),
-                "MPI_Irecv");
-    }
-    for (std::size_t p = 0; p < ns; ++p) {
-      sbuf[p].resize(static_cast<std::size_t>(send_doubles[p]));
-      pack(p, sbuf[p].data());
-      mpi_check(MPI_Isend(sbuf[p].data(), static_cast<int>(send_doubles[p]), MPI_DOUBLE, send_ranks[p], tag, comm,
-                          &requests[nr + p]),
-                "MPI_Isend");
-      if (stats) {
-        stats->bytes_sent += send_doubles[p] * static_cast<std::int64_t>(sizeof(double));
-        ++stats->messages_sent;
-      }
-    }
-    local_work();
-    // Unpack in peer order after all arrived (not in completion order): every cell is
-    // written exactly once, so the order cannot change a value; a fixed order keeps
-    // runs reproducible to the instruction.
-    if (!requests.empty())
-      mpi_check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
-    for (std::size_t p = 0; p < nr; ++p) {
-      unpack(p, rbuf[p].data());
-      if (stats) stats->bytes_received += recv_doubles[p] * static_cast<std::int64_t>(sizeof(double));
-    }
-  }
-};
-
-namespace {
-
-/// Halo region of direction d (local indices of the receiving grid) and the matching
-/// interior region of a same-level source grid.
-Region halo_region(const TreeShape& sh, const std::array<std::int8_t, 3>& d) {
-  Region r;
-  for (int a = 0; a < 3; ++a) {
-    if (d[a] < 0) r.lo[a] = -1, r.hi[a] = 0;
-    else if (d[a] > 0) r.lo[a] = sh.s[a], r.hi[a] = sh.s[a] + 1;
-    else r.lo[a] = 0, r.hi[a] = sh.s[a];
-  }
-  return r;
-}
-
-Region same_level_source(const TreeShape& sh, const std::array<std::int8_t, 3>& d) {
-  Region r;
-  for (int a = 0; a < 3; ++a) {
-    if (d[a] < 0) r.lo[a] = sh.s[a] - 1, r.hi[a] = sh.s[a];
-    else if (d[a] > 0) r.lo[a] = 0, r.hi[a] = 1;
-    else r.lo[a] = 0, r.hi[a] = sh.s[a];
-  }
-  return r;
-}
-
-std::int64_t ipow(std::int64_t b, int e) {
-  std::int64_t v = 1;
-  for (int i = 0; i < e; ++i) v *= b;
-  return v;
-}
-
-/// The coarse region (ring included where the axis is refined) that `dst` needs.
-Region coarse_source(const Region& dst, const std::array<AxisMap, 3>& map, const TreeShape& sh) {
-  Region r;
-  for (int a = 0; a < 3; ++a) {
-    const std::int64_t lo = (map[a].fine_base + dst.lo[a]) / map[a].q - map[a].coarse_base;
-    const std::int64_t hi = (map[a].fine_base + dst.hi[a] - 1) / map[a].q - map[a].coarse_base;
-    const std::int64_t ring = map[a].q > 1 ? 1 : 0;
-    r.lo[a] = lo - ring;
-    r.hi[a] = hi + 1 + ring;
-    if (r.lo[a] < -1 || r.hi[a] > sh.s[a] + 1)
-      throw std::logic_error("forest: coarse source region outside the coarse grid (tree not consistent?)");
-  }
-  return r;
-}
-
-}  // namespace
-
 Forest::Forest(LocalPlan plan, int nvars, MPI_Comm comm)
-    : plan_(std::move(plan)), nvars_(nvars), comm_(comm), impl_(new Impl) {
+    : plan_(std::move(plan)), nvars_(nvars), comm_(comm), impl_(std::make_unique<Impl>()) {
   const TreeShape& sh = plan_.shape;
   // Local consistency checks first; then every rank learns whether all passed, so
   // that nobody throws while the others wait in the schedule exchange below.
@@ -351,228 +145,31 @@ Forest::Forest(LocalPlan plan, int nvars, MPI_Comm comm)
     if (plan_.grids[g].level() >= plan_.levels) problem = "plan has a grid deeper than plan.levels";
   int ok = problem.empty() ? 1 : 0, all_ok = 0;
   MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
-  if (!all_ok) {
-    delete impl_;
-    impl_ = nullptr;
+  if (!all_ok)
     throw std::invalid_argument("forest: " + (problem.empty() ? std::string("another rank's plan is inconsistent") : problem));
+
+  Impl& im = *impl_;
+  im.comm = mpi::Comm::dup(comm, "forest");
+  im.rank = crank;
+  for (int a = 0; a < 3; ++a) im.m[a] = sh.s[a] / sh.r[a];
+  block_ = static_cast<std::size_t>((sh.s[0] + 2) * std::int64_t{sh.s[1] + 2} * (sh.s[2] + 2));
+  storage_.assign(block_ * static_cast<std::size_t>(nvars_) * plan_.grids.size(), 0.0);
+
+  const auto levels = static_cast<std::size_t>(std::max(plan_.levels, 1));
+  im.by_level.assign(levels, {});
+  for (std::size_t g = 0; g < plan_.grids.size(); ++g) {
+    im.index.emplace(plan_.grids[g].uid, g);
+    im.by_level[static_cast<std::size_t>(plan_.grids[g].level())].push_back(g);
   }
+  im.halo.assign(levels, {});
+  im.family.assign(levels, {});
 
-  try {
-    Impl& im = *impl_;
-    mpi_check(MPI_Comm_dup(comm, &im.comm), "MPI_Comm_dup");
-    im.rank = crank;
-    for (int a = 0; a < 3; ++a) im.m[a] = sh.s[a] / sh.r[a];
-    block_ = static_cast<std::size_t>((sh.s[0] + 2) * std::int64_t{sh.s[1] + 2} * (sh.s[2] + 2));
-    storage_.assign(block_ * static_cast<std::size_t>(nvars_) * plan_.grids.size(), 0.0);
-
-    const auto levels = static_cast<std::size_t>(std::max(plan_.levels, 1));
-    im.by_level.assign(levels, {});
-    for (std::size_t g = 0; g < plan_.grids.size(); ++g) {
-      im.index.emplace(plan_.grids[g].uid, g);
-      im.by_level[static_cast<std::size_t>(plan_.grids[g].level())].push_back(g);
-    }
-    im.halo.assign(levels, {});
-    im.family.assign(levels, {});
-
-    auto local_of = [&](Uid u) {
-      const auto it = im.index.find(u);
-      if (it == im.index.end())
-        throw std::logic_error("forest: plan names this rank as owner of UID " + std::to_string(u.raw()) +
-                               " but does not contain it");
-      return it->second;
-    };
-
-    // --- Halo schedules, receiving side -------------------------------------------
-    // A request asks rank `owner` for `region` of grid `uid`, in the order this rank
-    // will read it. Record layout (8 x int64): level, uid, lo[3], hi[3].
-    std::vector<std::vector<std::int64_t>> requests(static_cast<std::size_t>(csize));
-    std::vector<std::vector<std::int64_t>> level_cells(levels, std::vector<std::int64_t>(static_cast<std::size_t>(csize), 0));
-    std::vector<std::vector<int>> peer_of(levels, std::vector<int>(static_cast<std::size_t>(csize), -1));
-    for (std::size_t lev = 0; lev < levels; ++lev) {
-      auto& ls = im.halo[lev];
-      const int L = static_cast<int>(lev);
-      const Int3 gpa = sh.grids_per_axis(L);
-      for (const std::size_t g : im.by_level[lev]) {
-        const GridInfo& gi = plan_.grids[g];
-        const Int3 c = gi.uid.coord();
-        std::vector<std::pair<std::size_t, std::array<std::int8_t, 3>>> bnd;
-        for (const Neighbour& n : gi.neighbours) {
-          if (n.relation == Relation::finer) continue;
-          if (n.relation == Relation::boundary) {
-            bnd.emplace_back(g, n.dir);
-            continue;
-          }
-          Impl::HaloTask t;
-          t.grid = g;
-          t.dst = halo_region(sh, n.dir);
-          if (n.relation == Relation::same) {
-            t.src = same_level_source(sh, n.dir);
-          } else {  // coarser
-            t.interp = true;
-            const int Lc = n.uid.level();
-            const Int3 cc = n.uid.coord();
-            const Int3 gpc = sh.grids_per_axis(Lc);
-            for (int a = 0; a < 3; ++a) {
-              // Frame of the (absent) same-level neighbour position P, wrapped into the
-              // domain on periodic axes: halo index i is fine cell P*s + i - d*s.
-              std::int64_t p = c[a] + n.dir[a];
-              if (p < 0 || p >= gpa[a]) p = (p + gpa[a]) % gpa[a];
-              AxisMap& mp = t.map[a];
-              mp.fine_base = (p - n.dir[a]) * sh.s[a];
-              mp.q = ipow(sh.r[a], L - Lc);
-              mp.coarse_base = cc[a] * sh.s[a];
-              mp.coarse_n = gpc[a] * sh.s[a];
-              mp.periodic = sh.periodic[a];
-            }
-            t.src = coarse_source(t.dst, t.map, sh);
-          }
-          ls.halo_cells += t.dst.cells();
-          if (n.owner == crank) {
-            t.src_grid = local_of(n.uid);
-            ls.local.push_back(t);
-          } else {
-            if (n.owner < 0 || n.owner >= csize) throw std::logic_error("forest: neighbour owner out of range");
-            const auto o = static_cast<std::size_t>(n.owner);
-            if (peer_of[lev][o] < 0) {
-              peer_of[lev][o] = static_cast<int>(ls.recv.size());
-              ls.recv.push_back({n.owner, 0});
-              ls.remote.emplace_back();
-            }
-            t.peer = peer_of[lev][o];
-            t.offset = ls.recv[static_cast<std::size_t>(t.peer)].cells;
-            ls.recv[static_cast<std::size_t>(t.peer)].cells += t.src.cells();
-            auto& rq = requests[o];
-            rq.push_back(L);
-            rq.push_back(static_cast<std::int64_t>(n.uid.raw()));
-            for (int a = 0; a < 3; ++a) rq.push_back(t.src.lo[a]);
-            for (int a = 0; a < 3; ++a) rq.push_back(t.src.hi[a]);
-            ls.remote[static_cast<std::size_t>(t.peer)].push_back(t);
-          }
-        }
-        std::stable_sort(bnd.begin(), bnd.end(),
-                         [](const auto& x, const auto& y) { return nonzero_count(x.second) < nonzero_count(y.second); });
-        ls.boundary.insert(ls.boundary.end(), bnd.begin(), bnd.end());
-      }
-    }
-
-    // --- Halo schedules, sending side: tell every owner what we need, once. --------
-    std::vector<int> scount(static_cast<std::size_t>(csize)), rcount(static_cast<std::size_t>(csize));
-    for (int p = 0; p < csize; ++p) scount[static_cast<std::size_t>(p)] = static_cast<int>(requests[static_cast<std::size_t>(p)].size());
-    mpi_check(MPI_Alltoall(scount.data(), 1, MPI_INT, rcount.data(), 1, MPI_INT, im.comm), "MPI_Alltoall");
-    std::vector<int> sdispl(static_cast<std::size_t>(csize), 0), rdispl(static_cast<std::size_t>(csize), 0);
-    for (std::size_t p = 1; p < static_cast<std::size_t>(csize); ++p) {
-      sdispl[p] = sdispl[p - 1] + scount[p - 1];
-      rdispl[p] = rdispl[p - 1] + rcount[p - 1];
-    }
-    std::vector<std::int64_t> sflat, rflat(static_cast<std::size_t>(rdispl.back() + rcount.back()));
-    for (const auto& rq : requests) sflat.insert(sflat.end(), rq.begin(), rq.end());
-    mpi_check(MPI_Alltoallv(sflat.data(), scount.data(), sdispl.data(), MPI_INT64_T, rflat.data(), rcount.data(),
-                            rdispl.data(), MPI_INT64_T, im.comm),
-              "MPI_Alltoallv");
-    std::vector<std::vector<int>> send_peer_of(levels, std::vector<int>(static_cast<std::size_t>(csize), -1));
-    for (int p = 0; p < csize; ++p) {
-      const auto pu = static_cast<std::size_t>(p);
-      for (int r = 0; r < rcount[pu]; r += 8) {
-        const std::int64_t* rec = rflat.data() + rdispl[pu] + r;
-        const auto lev = static_cast<std::size_t>(rec[0]);
-        if (lev >= levels) throw std::logic_error("forest: halo request for a level outside the plan");
-        auto& ls = im.halo[lev];
-        if (send_peer_of[lev][pu] < 0) {
-          send_peer_of[lev][pu] = static_cast<int>(ls.send.size());
-          ls.send.push_back({p, 0, {}});
-        }
-        auto& sp = ls.send[static_cast<std::size_t>(send_peer_of[lev][pu])];
-        Impl::SendItem it;
-        it.grid = local_of(Uid::from_raw(static_cast<std::uint64_t>(rec[1])));
-        for (int a = 0; a < 3; ++a) it.region.lo[a] = rec[2 + a], it.region.hi[a] = rec[5 + a];
-        sp.cells += it.region.cells();
-        sp.items.push_back(it);
-      }
-    }
-
-    // --- Family schedules (restrict / prolong), from Family alone: both ends know
-    // the other's owner, and both sort by child UID, so no handshake is needed. ---
-    for (std::size_t lev = 1; lev < levels; ++lev) {
-      auto& fs = im.family[lev];
-      auto pos_of = [&](Uid child, Uid parent) {
-        const Int3 cc = child.coord(), pc = parent.coord();
-        Int3 pos{};
-        for (int a = 0; a < 3; ++a) pos[a] = cc[a] - pc[a] * sh.r[a];
-        return pos;
-      };
-      std::vector<std::pair<Uid, std::pair<int, Impl::ChildLink>>> child_side, parent_side;
-      for (const std::size_t g : im.by_level[lev]) {  // children here
-        const GridInfo& gi = plan_.grids[g];
-        Impl::ChildLink l{g, 0, pos_of(gi.uid, gi.family.parent)};
-        if (gi.family.parent_owner == crank) {
-          l.parent = local_of(gi.family.parent);
-          fs.local.push_back(l);
-        } else {
-          child_side.push_back({gi.uid, {gi.family.parent_owner, l}});
-        }
-      }
-      for (const std::size_t g : im.by_level[lev - 1]) {  // parents here
-        const GridInfo& gi = plan_.grids[g];
-        for (std::size_t c = 0; c < gi.family.children.size(); ++c) {
-          if (gi.family.child_owners[c] == crank) continue;  // handled as `local` above
-          Impl::ChildLink l{0, g, pos_of(gi.family.children[c], gi.uid)};
-          parent_side.push_back({gi.family.children[c], {gi.family.child_owners[c], l}});
-        }
-      }
-      std::sort(child_side.begin(), child_side.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-      std::sort(parent_side.begin(), parent_side.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-      auto group = [&](const auto& side, std::vector<Impl::FamilyPeer>& out) {
-        std::vector<int> peer(static_cast<std::size_t>(csize), -1);
-        for (const auto& [uid, rl] : side) {
-          const auto o = static_cast<std::size_t>(rl.first);
-          if (peer[o] < 0) {
-            peer[o] = static_cast<int>(out.size());
-            out.push_back({rl.first, {}, 0});
-          }
-          out[static_cast<std::size_t>(peer[o])].links.push_back(rl.second);
-        }
-      };
-      group(child_side, fs.to_parent);
-      group(child_side, fs.from_parent);
-      group(parent_side, fs.from_child);
-      group(parent_side, fs.to_child);
-      const std::int64_t per_child = im.m[0] * im.m[1] * im.m[2];
-      for (auto& p : fs.to_parent) p.cells = per_child * static_cast<std::int64_t>(p.links.size());
-      for (auto& p : fs.from_child) p.cells = per_child * static_cast<std::int64_t>(p.links.size());
-    }
-  } catch (...) {
-    delete impl_;
-    impl_ = nullptr;
-    throw;
-  }
+  im.build_schedules(plan_, csize, crank);
 }
 
-Forest::Forest(Forest&& o) noexcept
-    : plan_(std::move(o.plan_)),
-      nvars_(o.nvars_),
-      comm_(o.comm_),
-      block_(o.block_),
-      storage_(std::move(o.storage_)),
-      last_bytes_(o.last_bytes_),
-      stats_(o.stats_),
-      impl_(std::exchange(o.impl_, nullptr)) {}
-
-Forest& Forest::operator=(Forest&& o) noexcept {
-  if (this != &o) {
-    delete impl_;
-    plan_ = std::move(o.plan_);
-    nvars_ = o.nvars_;
-    comm_ = o.comm_;
-    block_ = o.block_;
-    storage_ = std::move(o.storage_);
-    last_bytes_ = o.last_bytes_;
-    stats_ = o.stats_;
-    impl_ = std::exchange(o.impl_, nullptr);
-  }
-  return *this;
-}
-
-Forest::~Forest() { delete impl_; }
+Forest::Forest(Forest&&) noexcept = default;
+Forest& Forest::operator=(Forest&&) noexcept = default;
+Forest::~Forest() = default;
 
 std::ptrdiff_t Forest::local_index(Uid uid) const {
   const auto it = impl_->index.find(uid);

@@ -35,7 +35,7 @@ struct ClientStats {
 /// A compute rank's connection to the server: blocking request/reply, one request
 /// in flight. Not collective except where stated. Throws ServerError when the
 /// server answers with an error, std::runtime_error on MPI errors.
-class Client final : public st::PlanSource {
+class Client final : public spacetree::PlanSource {
  public:
   /// `service` and `server_rank` from Roles; `compute_rank` is this rank's number in
   /// the partition. Does not take ownership of `service`.
@@ -43,13 +43,13 @@ class Client final : public st::PlanSource {
   explicit Client(const Roles& roles) : Client(roles.service, roles.server_rank, roles.compute_rank) {}
 
   /// Owner of each UID (-1 for a grid that does not exist).
-  std::vector<std::int32_t> owners(std::span<const st::Uid> uids);
+  std::vector<std::int32_t> owners(std::span<const spacetree::Uid> uids);
   /// Topology::neighbours of each UID. ServerError(unknown_uid) if one does not exist.
-  std::vector<std::vector<st::Neighbour>> neighbours(std::span<const st::Uid> uids);
+  std::vector<std::vector<spacetree::Neighbour>> neighbours(std::span<const spacetree::Uid> uids);
   /// Topology::family of each UID. ServerError(unknown_uid) if one does not exist.
-  std::vector<st::Family> families(std::span<const st::Uid> uids);
+  std::vector<spacetree::Family> families(std::span<const spacetree::Uid> uids);
   /// Grids on `level` overlapping `box`, with owners.
-  BoxReply grids_in_box(const st::Box& box, int level);
+  BoxReply grids_in_box(const spacetree::Box& box, int level);
 
   /// The sliding-window selection on the server's tree, with the owner of each piece
   /// (the collector's question). ServerError(bad_argument) for a bad box.
@@ -60,7 +60,7 @@ class Client final : public st::PlanSource {
   /// This rank's plan: asked from the server on the first call after construction or
   /// invalidate(), then served from the cache. Not collective (each rank asks for
   /// its own plan), but every compute rank is expected to call it once per partition.
-  st::LocalPlan plan() override;
+  spacetree::LocalPlan plan() override;
   /// Forgets the cached plan (call after a repartition).
   void invalidate() { cached_.reset(); }
 
@@ -80,19 +80,19 @@ class Client final : public st::PlanSource {
   int server_;
   int rank_;
   std::uint32_t next_id_ = 1;
-  std::optional<st::LocalPlan> cached_;
+  std::optional<spacetree::LocalPlan> cached_;
   ClientStats stats_;
   std::vector<std::byte> in_;
 };
 
 /// The plan straight from an in-process topology (one process, no server).
-class TopologyPlanSource final : public st::PlanSource {
+class TopologyPlanSource final : public spacetree::PlanSource {
  public:
-  TopologyPlanSource(const st::Topology& topology, int rank) : topology_(topology), rank_(rank) {}
-  st::LocalPlan plan() override { return st::make_local_plan(topology_, rank_); }
+  TopologyPlanSource(const spacetree::Topology& topology, int rank) : topology_(topology), rank_(rank) {}
+  spacetree::LocalPlan plan() override { return spacetree::make_local_plan(topology_, rank_); }
 
  private:
-  const st::Topology& topology_;
+  const spacetree::Topology& topology_;
   int rank_;
 };
 

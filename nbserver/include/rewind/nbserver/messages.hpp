@@ -30,8 +30,6 @@
 
 namespace rwd::nbserver {
 
-namespace st = rwd::spacetree;
-
 inline constexpr std::uint16_t kProtocolVersion = 1;
 inline constexpr std::size_t kHeaderSize = wire::kHeaderSize;
 /// Frames larger than this are refused (by decode and by the server's receive).
@@ -76,34 +74,34 @@ class ProtocolError : public std::runtime_error {
 };
 
 // --- Bodies -------------------------------------------------------------------------
-struct OwnerRequest { std::vector<st::Uid> uids; };
+struct OwnerRequest { std::vector<spacetree::Uid> uids; };
 /// owners[i] is the compute rank of uids[i], -1 if the grid does not exist.
 struct OwnerReply { std::vector<std::int32_t> owners; };
-struct NeighboursRequest { std::vector<st::Uid> uids; };
+struct NeighboursRequest { std::vector<spacetree::Uid> uids; };
 /// lists[i] = Topology::neighbours(uids[i]) (faces, edges, corners; same, coarser,
 /// finer or boundary, with owners), in the documented order.
-struct NeighboursReply { std::vector<std::vector<st::Neighbour>> lists; };
-struct FamilyRequest { std::vector<st::Uid> uids; };
-struct FamilyReply { std::vector<st::Family> families; };
+struct NeighboursReply { std::vector<std::vector<spacetree::Neighbour>> lists; };
+struct FamilyRequest { std::vector<spacetree::Uid> uids; };
+struct FamilyReply { std::vector<spacetree::Family> families; };
 /// Grids on `level` whose bounding box overlaps `box`.
-struct BoxRequest { st::Box box; std::int32_t level = 0; };
-struct BoxReply { std::vector<st::Uid> uids; std::vector<std::int32_t> owners; };
+struct BoxRequest { spacetree::Box box; std::int32_t level = 0; };
+struct BoxReply { std::vector<spacetree::Uid> uids; std::vector<std::int32_t> owners; };
 /// The LocalPlan of compute rank `rank`.
 struct PlanRequest { std::int32_t rank = 0; };
-struct PlanReply { st::LocalPlan plan; };
+struct PlanReply { spacetree::LocalPlan plan; };
 struct ShutdownRequest {};
 struct ShutdownReply {};
 struct ErrorReply { ErrorCode code = ErrorCode::malformed; std::string message; };
 /// A sliding-window selection (rewind::window::select on the server's tree): the
 /// collector's question "which cells of which grids, on which ranks".
 struct WindowRequest {
-  st::Box box;                 ///< lo <= hi per axis; lo == hi: a slice
+  spacetree::Box box;                 ///< lo <= hi per axis; lo == hi: a slice
   std::int64_t budget = 0;     ///< most values per variable (0 = unlimited)
   std::int32_t max_level = -1; ///< deepest level (-1 = no cap)
 };
 /// One selected grid (window::Piece) with its owner.
 struct WindowPiece {
-  st::Uid uid;
+  spacetree::Uid uid;
   std::int32_t owner = -1;  ///< compute rank
   std::int32_t level = 0;
   std::array<std::int32_t, 3> first{}, count{};
@@ -113,7 +111,7 @@ struct WindowPiece {
 struct WindowReply {
   std::int32_t level = 0, stride = 1;
   std::int64_t values = 0;
-  st::Box covered;
+  spacetree::Box covered;
   std::vector<WindowPiece> pieces;  ///< in row order (level-major, Morton)
 };
 
@@ -140,9 +138,9 @@ Message decode(std::span<const std::byte> frame);
 std::uint64_t payload_length(std::span<const std::byte> header);
 
 // --- Comparisons (for tests and for checking a cached plan) ---------------------------
-bool equal(const st::Family& a, const st::Family& b);
-bool equal(const st::GridInfo& a, const st::GridInfo& b);
-bool equal(const st::TreeShape& a, const st::TreeShape& b);
-bool equal(const st::LocalPlan& a, const st::LocalPlan& b);
+bool equal(const spacetree::Family& a, const spacetree::Family& b);
+bool equal(const spacetree::GridInfo& a, const spacetree::GridInfo& b);
+bool equal(const spacetree::TreeShape& a, const spacetree::TreeShape& b);
+bool equal(const spacetree::LocalPlan& a, const spacetree::LocalPlan& b);
 
 }  // namespace rwd::nbserver

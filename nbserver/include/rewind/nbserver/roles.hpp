@@ -8,6 +8,8 @@
 #pragma once
 #include <mpi.h>
 
+#include "rewind/mpi/comm.hpp"
+
 namespace rwd::nbserver {
 
 enum class Role { compute, server, collector };
@@ -17,21 +19,14 @@ struct RoleLayout {
   bool collector = false;
 };
 
-/// This process's part in the job. Move-only; owns (and frees) its communicators.
-class Roles {
- public:
-  Roles() = default;
-  Roles(Roles&&) noexcept;
-  Roles& operator=(Roles&&) noexcept;
-  Roles(const Roles&) = delete;
-  Roles& operator=(const Roles&) = delete;
-  ~Roles();  // frees the communicators unless MPI is already finalised
-
+/// This process's part in the job. Move-only: it owns its communicators (rwd::mpi::Comm
+/// frees them, unless MPI is already finalised); they convert to MPI_Comm where used.
+struct Roles {
   Role role = Role::compute;
   /// Duplicate of the world communicator, for server / collector traffic (all ranks).
-  MPI_Comm service = MPI_COMM_NULL;
-  /// The compute ranks' communicator; MPI_COMM_NULL on the server and collector.
-  MPI_Comm compute = MPI_COMM_NULL;
+  mpi::Comm service;
+  /// The compute ranks' communicator; empty (MPI_COMM_NULL) on the server and collector.
+  mpi::Comm compute;
   /// Rank of the neighbourhood server in `service`; -1 if there is none (1 process).
   int server_rank = -1;
   /// Rank of the collector in `service`; -1 if there is none.

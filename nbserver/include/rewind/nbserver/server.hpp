@@ -25,12 +25,12 @@ inline constexpr int kReplyTag = 0x4e43;
 /// carries the request's id.
 /// A window request runs rewind::window::select on `arrays` (the topology's tree as
 /// window::arrays_of gives it; built on the fly when null).
-Message answer(const st::Topology& topology, const Message& request, const window::TreeArrays* arrays = nullptr);
+Message answer(const spacetree::Topology& topology, const Message& request, const window::TreeArrays* arrays = nullptr);
 
 /// Decodes `frame`, answers it and encodes the reply; a frame that does not decode
 /// becomes an encoded ErrorReply (request id 0 if the header itself was bad).
 /// `shutdown` is set if the frame was a valid shutdown request.
-std::vector<std::byte> handle_frame(const st::Topology& topology, std::span<const std::byte> frame, bool& shutdown,
+std::vector<std::byte> handle_frame(const spacetree::Topology& topology, std::span<const std::byte> frame, bool& shutdown,
                                     const window::TreeArrays* arrays = nullptr);
 
 struct ServerStats {
@@ -47,9 +47,9 @@ class Server {
   /// rank answers on it. `clients`: how many shutdown requests end serve() — 1 (the
   /// compute ranks' root), 2 with a collector, which may still select windows after
   /// the compute ranks are done. Not collective. The server does not take ownership.
-  Server(st::Topology topology, MPI_Comm service, int clients = 1);
+  Server(spacetree::Topology topology, MPI_Comm service, int clients = 1);
 
-  [[nodiscard]] const st::Topology& topology() const { return topology_; }
+  [[nodiscard]] const spacetree::Topology& topology() const { return topology_; }
 
   /// Answers requests from any rank of `service`, one at a time in arrival order,
   /// until `clients` shutdown requests arrived (each is acknowledged). Not collective;
@@ -57,7 +57,7 @@ class Server {
   ServerStats serve();
 
  private:
-  st::Topology topology_;
+  spacetree::Topology topology_;
   MPI_Comm service_;
   int clients_;
   window::TreeArrays arrays_;

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -137,7 +138,7 @@ class Forest {
   std::vector<double> storage_;
   std::int64_t last_bytes_ = 0;
   ExchangeStats stats_{};
-  Impl* impl_ = nullptr;  // exchange schedules, level lists, UID -> local index
+  std::unique_ptr<Impl> impl_;  // exchange schedules, level lists, UID -> local index
 };
 
 }  // namespace rwd::spacetree
