@@ -373,7 +373,7 @@ int main(int argc, char** argv) {
     const double t0 = MPI_Wtime();
     k::Reader r = k::Reader::open(kfile, MPI_COMM_WORLD);
     const double t1 = MPI_Wtime();
-    k::Topology t = r.read_topology(1);
+    k::StepTopology t = r.read_topology(1);
     const double t2 = MPI_Wtime();
     auto rows = k::partition_rows(t, rank_, size_);
     // Restart into arrays laid out like the written ones (halo'd with --halo): one array

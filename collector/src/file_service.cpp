@@ -23,7 +23,7 @@ struct FileService::Impl {
   // The topology of the last step windowed (panning and zooming stay on one step).
   std::size_t cached_file = 0;
   std::int64_t cached_step = -1;
-  k::Topology topo;
+  k::StepTopology topo;
   // Rows read for the current request, kept between requests: a fresh 1.5 MB buffer per
   // request cost more in zeroing and first-touch page faults than the read itself
   // (rewind serve, budget 1e6: 4 ms instead of 0.6 ms; docs/benchmarks.md).
@@ -43,7 +43,7 @@ struct FileService::Impl {
     return static_cast<std::size_t>(it - paths.begin());
   }
 
-  const k::Topology& topology(std::size_t f, std::int64_t step) {
+  const k::StepTopology& topology(std::size_t f, std::int64_t step) {
     if (f != cached_file || step != cached_step) {
       cached_step = -1;
       topo = readers[f].read_topology(step);

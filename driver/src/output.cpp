@@ -82,7 +82,7 @@ k::CommonInfo make_common(const solver::SolverCase& c, const std::string& case_t
   info.block = {sh.s[0], sh.s[1], sh.s[2]};
   info.refinement = std::max({sh.r[0], sh.r[1], sh.r[2]});
   info.max_children = sh.children_per_grid();
-  info.domain = {sh.domain.lo[0], sh.domain.hi[0], sh.domain.lo[1], sh.domain.hi[1], sh.domain.lo[2], sh.domain.hi[2]};
+  info.domain = spacetree::interleaved(sh.domain);
   info.time_stepping["end"] = c.time.end;
   info.time_stepping["dt"] = c.time.dt;
   info.time_stepping["safety"] = c.time.safety;
@@ -173,13 +173,13 @@ k::WriteStats RunOutput::write(solver::Solver& s, k::StepKind kind) {
           for (int i = 0; i < sh.s[0]; ++i) padded_types_[g][static_cast<std::size_t>(forest.index(i, j, kz))] = types[q++];
     }
   }
-  std::vector<solver::FieldInfo> fields;
+  std::vector<solver::Variable> fields;
   const auto all = solver::state_fields();
   if (kind == k::StepKind::checkpoint) {
     fields = all;
   } else {
     for (const auto& name : settings_.variables)
-      fields.push_back(*std::find_if(all.begin(), all.end(), [&](const solver::FieldInfo& f) { return name == f.name; }));
+      fields.push_back(*std::find_if(all.begin(), all.end(), [&](const solver::Variable& f) { return name == f.name; }));
   }
   k::LocalGrids grids;
   grids.block = {sh.s[0], sh.s[1], sh.s[2]};
@@ -191,7 +191,7 @@ k::WriteStats RunOutput::write(solver::Solver& s, k::StepKind kind) {
     rec.uid = info.uid.raw();
     rec.level = info.level();
     rec.sort_key = info.uid.morton();
-    rec.bbox = {info.box.lo[0], info.box.hi[0], info.box.lo[1], info.box.hi[1], info.box.lo[2], info.box.hi[2]};
+    rec.bbox = spacetree::interleaved(info.box);
     rec.parent_uid = info.family.parent.raw();
     for (const auto& c : info.family.children) rec.child_uids.push_back(c.raw());
     for (const auto& f : fields) rec.fields.push_back(forest.data(g, f.var));

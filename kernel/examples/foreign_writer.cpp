@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
     // Restart from step 2 on however many ranks we have now.
     k::Reader r = k::Reader::open(path, MPI_COMM_WORLD);
     k::StepEntry e = r.find_step("2");
-    k::Topology topo = r.read_topology(e.step);
+    k::StepTopology topo = r.read_topology(e.step);
     auto rows = k::partition_rows(topo, rank, size);
     std::vector<double> buf(rows.size() * static_cast<std::size_t>(common.block.cells()));
     r.read_rows(e.step, "cell_data", "temperature", rows, buf.data());

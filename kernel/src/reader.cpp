@@ -196,11 +196,11 @@ std::vector<T> read_all(const Ctx& c, hid_t g, const std::string& gpath, const c
 }
 }  // namespace
 
-Topology Reader::read_topology(std::int64_t step_number) const {
+StepTopology Reader::read_topology(std::int64_t step_number) const {
   const Ctx& c = impl_->ctx;
   StepEntry e = step(step_number, true);
   h5::Group g = h5::open_group(c, impl_->file, e.group);
-  Topology t;
+  StepTopology t;
   const auto ng = static_cast<hsize_t>(e.n_grids);
   const int nc = impl_->common.max_children;
   t.n_grids = e.n_grids;
@@ -445,7 +445,7 @@ void Reader::read_cell_types(std::int64_t step_number, const std::vector<std::in
   read_rows_impl<std::uint8_t>(*impl_, e, {{"cell_type", out}}, H5T_NATIVE_UINT8, H5T_INTEGER, rows);
 }
 
-std::vector<std::int64_t> partition_rows(const Topology& topo, int rank, int nranks) {
+std::vector<std::int64_t> partition_rows(const StepTopology& topo, int rank, int nranks) {
   std::vector<std::int64_t> rows;
   for (int l = 0; l + 1 < static_cast<int>(topo.level_offsets.size()); ++l) {
     const std::int64_t a = topo.level_offsets[l], n = topo.level_offsets[l + 1] - a;

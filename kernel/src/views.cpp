@@ -37,7 +37,7 @@ std::string series_path(const std::string& h5_path) {
   return views_directory(h5_path) + "/" + stem_of(h5_path) + ".hdf.series";
 }
 
-void write_step_view(const std::string& h5_path, const CommonInfo& cm, const StepEntry& step, const Topology& topo,
+void write_step_view(const std::string& h5_path, const CommonInfo& cm, const StepEntry& step, const StepTopology& topo,
                      const std::vector<FieldInfo>& fields) {
   h5::silence_errors();
   const std::string dir = views_directory(h5_path);
@@ -148,7 +148,7 @@ void regenerate_views(const std::string& h5_path) {
   Reader r = Reader::open(h5_path);
   for (const auto& e : r.steps(true)) {
     if (e.n_grids == 0) continue;
-    Topology t = r.read_topology(e.step);
+    StepTopology t = r.read_topology(e.step);
     std::vector<FieldInfo> f;
     for (const auto& fi : r.fields(e.step))
       if (fi.group == "cell_data") f.push_back(fi);

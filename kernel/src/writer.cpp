@@ -215,14 +215,14 @@ std::string local_problem(const Writer::Impl& w, const StepInfo& info, const Loc
 }
 
 /// Collective. Rank 0 gets every grid's level and box, for the derived view.
-Topology gather_view_topology(const Writer::Impl& w, const LocalGrids& grids, const detail::StepRows& rows) {
+StepTopology gather_view_topology(const Writer::Impl& w, const LocalGrids& grids, const detail::StepRows& rows) {
   const std::size_t nloc = rows.perm.size();
   const auto& perm = rows.perm;
   const auto& row_of = rows.layout.row_of;
   const auto& level_start = rows.layout.level_start;
   const std::int64_t n_grids = rows.layout.n_grids;
   const int n_levels = rows.layout.n_levels;
-  Topology view_topo;
+  StepTopology view_topo;
   {
     std::vector<int> cnt(static_cast<std::size_t>(w.size)), dsp(static_cast<std::size_t>(w.size));
     int n7 = static_cast<int>(nloc) * 7;
@@ -412,7 +412,7 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
   // ---- 5. the data: one linear buffer, one collective write per dataset ----
   const detail::DataStats written = detail::write_data(w, info, grids, rows, data, dsets, gpath);
   // Views need every grid's level and box on rank 0 (collective gather, before commit).
-  const Topology view_topo = w.opts.write_views ? gather_view_topology(w, grids, rows) : Topology{};
+  const StepTopology view_topo = w.opts.write_views ? gather_view_topology(w, grids, rows) : StepTopology{};
 
   // ---- 6. crash protocol: flush -> committed marker + index row -> flush ----
   const detail::IndexRow index_row{info.step, info.time, info.dt, static_cast<std::uint8_t>(info.kind), 1,

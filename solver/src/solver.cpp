@@ -22,7 +22,7 @@ using spacetree::Relation;
 
 namespace {
 
-constexpr FieldInfo kFields[] = {
+constexpr Variable kFields[] = {
     {kU, "u", FieldRole::state},         {kV, "v", FieldRole::state},        {kW, "w", FieldRole::state},
     {kP, "p", FieldRole::state},         {kT, "T", FieldRole::state},        {kGpx, "gpx", FieldRole::derived},
     {kGpy, "gpy", FieldRole::derived},   {kGpz, "gpz", FieldRole::derived},  {kUs, "u_star", FieldRole::scratch},
@@ -68,9 +68,9 @@ double allreduce_max(double v, MPI_Comm comm) {
 
 }  // namespace
 
-std::span<const FieldInfo> field_table() { return kFields; }
-std::vector<FieldInfo> state_fields() {
-  std::vector<FieldInfo> out;
+std::span<const Variable> field_table() { return kFields; }
+std::vector<Variable> state_fields() {
+  std::vector<Variable> out;
   for (const auto& f : kFields)
     if (f.role == FieldRole::state) out.push_back(f);
   return out;
@@ -748,7 +748,7 @@ struct Solver::Impl {
     pressure_gradient();
   }
 
-  StepInfo step() {
+  StepResult step() {
     using clock = std::chrono::steady_clock;
     auto t = clock::now();
     auto lap = [&](double& acc) {
@@ -780,7 +780,7 @@ struct Solver::Impl {
     track_lift();
     times.pressure_cycles += last_pressure.cycles;
     times.steps += 1;
-    return StepInfo{st.step, st.time, dt, last_pressure};
+    return StepResult{st.step, st.time, dt, last_pressure};
   }
 
   // ------------------------------------------------------------ multigrid
@@ -1210,7 +1210,7 @@ Solver& Solver::operator=(Solver&&) noexcept = default;
 const SolverCase& Solver::config() const { return impl_->cfg; }
 spacetree::Forest& Solver::forest() { return impl_->forest; }
 const spacetree::Forest& Solver::forest() const { return impl_->forest; }
-StepInfo Solver::step() { return impl_->step(); }
+StepResult Solver::step() { return impl_->step(); }
 bool Solver::finished() const {
   const auto& c = impl_->cfg;
   return impl_->st.step >= c.time.max_steps || impl_->st.time >= c.time.end * (1.0 - 1e-12);

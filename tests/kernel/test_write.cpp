@@ -19,7 +19,7 @@ std::vector<Reader> open_all(const std::vector<std::string>& paths) {
   for (const auto& p : paths) readers.push_back(Reader::open(p));
   return readers;
 }
-std::vector<std::int64_t> all_rows(const Topology& t) {
+std::vector<std::int64_t> all_rows(const StepTopology& t) {
   std::vector<std::int64_t> rows(static_cast<std::size_t>(t.n_grids));
   std::iota(rows.begin(), rows.end(), 0);
   return rows;
@@ -50,7 +50,7 @@ TEST_CASE("rows are ordered by (level, rank, key); links are rows; data lands in
   }
   MPI_Barrier(MPI_COMM_WORLD);
   Reader r = Reader::open(path);
-  Topology t = r.read_topology(10);
+  StepTopology t = r.read_topology(10);
   REQUIRE(t.n_grids == 33);
   THEN("root is row 0 and rows are (level, rank, key) ordered") {
     CHECK(t.level[0] == 0);
@@ -166,11 +166,11 @@ TEST_CASE("the write pipeline changes no byte and keeps the buffer within one co
   THEN("every dataset reads back the same in all three files") {
     std::vector<Reader> readers = open_all(paths);
     for (std::int64_t step : {1, 2, 3}) {
-      Topology t0 = readers[0].read_topology(step);
+      StepTopology t0 = readers[0].read_topology(step);
       const std::vector<std::int64_t> rows = all_rows(t0);
       std::vector<FieldSpec> fields = step == 3 ? std::vector<FieldSpec>{{"cell_data", "u", 0}} : ToyModel::checkpoint_fields();
       for (std::size_t k = 1; k < readers.size(); ++k) {
-        Topology t = readers[k].read_topology(step);
+        StepTopology t = readers[k].read_topology(step);
         CHECK(t.uid == t0.uid);
         CHECK(t.child_rows == t0.child_rows);
         CHECK(t.bbox == t0.bbox);
@@ -191,7 +191,7 @@ TEST_CASE("the write pipeline changes no byte and keeps the buffer within one co
   }
   THEN("and the data is this rank's, not a neighbour half's") {
     Reader r = Reader::open(paths[0]);
-    Topology t = r.read_topology(2);
+    StepTopology t = r.read_topology(2);
     std::map<std::uint64_t, std::int64_t> row;
     for (std::int64_t i = 0; i < t.n_grids; ++i) row[t.uid[static_cast<std::size_t>(i)]] = i;
     std::vector<std::int64_t> mine;
@@ -266,13 +266,13 @@ TEST_CASE("zero-copy writes put byte for byte what packing writes", "[kernel][mp
   THEN("every dataset of every step reads back the same from all three files, and as written") {
     std::vector<Reader> readers = open_all(paths);
     for (std::int64_t step : {1, 2, 3}) {
-      Topology t0 = readers[0].read_topology(step);
+      StepTopology t0 = readers[0].read_topology(step);
       const std::vector<std::int64_t> rows = all_rows(t0);
       const auto fields = step == 2 ? ToyModel::visual_fields(true) : ToyModel::checkpoint_fields();
       std::vector<std::vector<double>> first;
       for (std::size_t k = 0; k < readers.size(); ++k) {
         INFO("step " << step << ", way " << ways[k].name);
-        Topology t = readers[k].read_topology(step);
+        StepTopology t = readers[k].read_topology(step);
         CHECK(t.uid == t0.uid);
         CHECK(t.child_rows == t0.child_rows);
         for (std::size_t fi = 0; fi < fields.size(); ++fi) {

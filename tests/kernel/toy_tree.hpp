@@ -212,7 +212,7 @@ struct ToyModel {
     ToyModel m;
     m.block = r.common().block.sx;
     m.halo = halo;
-    k::Topology t = r.read_topology(step);
+    k::StepTopology t = r.read_topology(step);
     auto rows = k::partition_rows(t, rank, size);
     const std::size_t cells = static_cast<std::size_t>(r.common().block.cells());
     const std::size_t padded = static_cast<std::size_t>((m.block + 2 * halo) * (m.block + 2 * halo) * (m.block + 2 * halo));

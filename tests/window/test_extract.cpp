@@ -80,11 +80,11 @@ SCENARIO("extract copies exactly the selected cells", "[window]") {
   }
 }
 
-SCENARIO("a kernel::Topology and the spacetree adapter give the same selection", "[window]") {
+SCENARIO("a kernel::StepTopology and the spacetree adapter give the same selection", "[window]") {
   const auto tree = rwd::test::random_tree(rwd::test::unit_shape(3, 3), 5);
   const auto arrays = rwd::window::arrays_of(tree);
-  // A Topology as Reader::read_topology fills it for a step written from this tree.
-  rwd::kernel::Topology topo;
+  // A StepTopology as Reader::read_topology fills it for a step written from this tree.
+  rwd::kernel::StepTopology topo;
   topo.n_grids = static_cast<std::int64_t>(arrays.level.size());
   topo.max_children = arrays.max_children;
   topo.level = arrays.level;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <stdexcept>
+#include <string>
 
 #include "rewind/kernel/reader.hpp"
 #include "vtkCellData.h"
@@ -78,7 +80,17 @@ void fill_output(const collector::WindowReply& reply, bool cell_types, vtkMultiB
     out->SetBlock(static_cast<unsigned>(l), vtkSmartPointer<vtkMultiPieceDataSet>::New());
     out->GetMetaData(static_cast<unsigned>(l))->Set(vtkCompositeDataSet::NAME(), ("Level " + std::to_string(l)).c_str());
   }
-  const bool types = cell_types && reply.cell_type.size() == reply.cells;
+  // A reply whose arrays do not hold its cells is an error, never a silently thinner
+  // output: a missing cell-type array (a step written without one) is not.
+  for (std::size_t v = 0; v < reply.values.size(); ++v)
+    if (reply.values[v].size() != reply.cells)
+      throw std::runtime_error("window reply: '" + (v < reply.variables.size() ? reply.variables[v] : std::string("?")) +
+                               "' holds " + std::to_string(reply.values[v].size()) + " values for " +
+                               std::to_string(reply.cells) + " cells");
+  if (!reply.cell_type.empty() && reply.cell_type.size() != reply.cells)
+    throw std::runtime_error("window reply: 'cell_type' holds " + std::to_string(reply.cell_type.size()) + " values for " +
+                             std::to_string(reply.cells) + " cells");
+  const bool types = cell_types && !reply.cell_type.empty();
   std::uint64_t offset = 0;
   for (const auto& p : reply.pieces) {
     auto img = vtkSmartPointer<vtkImageData>::New();

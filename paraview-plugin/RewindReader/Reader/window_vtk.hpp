@@ -32,7 +32,8 @@ void offer_arrays(vtkDataArraySelection& selection, const std::vector<std::strin
 /// piece (cell data: the reply's variables, and "cell_type" if `cell_types` and the
 /// reply has them; field data: the grid's rewind_row (-1 live), rewind_uid,
 /// rewind_level, rewind_stride, rewind_first), and field data of `out`: rewind_step,
-/// rewind_time, rewind_level, rewind_stride, rewind_file.
+/// rewind_time, rewind_level, rewind_stride, rewind_file. Throws std::runtime_error if
+/// an array of the reply does not hold exactly its cells.
 void fill_output(const collector::WindowReply& reply, bool cell_types, vtkMultiBlockDataSet* out);
 
 /// Which of the ascending, non-empty `times` ParaView's request (an output information

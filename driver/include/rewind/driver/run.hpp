@@ -88,7 +88,7 @@ class Run;
 /// One step boundary, as the observers see it.
 struct Boundary {
   bool first = false;                   ///< before the first step of this timeline
-  std::optional<solver::StepInfo> step; ///< the step just taken (none when first)
+  std::optional<solver::StepResult> step; ///< the step just taken (none when first)
 };
 
 /// Something called at every step boundary. Collective over the compute ranks.

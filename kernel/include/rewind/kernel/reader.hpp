@@ -28,8 +28,9 @@
 
 namespace rwd::kernel {
 
-/// The tree of one step, one entry per row (row i = the same grid in every dataset).
-struct Topology {
+/// The tree of one step as a file stores it, one entry per row (row i = the same grid
+/// in every dataset). Not spacetree::Topology, the live tree with its neighbour queries.
+struct StepTopology {
   std::int64_t n_grids = 0;
   int max_children = 0;
   std::vector<std::uint64_t> uid;
@@ -75,8 +76,8 @@ class Reader {
   /// The step with this step number; committed unless allow_uncommitted.
   [[nodiscard]] StepEntry step(std::int64_t step_number, bool allow_uncommitted = false) const;
 
-  /// Topology of a step (small: ~150 bytes per grid). Local (each rank reads it).
-  [[nodiscard]] Topology read_topology(std::int64_t step) const;
+  /// The tree of a step (small: ~150 bytes per grid). Local (each rank reads it).
+  [[nodiscard]] StepTopology read_topology(std::int64_t step) const;
   /// Cell-data datasets present in a step.
   [[nodiscard]] std::vector<FieldInfo> fields(std::int64_t step) const;
 
@@ -135,7 +136,7 @@ std::string time_selector_note(const std::string& selector, const StepEntry& cho
 /// nranks contiguous pieces of the (level-major, curve-ordered) row list within every
 /// level, so each rank gets <= n_levels contiguous row ranges and about
 /// n_grids/nranks grids. Pure function; any other partition works with read_rows too.
-std::vector<std::int64_t> partition_rows(const Topology& topo, int rank, int nranks);
+std::vector<std::int64_t> partition_rows(const StepTopology& topo, int rank, int nranks);
 
 /// Copies packed interior cells (as read_rows returns them) of one grid into a padded
 /// array with `halo` ghost layers (ghosts untouched).

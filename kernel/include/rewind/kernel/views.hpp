@@ -15,7 +15,7 @@
 
 namespace rwd::kernel {
 
-struct Topology;
+struct StepTopology;
 
 /// Directory holding the views of `h5_path` ("<dir>/<stem>.views").
 std::string views_directory(const std::string& h5_path);
@@ -25,7 +25,7 @@ std::string series_path(const std::string& h5_path);
 /// Serial. Writes the view of one step and adds it to the series file.
 /// `fields`: the step's cell_data variables to expose. Throws FileError.
 void write_step_view(const std::string& h5_path, const CommonInfo& common,
-                     const StepEntry& step, const Topology& topo,
+                     const StepEntry& step, const StepTopology& topo,
                      const std::vector<FieldInfo>& fields);
 
 /// Serial, read-only on `h5_path`: rewrites the views of every committed step.

@@ -75,15 +75,17 @@ enum class CellType : std::uint8_t {
 };
 
 enum class FieldRole : std::uint8_t { state, derived, scratch };
-struct FieldInfo {
+/// One Forest variable of the solver: its index, name and role (not kernel::FieldInfo,
+/// a dataset of a file).
+struct Variable {
   int var;
   const char* name;
   FieldRole role;
 };
 /// Every Forest variable with its name and role (state = must be checkpointed).
-std::span<const FieldInfo> field_table();
+std::span<const Variable> field_table();
 /// The state variables (u, v, w, p, T) a checkpoint must contain.
-std::vector<FieldInfo> state_fields();
+std::vector<Variable> state_fields();
 
 struct ScalarState {
   double time = 0.0;
@@ -106,7 +108,7 @@ struct PhaseTimes {
   std::int64_t steps = 0;
 };
 
-struct StepInfo {
+struct StepResult {
   std::int64_t step = 0;
   double time = 0.0;
   double dt = 0.0;
@@ -153,7 +155,7 @@ class Solver {
 
   /// One time step. Collective. Throws std::runtime_error if the velocity blows up
   /// (non-finite) — on every rank, after agreeing.
-  StepInfo step();
+  StepResult step();
   /// True when time >= end or step >= max_steps.
   [[nodiscard]] bool finished() const;
   /// The dt the next step will take. Collective.

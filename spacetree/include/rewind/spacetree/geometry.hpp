@@ -36,4 +36,11 @@ struct Box {
   bool operator==(const Box&) const = default;
 };
 
+/// The box as (xmin, xmax, ymin, ymax, zmin, zmax): the order of the kernel's
+/// `bounding_box` rows and of window::TreeView. The one conversion between the two
+/// layouts.
+[[nodiscard]] inline std::array<double, 6> interleaved(const Box& b) {
+  return {b.lo[0], b.hi[0], b.lo[1], b.hi[1], b.lo[2], b.hi[2]};
+}
+
 }  // namespace rwd::spacetree

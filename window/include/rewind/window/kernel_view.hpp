@@ -1,4 +1,4 @@
-// TreeView of a kernel::Topology (a step read from a Rewind file). Header-only and kept
+// TreeView of a kernel::StepTopology (a step read from a Rewind file). Header-only and kept
 // apart from select.hpp so the selection core does not depend on the kernel (or MPI).
 //
 //   const auto topo = reader.read_topology(step);
@@ -12,7 +12,7 @@ namespace rwd::window {
 
 /// Borrows the arrays of `topo` (it must outlive the view); `block` is the file's
 /// CommonInfo::block. Pure, does not throw (select() checks the view).
-inline TreeView view_of(const kernel::Topology& topo, const kernel::BlockShape& block) {
+inline TreeView view_of(const kernel::StepTopology& topo, const kernel::BlockShape& block) {
   TreeView v;
   v.cells = {block.sx, block.sy, block.sz};
   v.max_children = topo.max_children;

@@ -38,7 +38,7 @@
 //   box at levels <= L* (it stops as soon as level L*+1 overflows): the cost follows
 //   the budget and the box, not the tree size. It never scans all rows.
 //
-// Row order contract (as in kernel::Topology and spacetree::Tree::nodes()): rows are
+// Row order contract (as in kernel::StepTopology and spacetree::Tree::nodes()): rows are
 // level-major and Morton-ordered within a level, row 0 is the root, children of a
 // grid are listed in child_rows (-1 = none; a grid with no child is a leaf).
 #pragma once
@@ -56,7 +56,7 @@ struct Box {
 };
 
 /// A tree as borrowed arrays, one entry per row. The arrays must outlive every call
-/// that receives the view; nothing is copied. kernel::Topology fits directly
+/// that receives the view; nothing is copied. kernel::StepTopology fits directly
 /// (rewind/window/kernel_view.hpp), spacetree::Tree through rewind/window/tree_view.hpp.
 struct TreeView {
   std::array<int, 3> cells{};                     ///< cells per grid per axis (2-D: s_z = 1)
