@@ -1,0 +1,274 @@
+// One time step: dt, the predictor, the direct forcing of obstacles, the projection
+// and the correction.
+#include "solver_impl.hpp"
+
+namespace rwd::solver {
+
+double Solver::Impl::compute_dt() {
+  double adv = 0.0, u2 = 0.0;
+  int bad = 0;
+  for (const std::size_t g : leaves) {
+    const auto& G = grids[g].geom;
+    const double* u[3] = {forest.data(g, kU), forest.data(g, kV), forest.data(g, kW)};
+    for_interior(G, [&](std::int64_t c, int, int, int) {
+      double s = 0, q = 0;
+      for (int a = 0; a < dim; ++a) s += std::abs(u[a][c]) / G.h[a], q += u[a][c] * u[a][c];
+      if (!std::isfinite(s)) bad = 1;
+      adv = std::max(adv, s);
+      u2 = std::max(u2, q);
+    });
+  }
+  int any_bad = 0;
+  MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, comm);
+  if (any_bad)
+    throw std::runtime_error(fmt::format("the velocity is not finite at step {} (t = {}): the run is unstable",
+                                         st.step, st.time));
+  adv = allreduce_max(adv, comm);
+  double bspeed = 0;
+  for (int a = 0; a < dim; ++a) bspeed += cfg.boundary_speed() / h_finest[a];
+  adv = std::max(adv, bspeed);
+  u2 = std::max(allreduce_max(u2, comm), cfg.boundary_speed() * cfg.boundary_speed());
+  double dt = cfg.time.dt > 0 ? cfg.time.dt : cfg.time.safety * stable_dt(cfg, adv, h_finest, u2);
+  dt = std::min(dt, cfg.time.dt_max);
+  // Reach the next event (an output time, or `end`) exactly without a tiny last
+  // step: the remaining time is split into equal steps, so dt changes by at most a
+  // factor (n-1)/n at a time (a dt jump would show in the Rhie–Chow face
+  // velocities). Aiming at output times, not only at `end`, is what makes a run to
+  // T followed by a restart take the same steps as one run to 2T.
+  const double target = std::min(cfg.time.end, event_time);
+  const double left = target - st.time;
+  if (left > 0 && cfg.time.dt <= 0) {
+    const double n = std::ceil(left / dt * (1.0 - 1e-12));
+    if (n < 1e6) dt = left / std::max(n, 1.0);
+  } else if (left > 0 && dt > left) {
+    dt = left;
+  }
+  return dt;
+}
+
+void Solver::Impl::predictor(double dt) {
+  const auto& ph = cfg.physics;
+  const double dtp = st.dt_prev;
+  const double up = cfg.numerics.upwind;
+  const bool energy = ph.energy;
+  for (const std::size_t g : leaves) {
+    const GridData& gd = grids[g];
+    const BlockGeom& G = gd.geom;
+    const double* u[3] = {forest.data(g, kU), forest.data(g, kV), forest.data(g, kW)};
+    double* us[3] = {forest.data(g, kUs), forest.data(g, kVs), forest.data(g, kWs)};
+    const double* gp[3] = {forest.data(g, kGpx), forest.data(g, kGpy), forest.data(g, kGpz)};
+    const double* p = forest.data(g, kP);
+    const double* T = forest.data(g, kT);
+    double* Ts = forest.data(g, kTs);
+    std::array<std::int64_t, 3> str{};
+    for (int a = 0; a < 3; ++a) str[static_cast<std::size_t>(a)] = G.stride(a);
+    for_interior(G, [&](std::int64_t c, int i, int j, int k) {
+      const int idx[3] = {i, j, k};
+      double adv[4] = {0, 0, 0, 0};
+      for (int a = 0; a < dim; ++a) {
+        const std::int64_t s = str[static_cast<std::size_t>(a)];
+        const double h = G.h[a];
+        const double Up = face_velocity(u[a], p, gp[a], G, c, a, dtp);
+        const double Um = face_velocity(u[a], p, gp[a], G, c - s, a, dtp);
+        // Upwinding would mix the ghost into a prescribed face value: none on a
+        // non-periodic domain face.
+        const double gpf = (gd.on_face[static_cast<std::size_t>(2 * a + 1)] && idx[a] == G.s[a] - 1)
+                               ? 0.0 : upwind_gamma(Up, dt, h, up);
+        const double gmf = (gd.on_face[static_cast<std::size_t>(2 * a)] && idx[a] == 0)
+                               ? 0.0 : upwind_gamma(Um, dt, h, up);
+        for (int q = 0; q < dim; ++q) {
+          const double* f = u[q];
+          adv[q] += (Up * face_value(f[c], f[c + s], Up, gpf) - Um * face_value(f[c - s], f[c], Um, gmf)) / h;
+        }
+        if (energy) adv[3] += (Up * face_value(T[c], T[c + s], Up, gpf) - Um * face_value(T[c - s], T[c], Um, gmf)) / h;
+      }
+      const double buoy = energy ? -ph.beta * (T[c] - ph.T_ref) : 0.0;
+      for (int q = 0; q < dim; ++q)
+        us[q][c] = u[q][c] + dt * (-adv[q] + ph.nu * laplacian(u[q], G, c) - gp[q][c] + buoy * ph.gravity[static_cast<std::size_t>(q)]);
+      if (energy) Ts[c] = T[c] + dt * (-adv[3] + ph.alpha * laplacian(T, G, c) + ph.heat_source);
+    });
+  }
+}
+
+void Solver::Impl::force_obstacles(double dt) {
+  for (auto& f : forces) f.force = {0, 0, 0};
+  if (cfg.obstacles.empty()) return;
+  const bool temp = cfg.physics.energy &&
+                    std::any_of(cfg.obstacles.begin(), cfg.obstacles.end(), [](const Obstacle& o) { return o.temperature.has_value(); });
+  {
+    std::vector<int> vars{kUs, kVs, kWs};
+    if (temp) vars.push_back(kTs);
+    exchange(vars);
+  }
+  // Per grid, per obstacle, per component partial sums; added in UID order.
+  const std::size_t no = cfg.obstacles.size();
+  std::vector<std::uint64_t> uids;
+  std::vector<double> parts;
+  std::vector<double> target;
+  for (const std::size_t g : leaves) {
+    const GridData& gd = grids[g];
+    if (gd.forced.empty()) continue;
+    const double dv = gd.geom.h[0] * gd.geom.h[1] * (dim == 3 ? gd.geom.h[2] : 1.0);
+    std::vector<double> part(3 * no, 0.0);
+    double* us[3] = {forest.data(g, kUs), forest.data(g, kVs), forest.data(g, kWs)};
+    target.resize(gd.forced.size() * 4);
+    // Targets from the unforced predictor first, so the result does not depend on
+    // the order in which cells are forced.
+    for (std::size_t n = 0; n < gd.forced.size(); ++n) {
+      const Forced& f = gd.forced[n];
+      for (int q = 0; q < dim; ++q) {
+        double t = 0;
+        for (int m = 0; m < f.n; ++m) t += f.w[static_cast<std::size_t>(m)] * us[q][f.c + f.off[static_cast<std::size_t>(m)]];
+        target[4 * n + static_cast<std::size_t>(q)] = t;
+      }
+      if (temp) {
+        const auto& ob = cfg.obstacles[static_cast<std::size_t>(f.obstacle)];
+        if (ob.temperature) {
+          const double* Ts = forest.data(g, kTs);
+          const double tb = *ob.temperature;
+          double t = tb;
+          for (int m = 0; m < f.n; ++m) t += f.w[static_cast<std::size_t>(m)] * (Ts[f.c + f.off[static_cast<std::size_t>(m)]] - tb);
+          target[4 * n + 3] = t;
+        }
+      }
+    }
+    for (std::size_t n = 0; n < gd.forced.size(); ++n) {
+      const Forced& f = gd.forced[n];
+      for (int q = 0; q < dim; ++q) {
+        const double t = target[4 * n + static_cast<std::size_t>(q)];
+        part[3 * static_cast<std::size_t>(f.obstacle) + static_cast<std::size_t>(q)] -= (t - us[q][f.c]) / dt * dv;
+        us[q][f.c] = t;
+      }
+      if (temp && cfg.obstacles[static_cast<std::size_t>(f.obstacle)].temperature) forest.data(g, kTs)[f.c] = target[4 * n + 3];
+    }
+    uids.push_back(forest.grid(g).uid.raw());
+    parts.insert(parts.end(), part.begin(), part.end());
+  }
+  const auto sums = ordered_sum(uids, parts, 3 * no);
+  for (std::size_t o = 0; o < no; ++o)
+    for (int q = 0; q < 3; ++q) forces[o].force[static_cast<std::size_t>(q)] = sums[3 * o + static_cast<std::size_t>(q)];
+}
+
+std::vector<double> Solver::Impl::ordered_sum(const std::vector<std::uint64_t>& uids, const std::vector<double>& parts, std::size_t K) {
+  int nranks = 1;
+  MPI_Comm_size(comm, &nranks);
+  const int mine = static_cast<int>(uids.size());
+  std::vector<int> counts(static_cast<std::size_t>(nranks)), displ(static_cast<std::size_t>(nranks));
+  MPI_Allgather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
+  int total = 0;
+  for (int r = 0; r < nranks; ++r) displ[static_cast<std::size_t>(r)] = total, total += counts[static_cast<std::size_t>(r)];
+  std::vector<std::uint64_t> all_uids(static_cast<std::size_t>(total));
+  MPI_Allgatherv(uids.data(), mine, MPI_UINT64_T, all_uids.data(), counts.data(), displ.data(), MPI_UINT64_T, comm);
+  std::vector<int> vc(counts), vd(displ);
+  for (int r = 0; r < nranks; ++r) vc[static_cast<std::size_t>(r)] *= static_cast<int>(K), vd[static_cast<std::size_t>(r)] *= static_cast<int>(K);
+  std::vector<double> all(static_cast<std::size_t>(total) * K);
+  MPI_Allgatherv(parts.data(), mine * static_cast<int>(K), MPI_DOUBLE, all.data(), vc.data(), vd.data(), MPI_DOUBLE, comm);
+  std::vector<std::size_t> order(static_cast<std::size_t>(total));
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return all_uids[a] < all_uids[b]; });
+  std::vector<double> sum(K, 0.0);
+  for (const std::size_t n : order)
+    for (std::size_t k = 0; k < K; ++k) sum[k] += all[n * K + k];
+  return sum;
+}
+
+void Solver::Impl::projection_rhs(double dt) {
+  for (const std::size_t g : leaves) {
+    const BlockGeom& G = grids[g].geom;
+    const double* us[3] = {forest.data(g, kUs), forest.data(g, kVs), forest.data(g, kWs)};
+    const double* gp[3] = {forest.data(g, kGpx), forest.data(g, kGpy), forest.data(g, kGpz)};
+    const double* p = forest.data(g, kP);
+    double* rhs = forest.data(g, kRhs);
+    for_interior(G, [&](std::int64_t c, int, int, int) {
+      double d = 0;
+      for (int a = 0; a < dim; ++a)
+        d += (face_velocity(us[a], p, gp[a], G, c, a, dt) - face_velocity(us[a], p, gp[a], G, c - G.stride(a), a, dt)) / G.h[a];
+      rhs[c] = d / dt;
+    });
+  }
+  // Mass: a coarse cell next to a level jump takes the mean of the fine face
+  // velocities, so with the flux-matched Laplacian the projected fine and coarse
+  // face velocities agree and mass is conserved across the jump.
+  reflux([&](std::size_t g, std::int64_t c, int a) {
+           const BlockGeom& G = grids[g].geom;
+           return face_velocity(forest.data(g, kUs + a), forest.data(g, kP), forest.data(g, kGpx + a), G, c, a, dt);
+         },
+         [&](std::size_t g, std::int64_t c, int a, int side, double fine, double own) {
+           const double d = (fine - own) / (grids[g].geom.h[a] * dt);
+           forest.data(g, kRhs)[c] += side ? d : -d;
+         });
+}
+
+void Solver::Impl::correct(double dt) {
+  for (const std::size_t g : leaves) {
+    const BlockGeom& G = grids[g].geom;
+    const double* us[3] = {forest.data(g, kUs), forest.data(g, kVs), forest.data(g, kWs)};
+    double* u[3] = {forest.data(g, kU), forest.data(g, kV), forest.data(g, kW)};
+    const double* phi = forest.data(g, kPhi);
+    double* p = forest.data(g, kP);
+    double* T = forest.data(g, kT);
+    const double* Ts = forest.data(g, kTs);
+    const bool energy = cfg.physics.energy;
+    for_interior(G, [&](std::int64_t c, int, int, int) {
+      for (int a = 0; a < dim; ++a) u[a][c] = us[a][c] - dt * cell_gradient(phi, G, c, a);
+      p[c] += phi[c];
+      if (energy) T[c] = Ts[c];
+    });
+  }
+}
+
+void Solver::Impl::pressure_gradient() {
+  for (const std::size_t g : leaves) {
+    const BlockGeom& G = grids[g].geom;
+    const double* p = forest.data(g, kP);
+    double* gp[3] = {forest.data(g, kGpx), forest.data(g, kGpy), forest.data(g, kGpz)};
+    for_interior(G, [&](std::int64_t c, int, int, int) {
+      for (int a = 0; a < dim; ++a) gp[a][c] = cell_gradient(p, G, c, a);
+    });
+  }
+  static constexpr int gv[] = {kGpx, kGpy, kGpz};
+  exchange(std::span<const int>(gv, static_cast<std::size_t>(dim)));
+}
+
+void Solver::Impl::finish_state() {
+  static constexpr int sv[] = {kU, kV, kW, kP, kT};
+  exchange(sv);
+  pressure_gradient();
+}
+
+StepResult Solver::Impl::step() {
+  using clock = std::chrono::steady_clock;
+  auto t = clock::now();
+  auto lap = [&](double& acc) {
+    const auto now = clock::now();
+    acc += std::chrono::duration<double>(now - t).count();
+    t = now;
+  };
+  const double dt = compute_dt();
+  lap(times.dt);
+  predictor(dt);
+  reflux_predictor(dt);
+  lap(times.predictor);
+  force_obstacles(dt);
+  lap(times.obstacles);
+  static constexpr int vs[] = {kUs, kVs, kWs};
+  exchange(vs);
+  projection_rhs(dt);
+  lap(times.projection_rhs);
+  last_pressure = solve(cfg.pressure.tolerance, dt);
+  lap(times.pressure);
+  correct(dt);
+  lap(times.correction);
+  st.dt_prev = dt;
+  st.time += dt;
+  st.step += 1;
+  dt_last = dt;
+  finish_state();
+  lap(times.exchange);
+  track_lift();
+  times.pressure_cycles += last_pressure.cycles;
+  times.steps += 1;
+  return StepResult{st.step, st.time, dt, last_pressure};
+}
+
+}  // namespace rwd::solver
