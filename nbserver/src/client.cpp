@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "receive.hpp"
 #include "rewind/nbserver/server.hpp"
 
 namespace rwd::nbserver {
@@ -63,13 +64,8 @@ Message Client::call(const Body& request) {
   m.body = request;
   const std::vector<std::byte> out = encode(m);
   mpi::check(MPI_Send(out.data(), static_cast<int>(out.size()), MPI_BYTE, server_, kRequestTag, service_), "nbserver client", "MPI_Send");
-  MPI_Status status;
-  MPI_Message msg;
-  mpi::check(MPI_Mprobe(server_, kReplyTag, service_, &msg, &status), "nbserver client", "MPI_Mprobe");
-  int count = 0;
-  mpi::check(MPI_Get_count(&status, MPI_BYTE, &count), "nbserver client", "MPI_Get_count");
-  in_.resize(static_cast<std::size_t>(count));
-  mpi::check(MPI_Mrecv(in_.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE), "nbserver client", "MPI_Mrecv");
+  detail::receive_message(server_, kReplyTag, service_, in_, "nbserver client");
+  const auto count = static_cast<std::int64_t>(in_.size());
   ++stats_.requests;
   stats_.bytes_sent += static_cast<std::int64_t>(out.size());
   stats_.bytes_received += count;

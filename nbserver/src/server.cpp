@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "receive.hpp"
 #include "rewind/mpi/comm.hpp"
 #include "rewind/spacetree/plan.hpp"
 
@@ -135,13 +136,8 @@ ServerStats Server::serve() {
   ServerStats stats;
   std::vector<std::byte> in;
   for (;;) {
-    MPI_Status status;
-    MPI_Message msg;
-    mpi::check(MPI_Mprobe(MPI_ANY_SOURCE, kRequestTag, service_, &msg, &status), "nbserver", "MPI_Mprobe");
-    int count = 0;
-    mpi::check(MPI_Get_count(&status, MPI_BYTE, &count), "nbserver", "MPI_Get_count");
-    in.resize(static_cast<std::size_t>(count));
-    mpi::check(MPI_Mrecv(in.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE), "nbserver", "MPI_Mrecv");
+    const MPI_Status status = detail::receive_message(MPI_ANY_SOURCE, kRequestTag, service_, in, "nbserver");
+    const auto count = static_cast<std::int64_t>(in.size());
     const auto t0 = std::chrono::steady_clock::now();
     bool shutdown = false;
     const std::vector<std::byte> out = handle_frame(topology_, in, shutdown, &arrays_);

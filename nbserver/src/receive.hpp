@@ -1,0 +1,27 @@
+// Private: one matched receive of a message whose size is known only on arrival, as
+// the server and its clients both take them (MPI_Mprobe + MPI_Mrecv: no other thread's
+// receive can take the message between the probe and the receive).
+#pragma once
+#include <mpi.h>
+
+#include <cstddef>
+#include <vector>
+
+#include "rewind/mpi/comm.hpp"
+
+namespace rwd::nbserver::detail {
+
+/// Receives the next message from `source` (or MPI_ANY_SOURCE) with `tag` into `into`
+/// (resized to fit); returns its status. `who` names the caller in errors.
+inline MPI_Status receive_message(int source, int tag, MPI_Comm comm, std::vector<std::byte>& into, const char* who) {
+  MPI_Status status;
+  MPI_Message msg;
+  mpi::check(MPI_Mprobe(source, tag, comm, &msg, &status), who, "MPI_Mprobe");
+  int count = 0;
+  mpi::check(MPI_Get_count(&status, MPI_BYTE, &count), who, "MPI_Get_count");
+  into.resize(static_cast<std::size_t>(count));
+  mpi::check(MPI_Mrecv(into.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE), who, "MPI_Mrecv");
+  return status;
+}
+
+}  // namespace rwd::nbserver::detail
