@@ -1,6 +1,7 @@
 // Kernel checkpoint write / restart read vs. raw MPI-IO vs. dd: same bytes, same file
 // system, measured side by side in interleaved rounds (docs/benchmarks.md, "Kernel
-// write/read").
+// write/read"). One file on purpose: every contender, the round rotation and the report
+// sit side by side, so a reader checks in one place that all of them move the same bytes.
 //
 //   mpiexec -n P rewind_bench_kernel DIR [--rounds R] [--vars V] [--halo H] [--quick]
 //                                        [--zero-copy-halo] [--only durable|cache|read]

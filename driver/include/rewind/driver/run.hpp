@@ -137,22 +137,23 @@ class Run {
   [[nodiscard]] const std::vector<std::string>& files() const;
 
   // --- Steering: every rank, identically, at a boundary ---------------------------
-  /// Ends the loop after this boundary; the output writes its final checkpoint.
+  /// Ends the loop after this boundary; the output writes its final checkpoint. Local,
+  /// but every rank must call it at the same boundary (as the steering observer does).
   void request_stop();
   [[nodiscard]] bool stop_requested() const;
   /// Adds `changes` ("key=value", steerable keys only) to the run's overrides,
   /// re-reads the case with them and applies what changed to the solver and the
   /// output schedule from the next step on. Every later step records them. Throws
   /// CaseError / std::invalid_argument (the same on every rank) and then changes
-  /// nothing.
+  /// nothing. Collective: every rank, the same changes, at the same boundary.
   void apply(const std::vector<std::string>& changes);
   /// Continues from `spec` (plan_branch) in this job: the current file is left as it
   /// is (its committed steps stay), a new solver restores the branch point on the
   /// same grids, the branch file is created. The next boundary has first = true.
   /// Collective.
   void branch(RunSpec spec);
-  /// Closes the output file (collective), e.g. so the job can read it for a branch;
-  /// reopen_output() continues it (append). output() must not be used in between.
+  /// Closes the output file, e.g. so the job can read it for a branch; reopen_output()
+  /// continues it (append). output() must not be used in between. Both collective.
   void close_output();
   void reopen_output();
 

@@ -120,6 +120,7 @@ class Forest {
   void exchange_halos(std::span<const int> vars, int level = -1, Interp interp = Interp::linear,
                       const BoundaryFill& boundary = {});
   /// The full communication phase: restrict_levels, then exchange_halos on all levels.
+  /// Collective, with the same arguments on every rank.
   void communicate(std::span<const int> vars, Interp interp = Interp::linear,
                    const BoundaryFill& boundary = {});
 
