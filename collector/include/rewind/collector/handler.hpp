@@ -103,8 +103,9 @@ bool valid_time_selector(const std::string& s);
 /// Compares tokens in time independent of where they first differ. Pure.
 bool same_token(const std::string& a, const std::string& b);
 
-/// The answer to a Hello given the server's token ("" = none required): a HelloReply,
-/// or ErrorReply(bad_version / unauthorized). Pure.
+/// The answer to a Hello given the server's token ("" = none required): a HelloReply
+/// naming the session's codec (choose_codec of hello.codecs), or ErrorReply(bad_version /
+/// unauthorized / bad_argument: no codec this server speaks). Pure.
 Body answer_hello(const Hello& hello, const std::string& token, const std::string& server_name,
                   const std::vector<std::string>& capabilities);
 
