@@ -228,6 +228,7 @@ void Connection::write(std::shared_ptr<Reply> reply, bool then_close) {
   set_deadline(ctx_.options.write_timeout);
   asio::async_write(socket_, out_bufs_, [self = shared_from_this(), then_close](const boost::system::error_code& ec, std::size_t) {
     if (self->out_->frame.head.capacity() <= kKeepReply) self->spare_ = std::move(self->out_->frame.head);
+    self->ctx_.handler.recycle(std::move(self->out_->message.body));
     self->out_.reset();
     self->out_bufs_.clear();
     if (ec || self->closed_) return self->close();

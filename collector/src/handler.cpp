@@ -130,6 +130,10 @@ bool Handler::is_steering(MessageType t) {
   return t == MessageType::control_request || t == MessageType::set_request || t == MessageType::branch_request;
 }
 
+void Handler::recycle(Body&& reply) noexcept {
+  if (auto* w = std::get_if<WindowReply>(&reply)) service_.recycle(std::move(*w));
+}
+
 bool Handler::offers(MessageType t) const {
   // info, steps and window are every service's duty; the 1.1 requests must be announced.
   if (t == MessageType::info_request || t == MessageType::steps_request || t == MessageType::window_request) return true;

@@ -63,12 +63,12 @@ std::vector<std::string> overrides_of(Run& run, const json& values) {
 }
 
 // The cells of the window pieces this rank owns: per variable, piece after piece, x
-// fastest; then the cell types in the same order. Sent to the collector without waiting
-// for it to receive them (`sends`, completed before the buffers are used again). `values`
-// and `types` are the caller's, kept between windows: fresh memory would cost the run a
-// page fault per 4 KiB at every window.
+// fastest; then the cell types in the same order. Sent to the collector run by run
+// (live.hpp) without waiting for it to receive them (`sends`, completed before the
+// buffers are used again). `values` and `types` are the caller's, kept between windows:
+// fresh memory would cost the run a page fault per 4 KiB at every window.
 void send_window(Run& run, const json& c, MPI_Comm service, int collector, int rank, std::vector<double>& values,
-                 std::vector<std::uint8_t>& types, std::array<MPI_Request, 2>& sends) {
+                 std::vector<std::uint8_t>& types, std::vector<MPI_Request>& sends) {
   auto& s = run.solver();
   auto& forest = s.forest();
   const auto& sh = forest.shape();
@@ -81,9 +81,14 @@ void send_window(Run& run, const json& c, MPI_Comm service, int collector, int r
     window::Piece piece;
   };
   std::vector<Mine> mine;
+  std::vector<int> runs;  // cells of each run of consecutive pieces of this rank
   std::size_t n = 0;
+  bool in_run = false;
   for (const auto& p : c.at("pieces")) {
-    if (p.at(1).get<int>() != rank) continue;
+    const bool ours = p.at(1).get<int>() == rank;
+    if (ours && !in_run) runs.push_back(0);
+    in_run = ours;
+    if (!ours) continue;
     const auto g = forest.local_index(spacetree::Uid::from_raw(p.at(0).get<std::uint64_t>()));
     if (g < 0) throw std::runtime_error("live window: a piece's grid is not on its owner");
     window::Piece q;
@@ -94,8 +99,9 @@ void send_window(Run& run, const json& c, MPI_Comm service, int collector, int r
     q.stride = p.at(8).get<int>();
     mine.push_back({static_cast<std::size_t>(g), q});
     n += static_cast<std::size_t>(q.values());
+    runs.back() += static_cast<int>(q.values());
   }
-  MPI_Waitall(2, sends.data(), MPI_STATUSES_IGNORE);
+  MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE);
   values.resize(n * vars.size());
   types.resize(n);
   double* out = values.data();
@@ -107,8 +113,19 @@ void send_window(Run& run, const json& c, MPI_Comm service, int collector, int r
     }
   std::uint8_t* t = types.data();
   for (const auto& m : mine) t = window::extract(m.piece, cells, s.cell_types(m.grid).data(), t);
-  MPI_Isend(values.data(), static_cast<int>(values.size()), MPI_DOUBLE, collector, kLiveValuesTag, service, &sends[0]);
-  MPI_Isend(types.data(), static_cast<int>(types.size()), MPI_BYTE, collector, kLiveTypesTag, service, &sends[1]);
+  sends.assign(runs.size() * (vars.size() + 1), MPI_REQUEST_NULL);
+  auto* req = sends.data();
+  const double* src = values.data();
+  for (std::size_t k = 0; k < vars.size(); ++k)
+    for (const int len : runs) {
+      MPI_Isend(src, len, MPI_DOUBLE, collector, kLiveValuesTag, service, req++);
+      src += len;
+    }
+  const std::uint8_t* ct = types.data();
+  for (const int len : runs) {
+    MPI_Isend(ct, len, MPI_BYTE, collector, kLiveTypesTag, service, req++);
+    ct += len;
+  }
 }
 
 }  // namespace
@@ -158,7 +175,7 @@ void LiveLink::at_end(Run& run) {
   paused_ = held_ = false;
   send_status(run, "finished");
   serve(run, true);
-  MPI_Waitall(2, sends_.data(), MPI_STATUSES_IGNORE);
+  MPI_Waitall(static_cast<int>(sends_.size()), sends_.data(), MPI_STATUSES_IGNORE);
   // What the queries cost the run: the slowest rank's time in window commands (the
   // next step waits for it). Every rank served the same windows.
   double slowest = 0.0;
@@ -198,7 +215,7 @@ void LiveLink::serve(Run& run, bool ending) {
         if (compute_rank_ == 0) send_text(service_, collector_, kLiveReplyTag, reply.dump());
         send_window(run, c, service_, collector_, compute_rank_, values_, types_, sends_);
         if (values_.capacity() > kKeepValues) {
-          MPI_Waitall(2, sends_.data(), MPI_STATUSES_IGNORE);
+          MPI_Waitall(static_cast<int>(sends_.size()), sends_.data(), MPI_STATUSES_IGNORE);
           values_ = {}, types_ = {};
         }
         window_seconds_ += MPI_Wtime() - t0;

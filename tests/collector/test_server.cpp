@@ -170,6 +170,26 @@ TEST_CASE("each client gets the codec it asks for, and the same values in either
   CHECK(std::get<WindowReply>(decode(f).body).values[0][99] == test::fake_value(0, 99, 100));
 }
 
+TEST_CASE("a written window reply is handed back to the service for reuse", "[collector][server]") {
+  struct Recycling : test::FakeService {
+    std::atomic<int> recycled{0};
+    std::atomic<std::uint64_t> cells{0};
+    void recycle(WindowReply&& w) noexcept override {
+      cells = w.values.empty() ? 0 : w.values[0].size();
+      ++recycled;
+    }
+  } service;
+  Server server(service, fast_options());
+  server.start();
+  Client c("127.0.0.1", server.port(), "", client_options());
+  CHECK(c.info().variables.size() == 3);
+  CHECK(window_is_right(c, 777));
+  const auto end = Clock::now() + 2s;  // the server recycles once its write has completed
+  while (service.recycled == 0 && Clock::now() < end) std::this_thread::sleep_for(5ms);
+  CHECK(service.recycled == 1);  // the window only, not the info reply
+  CHECK(service.cells == 777);
+}
+
 TEST_CASE("clients that vanish mid-request or mid-reply do not disturb the others", "[collector][server]") {
   test::FakeService service;
   Server server(service, fast_options());
