@@ -2,9 +2,12 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "rewind/driver/steering.hpp"
@@ -20,9 +23,24 @@ void send_text(MPI_Comm c, int dest, int tag, const std::string& s) {
   MPI_Send(s.data(), static_cast<int>(s.size()), MPI_CHAR, dest, tag, c);
 }
 
+// A paused or held run may wait for its next command for minutes. Blocking MPI calls
+// would spin through sched_yield under mpi_yield_when_idle the whole time, taking the
+// cores of a shared node from the collector and its clients (on the 2-core benchmark VM
+// two paused compute ranks kept both busy), so those waits poll with a back-off
+// (50 us -> 1 ms) instead. `test` returns true once done.
+template <class Test>
+void wait_napping(Test test) {
+  for (auto nap = std::chrono::microseconds(50); !test(); nap = std::min(2 * nap, std::chrono::microseconds(1000)))
+    std::this_thread::sleep_for(nap);
+}
+
 std::string recv_text(MPI_Comm c, int src, int tag) {
   MPI_Status st;
-  MPI_Probe(src, tag, c, &st);
+  wait_napping([&] {
+    int flag = 0;
+    MPI_Iprobe(src, tag, c, &flag, &st);
+    return flag != 0;
+  });
   int n = 0;
   MPI_Get_count(&st, MPI_CHAR, &n);
   std::string s(static_cast<std::size_t>(n), '\0');
@@ -30,9 +48,21 @@ std::string recv_text(MPI_Comm c, int src, int tag) {
   return s;
 }
 
-void bcast_text(MPI_Comm c, std::string& s) {
+// `idle`: the root may take long to have a command (see wait_napping); else the ranks
+// meet at a step boundary and a blocking broadcast is the fastest.
+void bcast_text(MPI_Comm c, std::string& s, bool idle) {
   long long n = static_cast<long long>(s.size());
-  MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, c);
+  if (idle) {
+    MPI_Request req = MPI_REQUEST_NULL;
+    MPI_Ibcast(&n, 1, MPI_LONG_LONG, 0, c, &req);
+    wait_napping([&] {
+      int done = 0;
+      MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+      return done != 0;
+    });
+  } else {
+    MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, c);
+  }
   s.resize(static_cast<std::size_t>(n));
   if (n > 0) MPI_Bcast(s.data(), static_cast<int>(n), MPI_CHAR, 0, c);
 }
@@ -189,8 +219,9 @@ void LiveLink::at_end(Run& run) {
 void LiveLink::serve(Run& run, bool ending) {
   for (;;) {
     std::string text;
+    const bool idle = ending || paused_ || held_;  // the same on every compute rank
     if (compute_rank_ == 0) {
-      if (ending || paused_ || held_) {
+      if (idle) {
         text = recv_text(service_, collector_, kLiveCommandTag);
       } else {
         int flag = 0;
@@ -198,7 +229,7 @@ void LiveLink::serve(Run& run, bool ending) {
         if (flag) text = recv_text(service_, collector_, kLiveCommandTag);
       }
     }
-    bcast_text(compute_, text);
+    bcast_text(compute_, text, idle);
     if (text.empty()) return;
     const json c = json::parse(text);
     const std::string op = c.at("op").get<std::string>();
