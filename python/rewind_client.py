@@ -20,7 +20,8 @@ Arrays travel as they are (codec "none") or zstd-compressed, as negotiated in th
 by default the client asks for "none" first when the server's address is loopback (no
 CPU spent compressing float64 fields that hardly compress), "zstd" first otherwise;
 Client(..., codec="none" | "zstd") insists on one. Either way the values are read from
-the socket straight into numpy arrays. Windows need numpy, and zstandard for zstd
+the socket straight into numpy arrays (c.window(..., out=w) refills the arrays of an
+earlier window w instead of allocating new ones). Windows need numpy, and zstandard for zstd
 arrays (Debian: python3-numpy python3-zstandard); the rest needs only the standard
 library. Every socket call has a timeout; server errors raise
 CollectorError with the protocol's code name ("bad_argument", "conflict", ...), and a
@@ -119,10 +120,11 @@ def _array_specs(fields, left, max_raw):
     return entries
 
 
-def _read_payload(length, fill, max_raw=MAX_RAW):
+def _read_payload(length, fill, max_raw=MAX_RAW, reuse=()):
     """(json fields, arrays) of a payload of `length` bytes, taken by fill(memoryview),
     which fills the whole view or raises: the JSON, then each array straight into its
-    numpy array (codec none) or decompressed (zstd)."""
+    numpy array (codec none) or decompressed (zstd). An uncompressed array is read into
+    reuse[i] instead of a new array when that has its dtype and size."""
     if length < 4:
         raise CollectorError("malformed", "truncated")
     head = bytearray(4)
@@ -143,10 +145,13 @@ def _read_payload(length, fill, max_raw=MAX_RAW):
         return fields, []
     import numpy as np  # only windows carry arrays
     arrays = []
-    for name, dtype, raw, zbytes, codec in entries:
+    for i, (name, dtype, raw, zbytes, codec) in enumerate(entries):
         dtype = np.dtype(DTYPES[dtype])
         if codec == "none":
-            out = np.empty(raw // dtype.itemsize, dtype=dtype)
+            old = reuse[i] if i < len(reuse) else None
+            fits = (old is not None and old.dtype == dtype and old.nbytes == raw and old.flags.c_contiguous
+                    and old.flags.writeable)
+            out = old if fits else np.empty(raw // dtype.itemsize, dtype=dtype)
             if raw:
                 fill(memoryview(out.view(np.uint8)))
         else:
@@ -217,7 +222,7 @@ class Client:
     def __exit__(self, *exc):
         self.close()
 
-    def _call(self, type_name, fields):
+    def _call(self, type_name, fields, reuse=()):
         rid = self.next_id
         self.next_id += 1
         self.sock.sendall(encode(type_name, rid, fields))
@@ -225,7 +230,7 @@ class Client:
         try:
             self._fill(memoryview(header))
             kind, reply_id, length = _check_header(header)
-            reply, arrays = _read_payload(length, self._fill)
+            reply, arrays = _read_payload(length, self._fill, reuse=reuse)
         except CollectorError:
             self.sock.close()  # the stream is at an unknown position
             self.sock = None
@@ -242,15 +247,19 @@ class Client:
     def steps(self):
         return self._call("steps_request", {})[0]["steps"]
 
-    def window(self, box, budget, variables=None, time="live", file=None):
-        """box = ((x0, y0, z0), (x1, y1, z1)); variables None = all the server has."""
+    def window(self, box, budget, variables=None, time="live", file=None, out=None):
+        """box = ((x0, y0, z0), (x1, y1, z1)); variables None = all the server has.
+        out: a previous Window whose arrays are refilled when their sizes match (codec
+        none): asking for the same window again and again then allocates nothing; `out`
+        is the caller's to give up (its arrays are the new window's)."""
         if variables is None:
             variables = [v["name"] for v in self.info()["variables"]]
         req = {"box": {"lo": list(map(float, box[0])), "hi": list(map(float, box[1]))}, "budget": int(budget),
                "time": time, "variables": list(variables)}
         if file:
             req["file"] = file
-        meta, arrays = self._call("window_request", req)
+        reuse = [out.values[v] for v in out.variables] + [out.cell_type] if out is not None else ()
+        meta, arrays = self._call("window_request", req, reuse)
         return Window(meta, arrays)
 
     # --- Steering (revision 1.1): the collector of a running `rewind run` -----------------

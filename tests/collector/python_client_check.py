@@ -48,6 +48,10 @@ with Client("127.0.0.1", port, token=token, timeout=10, codec="zstd") as z, \
     wz, wn = (c.window(box, 3000, ["p", "u"], time="latest") for c in (z, n))
     assert wz.pieces == wn.pieces and wz.cells == wn.cells == w.cells
     assert all((wz.values[v] == wn.values[v]).all() for v in ("p", "u")) and (wz.cell_type == wn.cell_type).all()
+    # Into the previous window's arrays: the same memory, refilled.
+    wn.values["u"][:] = -1
+    again = n.window(box, 3000, ["p", "u"], time="latest", out=wn)
+    assert again.values["u"] is wn.values["u"] and (again.values["u"] == wz.values["u"]).all()
 
 
 def frame(entries, tail):
@@ -61,8 +65,10 @@ def frame(entries, tail):
 values = struct.pack("<2d", 1.5, 2.5)
 kind, _, _, arrays = decode(*frame([{"name": "p", "dtype": "f64", "raw": 16, "zbytes": 16, "codec": "none"}], values))
 assert kind == "window_reply" and arrays[0].tolist() == [1.5, 2.5]
-for entry, tail in (({"raw": 16, "zbytes": 8, "codec": "none"}, values[:8]), ({"raw": 8, "zbytes": 16, "codec": "none"}, values),
-                    ({"raw": 16, "zbytes": 16, "codec": "none"}, values[:15]), ({"raw": 16, "zbytes": 16, "codec": "lz4"}, values)):
+for entry, tail in (({"raw": 16, "zbytes": 8, "codec": "none"}, values[:8]),
+                    ({"raw": 8, "zbytes": 16, "codec": "none"}, values),
+                    ({"raw": 16, "zbytes": 16, "codec": "none"}, values[:15]),
+                    ({"raw": 16, "zbytes": 16, "codec": "lz4"}, values)):
     try:
         decode(*frame([dict(entry, name="p", dtype="f64")], tail))
         raise SystemExit(f"decoded {entry}")
