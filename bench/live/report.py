@@ -80,7 +80,8 @@ def main(path):
             rows.append([f"whole domain, {vb // 33} cells × u, v, w, p; {what[k]}", f"{vb / MB:.1f}",
                          f"{wb / MB:.1f} ({vb / wb:.2f}×)", f"{lms:.1f} ({min(live[r]['ms'] for r in live):.1f}–"
                          f"{max(live[r]['ms'] for r in live):.1f})", f"{vb / MB / lms * 1e3:.0f}", f"{rms:.1f}",
-                         f"{vb / MB / rms * 1e3:.0f}", f"{100 * med(ratio):.0f} % ({100 * min(ratio):.0f}–{100 * max(ratio):.0f}; "
+                         f"{vb / MB / rms * 1e3:.0f}",
+                         f"{100 * med(ratio):.0f} % ({100 * min(ratio):.0f}–{100 * max(ratio):.0f}; "
                          f"rounds: {', '.join(f'{100 * x:.0f}' for x in ratio)})", f"{rwms:.1f}", f"{100 * med(ratio_w):.0f} %"])
         table("Throughput of a large window (run paused) against raw loopback TCP, same run",
               ["window", "value MB (f64 + u8 types)", "wire MB", "live ms (min–max)", "live value MB/s",

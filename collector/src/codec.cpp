@@ -100,7 +100,8 @@ std::vector<ArraySpec> array_specs(const json& j, std::uint64_t left, const Limi
   std::uint64_t zsum = 0, rawsum = 0;
   for (const auto& a : *it) {
     if (!a.is_object()) malformed("an \"arrays\" entry is not an object");
-    const auto name = a.find("name"), dtype = a.find("dtype"), raw = a.find("raw"), zb = a.find("zbytes"), codec = a.find("codec");
+    const auto name = a.find("name"), dtype = a.find("dtype"), raw = a.find("raw"), zb = a.find("zbytes");
+    const auto codec = a.find("codec");
     if (name == a.end() || !name->is_string() || dtype == a.end() || !dtype->is_string() || raw == a.end() ||
         !raw->is_number_unsigned() || zb == a.end() || !zb->is_number_unsigned())
       malformed("an \"arrays\" entry lacks name, dtype, raw or zbytes");

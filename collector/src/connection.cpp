@@ -226,7 +226,7 @@ void Connection::write(std::shared_ptr<Reply> reply, bool then_close) {
   for (const auto& a : out_->frame.arrays)
     if (!a.empty()) out_bufs_.push_back(asio::buffer(a.data(), a.size()));
   set_deadline(ctx_.options.write_timeout);
-  asio::async_write(socket_, out_bufs_, [self = shared_from_this(), then_close](const boost::system::error_code& ec, std::size_t) {
+  const auto done = [self = shared_from_this(), then_close](const boost::system::error_code& ec, std::size_t) {
     if (self->out_->frame.head.capacity() <= kKeepReply) self->spare_ = std::move(self->out_->frame.head);
     self->ctx_.handler.recycle(std::move(self->out_->message.body));
     self->out_.reset();
@@ -234,7 +234,8 @@ void Connection::write(std::shared_ptr<Reply> reply, bool then_close) {
     if (ec || self->closed_) return self->close();
     if (then_close) return self->linger_close();
     self->wait_request();
-  });
+  };
+  asio::async_write(socket_, out_bufs_, done);
 }
 
 void Connection::fail(ErrorCode code, const std::string& message, std::uint32_t request_id) {

@@ -370,7 +370,8 @@ class Core {
     for (std::size_t k = 0; k < reqs.size(); ++k) {
       int n = 0;
       MPI_Get_count(&st[k], k < reqs.size() - runs.size() ? MPI_DOUBLE : MPI_BYTE, &n);
-      if (static_cast<std::uint64_t>(n) != expect[k]) throw ServiceError(ErrorCode::internal, "live window: short data from a rank");
+      if (static_cast<std::uint64_t>(n) != expect[k])
+        throw ServiceError(ErrorCode::internal, "live window: short data from a rank");
     }
     return out;
   }

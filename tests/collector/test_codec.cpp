@@ -492,7 +492,8 @@ TEST_CASE("uncompressed arrays whose sizes lie, and unknown codecs, are refused"
   const auto zc = zstd(ct, 2);
   std::vector<std::byte> mixed(tail.begin(), tail.begin() + 16);
   mixed.insert(mixed.end(), zc.begin(), zc.end());
-  const auto m = std::get<WindowReply>(decode(window_frame("[" + raw("p", "f64", 16, 16) + "," + entry("cell_type", "u8", 2, zc.size()) + "]", mixed)).body);
+  const auto mixed_arrays = "[" + raw("p", "f64", 16, 16) + "," + entry("cell_type", "u8", 2, zc.size()) + "]";
+  const auto m = std::get<WindowReply>(decode(window_frame(mixed_arrays, mixed)).body);
   CHECK(m.cell_type[1] == 2);
 }
 
@@ -502,7 +503,9 @@ TEST_CASE("the hello negotiates the codec", "[collector][codec]") {
   CHECK(choose_codec({"zstd", "none"}) == Codec::zstd);
   CHECK(choose_codec({"lz4", "none"}) == Codec::none);  // unknown offers are skipped
   CHECK(!choose_codec({"lz4"}).has_value());
-  const auto reply = [](std::vector<std::string> codecs) { return answer_hello(Hello{1, "", "c", std::move(codecs)}, "", "s", {}); };
+  const auto reply = [](std::vector<std::string> codecs) {
+    return answer_hello(Hello{1, "", "c", std::move(codecs)}, "", "s", {});
+  };
   CHECK(std::get<HelloReply>(reply({})).codec == Codec::zstd);
   CHECK(std::get<HelloReply>(reply({"none"})).codec == Codec::none);
   CHECK(std::get<ErrorReply>(reply({"lz4", "gzip"})).code == ErrorCode::bad_argument);
