@@ -134,23 +134,25 @@ void send_window(Run& run, const json& c, MPI_Comm service, int collector, int r
   MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE);
   values.resize(n * vars.size());
   types.resize(n);
+  sends.assign(runs.size() * (vars.size() + 1), MPI_REQUEST_NULL);
+  auto* req = sends.data();
+  // Each variable goes as soon as it is copied: the collector receives it while this
+  // rank copies the next.
   double* out = values.data();
-  for (const int v : vars)
+  for (const int v : vars) {
+    const double* src = out;
     for (const auto& m : mine) {
       window::Piece h = m.piece;  // the same cells in the halo'd array: one cell in
       for (auto& f : h.first) ++f;
       out = window::extract(h, padded, forest.data(m.grid, v), out);
     }
-  std::uint8_t* t = types.data();
-  for (const auto& m : mine) t = window::extract(m.piece, cells, s.cell_types(m.grid).data(), t);
-  sends.assign(runs.size() * (vars.size() + 1), MPI_REQUEST_NULL);
-  auto* req = sends.data();
-  const double* src = values.data();
-  for (std::size_t k = 0; k < vars.size(); ++k)
     for (const int len : runs) {
       MPI_Isend(src, len, MPI_DOUBLE, collector, kLiveValuesTag, service, req++);
       src += len;
     }
+  }
+  std::uint8_t* t = types.data();
+  for (const auto& m : mine) t = window::extract(m.piece, cells, s.cell_types(m.grid).data(), t);
   const std::uint8_t* ct = types.data();
   for (const int len : runs) {
     MPI_Isend(ct, len, MPI_BYTE, collector, kLiveTypesTag, service, req++);
