@@ -1,5 +1,5 @@
 """A small Python client of the Rewind collector (docs/collector-protocol.md, version 1,
-revision 1.1).
+revision 1.2).
 
     from rewind_client import Client
     with Client("127.0.0.1", 7400, token="") as c:
@@ -16,12 +16,20 @@ Steering the collector of a running `rewind run` (plain dicts and lists, no nump
         c.set({"physics.nu": 2e-3, "boundary.xmin.velocity": [1.5, 0, 0]})   # {"step", "time", "values"}
         c.branch("t=2", {"boundary.xmin.velocity": [2, 0, 0]}, output="fast.h5")  # {"file", "parent", "step", "time"}
 
-Windows need numpy and zstandard (Debian: python3-numpy python3-zstandard); the rest
-needs only the standard library. Every socket call has a timeout; server errors raise
+Arrays travel as they are (codec "none") or zstd-compressed, as negotiated in the hello:
+by default the client asks for "none" first when the server's address is loopback (no
+CPU spent compressing float64 fields that hardly compress), "zstd" first otherwise;
+Client(..., codec="none" | "zstd") insists on one. Either way the values are read from
+the socket straight into numpy arrays (c.window(..., out=w) refills the arrays of an
+earlier window w instead of allocating new ones). Windows need numpy, and zstandard for zstd
+arrays (Debian: python3-numpy python3-zstandard); the rest needs only the standard
+library. Every socket call has a timeout; server errors raise
 CollectorError with the protocol's code name ("bad_argument", "conflict", ...), and a
 request the server does not announce in its capabilities raises "unsupported" before
 anything is sent.
 """
+import io
+import ipaddress
 import json
 import math
 import socket
@@ -38,6 +46,7 @@ TYPES = {"hello": 1, "hello_reply": 2, "info_request": 3, "info_reply": 4, "step
 MAX_REPLY = 1 << 30
 MAX_RAW = 4 << 30
 DTYPES = {"f64": "<f8", "u8": "u1"}
+CODECS = ("none", "zstd")
 
 
 class CollectorError(Exception):
@@ -74,45 +83,107 @@ def encode(type_name, request_id, fields):
     return HEADER.pack(MAGIC, PROTOCOL_VERSION, TYPES[type_name], request_id, 0, len(payload)) + payload
 
 
-def decode(header, payload, max_raw=MAX_RAW):
-    """(type name, request_id, json fields, arrays) of one frame; raises CollectorError."""
+def _check_header(header, max_reply=MAX_REPLY):
+    """(type name, request_id, payload length) of a frame header; raises CollectorError."""
     magic, version, type_, request_id, reserved, length = HEADER.unpack(header)
-    if magic != MAGIC or reserved != 0 or length != len(payload):
+    if magic != MAGIC or reserved != 0:
         raise CollectorError("malformed", "not a collector frame")
     if version != PROTOCOL_VERSION:
         raise CollectorError("bad_version", f"server speaks protocol {version}")
     names = {v: k for k, v in TYPES.items()}
     if type_ not in names:
         raise CollectorError("unknown_type", f"type {type_}")
-    if len(payload) < 4:
-        raise CollectorError("malformed", "truncated")
-    (n,) = struct.unpack_from("<I", payload)
-    if 4 + n > len(payload):
-        raise CollectorError("malformed", "JSON length exceeds the frame")
+    if length > max_reply:
+        raise CollectorError("too_large", f"reply of {length} bytes")
+    return names[type_], request_id, length
+
+
+def _array_specs(fields, left, max_raw):
+    """The checked "arrays" entries of a payload with `left` bytes after its JSON: known
+    dtype and codec, whole values, codec none sent as exactly its raw bytes, sizes adding
+    up to exactly `left`, raw sizes within max_raw. Nothing is read or allocated before."""
     try:
-        fields = json.loads(payload[4:4 + n])
+        entries = [(a["name"], a["dtype"], a["raw"], a["zbytes"], a.get("codec", "zstd")) for a in fields.get("arrays", [])]
+    except (AttributeError, KeyError, TypeError):
+        raise CollectorError("malformed", "bad \"arrays\" entry") from None
+    for name, dtype, raw, zbytes, codec in entries:
+        if not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in (raw, zbytes)):
+            raise CollectorError("malformed", f"array {name}: sizes are not counts")
+        if dtype not in DTYPES or raw % (8 if dtype == "f64" else 1):
+            raise CollectorError("malformed", f"array {name}: bad dtype or size")
+        if codec not in CODECS or (codec == "none" and zbytes != raw):
+            raise CollectorError("malformed", f"array {name}: unknown codec or encoded size")
+    if sum(e[3] for e in entries) != left:
+        raise CollectorError("malformed", "array sizes do not match the frame")
+    if sum(e[2] for e in entries) > max_raw:
+        raise CollectorError("too_large", "arrays above the raw cap")
+    return entries
+
+
+def _read_payload(length, fill, max_raw=MAX_RAW, reuse=()):
+    """(json fields, arrays) of a payload of `length` bytes, taken by fill(memoryview),
+    which fills the whole view or raises: the JSON, then each array straight into its
+    numpy array (codec none) or decompressed (zstd). An uncompressed array is read into
+    reuse[i] instead of a new array when that has its dtype and size."""
+    if length < 4:
+        raise CollectorError("malformed", "truncated")
+    head = bytearray(4)
+    fill(memoryview(head))
+    (n,) = struct.unpack("<I", head)
+    if 4 + n > length:
+        raise CollectorError("malformed", "JSON length exceeds the frame")
+    text = bytearray(n)
+    fill(memoryview(text))
+    try:
+        fields = json.loads(text)
     except ValueError as e:
         raise CollectorError("malformed", f"bad JSON: {e}") from None
-    pos, arrays = 4 + n, []
-    entries = fields.get("arrays", [])
-    if sum(a["zbytes"] for a in entries) != len(payload) - pos or sum(a["raw"] for a in entries) > max_raw:
-        raise CollectorError("malformed", "array sizes do not match the frame")
+    if not isinstance(fields, dict):
+        raise CollectorError("malformed", "the JSON part is not an object")
+    entries = _array_specs(fields, length - 4 - n, max_raw)
     if not entries:
-        return names[type_], request_id, fields, arrays
+        return fields, []
     import numpy as np  # only windows carry arrays
-    import zstandard
-    dctx = zstandard.ZstdDecompressor()
-    for a in entries:
-        dtype = np.dtype(DTYPES[a["dtype"]]) if a["dtype"] in DTYPES else None
-        if dtype is None or a["raw"] % dtype.itemsize:
-            raise CollectorError("malformed", f"array {a['name']}: bad dtype or size")
-        z = payload[pos:pos + a["zbytes"]]
-        pos += a["zbytes"]
-        raw = dctx.decompress(z, max_output_size=a["raw"]) if a["raw"] else b""
-        if len(raw) != a["raw"]:
-            raise CollectorError("malformed", f"array {a['name']}: decompressed size differs")
-        arrays.append(np.frombuffer(raw, dtype=dtype))
-    return names[type_], request_id, fields, arrays
+    arrays = []
+    for i, (name, dtype, raw, zbytes, codec) in enumerate(entries):
+        dtype = np.dtype(DTYPES[dtype])
+        if codec == "none":
+            old = reuse[i] if i < len(reuse) else None
+            fits = (old is not None and old.dtype == dtype and old.nbytes == raw and old.flags.c_contiguous
+                    and old.flags.writeable)
+            out = old if fits else np.empty(raw // dtype.itemsize, dtype=dtype)
+            if raw:
+                fill(memoryview(out.view(np.uint8)))
+        else:
+            import zstandard
+            z = bytearray(zbytes)
+            fill(memoryview(z))
+            data = zstandard.ZstdDecompressor().decompress(z, max_output_size=raw) if raw else b""
+            if len(data) != raw:
+                raise CollectorError("malformed", f"array {name}: decompressed size differs")
+            out = np.frombuffer(data, dtype=dtype)
+        arrays.append(out)
+    return fields, arrays
+
+
+def _filler(readinto, closed_message):
+    """fill(view) over readinto(view) -> bytes read (a socket's recv_into, a file's readinto)."""
+    def fill(view):
+        while len(view):
+            k = readinto(view)
+            if not k:
+                raise CollectorError("malformed", closed_message)
+            view = view[k:]
+    return fill
+
+
+def decode(header, payload, max_raw=MAX_RAW):
+    """(type name, request_id, json fields, arrays) of one frame; raises CollectorError."""
+    if HEADER.unpack(header)[5] != len(payload):
+        raise CollectorError("malformed", "not a collector frame")
+    kind, request_id, length = _check_header(header)
+    fields, arrays = _read_payload(length, _filler(io.BytesIO(payload).readinto, "truncated"), max_raw)
+    return kind, request_id, fields, arrays
 
 
 def _values(values):
@@ -127,11 +198,23 @@ def _values(values):
 
 
 class Client:
-    def __init__(self, host="127.0.0.1", port=7400, token="", timeout=30.0, name="rewind_client.py"):
+    def __init__(self, host="127.0.0.1", port=7400, token="", timeout=30.0, name="rewind_client.py", codec=None):
+        """codec: None (default) offers "none" first on a loopback address, "zstd" first
+        otherwise; "none" or "zstd" offers only that one. self.server["codec"] says what
+        the server chose (absent from a revision 1.1 server: zstd)."""
         self.sock = socket.create_connection((host, port), timeout=timeout)
         self.sock.settimeout(timeout)
         self.next_id = 1
-        self.server = self._call("hello", {"protocol": PROTOCOL_VERSION, "token": token, "client": name})[0]
+        if codec is None:
+            local = ipaddress.ip_address(self.sock.getpeername()[0]).is_loopback
+            codecs = ["none", "zstd"] if local else ["zstd", "none"]
+        elif codec in CODECS:
+            codecs = [codec]
+        else:
+            raise ValueError(f"codec {codec!r}: expected one of {', '.join(CODECS)} or None")
+        self._fill = _filler(self.sock.recv_into, "the server closed the connection")
+        self.server = self._call("hello", {"protocol": PROTOCOL_VERSION, "token": token, "client": name,
+                                           "codecs": codecs})[0]
 
     def __enter__(self):
         return self
@@ -139,25 +222,19 @@ class Client:
     def __exit__(self, *exc):
         self.close()
 
-    def _recv(self, n):
-        chunks, left = [], n
-        while left:
-            c = self.sock.recv(min(left, 1 << 20))
-            if not c:
-                raise CollectorError("malformed", "the server closed the connection")
-            chunks.append(c)
-            left -= len(c)
-        return b"".join(chunks)
-
-    def _call(self, type_name, fields):
+    def _call(self, type_name, fields, reuse=()):
         rid = self.next_id
         self.next_id += 1
         self.sock.sendall(encode(type_name, rid, fields))
-        header = self._recv(HEADER.size)
-        length = HEADER.unpack(header)[5]
-        if length > MAX_REPLY:
-            raise CollectorError("too_large", f"reply of {length} bytes")
-        kind, reply_id, reply, arrays = decode(header, self._recv(length))
+        header = bytearray(HEADER.size)
+        try:
+            self._fill(memoryview(header))
+            kind, reply_id, length = _check_header(header)
+            reply, arrays = _read_payload(length, self._fill, reuse=reuse)
+        except CollectorError:
+            self.sock.close()  # the stream is at an unknown position
+            self.sock = None
+            raise
         if kind == "error_reply":
             raise CollectorError(reply.get("name", str(reply.get("code"))), reply.get("message", ""))
         if reply_id != rid:
@@ -170,15 +247,19 @@ class Client:
     def steps(self):
         return self._call("steps_request", {})[0]["steps"]
 
-    def window(self, box, budget, variables=None, time="live", file=None):
-        """box = ((x0, y0, z0), (x1, y1, z1)); variables None = all the server has."""
+    def window(self, box, budget, variables=None, time="live", file=None, out=None):
+        """box = ((x0, y0, z0), (x1, y1, z1)); variables None = all the server has.
+        out: a previous Window whose arrays are refilled when their sizes match (codec
+        none): asking for the same window again and again then allocates nothing; `out`
+        is the caller's to give up (its arrays are the new window's)."""
         if variables is None:
             variables = [v["name"] for v in self.info()["variables"]]
         req = {"box": {"lo": list(map(float, box[0])), "hi": list(map(float, box[1]))}, "budget": int(budget),
                "time": time, "variables": list(variables)}
         if file:
             req["file"] = file
-        meta, arrays = self._call("window_request", req)
+        reuse = [out.values[v] for v in out.variables] + [out.cell_type] if out is not None else ()
+        meta, arrays = self._call("window_request", req, reuse)
         return Window(meta, arrays)
 
     # --- Steering (revision 1.1): the collector of a running `rewind run` -----------------

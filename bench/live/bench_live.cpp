@@ -7,9 +7,12 @@
 //
 //   rewind_bench_live paused  [options] -- RUN...   the run paused (compute ranks wait at a
 //       boundary, so nothing waits for a step): R rounds of, in rotated order,
-//         live     the large window (--large-vars, --budget), Client::window end to end
-//         raw      the same uncompressed value bytes over a loopback socket (request, reply)
-//         rawwire  the window's wire bytes (its encoded frame) over the same socket
+//         live-none       the large window (--large-vars, --budget), Client::window end to
+//                         end, as a client gets it by default on loopback (codec none)
+//         live-none-kept  the same into the previous reply's arrays (window(request, out))
+//         live-zstd       the same with a client that asks for zstd
+//         raw             the same uncompressed value bytes over a loopback socket (request, reply)
+//         rawwire         the zstd window's wire bytes (its encoded frame) over the same socket
 //       then the 10^6-value window (--vars) once per round: its latency with no wait.
 //   rewind_bench_live running [options] -- RUN...   the run computing: R rounds of an idle
 //       phase and a phase with a client querying the window back to back (order rotated),
@@ -18,9 +21,9 @@
 // Options: --rounds R (5), --phase S (12), --latency N (20), --budget B (1048576),
 //          --vars p, --large-vars u,v,w,p, --warmup STEPS (3).
 // Output, one measurement per line (report.py makes the tables):
-//   tp <round> live <value bytes> <wire bytes> <ms>      value bytes: f64 values + u8 types
+//   tp <round> live-<codec>[-kept] <value bytes> <wire bytes> <ms>   value bytes: f64 values + u8 types
 //   tp <round> raw|rawwire <bytes> <ms>
-//   codec <round> <value bytes> <wire bytes> <encode ms> <decode ms>  (in-process, untimed above)
+//   codec <round> <value bytes> <wire bytes> <encode ms> <decode ms>  (zstd, in-process, untimed above)
 //   lat paused <round> <ms> <values>
 //   phase <round> idle|query <steps> <seconds> <ms per step> <windows> <median window ms>
 //   cpu <round> idle|query <ms of world rank 0> <rank 1> ... <this process>   CPU time in the phase
@@ -44,6 +47,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <random>
@@ -365,30 +369,46 @@ int finish(Job& job, col::Client& client) {
 int paused(const Options& o) {
   Job job(o.run);
   const auto port = job.port(std::chrono::seconds(300));
-  col::Client client("127.0.0.1", port, "");
+  col::Client client("127.0.0.1", port, "");  // the default: codec none on loopback
+  col::ClientOptions zo;
+  zo.codecs = {"zstd"};
+  col::Client zclient("127.0.0.1", port, "", zo);
+  if (client.server().codec != col::Codec::none || zclient.server().codec != col::Codec::zstd)
+    throw std::runtime_error("the server did not grant the codecs asked for");
   const auto info = client.info();
   wait_steps(job, o.warmup);
   client.control(col::ControlAction::pause);
   const auto large = whole_domain(info, o.budget, o.large_vars);
   const auto small = whole_domain(info, o.budget, o.vars);
   const auto probe = client.window(large);  // untimed: sizes, and first-touch costs
+  zclient.window(large);
+  col::WindowReply kept = probe;
   const std::uint64_t raw_bytes = value_bytes(probe);
   const auto frame = col::encode(col::Message{1, probe});
   const std::uint64_t wire_bytes = frame.size();
+  const std::uint64_t none_bytes = col::encode(col::Message{1, probe}, col::EncodeOptions{col::Codec::none}).size();
   RawTcp tcp(std::max(raw_bytes, wire_bytes));
   tcp.fetch(raw_bytes);
+  // One end-to-end window, timed: "tp <round> <name> <value bytes> <wire bytes> <ms>".
+  const auto live = [](int r, const char* name, std::uint64_t wire, const std::function<std::uint64_t()>& fetch) {
+    const auto t0 = Clock::now();
+    const std::uint64_t bytes = fetch();
+    const double ms = ms_since(t0);
+    std::printf("tp %d %s %llu %llu %.3f\n", r, name, static_cast<unsigned long long>(bytes),
+                static_cast<unsigned long long>(wire), ms);
+  };
   for (int r = 0; r < o.rounds; ++r) {
-    for (int k = 0; k < 3; ++k) {
-      switch ((r + k) % 3) {
-        case 0: {
-          const auto t0 = Clock::now();
-          const auto w = client.window(large);
-          const double ms = ms_since(t0);
-          std::printf("tp %d live %llu %llu %.3f\n", r, static_cast<unsigned long long>(value_bytes(w)),
-                      static_cast<unsigned long long>(col::encode(col::Message{1, w}).size()), ms);
-          break;
-        }
+    for (int k = 0; k < 5; ++k) {
+      switch ((r + k) % 5) {
+        case 0: live(r, "live-none", none_bytes, [&] { return value_bytes(client.window(large)); }); break;
         case 1:
+          live(r, "live-none-kept", none_bytes, [&] {
+            client.window(large, kept);
+            return value_bytes(kept);
+          });
+          break;
+        case 2: live(r, "live-zstd", wire_bytes, [&] { return value_bytes(zclient.window(large)); }); break;
+        case 3:
           std::printf("tp %d raw %llu %.3f\n", r, static_cast<unsigned long long>(raw_bytes), tcp.fetch(raw_bytes));
           break;
         default:
@@ -397,7 +417,7 @@ int paused(const Options& o) {
       std::fflush(stdout);
     }
     // What the collector's encoder and the client's decoder cost for this reply
-    // (level as the server), in this process, outside the timers above.
+    // (zstd, level as the server), in this process, outside the timers above.
     auto t0 = Clock::now();
     const auto bytes = col::encode(col::Message{1, probe});
     const double enc = ms_since(t0);
@@ -411,6 +431,7 @@ int paused(const Options& o) {
     std::printf("lat paused %d %.3f %llu\n", r, ms_since(t0), static_cast<unsigned long long>(w.cells));
     std::fflush(stdout);
   }
+  zclient.close();
   return finish(job, client);
 }
 

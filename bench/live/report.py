@@ -22,7 +22,9 @@ def parse(path):
             mode = w[1]
         elif w[0] == "tp":
             r, who = int(w[1]), w[2]
-            d["tp"][who][r] = {"bytes": int(w[3]), "wire": int(w[4]) if who == "live" else None, "ms": float(w[-1])}
+            who = "live-zstd" if who == "live" else who  # logs before codec none: zstd
+            live = who.startswith("live")
+            d["tp"][who][r] = {"bytes": int(w[3]), "wire": int(w[4]) if live else None, "ms": float(w[-1])}
         elif w[0] == "codec":
             d["codec"].append({"raw": int(w[2]), "wire": int(w[3]), "enc": float(w[4]), "dec": float(w[5])})
         elif w[:2] == ["lat", "paused"]:
@@ -60,29 +62,43 @@ def main(path):
     d = parse(path)
     MB = 1e6
     tp = d["tp"]
-    rounds = sorted(tp["live"])
-    if rounds:
-        live = tp["live"]
-        vb, wb = live[rounds[0]]["bytes"], live[rounds[0]]["wire"]
-        ratio = [tp["raw"][r]["ms"] / live[r]["ms"] for r in rounds if r in tp["raw"]]
-        ratio_w = [tp["rawwire"][r]["ms"] / live[r]["ms"] for r in rounds if r in tp["rawwire"]]
-        lms, rms, rwms = (med([tp[k][r]["ms"] for r in rounds if r in tp[k]]) for k in ("live", "raw", "rawwire"))
-        codec = d["codec"]
+    kinds = [k for k in ("live-none", "live-none-kept", "live-zstd") if tp.get(k)]
+    what = {"live-none": "codec none (the default on loopback)", "live-none-kept": "codec none, into kept arrays",
+            "live-zstd": "codec zstd"}
+    if kinds:
+        rounds = sorted(tp[kinds[0]])
+        vb = tp[kinds[0]][rounds[0]]["bytes"]
+        rms, rwms = (med([tp[k][r]["ms"] for r in tp[k]]) for k in ("raw", "rawwire"))
         print(f"# {len(rounds)} rounds; ms = median over rounds; ratios = median of the per-round ratios")
+        rows = []
+        for k in kinds:
+            live = tp[k]
+            wb = live[rounds[0]]["wire"]
+            ratio = [tp["raw"][r]["ms"] / live[r]["ms"] for r in sorted(live) if r in tp["raw"]]
+            ratio_w = [tp["rawwire"][r]["ms"] / live[r]["ms"] for r in sorted(live) if r in tp["rawwire"]]
+            lms = med([live[r]["ms"] for r in live])
+            rows.append([f"whole domain, {vb // 33} cells × u, v, w, p; {what[k]}", f"{vb / MB:.1f}",
+                         f"{wb / MB:.1f} ({vb / wb:.2f}×)", f"{lms:.1f} ({min(live[r]['ms'] for r in live):.1f}–"
+                         f"{max(live[r]['ms'] for r in live):.1f})", f"{vb / MB / lms * 1e3:.0f}", f"{rms:.1f}",
+                         f"{vb / MB / rms * 1e3:.0f}",
+                         f"{100 * med(ratio):.0f} % ({100 * min(ratio):.0f}–{100 * max(ratio):.0f}; "
+                         f"rounds: {', '.join(f'{100 * x:.0f}' for x in ratio)})", f"{rwms:.1f}", f"{100 * med(ratio_w):.0f} %"])
         table("Throughput of a large window (run paused) against raw loopback TCP, same run",
-              ["window", "value MB (f64 + u8 types)", "wire MB (zstd)", "live ms", "live value MB/s", "live wire MB/s",
-               "raw TCP ms (value bytes)", "raw TCP MB/s", "live / raw TCP (value bytes)", "raw TCP ms (wire bytes)",
-               "live / raw TCP (wire bytes)"],
-              [[f"whole domain, {vb // 33} cells × u, v, w, p", f"{vb / MB:.1f}", f"{wb / MB:.1f} "
-                f"({vb / wb:.2f}×)", f"{lms:.1f}", f"{vb / MB / lms * 1e3:.0f}", f"{wb / MB / lms * 1e3:.0f}", f"{rms:.1f}",
-                f"{vb / MB / rms * 1e3:.0f}", f"{100 * med(ratio):.0f} % (rounds: {', '.join(f'{100 * x:.0f}' for x in ratio)})",
-                f"{rwms:.1f}", f"{100 * med(ratio_w):.0f} %"]])
-        if codec:
+              ["window", "value MB (f64 + u8 types)", "wire MB", "live ms (min–max)", "live value MB/s",
+               "raw TCP ms (value bytes)", "raw TCP MB/s", "live / raw TCP (value bytes): median (min–max; rounds)",
+               "raw TCP ms (zstd wire bytes)", "live / raw TCP (zstd wire bytes)"], rows)
+        codec = d["codec"]
+        if codec and "live-zstd" in kinds:
             enc, dec = med([c["enc"] for c in codec]), med([c["dec"] for c in codec])
-            print(f"\nIn-process, same reply: encode (zstd, the server's level) {enc:.1f} ms = "
+            lms = med([tp["live-zstd"][r]["ms"] for r in tp["live-zstd"]])
+            print(f"\nIn-process, same reply: zstd encode (the server's level) {enc:.1f} ms = "
                   f"{vb / MB / enc * 1e3:.0f} MB/s, decode {dec:.1f} ms = {vb / MB / dec * 1e3:.0f} MB/s; "
-                  f"live − encode − decode − raw TCP of the wire bytes = {lms - enc - dec - rwms:.1f} ms "
+                  f"live (zstd) − encode − decode − raw TCP of the wire bytes = {lms - enc - dec - rwms:.1f} ms "
                   "(selection, MPI gather, copies, queueing)")
+        if "live-none" in kinds:
+            lms = med([tp["live-none"][r]["ms"] for r in tp["live-none"]])
+            print(f"live (none) − raw TCP of the value bytes = {lms - rms:.1f} ms (selection, MPI gather, JSON, "
+                  "the client's arrays, queueing)")
     paused = d["paused"]
     shots = d["shots"]
     phase = d["phase"]

@@ -21,11 +21,35 @@ struct Client::Impl {
   tcp::socket socket{io};
   HelloReply hello;
   std::uint32_t next_id = 1;
-  // The reply frame, kept between calls up to kKeepFrame: a fresh buffer per large
-  // window costs a zero fill and a page fault per 4 KiB.
-  static constexpr std::size_t kKeepFrame = std::size_t{256} << 20;
-  std::vector<std::byte> frame;
+  // Compressed arrays (zstd) are read here, kept between calls up to kKeepScratch: a
+  // fresh buffer per large window costs a zero fill and a page fault per 4 KiB.
+  static constexpr std::size_t kKeepScratch = std::size_t{256} << 20;
+  std::vector<std::byte> scratch;
   bool open = false;
+
+  /// The payload of the reply being read, straight from the socket, by the deadline.
+  class Source final : public PayloadSource {
+   public:
+    Source(Impl& s, Clock::time_point deadline) : s_(s), deadline_(deadline) {}
+    void read(std::byte* dst, std::size_t n) override { s_.read(dst, n, deadline_); }
+    std::span<const std::byte> next(std::size_t n) override {
+      s_.scratch.resize(n);
+      read(s_.scratch.data(), n);
+      return s_.scratch;
+    }
+
+   private:
+    Impl& s_;
+    Clock::time_point deadline_;
+  };
+
+  void read(std::byte* dst, std::size_t n, Clock::time_point deadline) {
+    boost::system::error_code ec;
+    bool done = false;
+    asio::async_read(socket, asio::buffer(dst, n), [&](const boost::system::error_code& e, std::size_t) { ec = e, done = true; });
+    run_until(deadline, done, "reading a reply");
+    check(ec, "receive (the server closed the connection?)");
+  }
 
   /// Runs the io_context until `done` or the deadline; on timeout closes the socket.
   void run_until(Clock::time_point deadline, const bool& done, const char* what) {
@@ -51,7 +75,8 @@ struct Client::Impl {
     throw std::runtime_error(std::string("collector client: ") + what + ": " + ec.message());
   }
 
-  Body exchange(const Body& request) {
+  /// Sends `request` and reads its reply; a window reply's arrays go into `reuse`'s.
+  Body exchange(const Body& request, WindowReply* reuse = nullptr) {
     if (!open) throw std::runtime_error("collector client: not connected");
     const auto deadline = Clock::now() + options.timeout;
     const std::uint32_t id = next_id++;
@@ -62,32 +87,17 @@ struct Client::Impl {
     run_until(deadline, done, "sending a request");
     check(ec, "send");
     std::array<std::byte, kHeaderSize> header{};
-    done = false;
-    asio::async_read(socket, asio::buffer(header), [&](const boost::system::error_code& e, std::size_t) { ec = e, done = true; });
-    run_until(deadline, done, "waiting for a reply");
-    check(ec, "receive (the server closed the connection?)");
-    FrameHeader h;
-    try {
-      h = read_header(header, options.max_reply);
-    } catch (const ProtocolError& e) {
-      close_now();
-      throw ClientError(e.code(), e.what());
-    }
-    frame.resize(kHeaderSize + h.length);
-    std::copy(header.begin(), header.end(), frame.begin());
-    done = false;
-    asio::async_read(socket, asio::buffer(frame.data() + kHeaderSize, h.length),
-                     [&](const boost::system::error_code& e, std::size_t) { ec = e, done = true; });
-    run_until(deadline, done, "reading a reply");
-    check(ec, "receive");
+    read(header.data(), header.size(), deadline);
     Message m;
     try {
-      m = decode(frame, Limits{options.max_reply, options.max_raw});
+      const auto h = read_header(header, options.max_reply);
+      Source source(*this, deadline);
+      m = decode_payload(h, source, Limits{options.max_reply, options.max_raw}, reuse);
     } catch (const ProtocolError& e) {
       close_now();
       throw ClientError(e.code(), e.what());
     }
-    if (frame.capacity() > kKeepFrame) frame = {};
+    if (scratch.capacity() > kKeepScratch) scratch = {};
     if (auto* e = std::get_if<ErrorReply>(&m.body)) {
       throw ClientError(e->code, std::string("collector: server error ") + to_string(e->code) + ": " + e->message);
     }
@@ -121,7 +131,12 @@ Client::Client(const std::string& host, std::uint16_t port, const std::string& t
   if (ec) throw std::runtime_error("collector client: cannot connect to " + host + ":" + std::to_string(port) + ": " + ec.message());
   s.socket.set_option(tcp::no_delay(true));
   s.open = true;
-  const auto reply = s.exchange(Hello{kProtocolVersion, token, s.options.name});
+  auto codecs = s.options.codecs;
+  if (codecs.empty()) {
+    const bool local = s.socket.remote_endpoint(ec).address().is_loopback();
+    codecs = local ? std::vector<std::string>{"none", "zstd"} : std::vector<std::string>{"zstd", "none"};
+  }
+  const auto reply = s.exchange(Hello{kProtocolVersion, token, s.options.name, codecs});
   const auto* h = std::get_if<HelloReply>(&reply);
   if (!h) throw ClientError(ErrorCode::malformed, "collector client: the server did not answer the hello with a hello_reply");
   if (h->protocol != kProtocolVersion)
@@ -149,7 +164,15 @@ static T expect(Body&& b, const char* what) {
 
 ServerInfo Client::info() { return expect<InfoReply>(call(InfoRequest{}), "info request").info; }
 std::vector<StepRecord> Client::steps() { return expect<StepsReply>(call(StepsRequest{}), "steps request").steps; }
-WindowReply Client::window(const WindowRequest& request) { return expect<WindowReply>(call(request), "window request"); }
+WindowReply Client::window(const WindowRequest& request) {
+  WindowReply out;
+  window(request, out);
+  return out;
+}
+
+void Client::window(const WindowRequest& request, WindowReply& out) {
+  out = expect<WindowReply>(impl_->exchange(request, &out), "window request");
+}
 
 bool Client::offers(const std::string& capability) const {
   const auto& c = impl_->hello.capabilities;

@@ -1,10 +1,12 @@
-// Frame, JSON part and zstd-compressed arrays of a collector message
+// Frame, JSON part and arrays (zstd-compressed or as they are) of a collector message
 // (docs/collector-protocol.md, "Frame" and "Payload").
 #include <zstd.h>
 
+#include <array>
 #include <bit>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include "codec_detail.hpp"
 #include "rewind/nbserver/wire.hpp"
@@ -77,95 +79,174 @@ void decompress(std::span<const std::byte> z, void* dst, std::size_t raw, const 
   if (n != raw) malformed("array " + name + ": decompressed to " + std::to_string(n) + " bytes, JSON says " + std::to_string(raw));
 }
 
-std::vector<detail::ArrayIn> read_arrays(const json& j, wire::Reader& r, const Limits& limits) {
-  std::vector<detail::ArrayIn> out;
+/// One "arrays" entry of a received JSON part.
+struct ArraySpec {
+  std::string name, dtype;
+  std::uint64_t raw = 0, zbytes = 0;
+  Codec codec = Codec::zstd;
+};
+
+/// The "arrays" entries of `j`, checked before anything is read or allocated: encoded
+/// sizes must add up to exactly the `left` bytes after the JSON, raw sizes to no more
+/// than the cap, and an array sent as it is (codec none) must be exactly its raw size.
+std::vector<ArraySpec> array_specs(const json& j, std::uint64_t left, const Limits& limits) {
+  std::vector<ArraySpec> entries;
   const auto it = j.find("arrays");
-  if (it == j.end()) return out;
+  if (it == j.end()) {
+    if (left != 0) malformed(std::to_string(left) + " bytes after the JSON of a message without arrays");
+    return entries;
+  }
   if (!it->is_array()) malformed("\"arrays\" is not a list");
-  // First the sizes: compressed sizes must add up to exactly the bytes left, raw
-  // sizes to no more than the cap, before anything is allocated.
-  struct Entry { std::string name, dtype; std::uint64_t raw, zbytes; };
-  std::vector<Entry> entries;
   std::uint64_t zsum = 0, rawsum = 0;
   for (const auto& a : *it) {
     if (!a.is_object()) malformed("an \"arrays\" entry is not an object");
-    Entry e;
     const auto name = a.find("name"), dtype = a.find("dtype"), raw = a.find("raw"), zb = a.find("zbytes");
+    const auto codec = a.find("codec");
     if (name == a.end() || !name->is_string() || dtype == a.end() || !dtype->is_string() || raw == a.end() ||
         !raw->is_number_unsigned() || zb == a.end() || !zb->is_number_unsigned())
       malformed("an \"arrays\" entry lacks name, dtype, raw or zbytes");
-    e = {name->get<std::string>(), dtype->get<std::string>(), raw->get<std::uint64_t>(), zb->get<std::uint64_t>()};
+    ArraySpec e{name->get<std::string>(), dtype->get<std::string>(), raw->get<std::uint64_t>(), zb->get<std::uint64_t>()};
+    if (codec != a.end()) {  // absent: a 1.1 server, zstd
+      const auto c = codec->is_string() ? parse_codec(codec->get<std::string>()) : std::nullopt;
+      if (!c) malformed("array " + e.name + ": unknown codec " + codec->dump());
+      e.codec = *c;
+    }
     const std::uint64_t width = e.dtype == "f64" ? 8 : e.dtype == "u8" ? 1 : 0;
     if (width == 0) malformed("array " + e.name + ": unknown dtype " + e.dtype);
     if (e.raw % width != 0) malformed("array " + e.name + ": raw size is not a whole number of values");
-    if (e.zbytes > r.left()) malformed("array " + e.name + ": compressed size exceeds the message");
+    if (e.codec == Codec::none && e.zbytes != e.raw)
+      malformed("array " + e.name + ": codec none, but zbytes (" + std::to_string(e.zbytes) + ") != raw (" +
+                std::to_string(e.raw) + ")");
+    if (e.zbytes > left) malformed("array " + e.name + ": encoded size exceeds the message");
     if (e.raw > limits.max_raw)
       throw ProtocolError(ErrorCode::too_large, "collector: array " + e.name + " of " + std::to_string(e.raw) + " bytes exceeds the cap");
     zsum += e.zbytes;
     rawsum += e.raw;
-    if (zsum > r.left()) malformed("compressed array sizes exceed the message");
+    if (zsum > left) malformed("encoded array sizes exceed the message");
     if (rawsum > limits.max_raw)
       throw ProtocolError(ErrorCode::too_large, "collector: arrays of " + std::to_string(rawsum) + " bytes exceed the cap");
     entries.push_back(std::move(e));
   }
-  if (zsum != r.left())
-    malformed("compressed arrays hold " + std::to_string(zsum) + " bytes, the frame " + std::to_string(r.left()));
-  for (const auto& e : entries) {
-    detail::ArrayIn a{e.name, e.dtype, {}, {}};
-    const auto z = r.get_bytes(e.zbytes);
-    if (e.dtype == "f64") {
-      a.f64.resize(e.raw / 8);
-      decompress(z, a.f64.data(), e.raw, e.name);
-    } else {
-      a.u8.resize(e.raw);
-      decompress(z, a.u8.data(), e.raw, e.name);
-    }
-    out.push_back(std::move(a));
+  if (zsum != left) malformed("encoded arrays hold " + std::to_string(zsum) + " bytes, the frame " + std::to_string(left));
+  return entries;
+}
+
+/// Reads one checked array into `dst` (`e.raw` bytes): as it is, or decompressed.
+void read_array(const ArraySpec& e, PayloadSource& source, std::byte* dst) {
+  if (e.codec == Codec::none) {
+    if (e.raw > 0) source.read(dst, e.raw);
+    return;
   }
-  return out;
+  decompress(e.zbytes > 0 ? source.next(e.zbytes) : std::span<const std::byte>{}, dst, e.raw, e.name);
+}
+
+/// A frame already in memory.
+class MemorySource final : public PayloadSource {
+ public:
+  explicit MemorySource(std::span<const std::byte> in) : in_(in) {}
+  void read(std::byte* dst, std::size_t n) override {
+    const auto b = next(n);
+    std::memcpy(dst, b.data(), n);
+  }
+  std::span<const std::byte> next(std::size_t n) override {
+    if (n > in_.size() - pos_) malformed("message truncated");
+    pos_ += n;
+    return in_.subspan(pos_ - n, n);
+  }
+
+ private:
+  std::span<const std::byte> in_;
+  std::size_t pos_ = 0;
+};
+
+void put_length(std::vector<std::byte>& frame, std::uint64_t length) {
+  for (std::size_t b = 0; b < 8; ++b) frame[16 + b] = static_cast<std::byte>((length >> (8 * b)) & 0xffu);
 }
 
 }  // namespace
 
-std::vector<std::byte> encode(const Message& m, std::uint64_t max_payload, int zstd_level) {
-  std::vector<std::byte> out;
-  encode(m, out, max_payload, zstd_level);
-  return out;
+const char* to_string(Codec c) noexcept { return c == Codec::none ? "none" : "zstd"; }
+
+std::optional<Codec> parse_codec(const std::string& s) {
+  if (s == "zstd") return Codec::zstd;
+  if (s == "none") return Codec::none;
+  return std::nullopt;
 }
 
-void encode(const Message& m, std::vector<std::byte>& out, std::uint64_t max_payload, int zstd_level) {
-  const auto f = format(max_payload);
+std::optional<Codec> choose_codec(const std::vector<std::string>& offered) {
+  if (offered.empty()) return Codec::zstd;
+  for (const auto& name : offered)
+    if (const auto c = parse_codec(name)) return c;
+  return std::nullopt;
+}
+
+std::uint64_t FrameParts::size() const {
+  std::uint64_t n = head.size();
+  for (const auto& a : arrays) n += a.size();
+  return n;
+}
+
+std::span<const std::byte> PayloadSource::next(std::size_t n) {
+  buf_.resize(n);
+  read(buf_.data(), n);
+  return buf_;
+}
+
+std::vector<std::byte> encode(const Message& m, std::uint64_t max_payload, int zstd_level) {
+  return encode(m, EncodeOptions{Codec::zstd, max_payload, zstd_level});
+}
+
+std::vector<std::byte> encode(const Message& m, const EncodeOptions& options) {
+  FrameParts parts;
+  encode(m, parts, options);
+  for (const auto& a : parts.arrays) parts.head.insert(parts.head.end(), a.begin(), a.end());
+  return std::move(parts.head);
+}
+
+void encode(const Message& m, FrameParts& out, const EncodeOptions& options) {
   try {
     std::vector<detail::ArrayOut> arrays;
     json j = detail::to_json(m.body, arrays);
     thread_local Scratch scratch;
+    const bool zstd = options.codec == Codec::zstd;
     std::size_t bound = 0;
-    for (const auto& a : arrays) bound += a.bytes.empty() ? 0 : ZSTD_compressBound(a.bytes.size());
+    if (zstd)
+      for (const auto& a : arrays) bound += a.bytes.empty() ? 0 : ZSTD_compressBound(a.bytes.size());
     std::byte* z = scratch.reserve(bound);
     std::vector<std::span<const std::byte>> packed;
     if (!arrays.empty()) {
       j["arrays"] = json::array();
       for (const auto& a : arrays) {
-        packed.emplace_back(z, compress(a.bytes, z, zstd_level));
-        z += packed.back().size();
-        j["arrays"].push_back({{"name", a.name}, {"dtype", a.dtype}, {"raw", a.bytes.size()}, {"zbytes", packed.back().size()}});
+        if (zstd) {
+          packed.emplace_back(z, compress(a.bytes, z, options.zstd_level));
+          z += packed.back().size();
+        } else {
+          packed.push_back(a.bytes);
+        }
+        j["arrays"].push_back({{"name", a.name}, {"dtype", a.dtype}, {"raw", a.bytes.size()},
+                               {"zbytes", packed.back().size()}, {"codec", to_string(options.codec)}});
       }
     }
     const std::string text = j.dump(-1, ' ', false, json::error_handler_t::replace);
+    std::uint64_t length = 4 + text.size();
+    for (const auto& p : packed) length += p.size();
+    if (length > options.max_payload)
+      throw ProtocolError(ErrorCode::too_large, "collector: payload of " + std::to_string(length) + " bytes exceeds the cap");
     wire::Writer w("collector");
-    w.out = std::move(out);
+    w.out = std::move(out.head);
     w.out.clear();
-    std::size_t total = kHeaderSize + 4 + text.size();
-    for (const auto& p : packed) total += p.size();
-    if (total - kHeaderSize > max_payload)
-      throw ProtocolError(ErrorCode::too_large, "collector: payload of " + std::to_string(total - kHeaderSize) + " bytes exceeds the cap");
-    w.out.reserve(total);
-    wire::begin_frame(w, f, static_cast<std::uint16_t>(type_of(m.body)), m.request_id);
+    w.out.reserve(kHeaderSize + (zstd ? length : 4 + text.size()));
+    wire::begin_frame(w, format(options.max_payload), static_cast<std::uint16_t>(type_of(m.body)), m.request_id);
     w.put_string(text);
-    for (const auto& p : packed) w.put_bytes(p);
-    wire::end_frame(w, f);
+    out.arrays.clear();
+    if (zstd) {
+      for (const auto& p : packed) w.put_bytes(p);
+    } else {
+      out.arrays = std::move(packed);  // sent from where they are: the body's own vectors
+    }
+    put_length(w.out, length);
     scratch.trim();
-    out = std::move(w.out);
+    out.head = std::move(w.out);
   } catch (const wire::WireError& e) {
     throw ProtocolError(code_of(e.fault()), e.what());
   }
@@ -185,29 +266,55 @@ FrameHeader read_header(std::span<const std::byte> header, std::uint64_t max_pay
   }
 }
 
-Message decode(std::span<const std::byte> frame, const Limits& limits) {
-  try {
-    const auto h = wire::check_frame(format(limits.max_payload), frame);
-    if (h.type < 1 || h.type > static_cast<std::uint16_t>(MessageType::branch_reply))
-      throw ProtocolError(ErrorCode::unknown_type, "collector: unknown message type " + std::to_string(h.type));
-    wire::Reader r(frame.subspan(kHeaderSize), "collector");
-    const auto text = r.get_bytes(r.get_count(1));
-    json j = json::parse(reinterpret_cast<const char*>(text.data()), reinterpret_cast<const char*>(text.data()) + text.size(),
-                         nullptr, false);
-    if (j.is_discarded()) malformed("the JSON part does not parse");
-    auto arrays = read_arrays(j, r, limits);
-    r.finish();
-    Message m;
-    m.request_id = h.request_id;
-    try {
-      m.body = detail::from_json(static_cast<MessageType>(h.type), j, std::move(arrays));
-    } catch (const json::exception& e) {
-      malformed(std::string("JSON field: ") + e.what());
+Message decode_payload(const FrameHeader& h, PayloadSource& source, const Limits& limits, WindowReply* reuse) {
+  const auto type = static_cast<std::uint16_t>(h.type);
+  if (type < 1 || type > static_cast<std::uint16_t>(MessageType::branch_reply))
+    throw ProtocolError(ErrorCode::unknown_type, "collector: unknown message type " + std::to_string(type));
+  if (h.length < 4) malformed("message truncated");
+  std::array<std::byte, 4> count{};
+  source.read(count.data(), count.size());
+  const std::uint64_t json_bytes = wire::Reader(count, "collector").get<std::uint32_t>();
+  if (json_bytes > h.length - 4) malformed("JSON length exceeds the message");
+  std::string text(json_bytes, '\0');
+  source.read(reinterpret_cast<std::byte*>(text.data()), text.size());
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded()) malformed("the JSON part does not parse");
+  const auto specs = array_specs(j, h.length - 4 - json_bytes, limits);
+  std::vector<detail::ArrayIn> arrays;
+  std::size_t next_f64 = 0;
+  for (const auto& e : specs) {
+    detail::ArrayIn a{e.name, e.dtype, {}, {}};
+    if (e.dtype == "f64") {
+      if (reuse != nullptr && next_f64 < reuse->values.size()) a.f64 = std::move(reuse->values[next_f64++]);
+      a.f64.resize(e.raw / 8);
+      read_array(e, source, reinterpret_cast<std::byte*>(a.f64.data()));
+    } else {
+      if (reuse != nullptr) a.u8 = std::move(reuse->cell_type);
+      a.u8.resize(e.raw);
+      read_array(e, source, reinterpret_cast<std::byte*>(a.u8.data()));
     }
-    return m;
+    arrays.push_back(std::move(a));
+  }
+  Message m;
+  m.request_id = h.request_id;
+  try {
+    m.body = detail::from_json(h.type, j, std::move(arrays));
+  } catch (const json::exception& e) {
+    malformed(std::string("JSON field: ") + e.what());
+  }
+  return m;
+}
+
+Message decode(std::span<const std::byte> frame, const Limits& limits) {
+  FrameHeader h;
+  try {
+    const auto w = wire::check_frame(format(limits.max_payload), frame);
+    h = {static_cast<MessageType>(w.type), w.request_id, w.length};
   } catch (const wire::WireError& e) {
     throw ProtocolError(code_of(e.fault()), e.what());
   }
+  MemorySource source(frame.subspan(kHeaderSize));
+  return decode_payload(h, source, limits);
 }
 
 }  // namespace rwd::collector

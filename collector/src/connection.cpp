@@ -162,7 +162,8 @@ void Connection::dispatch(Message m) {
       return fail(e->code, e->message, m.request_id);
     }
     authed_ = true;
-    return write(encode(Message{m.request_id, reply}, ctx_.options.max_reply), false);
+    codec_ = std::get<HelloReply>(reply).codec;
+    return write(frame(Message{m.request_id, reply}, codec_, ctx_.options.max_reply), false);
   }
   if (!ctx_.options.token.empty() && !authed_) {
     ++ctx_.stats.refused_token;
@@ -182,45 +183,63 @@ void Connection::dispatch(Message m) {
       if (ec || self->closed_ || !self->awaiting_ || self->job_ != job) return;
       ++self->ctx_.stats.timeouts;
       const auto ms = std::to_string(self->ctx_.options.steer_timeout.count());
-      self->answer(job, encode(Message{id, ErrorReply{ErrorCode::timeout, "no answer from the run within " + ms +
-                                                                              " ms; the request may still take effect (ask for status)"}}));
+      const ErrorReply late{ErrorCode::timeout,
+                            "no answer from the run within " + ms + " ms; the request may still take effect (ask for status)"};
+      self->answer(job, frame(Message{id, late}, self->codec_, self->ctx_.options.max_reply));
     });
   }
   auto& io = ctx_.io;
-  (steering ? ctx_.steering : ctx_.queries).post([self = shared_from_this(), &io, job, m = std::move(m),
-                                                  bytes = std::move(spare_)]() mutable {
-    const Body reply = self->ctx_.handler.handle(m.body);
-    try {
-      encode(Message{m.request_id, reply}, bytes, self->ctx_.options.max_reply);
-    } catch (const ProtocolError& e) {
-      bytes = encode(Message{m.request_id, ErrorReply{e.code(), e.what()}});
-    }
-    asio::post(io, [self, job, bytes = std::move(bytes)]() mutable { self->answer(job, std::move(bytes)); });
+  (steering ? ctx_.steering : ctx_.queries).post([self = shared_from_this(), &io, job, m = std::move(m), codec = codec_,
+                                                  head = std::move(spare_)]() mutable {
+    auto reply = frame(Message{m.request_id, self->ctx_.handler.handle(m.body)}, codec, self->ctx_.options.max_reply,
+                       std::move(head));
+    asio::post(io, [self, job, reply = std::move(reply)]() mutable { self->answer(job, std::move(reply)); });
   });
 }
 
-void Connection::answer(std::uint64_t job, std::vector<std::byte> bytes) {
+std::shared_ptr<Reply> Connection::frame(Message m, Codec codec, std::uint64_t max_payload, std::vector<std::byte> head) {
+  auto r = std::make_shared<Reply>();
+  r->message = std::move(m);  // first: the frame may point into it
+  r->frame.head = std::move(head);
+  try {
+    encode(r->message, r->frame, EncodeOptions{codec, max_payload, kZstdLevel});
+  } catch (const ProtocolError& e) {
+    r->message.body = ErrorReply{e.code(), e.what()};
+    encode(r->message, r->frame, EncodeOptions{});
+  }
+  return r;
+}
+
+void Connection::answer(std::uint64_t job, std::shared_ptr<Reply> reply) {
   if (!awaiting_ || job != job_) return;  // answered already (timeout): drop
   awaiting_ = false;
   steer_timer_.cancel();
-  write(std::move(bytes), false);
+  write(std::move(reply), false);
 }
 
-void Connection::write(std::vector<std::byte> bytes, bool then_close) {
+void Connection::write(std::shared_ptr<Reply> reply, bool then_close) {
   if (closed_) return;
-  out_ = std::move(bytes);
+  out_ = std::move(reply);
+  // One gathering write of the head and the arrays where they are (codec none).
+  out_bufs_.clear();
+  out_bufs_.push_back(asio::buffer(out_->frame.head));
+  for (const auto& a : out_->frame.arrays)
+    if (!a.empty()) out_bufs_.push_back(asio::buffer(a.data(), a.size()));
   set_deadline(ctx_.options.write_timeout);
-  asio::async_write(socket_, asio::buffer(out_), [self = shared_from_this(), then_close](const boost::system::error_code& ec, std::size_t) {
-    if (self->out_.capacity() <= kKeepReply) self->spare_ = std::move(self->out_);
-    self->out_ = {};
+  const auto done = [self = shared_from_this(), then_close](const boost::system::error_code& ec, std::size_t) {
+    if (self->out_->frame.head.capacity() <= kKeepReply) self->spare_ = std::move(self->out_->frame.head);
+    self->ctx_.handler.recycle(std::move(self->out_->message.body));
+    self->out_.reset();
+    self->out_bufs_.clear();
     if (ec || self->closed_) return self->close();
     if (then_close) return self->linger_close();
     self->wait_request();
-  });
+  };
+  asio::async_write(socket_, out_bufs_, done);
 }
 
 void Connection::fail(ErrorCode code, const std::string& message, std::uint32_t request_id) {
-  write(encode(Message{request_id, ErrorReply{code, message}}), true);
+  write(frame(Message{request_id, ErrorReply{code, message}}, codec_, ctx_.options.max_reply), true);
 }
 
 void Connection::linger_close() {

@@ -47,6 +47,13 @@ struct AtomicStats {
 
 class Connection;
 
+/// A reply on its way out: the message and its frame. With codec none the frame's
+/// spans point into the message's arrays, so both live together until the write ends.
+struct Reply {
+  Message message;
+  FrameParts frame;
+};
+
 /// What connections share: options, handler, worker, the I/O context, the set of open
 /// connections (manipulated on the I/O thread only) and the counters.
 struct Context {
@@ -76,8 +83,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void read_body();
   void on_frame();
   void dispatch(Message m);
-  void answer(std::uint64_t job, std::vector<std::byte> bytes);
-  void write(std::vector<std::byte> bytes, bool then_close);
+  /// `m` framed in this session's codec (into `head`'s capacity); an encoding failure
+  /// becomes its ErrorReply. Any thread.
+  static std::shared_ptr<Reply> frame(Message m, Codec codec, std::uint64_t max_payload, std::vector<std::byte> head = {});
+  void answer(std::uint64_t job, std::shared_ptr<Reply> reply);
+  void write(std::shared_ptr<Reply> reply, bool then_close);
   void fail(ErrorCode code, const std::string& message, std::uint32_t request_id = 0);
   void linger_close();
   void set_deadline(std::chrono::milliseconds d);
@@ -89,8 +99,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Context& ctx_;
   std::array<std::byte, kHeaderSize> header_{};
   std::vector<std::byte> frame_;
-  std::vector<std::byte> out_;
-  std::vector<std::byte> spare_;  ///< the last reply's buffer, reused for the next (up to kKeepReply)
+  std::shared_ptr<Reply> out_;                ///< the reply being written
+  std::vector<asio::const_buffer> out_bufs_;  ///< its frame as one buffer sequence
+  std::vector<std::byte> spare_;  ///< the last reply's head buffer, reused for the next (up to kKeepReply)
+  Codec codec_ = Codec::zstd;     ///< of window arrays, negotiated in the hello
   std::array<std::byte, 4096> drain_{};
   std::size_t drained_ = 0;
   std::uint64_t job_ = 0;   ///< number of the last request handed to a worker

@@ -66,7 +66,9 @@ Body answer_hello(const Hello& hello, const std::string& token, const std::strin
     return error(ErrorCode::bad_version, "client speaks protocol " + std::to_string(hello.protocol) + ", this server " +
                                              std::to_string(kProtocolVersion));
   if (!token.empty() && !same_token(hello.token, token)) return error(ErrorCode::unauthorized, "wrong or missing token");
-  return HelloReply{server_name, kProtocolVersion, capabilities};
+  const auto codec = choose_codec(hello.codecs);
+  if (!codec) return error(ErrorCode::bad_argument, "the hello offers no codec this server speaks (none, zstd)");
+  return HelloReply{server_name, kProtocolVersion, capabilities, *codec};
 }
 
 std::optional<ErrorReply> Handler::validate(const WindowRequest& r, const HandlerLimits& limits) {
@@ -126,6 +128,10 @@ Handler::Handler(Service& service, HandlerLimits limits)
 
 bool Handler::is_steering(MessageType t) {
   return t == MessageType::control_request || t == MessageType::set_request || t == MessageType::branch_request;
+}
+
+void Handler::recycle(Body&& reply) noexcept {
+  if (auto* w = std::get_if<WindowReply>(&reply)) service_.recycle(std::move(*w));
 }
 
 bool Handler::offers(MessageType t) const {

@@ -31,7 +31,9 @@ using json = nlohmann::json;
 class Core {
  public:
   Core(const LiveLayout& layout, ServerInfo info)
-      : layout_(layout), info_(std::move(info)), nb_(layout.service, layout.nbserver, -1) {}
+      : layout_(layout), info_(std::move(info)), nb_(layout.service, layout.nbserver, -1) {
+    pool_.reserve(kPoolReplies);  // recycle() does not allocate
+  }
 
   /// Runs `f` on the main thread and returns its result (or rethrows). Called by the
   /// server's worker thread.
@@ -165,6 +167,14 @@ class Core {
   }
 
   void set_server(Server* s) { server_ = s; }
+
+  /// Keeps the arrays of a written reply for the next live window (I/O thread).
+  void recycle(WindowReply&& w) noexcept {
+    std::uint64_t bytes = w.cell_type.capacity();
+    for (const auto& v : w.values) bytes += 8 * v.capacity();
+    const std::lock_guard lock(pool_mutex_);
+    if (pool_.size() < kPoolReplies && bytes <= kPoolBytes) pool_.push_back(std::move(w));
+  }
 
   /// A command to the compute ranks, answered at their next boundary. Main thread.
   json command(const json& c) {
@@ -309,28 +319,44 @@ class Core {
       out.pieces.push_back(piece);
     }
     out.cells = offset.back();
-    out.values.assign(r.variables.size(), std::vector<double>(out.cells));
-    out.cell_type.assign(out.cells, 0);
-    // Every compute rank sends its pieces' cells: per variable, its pieces in order. The
-    // sizes follow from the selection, so the receives from all ranks are posted at
-    // once (no rank's send waits while another's values are copied), into buffers kept
-    // between windows (fresh memory costs a page fault per 4 KiB).
-    const auto ranks = static_cast<std::size_t>(layout_.compute_size);
-    std::vector<std::uint64_t> cells_of(ranks, 0);
-    for (std::size_t i = 0; i < sel.pieces.size(); ++i)
-      cells_of[static_cast<std::size_t>(sel.pieces[i].owner)] += offset[i + 1] - offset[i];
-    recv_.resize(ranks);
-    trecv_.resize(ranks);
-    std::vector<MPI_Request> reqs(2 * ranks);
-    for (std::size_t k = 0; k < ranks; ++k) {
-      const int src = layout_.first_compute + static_cast<int>(k);
-      recv_[k].resize(cells_of[k] * r.variables.size());
-      trecv_[k].resize(cells_of[k]);
-      MPI_Irecv(recv_[k].data(), static_cast<int>(recv_[k].size()), MPI_DOUBLE, src, driver::kLiveValuesTag, layout_.service,
-                &reqs[2 * k]);
-      MPI_Irecv(trecv_[k].data(), static_cast<int>(trecv_[k].size()), MPI_BYTE, src, driver::kLiveTypesTag, layout_.service,
-                &reqs[2 * k + 1]);
+    // The arrays of an earlier reply, if the server has handed one back: no zero fill,
+    // no fresh pages. Every cell is overwritten below.
+    {
+      const std::lock_guard lock(pool_mutex_);
+      if (!pool_.empty()) {
+        out.values = std::move(pool_.back().values);
+        out.cell_type = std::move(pool_.back().cell_type);
+        pool_.pop_back();
+      }
     }
+    out.values.resize(r.variables.size());
+    for (auto& v : out.values) v.resize(out.cells);
+    out.cell_type.resize(out.cells);
+    // The compute ranks send their pieces' cells run by run (driver/live.hpp): each
+    // message is received straight into its place in the reply's arrays. The sizes and
+    // places follow from the selection, so every receive is posted at once (no rank's
+    // send waits while another's values are copied).
+    struct Run {
+      int owner;
+      std::uint64_t at, cells;
+    };
+    std::vector<Run> runs;
+    for (std::size_t i = 0; i < sel.pieces.size(); ++i) {
+      const int owner = sel.pieces[i].owner;
+      if (i == 0 || sel.pieces[i - 1].owner != owner) runs.push_back({owner, offset[i], 0});
+      runs.back().cells += offset[i + 1] - offset[i];
+    }
+    std::vector<MPI_Request> reqs;
+    std::vector<std::uint64_t> expect;
+    reqs.reserve(runs.size() * (r.variables.size() + 1));
+    const auto recv = [&](void* at, const Run& run, MPI_Datatype type, int tag) {
+      reqs.emplace_back();
+      expect.push_back(run.cells);
+      MPI_Irecv(at, static_cast<int>(run.cells), type, layout_.first_compute + run.owner, tag, layout_.service, &reqs.back());
+    };
+    for (auto& values : out.values)
+      for (const auto& run : runs) recv(values.data() + run.at, run, MPI_DOUBLE, driver::kLiveValuesTag);
+    for (const auto& run : runs) recv(out.cell_type.data() + run.at, run, MPI_BYTE, driver::kLiveTypesTag);
     // Test and nap rather than MPI_Waitall: under mpi_yield_when_idle a blocking wait
     // spins through sched_yield, and the values come only once every compute rank has
     // copied them (on a shared node: once they get a core), so it spun for most of that.
@@ -341,29 +367,12 @@ class Core {
       if (done) break;
       std::this_thread::sleep_for(nap);
     }
-    for (std::size_t k = 0; k < ranks; ++k) {
-      int nv = 0, nt = 0;
-      MPI_Get_count(&st[2 * k], MPI_DOUBLE, &nv);
-      MPI_Get_count(&st[2 * k + 1], MPI_BYTE, &nt);
-      if (static_cast<std::size_t>(nv) != recv_[k].size() || static_cast<std::size_t>(nt) != trecv_[k].size())
+    for (std::size_t k = 0; k < reqs.size(); ++k) {
+      int n = 0;
+      MPI_Get_count(&st[k], k < reqs.size() - runs.size() ? MPI_DOUBLE : MPI_BYTE, &n);
+      if (static_cast<std::uint64_t>(n) != expect[k])
         throw ServiceError(ErrorCode::internal, "live window: short data from a rank");
     }
-    std::vector<std::size_t> pos(ranks, 0), tpos(ranks, 0);
-    for (std::size_t v = 0; v < r.variables.size(); ++v)
-      for (std::size_t i = 0; i < sel.pieces.size(); ++i) {
-        const auto k = static_cast<std::size_t>(sel.pieces[i].owner);
-        const auto len = offset[i + 1] - offset[i];
-        std::copy_n(recv_[k].begin() + static_cast<std::ptrdiff_t>(pos[k]), len,
-                    out.values[v].begin() + static_cast<std::ptrdiff_t>(offset[i]));
-        pos[k] += len;
-        if (v == 0) {
-          std::copy_n(trecv_[k].begin() + static_cast<std::ptrdiff_t>(tpos[k]), len,
-                      out.cell_type.begin() + static_cast<std::ptrdiff_t>(offset[i]));
-          tpos[k] += len;
-        }
-      }
-    for (auto& b : recv_)
-      if (b.capacity() > kKeepValues) b = {};
     return out;
   }
 
@@ -379,9 +388,10 @@ class Core {
   std::vector<std::string> files_;
   double rate_ = 0.0, rate_wall_ = 0.0;
   std::int64_t rate_steps_ = 0;
-  static constexpr std::size_t kKeepValues = std::size_t{32} << 20;  ///< 256 MiB per rank
-  std::vector<std::vector<double>> recv_;         ///< per compute rank: its values of a window
-  std::vector<std::vector<std::uint8_t>> trecv_;  ///< and its cell types
+  static constexpr std::size_t kPoolReplies = 2;
+  static constexpr std::uint64_t kPoolBytes = std::uint64_t{256} << 20;  ///< per kept reply
+  std::mutex pool_mutex_;
+  std::vector<WindowReply> pool_;  ///< written replies whose arrays the next windows reuse
 };
 
 class LiveService final : public Service {
@@ -390,6 +400,7 @@ class LiveService final : public Service {
   ServerInfo info() override { return core_.info(); }
   std::vector<StepRecord> steps() override { return core_.steps(); }
   WindowReply window(const WindowRequest& r) override { return core_.window(r); }
+  void recycle(WindowReply&& reply) noexcept override { core_.recycle(std::move(reply)); }
   [[nodiscard]] std::vector<std::string> capabilities() const override {
     return {"info", "steps", "window", "status", "control", "parameters", "set", "branch"};
   }

@@ -323,9 +323,13 @@ void malformed(const std::string& what) { throw ProtocolError(ErrorCode::malform
 json to_json(const Body& body, std::vector<ArrayOut>& arrays) {
   return std::visit(
       Overloaded{
-          [](const Hello& b) -> json { return {{"protocol", b.protocol}, {"token", b.token}, {"client", b.client}}; },
+          [](const Hello& b) -> json {
+            json j = {{"protocol", b.protocol}, {"token", b.token}, {"client", b.client}};
+            if (!b.codecs.empty()) j["codecs"] = b.codecs;
+            return j;
+          },
           [](const HelloReply& b) -> json {
-            return {{"server", b.server}, {"protocol", b.protocol}, {"capabilities", b.capabilities}};
+            return {{"server", b.server}, {"protocol", b.protocol}, {"capabilities", b.capabilities}, {"codec", to_string(b.codec)}};
           },
           [](const InfoRequest&) -> json { return json::object(); },
           [](const InfoReply& b) -> json {
@@ -385,9 +389,20 @@ Body from_json(MessageType t, const json& j, std::vector<ArrayIn>&& arrays) {
   if (!j.is_object()) malformed("the JSON part is not an object");
   if (t != MessageType::window_reply && !arrays.empty()) malformed("this message type carries no arrays");
   switch (t) {
-    case MessageType::hello: return Hello{get_int<std::uint32_t>(j, "protocol"), get_str(j, "token"), get_str(j, "client")};
-    case MessageType::hello_reply:
-      return HelloReply{get_str(j, "server"), get_int<std::uint32_t>(j, "protocol"), get_strs(j, "capabilities")};
+    case MessageType::hello: {
+      Hello b{get_int<std::uint32_t>(j, "protocol"), get_str(j, "token"), get_str(j, "client"), {}};
+      if (j.contains("codecs")) b.codecs = get_strs(j, "codecs");  // 1.2
+      return b;
+    }
+    case MessageType::hello_reply: {
+      HelloReply b{get_str(j, "server"), get_int<std::uint32_t>(j, "protocol"), get_strs(j, "capabilities")};
+      if (j.contains("codec")) {  // 1.2; a 1.1 server sends zstd
+        const auto c = parse_codec(get_str(j, "codec"));
+        if (!c) malformed("unknown codec \"" + get_str(j, "codec") + "\"");
+        b.codec = *c;
+      }
+      return b;
+    }
     case MessageType::info_request: return InfoRequest{};
     case MessageType::info_reply: {
       ServerInfo i;

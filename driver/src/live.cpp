@@ -2,9 +2,12 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "rewind/driver/steering.hpp"
@@ -20,9 +23,24 @@ void send_text(MPI_Comm c, int dest, int tag, const std::string& s) {
   MPI_Send(s.data(), static_cast<int>(s.size()), MPI_CHAR, dest, tag, c);
 }
 
+// A paused or held run may wait for its next command for minutes. Blocking MPI calls
+// would spin through sched_yield under mpi_yield_when_idle the whole time, taking the
+// cores of a shared node from the collector and its clients (on the 2-core benchmark VM
+// two paused compute ranks kept both busy), so those waits poll with a back-off
+// (50 us -> 1 ms) instead. `test` returns true once done.
+template <class Test>
+void wait_napping(Test test) {
+  for (auto nap = std::chrono::microseconds(50); !test(); nap = std::min(2 * nap, std::chrono::microseconds(1000)))
+    std::this_thread::sleep_for(nap);
+}
+
 std::string recv_text(MPI_Comm c, int src, int tag) {
   MPI_Status st;
-  MPI_Probe(src, tag, c, &st);
+  wait_napping([&] {
+    int flag = 0;
+    MPI_Iprobe(src, tag, c, &flag, &st);
+    return flag != 0;
+  });
   int n = 0;
   MPI_Get_count(&st, MPI_CHAR, &n);
   std::string s(static_cast<std::size_t>(n), '\0');
@@ -30,9 +48,21 @@ std::string recv_text(MPI_Comm c, int src, int tag) {
   return s;
 }
 
-void bcast_text(MPI_Comm c, std::string& s) {
+// `idle`: the root may take long to have a command (see wait_napping); else the ranks
+// meet at a step boundary and a blocking broadcast is the fastest.
+void bcast_text(MPI_Comm c, std::string& s, bool idle) {
   long long n = static_cast<long long>(s.size());
-  MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, c);
+  if (idle) {
+    MPI_Request req = MPI_REQUEST_NULL;
+    MPI_Ibcast(&n, 1, MPI_LONG_LONG, 0, c, &req);
+    wait_napping([&] {
+      int done = 0;
+      MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+      return done != 0;
+    });
+  } else {
+    MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, c);
+  }
   s.resize(static_cast<std::size_t>(n));
   if (n > 0) MPI_Bcast(s.data(), static_cast<int>(n), MPI_CHAR, 0, c);
 }
@@ -63,12 +93,12 @@ std::vector<std::string> overrides_of(Run& run, const json& values) {
 }
 
 // The cells of the window pieces this rank owns: per variable, piece after piece, x
-// fastest; then the cell types in the same order. Sent to the collector without waiting
-// for it to receive them (`sends`, completed before the buffers are used again). `values`
-// and `types` are the caller's, kept between windows: fresh memory would cost the run a
-// page fault per 4 KiB at every window.
+// fastest; then the cell types in the same order. Sent to the collector run by run
+// (live.hpp) without waiting for it to receive them (`sends`, completed before the
+// buffers are used again). `values` and `types` are the caller's, kept between windows:
+// fresh memory would cost the run a page fault per 4 KiB at every window.
 void send_window(Run& run, const json& c, MPI_Comm service, int collector, int rank, std::vector<double>& values,
-                 std::vector<std::uint8_t>& types, std::array<MPI_Request, 2>& sends) {
+                 std::vector<std::uint8_t>& types, std::vector<MPI_Request>& sends) {
   auto& s = run.solver();
   auto& forest = s.forest();
   const auto& sh = forest.shape();
@@ -81,9 +111,14 @@ void send_window(Run& run, const json& c, MPI_Comm service, int collector, int r
     window::Piece piece;
   };
   std::vector<Mine> mine;
+  std::vector<int> runs;  // cells of each run of consecutive pieces of this rank
   std::size_t n = 0;
+  bool in_run = false;
   for (const auto& p : c.at("pieces")) {
-    if (p.at(1).get<int>() != rank) continue;
+    const bool ours = p.at(1).get<int>() == rank;
+    if (ours && !in_run) runs.push_back(0);
+    in_run = ours;
+    if (!ours) continue;
     const auto g = forest.local_index(spacetree::Uid::from_raw(p.at(0).get<std::uint64_t>()));
     if (g < 0) throw std::runtime_error("live window: a piece's grid is not on its owner");
     window::Piece q;
@@ -94,21 +129,35 @@ void send_window(Run& run, const json& c, MPI_Comm service, int collector, int r
     q.stride = p.at(8).get<int>();
     mine.push_back({static_cast<std::size_t>(g), q});
     n += static_cast<std::size_t>(q.values());
+    runs.back() += static_cast<int>(q.values());
   }
-  MPI_Waitall(2, sends.data(), MPI_STATUSES_IGNORE);
+  MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE);
   values.resize(n * vars.size());
   types.resize(n);
+  sends.assign(runs.size() * (vars.size() + 1), MPI_REQUEST_NULL);
+  auto* req = sends.data();
+  // Each variable goes as soon as it is copied: the collector receives it while this
+  // rank copies the next.
   double* out = values.data();
-  for (const int v : vars)
+  for (const int v : vars) {
+    const double* src = out;
     for (const auto& m : mine) {
       window::Piece h = m.piece;  // the same cells in the halo'd array: one cell in
       for (auto& f : h.first) ++f;
       out = window::extract(h, padded, forest.data(m.grid, v), out);
     }
+    for (const int len : runs) {
+      MPI_Isend(src, len, MPI_DOUBLE, collector, kLiveValuesTag, service, req++);
+      src += len;
+    }
+  }
   std::uint8_t* t = types.data();
   for (const auto& m : mine) t = window::extract(m.piece, cells, s.cell_types(m.grid).data(), t);
-  MPI_Isend(values.data(), static_cast<int>(values.size()), MPI_DOUBLE, collector, kLiveValuesTag, service, &sends[0]);
-  MPI_Isend(types.data(), static_cast<int>(types.size()), MPI_BYTE, collector, kLiveTypesTag, service, &sends[1]);
+  const std::uint8_t* ct = types.data();
+  for (const int len : runs) {
+    MPI_Isend(ct, len, MPI_BYTE, collector, kLiveTypesTag, service, req++);
+    ct += len;
+  }
 }
 
 }  // namespace
@@ -158,7 +207,7 @@ void LiveLink::at_end(Run& run) {
   paused_ = held_ = false;
   send_status(run, "finished");
   serve(run, true);
-  MPI_Waitall(2, sends_.data(), MPI_STATUSES_IGNORE);
+  MPI_Waitall(static_cast<int>(sends_.size()), sends_.data(), MPI_STATUSES_IGNORE);
   // What the queries cost the run: the slowest rank's time in window commands (the
   // next step waits for it). Every rank served the same windows.
   double slowest = 0.0;
@@ -172,8 +221,9 @@ void LiveLink::at_end(Run& run) {
 void LiveLink::serve(Run& run, bool ending) {
   for (;;) {
     std::string text;
+    const bool idle = ending || paused_ || held_;  // the same on every compute rank
     if (compute_rank_ == 0) {
-      if (ending || paused_ || held_) {
+      if (idle) {
         text = recv_text(service_, collector_, kLiveCommandTag);
       } else {
         int flag = 0;
@@ -181,7 +231,7 @@ void LiveLink::serve(Run& run, bool ending) {
         if (flag) text = recv_text(service_, collector_, kLiveCommandTag);
       }
     }
-    bcast_text(compute_, text);
+    bcast_text(compute_, text, idle);
     if (text.empty()) return;
     const json c = json::parse(text);
     const std::string op = c.at("op").get<std::string>();
@@ -198,7 +248,7 @@ void LiveLink::serve(Run& run, bool ending) {
         if (compute_rank_ == 0) send_text(service_, collector_, kLiveReplyTag, reply.dump());
         send_window(run, c, service_, collector_, compute_rank_, values_, types_, sends_);
         if (values_.capacity() > kKeepValues) {
-          MPI_Waitall(2, sends_.data(), MPI_STATUSES_IGNORE);
+          MPI_Waitall(static_cast<int>(sends_.size()), sends_.data(), MPI_STATUSES_IGNORE);
           values_ = {}, types_ = {};
         }
         window_seconds_ += MPI_Wtime() - t0;

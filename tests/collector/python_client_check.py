@@ -4,14 +4,16 @@ the JSON dump check_window.py reads, and checks the client's errors.
 usage: python_client_check.py SRC_DIR PORT TOKEN OUT.json
 """
 import json
+import struct
 import sys
 
 sys.path.insert(0, sys.argv[1] + "/python")
-from rewind_client import Client, CollectorError  # noqa: E402
+from rewind_client import HEADER, Client, CollectorError, decode  # noqa: E402
 
 port, token, out = int(sys.argv[2]), sys.argv[3], sys.argv[4]
 with Client("127.0.0.1", port, token=token, timeout=10) as c:
     assert c.server["protocol"] == 1
+    assert c.server["codec"] == "none", c.server  # loopback: uncompressed first
     info = c.info()
     assert [v["name"] for v in info["variables"]][:2] == ["u", "v"], info["variables"]
     assert len(c.steps()) >= 2
@@ -38,6 +40,40 @@ with Client("127.0.0.1", port, token=token, timeout=10) as c:
     except CollectorError as e:
         assert e.code == "unsupported", e.code
     assert len(c.steps()) >= 2
+# Both codecs deliver the same window.
+box = ((0, 0, 0), (2.2, 0.41, 1))
+with Client("127.0.0.1", port, token=token, timeout=10, codec="zstd") as z, \
+        Client("127.0.0.1", port, token=token, timeout=10, codec="none") as n:
+    assert (z.server["codec"], n.server["codec"]) == ("zstd", "none")
+    wz, wn = (c.window(box, 3000, ["p", "u"], time="latest") for c in (z, n))
+    assert wz.pieces == wn.pieces and wz.cells == wn.cells == w.cells
+    assert all((wz.values[v] == wn.values[v]).all() for v in ("p", "u")) and (wz.cell_type == wn.cell_type).all()
+    # Into the previous window's arrays: the same memory, refilled.
+    wn.values["u"][:] = -1
+    again = n.window(box, 3000, ["p", "u"], time="latest", out=wn)
+    assert again.values["u"] is wn.values["u"] and (again.values["u"] == wz.values["u"]).all()
+
+
+def frame(entries, tail):
+    """A window_reply frame with these array entries and bytes after the JSON."""
+    text = json.dumps({"arrays": entries}).encode()
+    payload = struct.pack("<I", len(text)) + text + tail
+    return HEADER.pack(b"RWCL", 1, 8, 1, 0, len(payload)), payload
+
+
+# Uncompressed arrays whose sizes do not add up, and unknown codecs, are malformed.
+values = struct.pack("<2d", 1.5, 2.5)
+kind, _, _, arrays = decode(*frame([{"name": "p", "dtype": "f64", "raw": 16, "zbytes": 16, "codec": "none"}], values))
+assert kind == "window_reply" and arrays[0].tolist() == [1.5, 2.5]
+for entry, tail in (({"raw": 16, "zbytes": 8, "codec": "none"}, values[:8]),
+                    ({"raw": 8, "zbytes": 16, "codec": "none"}, values),
+                    ({"raw": 16, "zbytes": 16, "codec": "none"}, values[:15]),
+                    ({"raw": 16, "zbytes": 16, "codec": "lz4"}, values)):
+    try:
+        decode(*frame([dict(entry, name="p", dtype="f64")], tail))
+        raise SystemExit(f"decoded {entry}")
+    except CollectorError as e:
+        assert e.code == "malformed", (e.code, entry)
 try:
     Client("127.0.0.1", port, token=token + "x", timeout=10)
     raise SystemExit("wrong token accepted")

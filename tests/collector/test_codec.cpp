@@ -51,7 +51,7 @@ std::vector<Body> steering_bodies() {
 std::vector<Body> every_body() {
   ServerInfo info = test::FakeService{}.info();
   info.refinement = 3;
-  return {Hello{1, "tok", "test"},
+  return {Hello{1, "tok", "test", {}},
           HelloReply{"srv", 1, {"info", "window"}},
           InfoRequest{},
           InfoReply{info},
@@ -378,4 +378,146 @@ TEST_CASE("a zstd bomb cannot decompress beyond its declared size", "[collector]
   const std::string huge = "[" + entry("p", "f64", std::size_t{1} << 40, zc.size()) + "," + entry("cell_type", "u8", 2, 0) + "]";
   CHECK(decode_error(window_frame(huge, zc)) == ErrorCode::too_large);
   CHECK(decode_error(window_frame(arrays, tail), Limits{kMaxReplyBytes, 8}) == ErrorCode::too_large);
+}
+
+namespace {
+/// A payload handed out in chunks of at most `chunk` bytes, as a socket would.
+class ChunkedSource final : public PayloadSource {
+ public:
+  ChunkedSource(std::span<const std::byte> frame, std::size_t chunk) : in_(frame.subspan(kHeaderSize)), chunk_(chunk) {}
+  void read(std::byte* dst, std::size_t n) override {
+    REQUIRE(n <= in_.size() - pos_);  // decode_payload never asks beyond the frame
+    for (std::size_t done = 0; done < n;) {
+      const std::size_t k = std::min(chunk_, n - done);
+      std::memcpy(dst + done, in_.data() + pos_, k);
+      pos_ += k;
+      done += k;
+    }
+  }
+  [[nodiscard]] std::size_t left() const { return in_.size() - pos_; }
+
+ private:
+  std::span<const std::byte> in_;
+  std::size_t chunk_, pos_ = 0;
+};
+
+Message decode_chunked(std::span<const std::byte> frame, WindowReply* reuse = nullptr) {
+  ChunkedSource source(frame, 7);
+  auto m = decode_payload(read_header(frame, kMaxReplyBytes), source, kReplyLimits, reuse);
+  CHECK(source.left() == 0);
+  return m;
+}
+}  // namespace
+
+TEST_CASE("a window reply round-trips in both codecs, through decode and decode_payload", "[collector][codec]") {
+  const auto w = sample_window();
+  const Message m{5, w};
+  const auto none = encode(m, EncodeOptions{Codec::none});
+  const auto zstd = encode(m, EncodeOptions{Codec::zstd});
+  CHECK(zstd == encode(m));
+  const std::string text(reinterpret_cast<const char*>(none.data()), none.size());
+  CHECK(text.find(R"({"codec":"none","dtype":"f64","name":"p","raw":296,"zbytes":296})") != std::string::npos);
+  // codec none: the frame ends with the arrays as they are.
+  const auto tail = std::as_bytes(std::span(w.cell_type));
+  CHECK(std::equal(tail.begin(), tail.end(), none.end() - static_cast<std::ptrdiff_t>(tail.size())));
+  for (const auto& frame : {none, zstd}) {
+    for (const auto& back : {decode(frame), decode_chunked(frame)}) {
+      const auto& b = std::get<WindowReply>(back.body);
+      CHECK(back.request_id == 5);
+      CHECK(b.values == w.values);
+      CHECK(b.cell_type == w.cell_type);
+      CHECK(encode(back, EncodeOptions{Codec::none}) == none);
+    }
+  }
+  // Into a previous reply's buffers: no new memory when the sizes match.
+  auto reuse = w;
+  const double* kept = reuse.values[1].data();
+  const auto* kept_types = reuse.cell_type.data();
+  reuse.values[1].assign(reuse.values[1].size(), 0.0);
+  const auto back = std::get<WindowReply>(decode_chunked(none, &reuse).body);
+  CHECK(back.values[1].data() == kept);
+  CHECK(back.cell_type.data() == kept_types);
+  CHECK(back.values == w.values);
+  // Other messages through decode_payload too.
+  for (const auto& b : every_body()) CHECK(encode(decode_chunked(encode(Message{3, b}))) == encode(Message{3, b}));
+}
+
+TEST_CASE("codec none: the frame's arrays point at the message's own values", "[collector][codec]") {
+  const Message m{1, sample_window()};
+  const auto& w = std::get<WindowReply>(m.body);
+  FrameParts parts;
+  encode(m, parts, EncodeOptions{Codec::none});
+  REQUIRE(parts.arrays.size() == 3);
+  CHECK(parts.arrays[0].data() == reinterpret_cast<const std::byte*>(w.values[0].data()));
+  CHECK(parts.arrays[2].data() == reinterpret_cast<const std::byte*>(w.cell_type.data()));
+  CHECK(parts.size() == encode(m, EncodeOptions{Codec::none}).size());
+  CHECK(read_header(parts.head, kMaxReplyBytes).length == parts.size() - kHeaderSize);
+  encode(m, parts, EncodeOptions{Codec::zstd});
+  CHECK(parts.arrays.empty());
+  CHECK(parts.head == encode(m));
+  // The cap counts the arrays, wherever they are.
+  CHECK_THROWS_AS(encode(m, parts, EncodeOptions{Codec::none, 500}), ProtocolError);
+}
+
+TEST_CASE("uncompressed arrays whose sizes lie, and unknown codecs, are refused", "[collector][codec]") {
+  const double p[2] = {1.5, 2.5};
+  const std::uint8_t ct[2] = {1, 2};
+  std::vector<std::byte> tail(reinterpret_cast<const std::byte*>(p), reinterpret_cast<const std::byte*>(p) + 16);
+  tail.insert(tail.end(), reinterpret_cast<const std::byte*>(ct), reinterpret_cast<const std::byte*>(ct) + 2);
+  const auto raw = [](const char* name, const char* dtype, std::size_t r, std::size_t z, const char* codec = "\"none\"") {
+    auto e = entry(name, dtype, r, z);
+    return e.substr(0, e.size() - 1) + R"(,"codec":)" + codec + "}";
+  };
+  const auto arrays = [&](std::size_t raw_p, std::size_t z_p, std::size_t raw_c, std::size_t z_c) {
+    return "[" + raw("p", "f64", raw_p, z_p) + "," + raw("cell_type", "u8", raw_c, z_c) + "]";
+  };
+  const auto ok = std::get<WindowReply>(decode(window_frame(arrays(16, 16, 2, 2), tail)).body);
+  CHECK((ok.values[0][1] == 2.5 && ok.cell_type[1] == 2));
+  CHECK(decode_error(window_frame(arrays(16, 16, 2, 2), tail), Limits{kMaxReplyBytes, 8}) == ErrorCode::too_large);
+  for (const auto& [a, why] : std::vector<std::pair<std::string, const char*>>{
+           {arrays(16, 17, 2, 1), "zbytes != raw, total right"},
+           {arrays(24, 16, 2, 2), "raw says more than sent"},
+           {arrays(8, 8, 2, 2), "raw says fewer than the cells"},
+           {arrays(16, 16, 1, 1), "one byte left over"},
+           {arrays(16, 16, 3, 3), "one byte missing"},
+           {arrays(15, 15, 2, 3), "not a whole f64"},
+           {"[" + raw("p", "f64", 16, 16, "\"lz4\"") + "," + raw("cell_type", "u8", 2, 2) + "]", "unknown codec"},
+           {"[" + raw("p", "f64", 16, 16, "0") + "," + raw("cell_type", "u8", 2, 2) + "]", "codec not a string"},
+           {"[" + raw("p", "f64", 16, 16, "\"zstd\"") + "," + raw("cell_type", "u8", 2, 2) + "]", "zstd, but raw bytes"},
+       }) {
+    CAPTURE(why);
+    CHECK(decode_error(window_frame(a, tail)) == ErrorCode::malformed);
+  }
+  // A frame may mix codecs: each array says its own (absent: zstd, as a 1.1 server).
+  const auto zc = zstd(ct, 2);
+  std::vector<std::byte> mixed(tail.begin(), tail.begin() + 16);
+  mixed.insert(mixed.end(), zc.begin(), zc.end());
+  const auto mixed_arrays = "[" + raw("p", "f64", 16, 16) + "," + entry("cell_type", "u8", 2, zc.size()) + "]";
+  const auto m = std::get<WindowReply>(decode(window_frame(mixed_arrays, mixed)).body);
+  CHECK(m.cell_type[1] == 2);
+}
+
+TEST_CASE("the hello negotiates the codec", "[collector][codec]") {
+  CHECK(choose_codec({}) == Codec::zstd);  // a 1.1 client
+  CHECK(choose_codec({"none", "zstd"}) == Codec::none);
+  CHECK(choose_codec({"zstd", "none"}) == Codec::zstd);
+  CHECK(choose_codec({"lz4", "none"}) == Codec::none);  // unknown offers are skipped
+  CHECK(!choose_codec({"lz4"}).has_value());
+  const auto reply = [](std::vector<std::string> codecs) {
+    return answer_hello(Hello{1, "", "c", std::move(codecs)}, "", "s", {});
+  };
+  CHECK(std::get<HelloReply>(reply({})).codec == Codec::zstd);
+  CHECK(std::get<HelloReply>(reply({"none"})).codec == Codec::none);
+  CHECK(std::get<ErrorReply>(reply({"lz4", "gzip"})).code == ErrorCode::bad_argument);
+  // On the wire: codecs only when offered; the reply always names its codec.
+  CHECK(json_text(Hello{1, "", "c", {}}).find("codecs") == std::string::npos);
+  CHECK(json_text(Hello{1, "", "c", {"none", "zstd"}}).find(R"("codecs":["none","zstd"])") != std::string::npos);
+  const auto back = std::get<Hello>(decode(encode(Message{1, Hello{1, "", "c", {"none", "x"}}})).body);
+  CHECK(back.codecs == std::vector<std::string>{"none", "x"});
+  CHECK(std::get<HelloReply>(decode(encode(Message{1, HelloReply{"s", 1, {}, Codec::none}})).body).codec == Codec::none);
+  CHECK(std::get<HelloReply>(decode(make_frame(2, R"({"server":"s","protocol":1,"capabilities":[]})")).body).codec ==
+        Codec::zstd);  // a 1.1 server
+  CHECK(decode_error(make_frame(2, R"({"server":"s","protocol":1,"capabilities":[],"codec":"lz4"})")) == ErrorCode::malformed);
+  CHECK(decode_error(make_frame(2, R"({"server":"s","protocol":1,"capabilities":[],"codec":1})")) == ErrorCode::malformed);
+  CHECK(decode_error(make_frame(1, R"({"protocol":1,"token":"","client":"c","codecs":"none"})")) == ErrorCode::malformed);
 }

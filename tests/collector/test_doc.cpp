@@ -1,5 +1,5 @@
 // docs/collector-protocol.md against the code: its example frames decode to what the
-// encoder writes, and its tables of message types and error codes match the enums.
+// encoder writes, and its tables of message types, error codes and codecs match the enums.
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <regex>
@@ -35,7 +35,7 @@ std::vector<std::vector<std::byte>> hex_blocks(const std::string& doc) {
 
 TEST_CASE("the doc's example frames are what the encoder writes", "[collector][doc]") {
   const auto blocks = hex_blocks(doc_text());
-  REQUIRE(blocks.size() == 2);
+  REQUIRE(blocks.size() == 3);
   const auto m = decode(blocks[0], kRequestLimits);
   CHECK(m.request_id == 7);
   CHECK(std::holds_alternative<InfoRequest>(m.body));
@@ -45,6 +45,24 @@ TEST_CASE("the doc's example frames are what the encoder writes", "[collector][d
   REQUIRE(std::holds_alternative<ControlRequest>(c.body));
   CHECK(std::get<ControlRequest>(c.body).action == "pause");
   CHECK(encode(Message{8, ControlRequest{"pause"}}) == blocks[1]);
+  const auto h = decode(blocks[2], kRequestLimits);
+  CHECK(h.request_id == 1);
+  REQUIRE(std::holds_alternative<Hello>(h.body));
+  CHECK(std::get<Hello>(h.body).codecs == std::vector<std::string>{"none", "zstd"});
+  CHECK(encode(Message{1, Hello{1, "", "c", {"none", "zstd"}}}) == blocks[2]);
+}
+
+TEST_CASE("the doc's table of codecs names every codec the code speaks", "[collector][doc]") {
+  const auto doc = doc_text();
+  for (const Codec c : {Codec::zstd, Codec::none}) {
+    const std::string row = std::string("| `") + to_string(c) + "` |";
+    CAPTURE(row);
+    CHECK(doc.find(row) != std::string::npos);
+    CHECK(parse_codec(to_string(c)) == c);
+  }
+  // A hello without codecs is a 1.1 client: zstd, as the doc says.
+  CHECK(doc.find("absent = `[\"zstd\"]`") != std::string::npos);
+  CHECK(choose_codec({}) == Codec::zstd);
 }
 
 TEST_CASE("the doc's tables name every message type and error code", "[collector][doc]") {

@@ -87,12 +87,12 @@ TEST_CASE("the handler answers requests and turns service failures into error re
 
 TEST_CASE("hello: version and token", "[collector]") {
   const std::vector<std::string> caps{"window"};
-  CHECK(std::holds_alternative<HelloReply>(answer_hello(Hello{1, "", "c"}, "", "s", caps)));
-  CHECK(std::holds_alternative<HelloReply>(answer_hello(Hello{1, "anything", "c"}, "", "s", caps)));
-  CHECK(std::holds_alternative<HelloReply>(answer_hello(Hello{1, "s3cret", "c"}, "s3cret", "s", caps)));
-  CHECK(error_of(answer_hello(Hello{1, "s3cre", "c"}, "s3cret", "s", caps)) == ErrorCode::unauthorized);
-  CHECK(error_of(answer_hello(Hello{1, "", "c"}, "s3cret", "s", caps)) == ErrorCode::unauthorized);
-  CHECK(error_of(answer_hello(Hello{2, "s3cret", "c"}, "s3cret", "s", caps)) == ErrorCode::bad_version);
+  CHECK(std::holds_alternative<HelloReply>(answer_hello(Hello{1, "", "c", {}}, "", "s", caps)));
+  CHECK(std::holds_alternative<HelloReply>(answer_hello(Hello{1, "anything", "c", {}}, "", "s", caps)));
+  CHECK(std::holds_alternative<HelloReply>(answer_hello(Hello{1, "s3cret", "c", {}}, "s3cret", "s", caps)));
+  CHECK(error_of(answer_hello(Hello{1, "s3cre", "c", {}}, "s3cret", "s", caps)) == ErrorCode::unauthorized);
+  CHECK(error_of(answer_hello(Hello{1, "", "c", {}}, "s3cret", "s", caps)) == ErrorCode::unauthorized);
+  CHECK(error_of(answer_hello(Hello{2, "s3cret", "c", {}}, "s3cret", "s", caps)) == ErrorCode::bad_version);
   CHECK(same_token("abc", "abc"));
   CHECK_FALSE(same_token("abc", "abd"));
   CHECK_FALSE(same_token("abc", std::string("abc\0", 4)));

@@ -122,6 +122,74 @@ TEST_CASE("32 concurrent clients each get their own, correct data", "[collector]
   CHECK(server.stats().requests >= 32 * 4);
 }
 
+TEST_CASE("each client gets the codec it asks for, and the same values in either", "[collector][server]") {
+  test::FakeService service;
+  Server server(service, fast_options());
+  server.start();
+  const auto with = [&](std::vector<std::string> codecs) {
+    auto o = client_options();
+    o.codecs = std::move(codecs);
+    return Client("127.0.0.1", server.port(), "", o);
+  };
+  for (const auto& [offer, codec] : std::vector<std::pair<std::vector<std::string>, Codec>>{
+           {{"none"}, Codec::none}, {{"zstd"}, Codec::zstd}, {{"lz4", "zstd", "none"}, Codec::zstd}, {{}, Codec::none}}) {
+    Client c = with(offer);
+    CAPTURE(to_string(codec));
+    CHECK(c.server().codec == codec);  // {} on 127.0.0.1: none first
+    CHECK(window_is_right(c, 5000));
+    // Into the previous reply's buffers: same size, same memory, new values.
+    WindowReply w;
+    c.window(request(4000), w);
+    const double* kept = w.values[1].data();
+    c.window(request(4000), w);
+    CHECK(w.values[1].data() == kept);
+    CHECK(w.values[1][3999] == test::fake_value(1, 3999, 4000));
+    CHECK(w.cell_type[3999] == 3999 % 7);
+  }
+  try {
+    with({"lz4"});
+    FAIL("a hello without a known codec was accepted");
+  } catch (const ClientError& e) {
+    CHECK(e.code() == ErrorCode::bad_argument);
+  }
+  // A 1.1 client (no codecs in its hello) is sent zstd, as before.
+  Raw raw(server.port());
+  raw.send(test::make_frame(1, R"({"protocol":1,"token":"","client":"1.1"})"));
+  const auto hello = raw.read();
+  REQUIRE(hello.has_value());
+  CHECK(std::get<HelloReply>(hello->body).codec == Codec::zstd);
+  raw.send(encode(Message{2, request(100)}));
+  std::array<std::byte, kHeaderSize> h{};
+  asio::read(raw.s, asio::buffer(h));
+  std::vector<std::byte> f(kHeaderSize + read_header(h, kMaxReplyBytes).length);
+  std::copy(h.begin(), h.end(), f.begin());
+  asio::read(raw.s, asio::buffer(f.data() + kHeaderSize, f.size() - kHeaderSize));
+  const std::string text(reinterpret_cast<const char*>(f.data()), f.size());
+  CHECK(text.find(R"("codec":"zstd")") != std::string::npos);
+  CHECK(text.find(R"("codec":"none")") == std::string::npos);
+  CHECK(std::get<WindowReply>(decode(f).body).values[0][99] == test::fake_value(0, 99, 100));
+}
+
+TEST_CASE("a written window reply is handed back to the service for reuse", "[collector][server]") {
+  struct Recycling : test::FakeService {
+    std::atomic<int> recycled{0};
+    std::atomic<std::uint64_t> cells{0};
+    void recycle(WindowReply&& w) noexcept override {
+      cells = w.values.empty() ? 0 : w.values[0].size();
+      ++recycled;
+    }
+  } service;
+  Server server(service, fast_options());
+  server.start();
+  Client c("127.0.0.1", server.port(), "", client_options());
+  CHECK(c.info().variables.size() == 3);
+  CHECK(window_is_right(c, 777));
+  const auto end = Clock::now() + 2s;  // the server recycles once its write has completed
+  while (service.recycled == 0 && Clock::now() < end) std::this_thread::sleep_for(5ms);
+  CHECK(service.recycled == 1);  // the window only, not the info reply
+  CHECK(service.cells == 777);
+}
+
 TEST_CASE("clients that vanish mid-request or mid-reply do not disturb the others", "[collector][server]") {
   test::FakeService service;
   Server server(service, fast_options());

@@ -29,6 +29,11 @@ struct ClientOptions {
   std::uint64_t max_reply = kMaxReplyBytes;
   std::uint64_t max_raw = kMaxRawBytes;
   std::string name = "rewind-client";
+  /// (1.2) The codecs offered in the hello for window arrays, most wanted first ("none",
+  /// "zstd"). Empty = automatic: none first when the server's address is a loopback
+  /// address (raw bytes are fastest there: solver fields hardly compress, and zstd
+  /// costs CPU at both ends), zstd first otherwise. server().codec says what was chosen.
+  std::vector<std::string> codecs;
 };
 
 class Client {
@@ -46,6 +51,11 @@ class Client {
   std::vector<StepRecord> steps();
   /// The window reply: values[v] is a contiguous float64 array (numpy-ready).
   WindowReply window(const WindowRequest& request);
+  /// As above, into `out`, whose value arrays are reused: the values are read from the
+  /// socket straight into them (codec none), so a client asking for windows of the same
+  /// size again and again allocates and copies nothing. On an exception `out` is left
+  /// valid but unspecified.
+  void window(const WindowRequest& request, WindowReply& out);
 
   // Steering a live run (revision 1.1). A server that does not offer a request (see
   // offers(); e.g. an offline `rewind serve`) throws ClientError(unsupported) -- checked

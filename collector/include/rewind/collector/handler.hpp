@@ -50,6 +50,10 @@ class Service {
   /// Called only with a validated request (see Handler). Must return a reply whose
   /// arrays agree with its pieces (encode() checks it).
   virtual WindowReply window(const WindowRequest& request) = 0;
+  /// A reply of window() that the server has finished writing, handed back so that the
+  /// next window may reuse its arrays (fresh memory costs a zero fill and page faults).
+  /// Called on the server's I/O thread, possibly while another call runs. Default: drops it.
+  virtual void recycle(WindowReply&& reply) noexcept { (void)reply; }
 
   /// What hello_reply.capabilities announces: the request names of capability_of().
   /// Called ONCE, when the Handler is built; a steering request whose name is missing is
@@ -103,8 +107,9 @@ bool valid_time_selector(const std::string& s);
 /// Compares tokens in time independent of where they first differ. Pure.
 bool same_token(const std::string& a, const std::string& b);
 
-/// The answer to a Hello given the server's token ("" = none required): a HelloReply,
-/// or ErrorReply(bad_version / unauthorized). Pure.
+/// The answer to a Hello given the server's token ("" = none required): a HelloReply
+/// naming the session's codec (choose_codec of hello.codecs), or ErrorReply(bad_version /
+/// unauthorized / bad_argument: no codec this server speaks). Pure.
 Body answer_hello(const Hello& hello, const std::string& token, const std::string& server_name,
                   const std::vector<std::string>& capabilities);
 
@@ -127,6 +132,9 @@ class Handler {
   [[nodiscard]] const std::vector<std::string>& capabilities() const { return capabilities_; }
   /// True for control, set and branch: requests that run on the steering lane.
   static bool is_steering(MessageType t);
+  /// A reply handle() returned, once written: a window reply goes to Service::recycle.
+  /// Any thread; never throws.
+  void recycle(Body&& reply) noexcept;
 
   // The field checks of handle() alone (no service call): nullopt if fine, else the
   // error. Exposed for tests and for clients that want to check before sending.

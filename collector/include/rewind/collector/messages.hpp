@@ -1,14 +1,16 @@
 // The collector's TCP message format (docs/collector-protocol.md, version 1,
-// revision 1.1: steering messages 11-20, announced in HelloReply::capabilities).
+// revision 1.2: steering messages 11-20, announced in HelloReply::capabilities (1.1);
+// the arrays' codec, negotiated in the hello (1.2)).
 //
 // Pure code: no sockets, no HDF5. A frame is the shared 24-byte header of
 // rewind/nbserver/wire.hpp with magic "RWCL", followed by
 //
 //   u32 json_bytes, json_bytes of UTF-8 JSON (the message's fields), then the binary
-//   arrays the JSON lists in "arrays", each zstd-compressed, back to back.
+//   arrays the JSON lists in "arrays", each zstd-compressed or as they are (codec
+//   "none"), back to back.
 //
-// Every array entry in the JSON states {name, dtype, raw, zbytes}: its decompressed
-// and compressed size. decode() checks everything: header, type, that the JSON parses
+// Every array entry in the JSON states {name, dtype, raw, zbytes, codec}: its
+// decompressed and encoded size. decode() checks everything: header, type, that the JSON parses
 // and has every field with the right type, that the compressed sizes add up to exactly
 // the bytes left, that each array decompresses to exactly its declared raw size (no
 // zstd bombs: the output buffer is never larger than declared, and the declared total
@@ -33,8 +35,9 @@ namespace rwd::collector {
 
 inline constexpr std::uint16_t kProtocolVersion = 1;
 /// Revision of version 1 this code speaks (docs only: the header still says 1). 1.1
-/// added the steering messages (types 11-20) and error codes 12-13.
-inline constexpr const char* kProtocolRevision = "1.1";
+/// added the steering messages (types 11-20) and error codes 12-13; 1.2 the codec of
+/// the arrays, negotiated in the hello.
+inline constexpr const char* kProtocolRevision = "1.2";
 inline constexpr std::size_t kHeaderSize = 24;
 /// Default cap of a request frame (requests carry no arrays).
 inline constexpr std::uint64_t kMaxRequestBytes = std::uint64_t{64} << 10;
@@ -103,6 +106,19 @@ class ProtocolError : public CodedError {
   using CodedError::CodedError;
 };
 
+/// How a reply's arrays travel (1.2). zstd: one zstd frame per array (saves bytes on a
+/// network, costs ~1 GB/s of CPU at each end); none: the raw bytes, which on loopback or
+/// a fast link is what is fastest (float64 fields hardly compress). On the wire: "zstd",
+/// "none".
+enum class Codec : std::uint8_t { zstd, none };
+const char* to_string(Codec c) noexcept;
+/// The codec named `s`, or nullopt.
+std::optional<Codec> parse_codec(const std::string& s);
+/// The codec a server picks from a client's `Hello::codecs` (preference order): the
+/// first name it knows; zstd for an empty list (a 1.0/1.1 client); nullopt if the list
+/// names none it knows. Pure.
+std::optional<Codec> choose_codec(const std::vector<std::string>& offered);
+
 // --- Bodies ----------------------------------------------------------------------------
 
 /// First message of a session; required when the server has a token.
@@ -110,11 +126,18 @@ struct Hello {
   std::uint32_t protocol = kProtocolVersion;
   std::string token;
   std::string client;  ///< free text, e.g. "rewind-window 0.1"
+  /// (1.2) The codecs the client reads, most wanted first ("none", "zstd"); empty =
+  /// not on the wire = zstd only. Names this code does not know are kept (and skipped
+  /// by choose_codec), so a later client may offer codecs this server lacks.
+  std::vector<std::string> codecs;
 };
 struct HelloReply {
   std::string server;
   std::uint32_t protocol = kProtocolVersion;
   std::vector<std::string> capabilities;  ///< e.g. "window", "steps", "offline"
+  /// (1.2) The codec of this session's window arrays (every array also says its own).
+  /// A 1.1 server does not send it: zstd.
+  Codec codec = Codec::zstd;
 };
 
 struct InfoRequest {};
@@ -311,19 +334,39 @@ inline constexpr Limits kReplyLimits{kMaxReplyBytes, kMaxRawBytes};
 /// values (cell types, a field at rest) shrink at either level.
 inline constexpr int kZstdLevel = -1;
 
+/// How encode() writes a frame: the arrays' codec, zstd's level, the payload cap.
+struct EncodeOptions {
+  Codec codec = Codec::zstd;
+  std::uint64_t max_payload = kMaxReplyBytes;
+  int zstd_level = kZstdLevel;
+};
+
 /// Serialises one frame; arrays compressed with zstd at `zstd_level`. Throws
 /// ProtocolError(too_large) above max_payload, (bad_argument) if a WindowReply's arrays
 /// disagree with its pieces or a steering message holds a value the decoder refuses
 /// (a non-finite number, min > max, a negative steps_per_second).
 std::vector<std::byte> encode(const Message& m, std::uint64_t max_payload = kMaxReplyBytes, int zstd_level = kZstdLevel);
-/// As above, into `out`: its contents are replaced, its capacity reused (a server
-/// answering large windows again and again keeps one buffer instead of fresh memory).
-void encode(const Message& m, std::vector<std::byte>& out, std::uint64_t max_payload = kMaxReplyBytes,
-            int zstd_level = kZstdLevel);
+/// As above with the arrays in `options.codec`.
+std::vector<std::byte> encode(const Message& m, const EncodeOptions& options);
+
+/// A frame as a buffer sequence for one gathering write: the wire bytes are `head`
+/// followed by every span of `arrays`. With codec none, `head` holds the header and
+/// the JSON, and `arrays` point at the message's own value arrays (no copy): the
+/// Message must stay alive and unchanged until the write has completed. With zstd,
+/// `head` holds the whole frame and `arrays` is empty.
+struct FrameParts {
+  std::vector<std::byte> head;
+  std::vector<std::span<const std::byte>> arrays;
+  [[nodiscard]] std::uint64_t size() const;
+};
+/// As encode(), into `out`: its contents are replaced, the capacity of `out.head` reused
+/// (a server answering large windows again and again keeps one buffer).
+void encode(const Message& m, FrameParts& out, const EncodeOptions& options);
 /// The JSON part of `body` as encode() writes it (a window reply's arrays are left
 /// out), e.g. for `rewind steer --json`. Throws as encode().
 std::string json_text(const Body& body);
-/// Parses one complete frame (header + exactly `length` bytes). Throws ProtocolError.
+/// Parses one complete frame (header + exactly `length` bytes), arrays in either
+/// codec. Throws ProtocolError.
 Message decode(std::span<const std::byte> frame, const Limits& limits = kReplyLimits);
 
 struct FrameHeader {
@@ -334,5 +377,30 @@ struct FrameHeader {
 /// Checks the first kHeaderSize bytes (magic, version, reserved, length <= max_payload)
 /// and returns them; the type is not checked here. Throws ProtocolError.
 FrameHeader read_header(std::span<const std::byte> header, std::uint64_t max_payload);
+
+/// Where the `length` bytes after a frame's header come from, for decode_payload: a
+/// socket, or memory.
+class PayloadSource {
+ public:
+  virtual ~PayloadSource() = default;
+  /// Fills exactly `n` bytes at `dst` with the next bytes of the payload, or throws.
+  virtual void read(std::byte* dst, std::size_t n) = 0;
+  /// The next `n` bytes, valid until the next call. Default: read() into a buffer.
+  virtual std::span<const std::byte> next(std::size_t n);
+
+ private:
+  std::vector<std::byte> buf_;
+};
+
+/// decode() for a reader that holds the header `h` (from read_header) and takes the
+/// payload from `source` as it goes: the JSON first, then each array straight into
+/// the vector it ends up in (codec none: no copy beyond the read; zstd: decompressed
+/// from `source.next()`). Every size is checked against `h.length` before anything is
+/// read or allocated, as decode() does. The value vectors of `reuse` (a previous
+/// window reply, may be null) become the new reply's, keeping their capacity: a client
+/// asking for the same window again allocates nothing. Throws ProtocolError; the
+/// stream is then at an unknown position (close it).
+Message decode_payload(const FrameHeader& h, PayloadSource& source, const Limits& limits = kReplyLimits,
+                       WindowReply* reuse = nullptr);
 
 }  // namespace rwd::collector

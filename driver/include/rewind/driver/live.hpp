@@ -33,6 +33,15 @@ inline constexpr int kLiveValuesTag = 0x4c32;
 inline constexpr int kLiveTypesTag = 0x4c33;
 inline constexpr int kLiveStatusTag = 0x4c34;
 
+// A window's cells travel from each compute rank to the collector per *run*: a maximal
+// stretch of consecutive pieces of the command's list that the rank owns. The rank sends
+// one message per (variable, run), variable after variable, tag kLiveValuesTag, then one
+// per run with the cell types, tag kLiveTypesTag. The collector posts the same receives
+// in the same order (MPI matches one source's messages of one tag in order), each
+// straight into the run's place in the reply's arrays: a contiguous receive buffer, so
+// MPI copies it once (CMA get), and nothing is copied again. A rank owning no piece
+// sends nothing.
+
 /// The observer that serves the collector. Add it first: steering changes made at a
 /// boundary must precede that boundary's output. Collective over the compute ranks.
 class LiveLink final : public Observer {
@@ -65,7 +74,7 @@ class LiveLink final : public Observer {
   static constexpr std::size_t kKeepValues = std::size_t{8} << 20;  ///< 64 MiB of doubles
   std::vector<double> values_;         ///< a window's values, kept up to kKeepValues
   std::vector<std::uint8_t> types_;    ///< and its cell types
-  std::array<MPI_Request, 2> sends_{MPI_REQUEST_NULL, MPI_REQUEST_NULL};  ///< their sends in flight
+  std::vector<MPI_Request> sends_;      ///< their sends in flight
 };
 
 }  // namespace rwd::driver
