@@ -124,18 +124,26 @@ bool same_file(const std::string& a, const std::string& b) {
          std::filesystem::weakly_canonical(a, ec) == std::filesystem::weakly_canonical(b, ec);
 }
 
+namespace {
+// The key table's restart policy of an override's key; an unknown key counts as a
+// change (the case parser names it first).
+st::OnRestart on_restart(const std::string& kv) {
+  const auto* row = st::find_case_key(kv.substr(0, kv.find('=')));
+  return row ? row->on_restart : st::OnRestart::branches;
+}
+}  // namespace
+
 void refuse_tree_overrides(const std::vector<std::string>& overrides) {
   for (const auto& kv : overrides)
-    for (const char* section : {"domain.", "tree.", "run."})
-      if (kv.rfind(section, 0) == 0)
-        throw std::runtime_error(fmt::format(
-            "--set {}: a restart continues on the grids stored in the file; the tree cannot change", kv));
+    if (on_restart(kv) == st::OnRestart::fixed)
+      throw std::runtime_error(fmt::format(
+          "--set {}: a restart continues on the grids stored in the file; the tree cannot change", kv));
 }
 
 std::vector<std::string> changing_overrides(const std::vector<std::string>& overrides) {
   std::vector<std::string> changes;
   for (const auto& kv : overrides)
-    if (kv.rfind("time.end=", 0) != 0 && kv.rfind("time.max_steps=", 0) != 0) changes.push_back(kv);
+    if (on_restart(kv) != st::OnRestart::extends) changes.push_back(kv);
   return changes;
 }
 
