@@ -16,8 +16,8 @@ std::string hms(double s) {
                    : fmt::format("{:02}:{:02}", t / 60, t % 60);
 }
 
-std::string monitor_csv_header(const solver::Monitors& m) {
-  std::string h = "step,time,dt,kinetic_energy,max_velocity,max_divergence,pressure_cycles,pressure_residual";
+std::string monitor_csv_header(const solver::Monitors& m, const std::string& case_name) {
+  std::string h = "# case: " + case_name + "\nstep,time,dt,kinetic_energy,max_velocity,max_divergence,pressure_cycles,pressure_residual";
   if (m.has_obstacle) h += ",cd,cl,cl_z,dp,strouhal";
   if (m.has_nusselt) h += ",nu_xmin,nu_xmax";
   if (m.has_tg) h += ",tg_error";
@@ -46,7 +46,7 @@ void MonitorCsv::write(Run& run) {
   if (!csv_) {
     csv_ = std::make_unique<std::ofstream>(file, append_ ? std::ios::app : std::ios::trunc);
     if (!*csv_) throw std::runtime_error(fmt::format("cannot write monitor file '{}'", file));
-    if (!append_) *csv_ << monitor_csv_header(m);
+    if (!append_) *csv_ << monitor_csv_header(m, run.spec().case_name);
   }
   *csv_ << monitor_csv_row(m);
   csv_->flush();

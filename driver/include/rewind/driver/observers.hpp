@@ -49,8 +49,10 @@ class Progress final : public Observer {
   std::int64_t steps_ = 0;
 };
 
-/// The CSV header and row of the monitors (the columns depend on the case).
-std::string monitor_csv_header(const solver::Monitors& m);
+/// The CSV header and row of the monitors (the columns depend on the case). The
+/// header starts with a comment line "# case: NAME" (plot titles; CSV readers skip it
+/// as gnuplot and numpy do, or with pandas' comment="#").
+std::string monitor_csv_header(const solver::Monitors& m, const std::string& case_name);
 std::string monitor_csv_row(const solver::Monitors& m);
 /// "mm:ss" or "h:mm:ss"; "--:--" for a negative or non-finite time.
 std::string hms(double seconds);

@@ -45,6 +45,7 @@ struct RunRequest {
 struct RunSpec {
   std::string case_text;               ///< the base case (the file, or the parent's stored case)
   std::string case_source;             ///< where it came from, for error messages
+  std::string case_name;               ///< case.name ("" if the case has none): plot titles
   /// Applied on top of case_text, in order: the restart point's steered overrides,
   /// then --set, then any steering of this run.
   std::vector<std::string> overrides;
