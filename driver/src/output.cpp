@@ -210,6 +210,7 @@ k::WriteStats RunOutput::write(solver::Solver& s, k::StepKind kind) {
   step.dt = state.dt_prev;  // the solver needs it back on restart (face velocities)
   step.kind = kind;
   step.case_overrides = overrides_;
+  if (kind == k::StepKind::checkpoint) step.monitor_state = state.strouhal;
   for (std::size_t i = 0; i < fields.size(); ++i)
     step.fields.push_back({"cell_data", fields[i].name, static_cast<int>(i),
                            kind == k::StepKind::visualisation && settings_.float32});

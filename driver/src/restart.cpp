@@ -105,7 +105,7 @@ void restore_solver(solver::Solver& s, const RestartPoint& rp, MPI_Comm comm) {
     for (std::size_t g = 0; g < forest.size(); ++g) arrays.back().push_back(forest.data(g, f.var));
   }
   reader.read_fields_into(rp.step.step, fields, rows, arrays, 1);
-  s.restore(solver::ScalarState{rp.step.time, rp.step.step, rp.step.dt});
+  s.restore(solver::ScalarState{rp.step.time, rp.step.step, rp.step.dt, rp.step.monitor_state});
 }
 
 std::string branch_name(const std::string& parent, std::int64_t step) {

@@ -115,7 +115,11 @@ RunSpec plan_run(const RunRequest& o, const std::function<void(spacetree::CaseDo
       if (continues) {
         spec.output.file = rp.file;  // continue the same run in the same file
         spec.mode = RunOutput::Mode::append;
-        spec.monitor_append = o.monitor.empty();
+        // The monitor CSV the run wrote: beside its file (it was run with --output),
+        // else the case's; continued if it exists, else started with its header.
+        if (o.monitor.empty() && std::filesystem::exists(beside(rp.file, ".monitor.csv")))
+          spec.monitor_file = beside(rp.file, ".monitor.csv");
+        spec.monitor_append = o.monitor.empty() && std::filesystem::exists(spec.monitor_file);
         spec.recorded_overrides = rp.steered;  // the file's case text does not hold them
       } else {
         spec.output.file = branch_name(rp.file, rp.step.step);

@@ -476,6 +476,7 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
       }
       h5::write_attr_string(c, step_group, "case_overrides", lines);
     }
+    if (!info.monitor_state.empty()) h5::write_attr_f64(c, step_group, "monitor_state", info.monitor_state);
     h5::write_attr_u8(c, step_group, "committed", 0);
     std::set<std::string> groups;
     for (const auto& f : info.fields) groups.insert(f.group);

@@ -1,6 +1,7 @@
 // The projection solver. See rewind/solver/solver.hpp for the algorithm and the
 // determinism / checkpoint contracts; comments here say why, not what.
 #include "rewind/solver/solver.hpp"
+#include "rewind/solver/strouhal.hpp"
 
 #include <fmt/core.h>
 
@@ -101,11 +102,7 @@ struct Solver::Impl {
   double dt_last = 0.0;
   PhaseTimes times;
 
-  // Strouhal: upward zero crossings of the lift of obstacle 0 (same on every rank).
-  bool armed = false;
-  double prev_cl = 0.0, prev_t = 0.0;
-  bool have_prev = false;
-  std::vector<double> crossings;
+  StrouhalEstimator strouhal;  // lift of obstacle 0 (same on every rank)
 
   spacetree::BoundaryFill bc;
   std::vector<double> qc_buf;  // scratch of match_coarse_faces
@@ -986,16 +983,7 @@ struct Solver::Impl {
     if (cfg.obstacles.empty()) return;
     const double U = cfg.reference_velocity(), L = cfg.reference_length();
     const double area = dim == 2 ? L : L * L;
-    const double cl = 2.0 * forces[0].force[1] / (U * U * area);
-    const double t = st.time;
-    if (have_prev) {
-      if (cl < -1e-3) armed = true;
-      if (armed && prev_cl < 0.0 && cl >= 0.0) {
-        crossings.push_back(prev_t + (t - prev_t) * (-prev_cl) / (cl - prev_cl));
-        armed = false;
-      }
-    }
-    prev_cl = cl, prev_t = t, have_prev = true;
+    strouhal.add(st.time, 2.0 * forces[0].force[1] / (U * U * area));
   }
 
   // Max |div U| over leaf cells for the current face velocities (with the fine
@@ -1134,11 +1122,7 @@ struct Solver::Impl {
       m.cd = forces[0].force[0] / q;
       m.cl = forces[0].force[1] / q;
       m.cl_z = forces[0].force[2] / q;
-      m.strouhal = std::numeric_limits<double>::quiet_NaN();
-      if (crossings.size() >= 2) {
-        const double period = crossings.back() - crossings[crossings.size() - 2];
-        m.strouhal = L / (U * period);
-      }
+      m.strouhal = strouhal.value(L, U);
       m.dp = std::numeric_limits<double>::quiet_NaN();
       const auto& ob = cfg.obstacles[0];
       if (ob.type != ObstacleType::box) {
@@ -1217,9 +1201,14 @@ bool Solver::finished() const {
 }
 double Solver::next_dt() { return impl_->compute_dt(); }
 void Solver::set_event_time(double t) { impl_->event_time = t; }
-ScalarState Solver::scalar_state() const { return impl_->st; }
+ScalarState Solver::scalar_state() const {
+  ScalarState s = impl_->st;
+  s.strouhal = impl_->strouhal.state();
+  return s;
+}
 void Solver::restore(const ScalarState& s) {
   impl_->st = s;
+  impl_->strouhal.restore(s.strouhal);
   impl_->finish_state();
 }
 std::span<const std::uint8_t> Solver::cell_types(std::size_t g) const { return impl_->grids.at(g).type; }

@@ -89,6 +89,8 @@ struct ScalarState {
   double time = 0.0;
   std::int64_t step = 0;
   double dt_prev = 0.0;  ///< dt of the last projection (enters the face velocities)
+  /// The Strouhal estimator's state (StrouhalEstimator::state(); empty = none yet).
+  std::vector<double> strouhal;
   bool operator==(const ScalarState&) const = default;
 };
 
