@@ -1,4 +1,5 @@
 #include "rewind/kernel/writer.hpp"
+#include "rewind/kernel/lineage.hpp"
 
 #include <fmt/core.h>
 
@@ -220,6 +221,10 @@ Writer Writer::create(MPI_Comm comm, const std::string& path, const CommonInfo& 
     detail::write_header(w.ctx, w.file, common, w.dxpl_coll, w.rank == 0);
     if (w.opts.flush_on_commit) w.flush();  // /common durable before any step
   });
+  // A branch is listed beside its parent, so the parent's branches are found wherever
+  // they live (best effort: the branch is valid without it).
+  if (w.rank == 0 && !common.lineage.parent_file_absolute.empty())
+    (void)register_branch(path, common.lineage.parent_file_absolute);
   w.open_writeback();
   return Writer(std::move(im));
 }

@@ -3,6 +3,8 @@
 #  - the Strouhal column of the monitor CSV is finite right after a restart when it
 #    was before (the estimator's state is in the checkpoint): the continued CSV equals
 #    the uninterrupted run's, and a branch's first row has it;
+#  - a branch in another directory is found: `run -o parent.h5 --force` refuses to
+#    orphan it, `rewind lineage` lists it; a stale registry entry is ignored.
 #   cli_continue.sh REWIND SOURCE_DIR MPIEXEC
 source "$(dirname "$0")/lib.sh" "$@"
 case_file="$src/cases/default.toml"
@@ -36,4 +38,18 @@ run --restart full.h5@t=0.05 --set physics.nu=0.0011 --set time.end=0.06 --outpu
 check "a branch's monitor CSV has the Strouhal number from its first row" \
   "[ $? = 0 ] && ! st_column br.monitor.csv 0 | grep -q nan"
 
+# Branches in other directories.
+mkdir -p elsewhere
+run --restart full.h5@t=0.05 --set physics.nu=0.0012 --set time.end=0.06 --output elsewhere/b.h5 -q >b.log 2>&1
+sha_before=$(sha256sum full.h5 | cut -d' ' -f1)
+run "$case_file" --output full.h5 --force --set time.end=0.01 -q >over.log 2>&1
+check "run -o parent.h5 --force refuses to orphan a branch in another directory" \
+  "[ $? != 0 ] && grep -q 'full.h5 has branches (.*elsewhere/b.h5' over.log && [ \$(sha256sum full.h5 | cut -d' ' -f1) = $sha_before ]"
+"$rewind" lineage full.h5 >lin.out 2>&1
+check "rewind lineage lists it under its parent" "[ $? = 0 ] && grep -q 'elsewhere/b.h5' lin.out"
+check "the parent file was not written to: the branch is recorded beside it (full.h5.branches)" \
+  "grep -qx 'elsewhere/b.h5' full.h5.branches"
+rm elsewhere/b.h5
+"$rewind" lineage full.h5 >lin2.out 2>&1
+check "a stale registry entry is ignored" "[ $? = 0 ] && ! grep -q 'elsewhere/b.h5' lin2.out"
 exit $fail
