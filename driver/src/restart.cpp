@@ -22,6 +22,8 @@ RestartPoint find_restart_point(const std::string& spec) {
   const auto steps = reader.steps(/*committed_only=*/true);
   if (steps.empty()) throw std::runtime_error(fmt::format("{}: no committed step to restart from", rp.file));
   rp.last_committed = steps.back().step;
+  for (const auto& e : steps)
+    if (e.kind == k::StepKind::checkpoint) rp.last_checkpoint = e.step;
   if (sel == "latest") {
     const auto it = std::find_if(steps.rbegin(), steps.rend(),
                                  [](const k::StepEntry& e) { return e.kind == k::StepKind::checkpoint; });

@@ -107,7 +107,10 @@ RunSpec plan_run(const RunRequest& o, const std::function<void(spacetree::CaseDo
         if (before.value_text(key) != after.value_text(key)) changes.push_back(kv);
       }
     }
-    const bool continues = rp.step.step == rp.last_committed && changes.empty();
+    // From the file's last checkpoint, only visualisation steps can follow (a run killed
+    // between two checkpoints): the continuation recomputes them bit-identically and
+    // leaves the ones already in the file as they are (RunOutput skips them).
+    const bool continues = rp.step.step == rp.last_checkpoint && changes.empty();
     if (spec.output.file.empty() || same_file(spec.output.file, rp.file)) {
       if (!o.output.empty() && same_file(o.output, rp.file) && !continues)
         throw std::runtime_error(fmt::format(

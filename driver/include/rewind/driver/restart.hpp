@@ -23,6 +23,7 @@ struct RestartPoint {
   /// `case_overrides`, empty for unsteered runs): applied on top of case_text.
   std::vector<std::string> steered;
   std::int64_t last_committed = -1;   ///< last committed step of the file (any kind)
+  std::int64_t last_checkpoint = -1;  ///< last committed checkpoint of the file
   /// When the step is not exactly the one asked for (t=T between outputs, or on a
   /// visualisation step): one line saying which checkpoint stands for it; else "".
   std::string note;

@@ -69,7 +69,8 @@ struct RunSpec {
 
 /// The branch policy. Reads the case (or the restart point's file), applies the
 /// overrides, and decides: a fresh run creates output.file; a restart from the latest
-/// step with nothing but time.end / time.max_steps changed continues the same file;
+/// checkpoint with nothing but time.end / time.max_steps changed continues the same file
+/// (and its monitor CSV: beside the file, else the case's);
 /// any other restart branches into --output or a new file beside the parent
 /// (branch_name) whose lineage names the parent, the step and the changes. Refuses to
 /// overwrite an existing file without `force`, and a parent always. Serial; throws
