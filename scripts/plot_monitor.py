@@ -2,12 +2,16 @@
 """Plot `rewind run` monitor CSVs as a PNG: one panel per quantity, one line per file.
 
 usage: plot_monitor.py MONITOR.csv [MORE.csv ...] -o out.png [--columns a,b,...]
-                       [--labels A,B,...] [--title T]
+                       [--labels A,B,...] [--title T] [--describe]
 
 Without --columns the plot shows what the first CSV holds: kinetic energy; drag and
 lift coefficients (cylinder); Nusselt numbers (heated cavity); the Taylor-Green error;
 pressure-solver cycles and the divergence after projection. Several CSVs (a run and
 its branches) share the panels and the time axis, so timelines compare at a glance.
+Every panel is scaled to the flow after the first 5 % of the time (an impulsive start
+may leave the frame), axes carry units, log axes label enough ticks to be read, and
+the title is the case name the CSV's "# case:" line records. --describe prints each
+panel's label, scale, limits and tick labels (what a test can check without eyes).
 Needs numpy-free matplotlib only (Debian: /usr/bin/python3 with python3-matplotlib).
 """
 import argparse
@@ -25,14 +29,36 @@ def fail(message):
     sys.exit(f"{PROG}: error: {message}")
 
 
+# Axis labels with units (monitors are per unit density: kinematic pressure, energy
+# in m^5/s^2 = J / (kg/m^3)).
+UNITS = {
+    "time": "time [s]", "dt": "dt [s]", "kinetic_energy": "kinetic energy [m⁵/s²]",
+    "max_velocity": "max |u| [m/s]", "max_divergence": "max |div u| [1/s]",
+    "pressure_cycles": "pressure cycles", "pressure_residual": "pressure residual [1/s²]",
+    "cd": "drag coefficient cd [-]", "cl": "lift coefficient cl [-]", "cl_z": "cl_z [-]",
+    "dp": "Δp front-back [m²/s²]", "strouhal": "Strouhal number [-]", "tg_error": "Taylor-Green error [-]",
+}
+
+
+def label_of(names):
+    if len(names) > 1 and all(n.startswith("nu_") for n in names):
+        return "Nusselt number [-]"
+    return UNITS.get(names[0], names[0])
+
+
 def read(path):
-    """The CSV's columns as float lists (unparsable cells: nan)."""
+    """The CSV's columns as float lists (unparsable cells: nan), and its case name."""
     try:
         with open(path, "rb") as f:
             if f.read(8) == b"\x89HDF\r\n\x1a\n":
                 fail(f"{path} is an HDF5 file; plot takes a run's monitor CSV (rewind run --monitor, or OUTPUT.monitor.csv)")
         with open(path, newline="") as f:
-            rows = list(csv.DictReader(f))
+            lines = f.read().splitlines()
+        case = ""
+        for line in lines:
+            if line.startswith("# case:"):
+                case = line[len("# case:"):].strip()
+        rows = list(csv.DictReader(line for line in lines if not line.startswith("#")))
     except (OSError, UnicodeDecodeError, csv.Error) as e:
         fail(f"{path}: not a readable CSV text file ({getattr(e, 'strerror', None) or e.__class__.__name__})")
     if not rows:
@@ -48,7 +74,33 @@ def read(path):
             except (TypeError, ValueError):
                 col.append(math.nan)
         out[name] = col
-    return out
+    return out, case
+
+
+def set_limits(ax, lo, hi, log):
+    """Y limits around [lo, hi] with a margin; on a log axis, ticks at 1, 2, 5 x 10^k
+    labelled when the range spans few decades (matplotlib labels only powers of ten)."""
+    if not log:
+        pad = 0.1 * (hi - lo) or 0.1 * abs(hi) or 1.0
+        ax.set_ylim(lo - pad, hi + pad)
+        return
+    from matplotlib import ticker
+    ax.set_ylim(lo / 1.5, hi * 1.5)
+    decades = math.log10(hi * 1.5) - math.log10(lo / 1.5)
+    ax.yaxis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0,) if decades > 3 else (1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(ticker.LogFormatterSciNotation(labelOnlyBase=False))
+    ax.yaxis.set_minor_formatter(ticker.NullFormatter())
+
+
+def describe(fig, axes):
+    """One line per panel: label | scale | limits | visible tick labels; then the title."""
+    fig.canvas.draw()
+    print(f"title: {fig._suptitle.get_text()}")
+    for ax in axes:
+        lo, hi = ax.get_ylim()
+        ticks = [t.get_text() for t in ax.get_yticklabels() if t.get_text() and lo <= t.get_position()[1] <= hi]
+        print(f"panel: {ax.get_ylabel()} | {ax.get_yscale()} | {lo:.6g} {hi:.6g} | {' '.join(ticks)}")
+    print(f"xlabel: {axes[-1].get_xlabel()}")
 
 
 def main(argv=None):
@@ -57,13 +109,16 @@ def main(argv=None):
     ap.add_argument("-o", "--output", required=True)
     ap.add_argument("--columns", help="comma-separated columns, one panel each (default: automatic)")
     ap.add_argument("--labels", help="comma-separated legend labels, one per CSV (default: the file names)")
-    ap.add_argument("--title")
+    ap.add_argument("--title", help="plot title (default: the case name the CSV records)")
+    ap.add_argument("--describe", action="store_true", help="print each panel's label, scale, limits and ticks")
     ap.add_argument("--prog", help=argparse.SUPPRESS)  # the name errors start with (rewind plot)
     a = ap.parse_args(argv)
     global PROG
     PROG = a.prog or PROG
 
-    data = [read(p) for p in a.csv]
+    read_all = [read(p) for p in a.csv]
+    data = [d for d, _ in read_all]
+    cases = [c for _, c in read_all if c]
     labels = a.labels.split(",") if a.labels else [os.path.basename(p) for p in a.csv]
     if len(labels) != len(a.csv):
         fail(f"--labels has {len(labels)} labels for {len(a.csv)} files")
@@ -93,35 +148,37 @@ def main(argv=None):
         fail(f"needs matplotlib for {sys.executable} (Debian: apt-get install python3-matplotlib)")
 
     several = len(data) > 1
-    fig, axes = plt.subplots(len(panels), 1, figsize=(7, 1.6 * len(panels) + 0.6), dpi=90, sharex=True)
+    fig, axes = plt.subplots(len(panels), 1, figsize=(7, 1.6 * len(panels) + 0.8), dpi=90, sharex=True)
     if len(panels) == 1:
         axes = [axes]
     t_all = [t for d in data for t in d["time"]]
     t_lo, t_hi = min(t_all), max(t_all)
     for ax, names in zip(axes, panels):
-        late = []
+        late, log = [], False
         for d, label in zip(data, labels):
             for n in names:
                 t, y = d["time"], d[n]
                 ax.plot(t, y, lw=1, label=f"{label}: {n}" if several and len(names) > 1 else label if several else n)
-                if n in ("max_divergence", "tg_error") and any(v > 0 for v in y):
-                    ax.set_yscale("log")
-                # Scale forces to the flow, not to an impulsive start: the first 5 % of
-                # each file's time (the start-up spike of a run or a branch) may leave
-                # the frame.
+                log = log or (n in ("max_divergence", "tg_error", "pressure_residual") and any(v > 0 for v in y))
+                # Scale to the flow, not to an impulsive start: the first 5 % of each
+                # file's time (the start-up spike of a run or a branch) may leave the frame.
                 t_from = t[0] + 0.05 * (t_hi - t_lo)
-                late += [v for tt, v in zip(t, y) if tt >= t_from and v == v]
-        if names[0] in ("cd", "cl", "cl_z", "dp") and len(late) > 20:
-            lo, hi = min(late), max(late)
-            pad = 0.1 * (hi - lo) or 0.1 * abs(hi) or 1.0
-            ax.set_ylim(lo - pad, hi + pad)
-        ax.set_ylabel(names[0] if len(names) == 1 else "Nu")
+                late += [v for tt, v in zip(t, y) if tt >= t_from and math.isfinite(v)]
+        if log:
+            ax.set_yscale("log")
+            late = [v for v in late if v > 0]
+        if len(late) > 3:
+            set_limits(ax, min(late), max(late), log)
+        ax.set_ylabel(label_of(names), fontsize=8)
         if several or len(names) > 1:
             ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
-    axes[-1].set_xlabel("time")
-    fig.suptitle(a.title or ", ".join(a.csv), fontsize=10)
+    axes[-1].set_xlabel(UNITS["time"])
+    title = a.title or (cases[0] if cases and all(c == cases[0] for c in cases) else ", ".join(cases or a.csv))
+    fig.suptitle(title, fontsize=10)
     fig.tight_layout()
+    if a.describe:
+        describe(fig, axes)
     try:
         fig.savefig(a.output)
     except (OSError, ValueError) as e:

@@ -22,11 +22,16 @@ from paraview.simple import (ColorBy, Delete, GetColorTransferFunction, GetScala
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pv_view import look_down, timed_view  # noqa: E402
 
-ap = argparse.ArgumentParser()
-ap.add_argument("plugin")
+ap = argparse.ArgumentParser(
+    prog="render_step.py",
+    description="Render one step of Rewind run files to PNGs (several files: one colour scale). "
+                "Run it under scripts/headless.sh pvpython.")
+ap.add_argument("plugin", help="the Rewind ParaView plugin (RewindReader .so)")
 ap.add_argument("pairs", nargs="+", help="RUN.h5 OUT.png, repeated")
-ap.add_argument("--time", type=float, default=None, help="simulated time (default: the last step)")
-ap.add_argument("--var", default="u", help="cell variable to colour by")
+ap.add_argument("--time", type=float, default=None,
+                help="simulated time T: the step in force then, i.e. the last step at or before T "
+                     "(default: each file's last step)")
+ap.add_argument("--var", default="u", help="cell variable to colour by: u, v, w, p, T, ... (default u)")
 ap.add_argument("--width", type=int, default=1400, help="image width in pixels")
 a = ap.parse_args()
 

@@ -5,19 +5,15 @@
 namespace rwd::cli {
 
 void mark_sections_of_other_modules(spacetree::CaseDocument& doc, const std::vector<std::string>& parsed_here) {
-  // Every section a Rewind case file may hold, by owner:
-  //   spacetree: case, domain, tree, run;  solver: physics, time, boundary,
-  //   obstacle, initial, solver, monitor;  kernel: output.
-  static const std::vector<std::string> all = {"case",     "domain",   "tree",   "run",     "physics",
-                                               "time",     "boundary", "obstacle", "initial", "solver",
-                                               "monitor",  "output"};
+  // Every section a Rewind case file may hold: the key table's.
+  static const std::vector<std::string> all = spacetree::case_sections();
   for (const auto& s : all)
     if (std::find(parsed_here.begin(), parsed_here.end(), s) == parsed_here.end()) doc.mark_read(s);
 }
 
 void read_case_header(spacetree::CaseDocument& doc) {
-  (void)doc.get_string("case.name", "");
-  (void)doc.get_string("case.description", "");
+  (void)doc.get_string("case.name");
+  (void)doc.get_string("case.description");
 }
 
 spacetree::TreeCase load_tree_case(const std::string& file, const std::vector<std::string>& overrides) {

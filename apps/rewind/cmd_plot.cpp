@@ -25,6 +25,7 @@ struct PlotOptions {
   std::string columns;
   std::string title;
   std::string python;
+  bool describe = false;  ///< print each panel's label, scale, limits and ticks
 };
 
 int run_plot(const PlotOptions& o) {
@@ -56,6 +57,7 @@ int run_plot(const PlotOptions& o) {
   if (!o.labels.empty()) args.insert(args.end(), {"--labels", o.labels});
   if (!o.columns.empty()) args.insert(args.end(), {"--columns", o.columns});
   if (!o.title.empty()) args.insert(args.end(), {"--title", o.title});
+  if (o.describe) args.emplace_back("--describe");
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
@@ -84,7 +86,8 @@ const Registration reg{Command{
       sub.add_option("--labels", o->labels, "Legend labels, comma-separated, one per CSV (default: file names)");
       sub.add_option("-o,--output", o->output, "PNG file to write")->required();
       sub.add_option("--columns", o->columns, "Comma-separated columns to plot (default: automatic)");
-      sub.add_option("--title", o->title, "Plot title");
+      sub.add_option("--title", o->title, "Plot title (default: the case name the CSV records)");
+      sub.add_flag("--describe", o->describe, "Also print each panel's label, scale, limits and tick labels");
       sub.add_option("--python", o->python, "Python interpreter (default /usr/bin/python3)");
       return [o] { return run_plot(*o); };
     },

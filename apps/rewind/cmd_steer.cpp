@@ -41,9 +41,16 @@ std::pair<std::string, col::ParamValue> parse_assignment(const std::string& kv) 
   const auto key = trim(kv.substr(0, eq));
   const auto text = eq == std::string::npos ? "" : trim(kv.substr(eq + 1));
   auto doc = spacetree::CaseDocument::parse("", "set", {eq == std::string::npos ? kv : key + "=" + text});
+  // Not through the key table: the server checks the value against this run's list.
+  const auto n = doc.numbers(key);
   col::ParamValue v;
-  if (text.starts_with('[')) v = doc.get_double3(key);
-  else v = doc.get_double(key);
+  if (text.starts_with('[')) {
+    if (n.size() != 3) throw doc.error(key, "expected an array of 3 values");
+    v = std::array<double, 3>{n[0], n[1], n[2]};
+  } else {
+    if (n.size() != 1) throw doc.error(key, "expected a number");
+    v = n[0];
+  }
   const bool finite = std::visit(
       [](const auto& x) {
         if constexpr (std::is_same_v<std::decay_t<decltype(x)>, double>) return std::isfinite(x);

@@ -271,7 +271,7 @@ int main(int argc, char** argv) {
     for (int v = 0; v < nvars; ++v) r.fields.push_back(data[i - lo][static_cast<std::size_t>(v)].data());
     lg.grids.push_back(r);
   }
-  k::StepInfo si{1, 0.0, 0.1, k::StepKind::checkpoint, {}, false, {}};
+  k::StepInfo si{1, 0.0, 0.1, k::StepKind::checkpoint, {}, false, {}, {}};
   for (int v = 0; v < nvars; ++v) si.fields.push_back({"cell_data", "v" + std::to_string(v), v});
 
   const std::string kfile = dir + "/bench_kernel.h5", rfile = dir + "/bench_raw.bin", dfile = dir + "/bench_dd.bin";

@@ -49,8 +49,8 @@ ST_2D2 = {"cd_max": (3.22, 3.24), "cl_max": (0.99, 1.01), "st": (0.295, 0.305)}
 
 
 def read_csv(path):
-    with open(path) as f:
-        rows = list(csv.DictReader(f))
+    with open(path) as f:  # monitor CSVs start with a "# case:" comment line
+        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
     return {k: [float(r[k]) for r in rows] for k in rows[0]}
 
 

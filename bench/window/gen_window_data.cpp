@@ -198,7 +198,7 @@ int main(int argc, char** argv) {
     r.cell_type = types[i].data();
     lg.grids.push_back(std::move(r));
   }
-  k::StepInfo si{1, 1.0, 0.01, k::StepKind::checkpoint, {}, true, {}};
+  k::StepInfo si{1, 1.0, 0.01, k::StepKind::checkpoint, {}, true, {}, {}};
   for (std::size_t v = 0; v < nv; ++v) si.fields.push_back({"cell_data", vars[v], static_cast<int>(v)});
   k::WriteStats st;
   {  // closed before MPI_Finalize, which shuts HDF5 down

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <limits>
 #include <stdexcept>
 
@@ -16,8 +17,9 @@ std::string hms(double s) {
                    : fmt::format("{:02}:{:02}", t / 60, t % 60);
 }
 
-std::string monitor_csv_header(const solver::Monitors& m) {
-  std::string h = "step,time,dt,kinetic_energy,max_velocity,max_divergence,pressure_cycles,pressure_residual";
+std::string monitor_csv_header(const solver::Monitors& m, const std::string& case_name) {
+  std::string h = "# case: " + case_name +
+                  "\nstep,time,dt,kinetic_energy,max_velocity,max_divergence,pressure_cycles,pressure_residual";
   if (m.has_obstacle) h += ",cd,cl,cl_z,dp,strouhal";
   if (m.has_nusselt) h += ",nu_xmin,nu_xmax";
   if (m.has_tg) h += ",tg_error";
@@ -38,15 +40,32 @@ void OutputObserver::at_boundary(Run& run, const Boundary& b) {
   run.output().after_step(s, b.first, s.finished() || run.stop_requested());
 }
 
+namespace {
+// The step of a monitor CSV's last row (-1 if none): a run killed after its last
+// checkpoint wrote rows its continuation recomputes; they are not written twice.
+std::int64_t last_row_step(const std::string& file) {
+  std::ifstream in(file);
+  std::int64_t last = -1;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] < '0' || line[0] > '9') continue;  // comment, header
+    try {
+      last = std::stoll(line.substr(0, line.find(',')));
+    } catch (const std::exception&) {
+    }
+  }
+  return last;
+}
+}  // namespace
+
 void MonitorCsv::write(Run& run) {
   const auto m = run.solver().monitors();  // collective
   last_step_ = m.step;
   const auto& file = run.spec().monitor_file;
-  if (!run.print() || file.empty()) return;
+  if (!run.print() || file.empty() || m.step <= rows_through_) return;
   if (!csv_) {
     csv_ = std::make_unique<std::ofstream>(file, append_ ? std::ios::app : std::ios::trunc);
     if (!*csv_) throw std::runtime_error(fmt::format("cannot write monitor file '{}'", file));
-    if (!append_) *csv_ << monitor_csv_header(m);
+    if (!append_) *csv_ << monitor_csv_header(m, run.spec().case_name);
   }
   *csv_ << monitor_csv_row(m);
   csv_->flush();
@@ -56,10 +75,12 @@ void MonitorCsv::at_boundary(Run& run, const Boundary& b) {
   if (b.first) {
     csv_.reset();  // a new timeline writes its own CSV (or continues its parent's)
     append_ = run.spec().monitor_append;
-    if (append_) {  // a continued CSV already has the restart step's row
+    if (append_) {  // a continued CSV already has the restart step's row, maybe later ones
       last_step_ = run.solver().scalar_state().step;
+      rows_through_ = run.print() ? last_row_step(run.spec().monitor_file) : -1;
       return;
     }
+    rows_through_ = -1;
     write(run);
     return;
   }

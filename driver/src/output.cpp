@@ -35,33 +35,39 @@ std::int64_t interval_index(double t, double interval) {
 }
 }  // namespace
 
+std::string case_io_refusal(const std::string& name) {
+  if (name == "flush_on_commit") return "cannot be set in a case: without it a crash can lose every step of the file";
+  if (name == "write_views") return "cannot be set in a case: `rewind run` always writes the ParaView views";
+  return "";
+}
+
+std::vector<k::OptionDoc> case_io_options() {
+  auto rows = k::options_table();
+  std::erase_if(rows, [](const k::OptionDoc& r) { return !case_io_refusal(r.name).empty(); });
+  return rows;
+}
+
 OutputSettings parse_output_settings(st::CaseDocument& doc) {
   OutputSettings o;
-  o.file = doc.get_string("output.file", "");
-  o.checkpoint_interval = doc.get_double("output.checkpoint_interval", 0.0);
-  o.checkpoint_every = doc.get_int("output.checkpoint_every", 0);
-  o.visualisation_interval = doc.get_double("output.visualisation_interval", 0.0);
-  o.visualisation_every = doc.get_int("output.visualisation_every", 0);
-  o.float32 = doc.get_bool("output.float32", false);
-  o.initial = doc.get_bool("output.initial", true);
-  o.final = doc.get_bool("output.final", true);
+  // Defaults and ranges: the key table (rewind keys output).
+  o.file = doc.get_string("output.file");
+  o.checkpoint_interval = doc.get_double("output.checkpoint_interval");
+  o.checkpoint_every = doc.get_int("output.checkpoint_every");
+  o.visualisation_interval = doc.get_double("output.visualisation_interval");
+  o.visualisation_every = doc.get_int("output.visualisation_every");
+  o.float32 = doc.get_bool("output.float32");
+  o.initial = doc.get_bool("output.initial");
+  o.final = doc.get_bool("output.final");
   const auto names = state_names();
   o.variables = doc.get_strings("output.variables", names);
   for (const auto& v : o.variables)
     if (std::find(names.begin(), names.end(), v) == names.end())
       throw doc.error("output.variables", fmt::format("unknown variable '{}' (known: {})", v, fmt::join(names, ", ")));
-  for (const char* key : {"output.checkpoint_interval", "output.visualisation_interval"})
-    if (doc.get_double(key, 0.0) < 0.0) throw doc.error(key, "must not be negative (0 = off)");
-  for (const char* key : {"output.checkpoint_every", "output.visualisation_every"})
-    if (doc.get_int(key, 0) < 0) throw doc.error(key, "must not be negative (0 = off)");
   // [output.io]: MPI-IO hints and HDF5 settings by their names in the kernel's table.
   for (const auto& opt : k::options_table()) {
     const std::string key = "output.io." + opt.name;
     if (!doc.has(key)) continue;
-    if (opt.name == "flush_on_commit" || opt.name == "write_views")
-      throw doc.error(key, opt.name == "flush_on_commit"
-                               ? "cannot be set in a case: without it a crash can lose every step of the file"
-                               : "cannot be set in a case: `rewind run` always writes the ParaView views");
+    if (const auto why = case_io_refusal(opt.name); !why.empty()) throw doc.error(key, why);
     k::OptionValue v;
     if (opt.type == "bool") v = doc.get_bool(key);
     else if (opt.type == "int") v = doc.get_int(key);
@@ -204,6 +210,7 @@ k::WriteStats RunOutput::write(solver::Solver& s, k::StepKind kind) {
   step.dt = state.dt_prev;  // the solver needs it back on restart (face velocities)
   step.kind = kind;
   step.case_overrides = overrides_;
+  if (kind == k::StepKind::checkpoint) step.monitor_state = state.strouhal;
   for (std::size_t i = 0; i < fields.size(); ++i)
     step.fields.push_back({"cell_data", fields[i].name, static_cast<int>(i),
                            kind == k::StepKind::visualisation && settings_.float32});

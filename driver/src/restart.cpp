@@ -22,6 +22,8 @@ RestartPoint find_restart_point(const std::string& spec) {
   const auto steps = reader.steps(/*committed_only=*/true);
   if (steps.empty()) throw std::runtime_error(fmt::format("{}: no committed step to restart from", rp.file));
   rp.last_committed = steps.back().step;
+  for (const auto& e : steps)
+    if (e.kind == k::StepKind::checkpoint) rp.last_checkpoint = e.step;
   if (sel == "latest") {
     const auto it = std::find_if(steps.rbegin(), steps.rend(),
                                  [](const k::StepEntry& e) { return e.kind == k::StepKind::checkpoint; });
@@ -105,7 +107,7 @@ void restore_solver(solver::Solver& s, const RestartPoint& rp, MPI_Comm comm) {
     for (std::size_t g = 0; g < forest.size(); ++g) arrays.back().push_back(forest.data(g, f.var));
   }
   reader.read_fields_into(rp.step.step, fields, rows, arrays, 1);
-  s.restore(solver::ScalarState{rp.step.time, rp.step.step, rp.step.dt});
+  s.restore(solver::ScalarState{rp.step.time, rp.step.step, rp.step.dt, rp.step.monitor_state});
 }
 
 std::string branch_name(const std::string& parent, std::int64_t step) {
@@ -124,18 +126,26 @@ bool same_file(const std::string& a, const std::string& b) {
          std::filesystem::weakly_canonical(a, ec) == std::filesystem::weakly_canonical(b, ec);
 }
 
+namespace {
+// The key table's restart policy of an override's key; an unknown key counts as a
+// change (the case parser names it first).
+st::OnRestart on_restart(const std::string& kv) {
+  const auto* row = st::find_case_key(kv.substr(0, kv.find('=')));
+  return row ? row->on_restart : st::OnRestart::branches;
+}
+}  // namespace
+
 void refuse_tree_overrides(const std::vector<std::string>& overrides) {
   for (const auto& kv : overrides)
-    for (const char* section : {"domain.", "tree.", "run."})
-      if (kv.rfind(section, 0) == 0)
-        throw std::runtime_error(fmt::format(
-            "--set {}: a restart continues on the grids stored in the file; the tree cannot change", kv));
+    if (on_restart(kv) == st::OnRestart::fixed)
+      throw std::runtime_error(fmt::format(
+          "--set {}: a restart continues on the grids stored in the file; the tree cannot change", kv));
 }
 
 std::vector<std::string> changing_overrides(const std::vector<std::string>& overrides) {
   std::vector<std::string> changes;
   for (const auto& kv : overrides)
-    if (kv.rfind("time.end=", 0) != 0 && kv.rfind("time.max_steps=", 0) != 0) changes.push_back(kv);
+    if (on_restart(kv) != st::OnRestart::extends) changes.push_back(kv);
   return changes;
 }
 

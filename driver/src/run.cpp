@@ -18,6 +18,7 @@ struct ParsedCase {
   solver::SolverCase solver_case;
   OutputSettings output;
   std::string effective_text;
+  std::string case_name;
 };
 
 ParsedCase parse_case(const std::string& text, const std::string& source, const std::vector<std::string>& overrides,
@@ -27,6 +28,7 @@ ParsedCase parse_case(const std::string& text, const std::string& source, const 
   if (check_case) check_case(doc);
   p.solver_case = solver::parse_solver_case(doc);
   p.output = parse_output_settings(doc);
+  p.case_name = doc.get_string("case.name");
   if (check_case) doc.reject_unknown();
   p.effective_text = doc.effective_text();
   return p;
@@ -80,6 +82,7 @@ RunSpec plan_run(const RunRequest& o, const std::function<void(spacetree::CaseDo
   }
   spec.solver_case = std::move(parsed.solver_case);
   spec.output = std::move(parsed.output);
+  spec.case_name = std::move(parsed.case_name);
   // The monitor CSV: --monitor; else beside --output (runs into different files keep
   // different monitors); else the case's monitor.file.
   spec.monitor_file = !o.monitor.empty()                     ? o.monitor
@@ -104,7 +107,10 @@ RunSpec plan_run(const RunRequest& o, const std::function<void(spacetree::CaseDo
         if (before.value_text(key) != after.value_text(key)) changes.push_back(kv);
       }
     }
-    const bool continues = rp.step.step == rp.last_committed && changes.empty();
+    // From the file's last checkpoint, only visualisation steps can follow (a run killed
+    // between two checkpoints): the continuation recomputes them bit-identically and
+    // leaves the ones already in the file as they are (RunOutput skips them).
+    const bool continues = rp.step.step == rp.last_checkpoint && changes.empty();
     if (spec.output.file.empty() || same_file(spec.output.file, rp.file)) {
       if (!o.output.empty() && same_file(o.output, rp.file) && !continues)
         throw std::runtime_error(fmt::format(
@@ -112,7 +118,11 @@ RunSpec plan_run(const RunRequest& o, const std::function<void(spacetree::CaseDo
       if (continues) {
         spec.output.file = rp.file;  // continue the same run in the same file
         spec.mode = RunOutput::Mode::append;
-        spec.monitor_append = o.monitor.empty();
+        // The monitor CSV the run wrote: beside its file (it was run with --output),
+        // else the case's; continued if it exists, else started with its header.
+        if (o.monitor.empty() && std::filesystem::exists(beside(rp.file, ".monitor.csv")))
+          spec.monitor_file = beside(rp.file, ".monitor.csv");
+        spec.monitor_append = o.monitor.empty() && std::filesystem::exists(spec.monitor_file);
         spec.recorded_overrides = rp.steered;  // the file's case text does not hold them
       } else {
         spec.output.file = branch_name(rp.file, rp.step.step);
@@ -154,6 +164,7 @@ RunSpec plan_branch(const RestartPoint& rp, const std::vector<std::string>& chan
   auto parsed = parse_case(spec.case_text, spec.case_source, spec.overrides, {});
   spec.solver_case = std::move(parsed.solver_case);
   spec.output = std::move(parsed.output);
+  spec.case_name = std::move(parsed.case_name);
   spec.output.file = output.empty() ? branch_name(rp.file, rp.step.step) : output;
   if (same_file(spec.output.file, rp.file))
     throw std::runtime_error(fmt::format("{}: a branch never writes into its parent", spec.output.file));

@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
       for (int step = 1; step <= 3; ++step) {
         for (auto& g : mine)
           for (auto& v : g.t) v += 1.0;  // "physics"
-        k::StepInfo info{step, 0.5 * step, 0.5, k::StepKind::checkpoint, {{"cell_data", "temperature", 0}}, false, {}};
+        k::StepInfo info{step, 0.5 * step, 0.5, k::StepKind::checkpoint, {{"cell_data", "temperature", 0}}, false, {}, {}};
         k::WriteStats st = w.write_step(info, describe());
         if (rank == 0)
           std::printf("step %d: %lld bytes, %.1f MB/s, buffer %lld bytes%s\n", step, static_cast<long long>(st.bytes),

@@ -257,6 +257,7 @@ StepEntry read_step_entry(const Ctx& c, hid_t file, const std::string& group_nam
       if (b > a) e.case_overrides.push_back(lines.substr(a, b - a));
     }
   }
+  if (h5::has_attr(g, "monitor_state")) e.monitor_state = h5::read_attr_f64(c, g, "monitor_state");
   e.n_cells = e.n_grids * cells;
   return e;
 }

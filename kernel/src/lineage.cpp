@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "rewind/kernel/error.hpp"
@@ -103,20 +105,47 @@ std::vector<TimelineEntry> timeline(const std::string& path) {
   return out;
 }
 
+std::string branch_registry(const std::string& parent) { return parent + ".branches"; }
+
+bool register_branch(const std::string& branch, const std::string& parent) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path dir = fs::weakly_canonical(fs::absolute(dir_of(parent), ec), ec);
+  const fs::path child = fs::weakly_canonical(fs::absolute(branch, ec), ec);
+  if (ec) return false;
+  const std::string entry = child.lexically_relative(dir).string();
+  const std::string registry = branch_registry(parent);
+  {
+    std::ifstream in(registry);
+    for (std::string line; std::getline(in, line);)
+      if (line == entry) return true;
+  }
+  std::ofstream out(registry, std::ios::app);
+  out << entry << '\n';
+  return static_cast<bool>(out.flush());
+}
+
 std::vector<std::string> find_branches(const std::string& path, const std::string& directory) {
-  std::vector<std::string> out;
+  std::vector<std::string> candidates;
+  if (DIR* d = ::opendir(directory.c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      std::string n = e->d_name;
+      if (n.size() >= 4 && n.substr(n.size() - 3) == ".h5") candidates.push_back(directory + "/" + n);
+    }
+    ::closedir(d);
+  }
+  std::ifstream registry(branch_registry(path));
+  for (std::string line; std::getline(registry, line);)
+    if (!line.empty()) candidates.push_back(line[0] == '/' ? line : dir_of(path) + "/" + line);
   const std::string target = real(path);
-  DIR* d = ::opendir(directory.c_str());
-  if (!d) return out;
-  while (dirent* e = ::readdir(d)) {
-    std::string n = e->d_name;
-    if (n.size() < 4 || n.substr(n.size() - 3) != ".h5") continue;
-    std::string p = directory + "/" + n;
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const auto& p : candidates) {
+    if (::access(p.c_str(), F_OK) != 0 || !seen.insert(real(p)).second) continue;  // stale or listed twice
     LineageNode node = load(p);
     if (!node.error.empty() || !node.lineage.is_branch()) continue;
     if (real(resolve_parent(p, node.lineage)) == target) out.push_back(p);
   }
-  ::closedir(d);
   std::sort(out.begin(), out.end());
   return out;
 }

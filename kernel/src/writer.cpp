@@ -2,6 +2,7 @@
 // offsets, the datasets' plan and creation). The other phases have a file each; see
 // write_step.hpp.
 #include "rewind/kernel/writer.hpp"
+#include "rewind/kernel/lineage.hpp"
 
 #include <fmt/core.h>
 
@@ -132,6 +133,10 @@ Writer Writer::create(MPI_Comm comm, const std::string& path, const CommonInfo& 
     detail::write_header(w.ctx, w.file, common, w.dxpl_coll, w.rank == 0);
     if (w.opts.flush_on_commit) w.flush();  // /common durable before any step
   });
+  // A branch is listed beside its parent, so the parent's branches are found wherever
+  // they live (best effort: the branch is valid without it).
+  if (w.rank == 0 && !common.lineage.parent_file_absolute.empty())
+    (void)register_branch(path, common.lineage.parent_file_absolute);
   w.open_writeback();
   return Writer(std::move(im));
 }
@@ -372,6 +377,7 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
       }
       h5::write_attr_string(c, step_group, "case_overrides", lines);
     }
+    if (!info.monitor_state.empty()) h5::write_attr_f64(c, step_group, "monitor_state", info.monitor_state);
     h5::write_attr_u8(c, step_group, "committed", 0);
     std::set<std::string> groups;
     for (const auto& f : info.fields) groups.insert(f.group);

@@ -8,16 +8,7 @@ void Solver::Impl::track_lift() {
   if (cfg.obstacles.empty()) return;
   const double U = cfg.reference_velocity(), L = cfg.reference_length();
   const double area = dim == 2 ? L : L * L;
-  const double cl = 2.0 * forces[0].force[1] / (U * U * area);
-  const double t = st.time;
-  if (have_prev) {
-    if (cl < -1e-3) armed = true;
-    if (armed && prev_cl < 0.0 && cl >= 0.0) {
-      crossings.push_back(prev_t + (t - prev_t) * (-prev_cl) / (cl - prev_cl));
-      armed = false;
-    }
-  }
-  prev_cl = cl, prev_t = t, have_prev = true;
+  strouhal.add(st.time, 2.0 * forces[0].force[1] / (U * U * area));
 }
 
 double Solver::Impl::max_divergence() {
@@ -152,11 +143,7 @@ Monitors Solver::Impl::monitors() {
     m.cd = forces[0].force[0] / q;
     m.cl = forces[0].force[1] / q;
     m.cl_z = forces[0].force[2] / q;
-    m.strouhal = std::numeric_limits<double>::quiet_NaN();
-    if (crossings.size() >= 2) {
-      const double period = crossings.back() - crossings[crossings.size() - 2];
-      m.strouhal = L / (U * period);
-    }
+    m.strouhal = strouhal.value(L, U);
     m.dp = std::numeric_limits<double>::quiet_NaN();
     const auto& ob = cfg.obstacles[0];
     if (ob.type != ObstacleType::box) {

@@ -44,9 +44,14 @@ bool Solver::finished() const {
 }
 double Solver::next_dt() { return impl_->compute_dt(); }
 void Solver::set_event_time(double t) { impl_->event_time = t; }
-ScalarState Solver::scalar_state() const { return impl_->st; }
+ScalarState Solver::scalar_state() const {
+  ScalarState s = impl_->st;
+  s.strouhal = impl_->strouhal.state();
+  return s;
+}
 void Solver::restore(const ScalarState& s) {
   impl_->st = s;
+  impl_->strouhal.restore(s.strouhal);
   impl_->finish_state();
 }
 std::span<const std::uint8_t> Solver::cell_types(std::size_t g) const { return impl_->grids.at(g).type; }

@@ -27,6 +27,7 @@
 
 #include "rewind/solver/operators.hpp"
 #include "rewind/solver/solver.hpp"
+#include "rewind/solver/strouhal.hpp"
 
 namespace rwd::solver {
 
@@ -96,11 +97,7 @@ struct Solver::Impl {
   double dt_last = 0.0;
   PhaseTimes times;
 
-  // Strouhal: upward zero crossings of the lift of obstacle 0 (same on every rank).
-  bool armed = false;
-  double prev_cl = 0.0, prev_t = 0.0;
-  bool have_prev = false;
-  std::vector<double> crossings;
+  StrouhalEstimator strouhal;  // lift of obstacle 0 (same on every rank)
 
   spacetree::BoundaryFill bc;
   std::vector<double> qc_buf;  // scratch of match_coarse_faces

@@ -1,8 +1,11 @@
 #include "rewind/spacetree/case_file.hpp"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <fstream>
 #include <optional>
 #include <set>
@@ -145,6 +148,11 @@ std::string CaseDocument::value_text(const std::string& key) const {
   return ss.str();
 }
 
+bool CaseDocument::is_number(const std::string& key) const {
+  const auto view = impl_->table.at_path(key);
+  return view.is_integer() || view.is_floating_point();
+}
+
 CaseError CaseDocument::error(const std::string& key, const std::string& message) const {
   return CaseError(fmt::format("{}: {}: {}", impl_->name, key, message));
 }
@@ -216,35 +224,96 @@ std::string scalar<std::string>(const toml::node& n, const CaseDocument& doc, co
   throw doc.error(key, fmt::format("expected a string, got {}", type_name(n)));
 }
 
+// The value node of `key`, or its default from the key table (parsed into `holder`),
+// or nullptr when the reader's fallback stands for it. The row must exist and allow
+// the getter's type; a default declared both in the table and by the reader is a
+// programming error, as is a key without a row.
+const toml::node* lookup(CaseDocument& doc, toml::table& table, std::set<std::string>& read, const std::string& key,
+                         const std::vector<KeyType>& types, bool has_fallback, toml::table& holder,
+                         const CaseKey*& row_out) {
+  const CaseKey& row = case_key(key);
+  row_out = &row;
+  if (row.type != KeyType::option && std::find(types.begin(), types.end(), row.type) == types.end())
+    throw std::logic_error(fmt::format("case key '{}' is a {} in the key table; read it as one", key, row.type_text()));
+  if (has_fallback && (row.required || !row.default_toml.empty()))
+    throw std::logic_error(fmt::format("case key '{}': the default is the key table's; pass no fallback", key));
+  read.insert(key);
+  if (auto view = table.at_path(key)) return view.node();
+  if (has_fallback) return nullptr;
+  if (row.required || row.default_toml.empty()) throw doc.missing(key);
+  holder = toml::parse("v = " + row.default_toml);
+  return holder.get("v");
+}
+
+void check_number(const CaseDocument& doc, const CaseKey& row, const std::string& key, double v) {
+  if (!row.range.contains(v) && (row.range.bounded() || std::isnan(v)))
+    throw doc.error(key, fmt::format("{}, got {}", row.range.requirement(), v));
+}
+
+void check_word(const CaseDocument& doc, const CaseKey& row, const std::string& key, const std::string& v) {
+  if (!row.choices.empty() && std::find(row.choices.begin(), row.choices.end(), v) == row.choices.end())
+    throw doc.error(key, fmt::format("unknown value '{}' (one of: {})", v, fmt::join(row.choices, ", ")));
+}
+
+template <typename T>
+void check_value(const CaseDocument& doc, const CaseKey& row, const std::string& key, const T& v) {
+  if constexpr (std::is_same_v<T, std::string>) check_word(doc, row, key, v);
+  else if constexpr (!std::is_same_v<T, bool>) check_number(doc, row, key, static_cast<double>(v));
+}
+
+template <typename T>
+std::vector<KeyType> scalar_types() {
+  if constexpr (std::is_same_v<T, double>) return {KeyType::number, KeyType::number_or_string};
+  else if constexpr (std::is_same_v<T, std::int64_t>) return {KeyType::integer};
+  else if constexpr (std::is_same_v<T, bool>) return {KeyType::boolean};
+  else return {KeyType::string, KeyType::number_or_string};
+}
+
 template <typename T>
 T get_scalar(CaseDocument& doc, toml::table& table, std::set<std::string>& read, const std::string& key,
              const std::optional<T>& fallback) {
-  read.insert(key);
-  auto view = table.at_path(key);
-  if (!view) {
-    if (fallback) return *fallback;
-    throw doc.missing(key);
-  }
-  return scalar<T>(*view.node(), doc, key);
+  toml::table holder;
+  const CaseKey* row = nullptr;
+  const auto* node = lookup(doc, table, read, key, scalar_types<T>(), fallback.has_value(), holder, row);
+  if (!node) return *fallback;
+  const T v = scalar<T>(*node, doc, key);
+  check_value(doc, *row, key, v);
+  return v;
 }
 
 template <typename T, std::size_t N>
 std::array<T, N> get_array(CaseDocument& doc, toml::table& table, std::set<std::string>& read, const std::string& key,
                            const std::optional<std::array<T, N>>& fallback) {
-  read.insert(key);
-  auto view = table.at_path(key);
-  if (!view) {
-    if (fallback) return *fallback;
-    throw doc.missing(key);
-  }
-  const auto* arr = view.as_array();
+  constexpr KeyType type = std::is_same_v<T, double>         ? KeyType::number3
+                           : std::is_same_v<T, std::int64_t> ? KeyType::integer3
+                                                             : KeyType::boolean3;
+  toml::table holder;
+  const CaseKey* row = nullptr;
+  const auto* node = lookup(doc, table, read, key, {type}, fallback.has_value(), holder, row);
+  if (!node) return *fallback;
+  const auto* arr = node->as_array();
   if (!arr || arr->size() != N)
     throw doc.error(key, fmt::format("expected an array of {} values", N));
   std::array<T, N> out{};
-  for (std::size_t i = 0; i < N; ++i) out[i] = scalar<T>((*arr)[i], doc, key);
+  for (std::size_t i = 0; i < N; ++i) {
+    out[i] = scalar<T>((*arr)[i], doc, key);
+    check_value(doc, *row, key, out[i]);
+  }
   return out;
 }
 }  // namespace
+
+std::vector<double> CaseDocument::numbers(const std::string& key) const {
+  const auto view = impl_->table.at_path(key);
+  if (!view) throw missing(key);
+  std::vector<double> out;
+  if (const auto* arr = view.as_array()) {
+    for (const auto& n : *arr) out.push_back(scalar<double>(n, *this, key));
+  } else {
+    out.push_back(scalar<double>(*view.node(), *this, key));
+  }
+  return out;
+}
 
 double CaseDocument::get_double(const std::string& key, std::optional<double> fallback) {
   return get_scalar<double>(*this, impl_->table, impl_->read, key, fallback);
@@ -275,31 +344,21 @@ std::array<int, 3> CaseDocument::get_int3(const std::string& key, std::optional<
   }
   return out;
 }
-namespace {
-template <typename T>
-std::vector<T> get_vector(CaseDocument& doc, toml::table& table, std::set<std::string>& read, const std::string& key,
-                          const std::optional<std::vector<T>>& fallback, const char* what) {
-  read.insert(key);
-  auto view = table.at_path(key);
-  if (!view) {
-    if (fallback) return *fallback;
-    throw doc.missing(key);
-  }
-  const auto* arr = view.as_array();
-  if (!arr) throw doc.error(key, std::string("expected an array of ") + what);
-  std::vector<T> out;
-  for (const auto& n : *arr) out.push_back(scalar<T>(n, doc, key));
-  return out;
-}
-}  // namespace
-
-std::vector<double> CaseDocument::get_doubles(const std::string& key, std::optional<std::vector<double>> fallback) {
-  return get_vector<double>(*this, impl_->table, impl_->read, key, fallback, "numbers");
-}
 
 std::vector<std::string> CaseDocument::get_strings(const std::string& key,
                                                    std::optional<std::vector<std::string>> fallback) {
-  return get_vector<std::string>(*this, impl_->table, impl_->read, key, fallback, "strings");
+  toml::table holder;
+  const CaseKey* row = nullptr;
+  const auto* node = lookup(*this, impl_->table, impl_->read, key, {KeyType::strings}, fallback.has_value(), holder, row);
+  if (!node) return *fallback;
+  const auto* arr = node->as_array();
+  if (!arr) throw error(key, "expected an array of strings");
+  std::vector<std::string> out;
+  for (const auto& n : *arr) {
+    out.push_back(scalar<std::string>(n, *this, key));
+    check_word(*this, *row, key, out.back());
+  }
+  return out;
 }
 
 std::size_t CaseDocument::count(const std::string& key) {
@@ -327,15 +386,21 @@ void CaseDocument::reject_unknown() const {
         throw CaseError(fmt::format("{}: unknown key '{}' (at {})", impl_->name, path, where(node.source())));
       if (known(path)) continue;
       const auto unknown = [&] {
+        const auto at = where(node.source());
+        if (const auto* row = find_case_key(path); row && row->type != KeyType::option)
+          return CaseError(fmt::format("{}: key '{}' (at {}) has no effect in this case (`rewind keys {}` says when "
+                                       "it applies)", impl_->name, path, at, path.substr(0, path.find_first_of(".["))));
+        // The closest key the table declares in the same section ("did you mean").
         const auto [parent, leaf] = split_leaf(path);
         std::string best;
-        for (const auto& r : impl_->read) {
-          const auto [rp, rl] = split_leaf(r);
-          if (rp == parent && looks_like(leaf, rl) && (best.empty() || edit_distance(leaf, rl) < edit_distance(leaf, split_leaf(best).second)))
-            best = r;
+        for (const auto& row : case_keys()) {
+          const auto candidate = (parent.empty() ? "" : parent + ".") + split_leaf(row.name).second;
+          if (find_case_key(candidate) != &row || !looks_like(leaf, split_leaf(candidate).second)) continue;
+          if (best.empty() || edit_distance(leaf, split_leaf(candidate).second) < edit_distance(leaf, split_leaf(best).second))
+            best = candidate;
         }
         const std::string hint = best.empty() ? "" : fmt::format("; did you mean '{}'?", best);
-        return CaseError(fmt::format("{}: unknown key '{}' (at {}{})", impl_->name, path, where(node.source()), hint));
+        return CaseError(fmt::format("{}: unknown key '{}' (at {}{})", impl_->name, path, at, hint));
       };
       if (const auto* sub = node.as_table()) {
         walk(*sub, path);
@@ -368,13 +433,12 @@ TreeCase parse_tree_case(CaseDocument& doc) {
   auto& sh = c.shape;
   sh.domain.lo = doc.get_double3("domain.lo");
   sh.domain.hi = doc.get_double3("domain.hi");
-  sh.periodic = doc.get_bool3("domain.periodic", std::array<bool, 3>{false, false, false});
-  sh.r = doc.get_int3("tree.r", std::array<int, 3>{2, 2, 2});
-  sh.s = doc.get_int3("tree.s", std::array<int, 3>{16, 16, 16});
+  sh.periodic = doc.get_bool3("domain.periodic");
+  sh.r = doc.get_int3("tree.r");
+  sh.s = doc.get_int3("tree.s");
   c.base_depth = static_cast<int>(doc.get_int("tree.depth"));
-  c.balance = doc.get_bool("tree.balance", true);
-  c.ranks = static_cast<int>(doc.get_int("run.ranks", 1));
-  if (c.ranks < 1) throw doc.error("run.ranks", "must be at least 1");
+  c.balance = doc.get_bool("tree.balance");
+  c.ranks = static_cast<int>(doc.get_int("run.ranks"));
   int deepest = c.base_depth;
   for (std::size_t i = 0; i < doc.count("tree.refine"); ++i) {
     const std::string p = "tree.refine[" + std::to_string(i) + "]";
@@ -383,19 +447,16 @@ TreeCase parse_tree_case(CaseDocument& doc) {
     if (doc.has(p + ".radius")) {
       r.center = doc.get_double3(p + ".center");
       r.radius = doc.get_double(p + ".radius");
-      if (!(r.radius > 0.0)) throw doc.error(p + ".radius", "must be positive");
     } else {
       r.box.lo = doc.get_double3(p + ".lo");
       r.box.hi = doc.get_double3(p + ".hi");
       for (int a = 0; a < 3; ++a)
         if (r.box.hi[a] < r.box.lo[a]) throw doc.error(p + ".hi", "must not be below lo");
     }
-    if (r.level < 0) throw doc.error(p + ".level", "must not be negative");
     deepest = std::max(deepest, r.level);
     c.regions.push_back(r);
   }
   sh.max_depth = static_cast<int>(doc.get_int("tree.max_depth", deepest));
-  if (c.base_depth < 0) throw doc.error("tree.depth", "must not be negative");
   try {
     sh.validate();
   } catch (const std::invalid_argument& e) {

@@ -37,7 +37,7 @@ int write(const std::string& file, const std::string& log, const std::string& pi
   Writer w = Writer::create(MPI_COMM_WORLD, file, ToyModel::common(kBlock), opt);
   for (int i = 1; i <= 100000; ++i) {
     m.advance(kDt);
-    w.write_step({i, i * kDt, kDt, StepKind::checkpoint, ToyModel::checkpoint_fields(), true}, m.describe());
+    w.write_step({i, i * kDt, kDt, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}}, m.describe());
     if (rank == 0) {
       std::FILE* f = std::fopen(log.c_str(), "a");
       std::fprintf(f, "%d\n", i);

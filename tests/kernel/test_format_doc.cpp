@@ -5,6 +5,7 @@
 #include <hdf5.h>
 #include <mpi.h>
 
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -106,18 +107,25 @@ TEST_CASE("docs/file-format.md describes exactly what the kernel writes", "[kern
     Writer w = Writer::create(MPI_COMM_SELF, path, ToyModel::common(), opt);
     // Steered steps (case_overrides): written here so that the row is checked too.
     const std::vector<std::string> steered = {"physics.nu=0.002", "boundary.xmin.velocity=[1.2, 0, 0]"};
-    w.write_step({1, 0.1, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, steered}, m.describe());
-    w.write_step({2, 0.2, 0.1, StepKind::visualisation, ToyModel::visual_fields(true), true, steered}, m.describe());
+    // ... and a checkpoint's monitor state (format 1.4).
+    const std::vector<double> monitor_state = {1, 1, -0.25, 0.1, 0.05, std::nan("")};
+    w.write_step({1, 0.1, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, steered, monitor_state},
+                 m.describe());
+    w.write_step({2, 0.2, 0.1, StepKind::visualisation, ToyModel::visual_fields(true), true, steered, {}}, m.describe());
   }
   // ... and read back as written (RestartPoint::steered comes from here).
   CHECK(Reader::open(path).find_step("1").case_overrides ==
         std::vector<std::string>{"physics.nu=0.002", "boundary.xmin.velocity=[1.2, 0, 0]"});
+  const auto ms = Reader::open(path).find_step("1").monitor_state;
+  REQUIRE(ms.size() == 6);
+  CHECK(ms[2] == -0.25);
+  CHECK(std::isnan(ms[5]));
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   REQUIRE(f >= 0);
   const std::map<std::string, long long> sym = {{"ng", 33}, {"nc", 8},     {"sx", 4},       {"sy", 4},
                                                 {"sz", 4},  {"nlev", 4},   {"nvar", 2},     {"nsteps", 2},
-                                                {"nchanges", 0}};
+                                                {"nchanges", 0},  {"nm", 6}};
   const std::vector<std::pair<std::string, bool>> steps = {{"step_00000001", true}, {"step_00000002", false}};
   int checked = 0;
   for (const auto& r : rows) {

@@ -75,7 +75,7 @@ class Service {
   /// Applies `values` (1 .. HandlerLimits::max_values entries, names and value shapes
   /// checked by the Handler) from the next step on and returns the first step computed
   /// with them (steering lane; may block). Names the run does not steer and values out
-  /// of range throw ServiceError(bad_argument, "physics.nu = -1 is outside [1e-9, 10]");
+  /// of range throw ServiceError(bad_argument, "physics.nu = -1 is outside (0, 10] m^2/s");
   /// after the run finished, ServiceError(conflict). Default: throws unsupported.
   virtual SetReply set(const ParamValues& values);
   /// Starts a branch of the run from a committed step (request.from: not "live";

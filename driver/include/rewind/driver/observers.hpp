@@ -33,6 +33,7 @@ class MonitorCsv final : public Observer {
   std::unique_ptr<std::ofstream> csv_;
   bool append_ = false;
   std::int64_t last_step_ = -1;
+  std::int64_t rows_through_ = -1;  ///< a continued CSV has rows up to this step
 };
 
 /// One progress line every `seconds` of wall time (0 = none): step, time, dt,
@@ -49,8 +50,10 @@ class Progress final : public Observer {
   std::int64_t steps_ = 0;
 };
 
-/// The CSV header and row of the monitors (the columns depend on the case).
-std::string monitor_csv_header(const solver::Monitors& m);
+/// The CSV header and row of the monitors (the columns depend on the case). The
+/// header starts with a comment line "# case: NAME" (plot titles; CSV readers skip it
+/// as gnuplot and numpy do, or with pandas' comment="#").
+std::string monitor_csv_header(const solver::Monitors& m, const std::string& case_name);
 std::string monitor_csv_row(const solver::Monitors& m);
 /// "mm:ss" or "h:mm:ss"; "--:--" for a negative or non-finite time.
 std::string hms(double seconds);

@@ -37,6 +37,12 @@ struct OutputSettings {
 };
 
 /// Reads [output]. Throws CaseError naming the key.
+/// The rows of the kernel's options table a case may set as output.io.<name>: all but
+/// flush_on_commit (a crash could lose the file) and write_views (`rewind run` always
+/// writes them). Pure.
+std::vector<kernel::OptionDoc> case_io_options();
+/// Why output.io.<name> cannot be set in a case, "" if it can. Pure.
+std::string case_io_refusal(const std::string& name);
 OutputSettings parse_output_settings(spacetree::CaseDocument& doc);
 
 /// Constants of a run for /common.

@@ -23,6 +23,7 @@ struct RestartPoint {
   /// `case_overrides`, empty for unsteered runs): applied on top of case_text.
   std::vector<std::string> steered;
   std::int64_t last_committed = -1;   ///< last committed step of the file (any kind)
+  std::int64_t last_checkpoint = -1;  ///< last committed checkpoint of the file
   /// When the step is not exactly the one asked for (t=T between outputs, or on a
   /// visualisation step): one line saying which checkpoint stands for it; else "".
   std::string note;
@@ -43,11 +44,11 @@ void restore_solver(solver::Solver& s, const RestartPoint& rp, MPI_Comm comm);
 std::string branch_name(const std::string& parent, std::int64_t step);
 /// True if a and b name the same file (or would, once created).
 bool same_file(const std::string& a, const std::string& b);
-/// Throws if an override changes the tree (domain., tree., run.): a restart continues
-/// on the grids stored in the file.
+/// Throws if an override changes a key the key table marks OnRestart::fixed (domain,
+/// tree, run): a restart continues on the grids stored in the file.
 void refuse_tree_overrides(const std::vector<std::string>& overrides);
-/// The overrides that change the simulation (everything but time.end and
-/// time.max_steps, which only extend it).
+/// The overrides that change the simulation: all but the keys the key table marks
+/// OnRestart::extends (time.end, time.max_steps).
 std::vector<std::string> changing_overrides(const std::vector<std::string>& overrides);
 
 }  // namespace rwd::driver

@@ -45,6 +45,7 @@ struct RunRequest {
 struct RunSpec {
   std::string case_text;               ///< the base case (the file, or the parent's stored case)
   std::string case_source;             ///< where it came from, for error messages
+  std::string case_name;               ///< case.name ("" if the case has none): plot titles
   /// Applied on top of case_text, in order: the restart point's steered overrides,
   /// then --set, then any steering of this run.
   std::vector<std::string> overrides;
@@ -68,7 +69,8 @@ struct RunSpec {
 
 /// The branch policy. Reads the case (or the restart point's file), applies the
 /// overrides, and decides: a fresh run creates output.file; a restart from the latest
-/// step with nothing but time.end / time.max_steps changed continues the same file;
+/// checkpoint with nothing but time.end / time.max_steps changed continues the same file
+/// (and its monitor CSV: beside the file, else the case's);
 /// any other restart branches into --output or a new file beside the parent
 /// (branch_name) whose lineage names the parent, the step and the changes. Refuses to
 /// overwrite an existing file without `force`, and a parent always. Serial; throws

@@ -32,9 +32,20 @@ struct TimelineEntry {
 };
 std::vector<TimelineEntry> timeline(const std::string& path);
 
-/// Rewind files in `directory` (non-recursive, *.h5) whose parent_file resolves to
-/// `path`. Unreadable files are skipped.
+/// Rewind files whose parent_file resolves to `path`: those in `directory`
+/// (non-recursive, *.h5) and those `path`'s branch registry names, wherever they live.
+/// Unreadable files and stale registry entries (a branch gone, moved, or now pointing
+/// elsewhere) are skipped.
 std::vector<std::string> find_branches(const std::string& path, const std::string& directory);
+
+/// The branch registry of `parent`: the text file PARENT.branches beside it, one branch
+/// path per line, relative to the parent's directory (docs/file-format.md, "Branch
+/// registry"). The parent file itself is never opened for writing.
+std::string branch_registry(const std::string& parent);
+/// Appends `branch` to `parent`'s registry unless it is listed already. Serial; best
+/// effort: false (no exception) when the registry cannot be written, e.g. a read-only
+/// directory; the branch is then found only beside its parent.
+bool register_branch(const std::string& branch, const std::string& parent);
 
 /// What breaks `path`'s chain back to its original run, one line each: a parent that
 /// is missing or unreadable, or one that no longer holds the committed step the child
@@ -42,7 +53,7 @@ std::vector<std::string> find_branches(const std::string& path, const std::strin
 std::vector<std::string> lineage_problems(const std::string& path);
 
 /// The branch tree as text, rooted at the original run of `path`'s chain, listing the
-/// branches found next to each file (find_branches in the file's directory). `path` is
+/// branches of each file (find_branches: beside it and in its registry). `path` is
 /// marked with '*'. Used by `rewind lineage`.
 std::string format_branch_tree(const std::string& path);
 

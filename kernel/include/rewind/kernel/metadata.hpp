@@ -14,7 +14,7 @@ namespace rwd::kernel {
 /// minor versions only add optional objects.
 inline constexpr const char* kFormatName = "rewind-hgrid-h5";
 inline constexpr int kFormatMajor = 1;
-inline constexpr int kFormatMinor = 3;
+inline constexpr int kFormatMinor = 4;
 /// Version of this library, stored as /common code_version unless the caller sets one.
 inline constexpr const char* kKernelVersion = "rewind-kernel 0.1.0";
 
@@ -78,6 +78,9 @@ struct StepEntry {
   /// "key=value" case overrides on top of /common's case_text. Format 1.2; empty for
   /// unsteered steps and older files.
   std::vector<std::string> case_overrides;
+  /// The solver's monitor state (StepInfo::monitor_state). Format 1.4; empty when the
+  /// step stores none and in older files.
+  std::vector<double> monitor_state;
   std::string group;           ///< "/simulation/step_00000042"
 };
 

@@ -51,6 +51,10 @@ struct StepInfo {
   /// Case overrides in force at this step (steering), stored as the step attribute
   /// `case_overrides` when non-empty; none may hold a newline. Same on every rank.
   std::vector<std::string> case_overrides;
+  /// The solver's monitor state at this step (e.g. the Strouhal estimator), stored as
+  /// the step attribute `monitor_state` when non-empty (format 1.4), so that a restart
+  /// continues the monitors too. Same on every rank.
+  std::vector<double> monitor_state;
 };
 
 /// What a write did (identical on every rank except the *_local fields).

@@ -1,41 +1,11 @@
 // The solver part of a case file: physics, time, boundary conditions, obstacles,
 // pressure solver, monitors, initial state.
 //
-// Keys (all optional unless marked; every key is read through CaseDocument, so an
-// unknown key is refused by reject_unknown()):
-//
-//   [physics]   nu (required, > 0)          kinematic viscosity
-//               alpha | Pr                  thermal diffusivity, or Prandtl number
-//                                           (alpha = nu / Pr); either one switches
-//                                           the energy equation on
-//               beta = 0, gravity = [0,0,0] Boussinesq body force -beta (T - T_ref) g
-//               T_ref = 0, heat_source = 0  internal heat source q/(rho c_p) in K/s
-//   [time]      end (required, > 0), dt (0 = automatic), safety = 0.5 (0 < s <= 1),
-//               dt_max = inf, max_steps = unlimited
-//   [boundary.F] for F in xmin xmax ymin ymax zmin zmax:
-//               type = "wall" | "moving_wall" | "inflow" | "outflow" | "slip" | "periodic"
-//               velocity = [u,v,w]          moving wall: wall velocity; inflow: the
-//                                           velocity (profile "constant") or its
-//                                           centre-line maximum (profile "parabolic")
-//               profile = "constant" | "parabolic"
-//               temperature = <value> | "adiabatic" (default adiabatic; inflow: T_ref)
-//   [[obstacle]] type = "circle" (2-D; a cylinder along z in 3-D) | "sphere" | "box"
-//               center, radius (circle/sphere); lo, hi (box); temperature (optional)
-//   [solver]    tolerance = 1e-6 (max |div u| after projection, 1/s),
-//               max_cycles = 50, pre_smooth = 2, post_smooth = 2,
-//               coarse_factor = 2 (sweeps multiply by this per coarser level),
-//               max_sweeps = 64, omega = 1.0 (SOR weight of red-black Gauss–Seidel)
-//               upwind = 1.0 (face-local upwind blend gamma = upwind |U| dt / h:
-//               1 cancels explicit Euler's anti-diffusion (stable at CFL <= 1, but
-//               adds U^2 dt / 2 of diffusion at a steady state); 0 = central, then
-//               dt also obeys dt <= 2 nu / |u|^2),
-//               immersed = "interpolate" | "staircase" (obstacle treatment)
-//   [initial]   type = "rest" | "uniform" | "taylor_green", velocity, temperature
-//   [monitor]   interval = 10 (steps), file = "monitor.csv" ("" = none),
-//               progress = 2.0 (seconds between progress lines, 0 = none),
-//               reference_velocity, reference_length (drag/lift scaling; default
-//               mean inflow velocity and obstacle diameter)
-//   [output]    reserved for the I/O kernel (marked as read here).
+// Every key, with its type, unit, default and range, is a row of the case-key table
+// (spacetree/src/case_keys.cpp; `rewind keys`, docs/case-reference.md): the getters
+// take defaults and check ranges there, so this parser checks only what one key
+// cannot say alone (alpha or Pr, periodic faces, obstacles inside the domain, a
+// stable forced dt, ...). [output] is read by the driver.
 #pragma once
 #include <array>
 #include <cstdint>

@@ -46,6 +46,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <span>
@@ -91,7 +92,13 @@ struct ScalarState {
   double time = 0.0;
   std::int64_t step = 0;
   double dt_prev = 0.0;  ///< dt of the last projection (enters the face velocities)
-  bool operator==(const ScalarState&) const = default;
+  /// The Strouhal estimator's state (StrouhalEstimator::state(); empty = none yet).
+  std::vector<double> strouhal;
+  /// Bit for bit (the estimator's state holds NaN for "none", which == would call unequal).
+  bool operator==(const ScalarState& o) const {
+    return time == o.time && step == o.step && dt_prev == o.dt_prev && strouhal.size() == o.strouhal.size() &&
+           (strouhal.empty() || std::memcmp(strouhal.data(), o.strouhal.data(), strouhal.size() * sizeof(double)) == 0);
+  }
 };
 
 /// Result of one pressure solve.

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "rewind/spacetree/case_keys.hpp"
 #include "rewind/spacetree/tree.hpp"
 
 namespace rwd::spacetree {
@@ -42,8 +43,18 @@ class CaseDocument {
   /// The value at `key` as TOML text ("0.001", "[1.5, 0.0, 0.0]"), "" if absent: to tell
   /// whether an override changes anything.
   [[nodiscard]] std::string value_text(const std::string& key) const;
-  // Typed getters for dotted keys ("tree.depth"). Missing key -> fallback, or
-  // CaseError if no fallback. Wrong type/shape -> CaseError naming key and type.
+  /// True if `key` is present and holds a number (integer or float).
+  [[nodiscard]] bool is_number(const std::string& key) const;
+  /// The number, or array of numbers, at `key`, unchecked by the key table (for a client
+  /// that passes values on to a server that checks them). Throws CaseError for anything
+  /// else. Not a read: reject_unknown() still refuses the key.
+  [[nodiscard]] std::vector<double> numbers(const std::string& key) const;
+  // Typed getters for dotted keys ("tree.depth"), each declared in the key table
+  // (case_keys.hpp). Missing key -> the table's default; for a row whose default the
+  // code derives, the reader's fallback; else CaseError ("missing"). Wrong type/shape,
+  // a value outside the row's range or choices -> CaseError naming key and value. A
+  // key without a row, a getter of another type than the row's, or a fallback for a
+  // row that declares its default -> std::logic_error (a programming error).
   [[nodiscard]] double get_double(const std::string& key, std::optional<double> fallback = {});
   [[nodiscard]] std::int64_t get_int(const std::string& key, std::optional<std::int64_t> fallback = {});
   [[nodiscard]] bool get_bool(const std::string& key, std::optional<bool> fallback = {});
@@ -51,7 +62,6 @@ class CaseDocument {
   [[nodiscard]] std::array<double, 3> get_double3(const std::string& key, std::optional<std::array<double, 3>> fallback = {});
   [[nodiscard]] std::array<int, 3> get_int3(const std::string& key, std::optional<std::array<int, 3>> fallback = {});
   [[nodiscard]] std::array<bool, 3> get_bool3(const std::string& key, std::optional<std::array<bool, 3>> fallback = {});
-  [[nodiscard]] std::vector<double> get_doubles(const std::string& key, std::optional<std::vector<double>> fallback = {});
   [[nodiscard]] std::vector<std::string> get_strings(const std::string& key,
                                                      std::optional<std::vector<std::string>> fallback = {});
   /// Number of tables in the array of tables `key` ([[key]]); 0 if absent.
@@ -59,8 +69,9 @@ class CaseDocument {
   /// Marks a table key as known without reading a value (e.g. a section kept for later).
   void mark_read(const std::string& key);
 
-  /// Throws CaseError naming the first key that no reader asked for, with the known key
-  /// it most likely misspells ("did you mean ...?").
+  /// Throws CaseError naming the first key that no reader asked for: a key the table
+  /// does not know, with the key it most likely misspells ("did you mean ...?"), or a
+  /// known key this case does not use (a velocity on a plain wall).
   void reject_unknown() const;
   /// The CaseError for a required `key` that is absent: "unknown key 'tree.depht' (did
   /// you mean 'tree.depth'?)" when a key next to it looks like a typo of it, else

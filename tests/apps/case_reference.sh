@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The case-key reference is the key table the parsers use:
+#  - docs/case-reference.md is exactly what `rewind keys --markdown` prints (regenerate
+#    with `cmake --build BUILD --target case_reference`); a row added, changed or
+#    removed in spacetree/src/case_keys.cpp without regenerating fails here;
+#  - `rewind keys SECTION` prints one section; an unknown section is one error line;
+#  - the defaults, ranges and "did you mean" a user meets come from that table.
+#   case_reference.sh REWIND SOURCE_DIR
+source "$(dirname "$0")/lib.sh" "$@"
+lines() { wc -l <"$1" | tr -d ' '; }
+
+"$rewind" keys --markdown >ref.md 2>&1
+check "rewind keys --markdown exits 0" "[ $? = 0 ]"
+diff -u "$src/docs/case-reference.md" ref.md >drift.diff
+check "docs/case-reference.md matches the key table (else: cmake --build BUILD --target case_reference)" \
+  "[ $? = 0 ] || { cat drift.diff; false; }"
+
+"$rewind" keys >all.out 2>&1
+check "rewind keys: every section" "[ $? = 0 ] && grep -q '^\[physics\]' all.out && grep -q '^\[output\]' all.out"
+check "... with type, unit, default, range, restart policy and steerable" \
+  "grep -Eq '^  physics\.nu +number +m\^2/s +required +\(0, 10\] +branch +yes +kinematic viscosity' all.out"
+check "... the kernel's I/O options as output.io keys" "grep -q '^  output.io.cb_nodes ' all.out"
+check "... the tree cannot change on a restart, time.end continues the file" \
+  "grep -Eq '^  tree\.depth .* no +no ' all.out && grep -Eq '^  time\.end .* continues +yes ' all.out"
+"$rewind" keys boundary >b.out 2>&1
+check "rewind keys boundary: only that section" \
+  "[ $? = 0 ] && grep -q 'boundary.<face>.velocity' b.out && ! grep -q 'physics' b.out"
+"$rewind" keys physic >bad.out 2>&1
+check "rewind keys with an unknown section: one error line, non-zero exit" \
+  "[ $? != 0 ] && [ \$(lines bad.out) = 1 ] && grep -q \"no section 'physic'\" bad.out"
+
+# What the table says is what the parsers do.
+case_file="$src/cases/default.toml"
+"$rewind" tree "$case_file" --set run.ranks=0 >r.out 2>&1
+check "a value outside the table's range: one line with the range" \
+  "[ $? != 0 ] && [ \$(lines r.out) = 1 ] && grep -q 'run.ranks: must be at least 1, got 0' r.out"
+"$rewind" run "$case_file" --steps 1 --set physics.nu=20 >nu.out 2>&1
+check "physics.nu above the table's (0, 10]: refused" "[ $? != 0 ] && grep -q 'physics.nu: must be positive and at most 10, got 20' nu.out"
+"$rewind" run "$case_file" --steps 1 --set physics.alhpa=0.1 >pr.out 2>&1
+check "a typo of a key the case does not set: 'did you mean' from the table" \
+  "[ $? != 0 ] && grep -q \"unknown key 'physics.alhpa'.*did you mean 'physics.alpha'\" pr.out"
+"$rewind" run "$case_file" --steps 1 --set boundary.ymin.velocity=[1,0,0] >nv.out 2>&1
+check "a known key this case does not use: said so, not 'unknown'" \
+  "[ $? != 0 ] && grep -q \"key 'boundary.ymin.velocity'.*has no effect in this case\" nv.out"
+"$rewind" run "$case_file" --steps 1 --set boundary.xmin.type=lid >bt.out 2>&1
+check "a word outside the table's choices names them" \
+  "[ $? != 0 ] && grep -q \"boundary.xmin.type: unknown value 'lid' (one of: wall, moving_wall\" bt.out"
+exit $fail
