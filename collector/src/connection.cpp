@@ -62,6 +62,10 @@ Connection::Connection(tcp::socket socket, Context& ctx)
     : socket_(std::move(socket)), timer_(ctx.io), steer_timer_(ctx.io), ctx_(ctx) {}
 
 void Connection::start() {
+  // A streamed reply goes out in several writes: the last segment of one must not wait
+  // for the peer's (possibly delayed) ACK of the previous (Nagle).
+  boost::system::error_code ignored;
+  socket_.set_option(tcp::no_delay(true), ignored);
   ctx_.open.insert(shared_from_this());
   ctx_.stats.open = ctx_.open.size();
   if (ctx_.active >= ctx_.options.max_clients) {
@@ -83,6 +87,9 @@ void Connection::close() {
   timer_.cancel();
   steer_timer_.cancel();
   if (counted_) --ctx_.active;
+  stream_.reset();  // a streamed reply still due is recycled by stream_done()
+  if (streamed_) ctx_.handler.recycle(std::move(*streamed_));
+  streamed_.reset();
   ctx_.open.erase(shared_from_this());
   ctx_.stats.open = ctx_.open.size();
 }
@@ -191,8 +198,17 @@ void Connection::dispatch(Message m) {
   auto& io = ctx_.io;
   (steering ? ctx_.steering : ctx_.queries).post([self = shared_from_this(), &io, job, m = std::move(m), codec = codec_,
                                                   head = std::move(spare_)]() mutable {
-    auto reply = frame(Message{m.request_id, self->ctx_.handler.handle(m.body)}, codec, self->ctx_.options.max_reply,
-                       std::move(head));
+    // Arrays that go out as they are may go out while they fill (a live window).
+    std::shared_ptr<Stream> stream;
+    if (codec == Codec::none && std::holds_alternative<WindowRequest>(m.body))
+      stream = std::make_shared<Stream>(self, job, m.request_id, std::move(head));
+    Body body = self->ctx_.handler.handle(m.body, stream.get());
+    if (stream && stream->begun()) {
+      asio::post(io, [self, stream, body = std::move(body)]() mutable { self->stream_done(stream, std::move(body)); });
+      return;
+    }
+    if (stream) head = stream->take_head();
+    auto reply = frame(Message{m.request_id, std::move(body)}, codec, self->ctx_.options.max_reply, std::move(head));
     asio::post(io, [self, job, reply = std::move(reply)]() mutable { self->answer(job, std::move(reply)); });
   });
 }
@@ -236,6 +252,91 @@ void Connection::write(std::shared_ptr<Reply> reply, bool then_close) {
     self->wait_request();
   };
   asio::async_write(socket_, out_bufs_, done);
+}
+
+// --- Streamed window replies ----------------------------------------------------------
+
+Stream::Stream(std::shared_ptr<Connection> c, std::uint64_t job, std::uint32_t request_id, std::vector<std::byte> head)
+    : conn_(std::move(c)), job_(job), request_id_(request_id) {
+  frame_.head = std::move(head);
+}
+
+bool Stream::begin(WindowReply& reply) {
+  // Codec none frames only sizes: the spans point into the arrays, which keep their
+  // places when the reply moves (std::vector's move keeps its buffer).
+  Message m{request_id_, std::move(reply)};
+  bool ok = true;
+  try {
+    encode(m, frame_, EncodeOptions{Codec::none, conn_->ctx_.options.max_reply, kZstdLevel});
+  } catch (const ProtocolError&) {
+    ok = false;  // e.g. too large: the ordinary path answers with the error
+  }
+  reply = std::move(std::get<WindowReply>(m.body));
+  if (!ok) return false;
+  total_ = frame_.size() - frame_.head.size();
+  begun_ = true;
+  asio::post(conn_->ctx_.io, [c = conn_, s = shared_from_this()]() mutable { c->stream_start(std::move(s)); });
+  return true;
+}
+
+void Stream::ready(std::uint64_t bytes) {
+  ready_.store(bytes, std::memory_order_release);
+  asio::post(conn_->ctx_.io, [c = conn_] { c->pump(); });
+}
+
+void Stream::abort(WindowReply&& reply) {
+  // Closed on the I/O thread: no write reads the arrays any more once that has run.
+  asio::post(conn_->ctx_.io, [c = conn_, keep = std::make_shared<WindowReply>(std::move(reply))] { c->close(); });
+}
+
+void Connection::stream_start(std::shared_ptr<Stream> s) {
+  if (closed_ || !awaiting_ || s->job_ != job_) return;  // stream_done() recycles the reply
+  awaiting_ = false;
+  stream_ = std::move(s);
+  sent_ = 0;
+  head_sent_ = writing_ = false;
+  streamed_.reset();
+  pump();
+}
+
+void Connection::pump() {
+  if (closed_ || !stream_ || writing_) return;
+  const auto ready = std::min(stream_->ready_.load(std::memory_order_acquire), stream_->total_);
+  if (head_sent_ && ready <= sent_) {
+    if (sent_ < stream_->total_ || !streamed_) return;  // more to come, or the reply is not back yet
+    const auto s = std::move(stream_);
+    if (s->frame_.head.capacity() <= kKeepReply) spare_ = std::move(s->frame_.head);
+    ctx_.handler.recycle(std::move(*streamed_));
+    streamed_.reset();
+    out_bufs_.clear();
+    return wait_request();
+  }
+  // Everything ready and not yet written, in one gathering write.
+  out_bufs_.clear();
+  if (!head_sent_) out_bufs_.push_back(asio::buffer(stream_->frame_.head));
+  std::uint64_t at = 0;
+  for (const auto& a : stream_->frame_.arrays) {
+    const auto lo = std::max(at, sent_), hi = std::min(at + a.size(), ready);
+    if (lo < hi) out_bufs_.push_back(asio::buffer(a.data() + (lo - at), hi - lo));
+    at += a.size();
+  }
+  head_sent_ = writing_ = true;
+  sent_ = std::max(sent_, ready);
+  set_deadline(ctx_.options.write_timeout);
+  asio::async_write(socket_, out_bufs_, [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+    self->writing_ = false;
+    if (ec || self->closed_) return self->close();
+    self->pump();
+  });
+}
+
+void Connection::stream_done(const std::shared_ptr<Stream>& s, Body body) {
+  if (stream_ != s) return ctx_.handler.recycle(std::move(body));  // closed meanwhile
+  // The service failed after the head went out: the frame cannot be completed, and a
+  // client reading it sees the connection end mid-frame (docs/collector-protocol.md).
+  if (std::holds_alternative<ErrorReply>(body)) return close();
+  streamed_ = std::move(body);
+  pump();
 }
 
 void Connection::fail(ErrorCode code, const std::string& message, std::uint32_t request_id) {

@@ -11,10 +11,12 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
 
+#include "rewind/collector/handler.hpp"
 #include "rewind/collector/server.hpp"
 
 namespace rwd::collector::detail {
@@ -46,6 +48,32 @@ struct AtomicStats {
 };
 
 class Connection;
+
+/// A window reply written while its arrays fill (WindowStream, codec none): begin(),
+/// ready() and abort() come from the service's thread, the writes happen on the I/O
+/// thread (Connection::pump).
+class Stream final : public WindowStream, public std::enable_shared_from_this<Stream> {
+ public:
+  Stream(std::shared_ptr<Connection> c, std::uint64_t job, std::uint32_t request_id, std::vector<std::byte> head);
+  bool begin(WindowReply& reply) override;
+  void ready(std::uint64_t bytes) override;
+  /// Keeps `reply` (whose arrays a write may be reading) until the connection is
+  /// closed on the I/O thread.
+  void abort(WindowReply&& reply) override;
+  [[nodiscard]] bool begun() const { return begun_; }
+  /// The head buffer handed in, if begin() did not use it.
+  std::vector<std::byte> take_head() { return std::move(frame_.head); }
+
+ private:
+  friend class Connection;
+  std::shared_ptr<Connection> conn_;
+  std::uint64_t job_;
+  std::uint32_t request_id_;
+  FrameParts frame_;  ///< after begin(): the head and spans into the reply's arrays
+  std::uint64_t total_ = 0;  ///< bytes of the arrays
+  std::atomic<std::uint64_t> ready_{0};
+  bool begun_ = false;
+};
 
 /// A reply on its way out: the message and its frame. With codec none the frame's
 /// spans point into the message's arrays, so both live together until the write ends.
@@ -88,6 +116,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   static std::shared_ptr<Reply> frame(Message m, Codec codec, std::uint64_t max_payload, std::vector<std::byte> head = {});
   void answer(std::uint64_t job, std::shared_ptr<Reply> reply);
   void write(std::shared_ptr<Reply> reply, bool then_close);
+  // A streamed window (Stream): started when its head is framed, written as its
+  // arrays fill, finished once written AND its reply is back from the worker (the
+  // reply owns the arrays: recycled only then).
+  friend class Stream;
+  void stream_start(std::shared_ptr<Stream> s);
+  void pump();
+  void stream_done(const std::shared_ptr<Stream>& s, Body body);
   void fail(ErrorCode code, const std::string& message, std::uint32_t request_id = 0);
   void linger_close();
   void set_deadline(std::chrono::milliseconds d);
@@ -101,6 +136,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::vector<std::byte> frame_;
   std::shared_ptr<Reply> out_;                ///< the reply being written
   std::vector<asio::const_buffer> out_bufs_;  ///< its frame as one buffer sequence
+  std::shared_ptr<Stream> stream_;  ///< the streamed reply being written
+  std::uint64_t sent_ = 0;           ///< its array bytes handed to writes
+  bool head_sent_ = false, writing_ = false;
+  std::optional<Body> streamed_;     ///< its reply, once the worker has it
   std::vector<std::byte> spare_;  ///< the last reply's head buffer, reused for the next (up to kKeepReply)
   Codec codec_ = Codec::zstd;     ///< of window arrays, negotiated in the hello
   std::array<std::byte, 4096> drain_{};

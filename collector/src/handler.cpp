@@ -140,14 +140,16 @@ bool Handler::offers(MessageType t) const {
   return std::find(capabilities_.begin(), capabilities_.end(), capability_of(t)) != capabilities_.end();
 }
 
-Body Handler::handle(const Body& request) {
+Body Handler::handle(const Body& request) { return handle(request, nullptr); }
+
+Body Handler::handle(const Body& request, WindowStream* stream) {
   const auto t = type_of(request);
   try {
     if (*capability_of(t) == '\0') return error(ErrorCode::unknown_type, "not a request this handler answers");
     if (!offers(t))
       return error(ErrorCode::unsupported, std::string(capability_of(t)) +
                                                ": not offered by this server (an offline server answers windows only)");
-    return is_steering(t) ? handle_steering(request) : handle_query(request);
+    return is_steering(t) ? handle_steering(request) : handle_query(request, stream);
   } catch (const ServiceError& e) {
     return error(e.code(), e.what());
   } catch (const std::bad_alloc&) {
@@ -182,7 +184,7 @@ Body Handler::handle_steering(const Body& request) {
   return service_.branch(b);
 }
 
-Body Handler::handle_query(const Body& request) {
+Body Handler::handle_query(const Body& request, WindowStream* stream) {
   const auto* w = std::get_if<WindowRequest>(&request);
   if (w != nullptr) {
     if (auto e = validate(*w, limits_)) return *e;
@@ -201,9 +203,9 @@ Body Handler::handle_query(const Body& request) {
   if (w->time == "live" && !info.live) {
     WindowRequest latest = *w;
     latest.time = "latest";  // an offline server's newest step is what "live" can mean
-    return service_.window(latest);
+    return service_.window(latest, stream);
   }
-  return service_.window(*w);
+  return service_.window(*w, stream);
 }
 
 }  // namespace rwd::collector

@@ -86,7 +86,7 @@ class Core {
     });
   }
 
-  WindowReply window(const WindowRequest& r) {
+  WindowReply window(const WindowRequest& r, WindowStream* stream) {
     if (r.time != "live") {
       return post([this, r] {
         return with_files([&](FileService& fs) {
@@ -96,7 +96,7 @@ class Core {
         });
       });
     }
-    return post([this, r] { return live_window(r); });
+    return post([this, r, stream] { return live_window(r, stream); });
   }
 
   RunStatus status() {
@@ -289,7 +289,7 @@ class Core {
     return r;
   }
 
-  WindowReply live_window(const WindowRequest& r) {
+  WindowReply live_window(const WindowRequest& r, WindowStream* stream) {
     nbserver::WindowRequest q;
     q.box = spacetree::Box{r.lo, r.hi};
     q.budget = static_cast<std::int64_t>(r.budget);
@@ -346,32 +346,57 @@ class Core {
       if (i == 0 || sel.pieces[i - 1].owner != owner) runs.push_back({owner, offset[i], 0});
       runs.back().cells += offset[i + 1] - offset[i];
     }
+    // Every message lands in one contiguous stretch of the frame's arrays (values[0]
+    // run by run, values[1], ..., cell_type): posted in that order, the receives that
+    // have completed from the first on are bytes a streamed reply can send.
+    struct Expect {
+      std::uint64_t cells, bytes;
+      MPI_Datatype type;
+    };
     std::vector<MPI_Request> reqs;
-    std::vector<std::uint64_t> expect;
+    std::vector<Expect> expect;
     reqs.reserve(runs.size() * (r.variables.size() + 1));
-    const auto recv = [&](void* at, const Run& run, MPI_Datatype type, int tag) {
+    const auto recv = [&](void* at, const Run& run, MPI_Datatype type, int tag, std::uint64_t size) {
       reqs.emplace_back();
-      expect.push_back(run.cells);
+      expect.push_back({run.cells, run.cells * size, type});
       MPI_Irecv(at, static_cast<int>(run.cells), type, layout_.first_compute + run.owner, tag, layout_.service, &reqs.back());
     };
     for (auto& values : out.values)
-      for (const auto& run : runs) recv(values.data() + run.at, run, MPI_DOUBLE, driver::kLiveValuesTag);
-    for (const auto& run : runs) recv(out.cell_type.data() + run.at, run, MPI_BYTE, driver::kLiveTypesTag);
+      for (const auto& run : runs) recv(values.data() + run.at, run, MPI_DOUBLE, driver::kLiveValuesTag, 8);
+    for (const auto& run : runs) recv(out.cell_type.data() + run.at, run, MPI_BYTE, driver::kLiveTypesTag, 1);
+    // Written to the client while the rest arrives (codec none): the header and JSON
+    // now, each array's bytes as their receives complete.
+    const bool streaming = stream != nullptr && stream->begin(out);
     // Test and nap rather than MPI_Waitall: under mpi_yield_when_idle a blocking wait
     // spins through sched_yield, and the values come only once every compute rank has
     // copied them (on a shared node: once they get a core), so it spun for most of that.
+    const int n = static_cast<int>(reqs.size());
+    std::vector<int> done(reqs.size());
     std::vector<MPI_Status> st(reqs.size());
-    for (auto nap = std::chrono::microseconds(20);; nap = std::min(2 * nap, std::chrono::microseconds(500))) {
-      int done = 0;
-      MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, st.data());
-      if (done) break;
-      std::this_thread::sleep_for(nap);
+    std::size_t first = 0;  // receives before it have completed
+    std::uint64_t ready = 0;
+    bool short_data = false;
+    for (auto nap = std::chrono::microseconds(20); first < reqs.size();) {
+      int count = 0;
+      MPI_Testsome(n, reqs.data(), &count, done.data(), st.data());
+      for (int i = 0; i < count; ++i) {
+        const auto k = static_cast<std::size_t>(done[static_cast<std::size_t>(i)]);
+        int got = 0;
+        MPI_Get_count(&st[static_cast<std::size_t>(i)], expect[k].type, &got);
+        short_data = short_data || static_cast<std::uint64_t>(got) != expect[k].cells;
+      }
+      const std::uint64_t before = ready;
+      for (; first < reqs.size() && reqs[first] == MPI_REQUEST_NULL; ++first) ready += expect[first].bytes;
+      if (count > 0) nap = std::chrono::microseconds(20);
+      if (streaming && ready > before && !short_data) stream->ready(ready);
+      if (count == 0 || count == MPI_UNDEFINED) {
+        std::this_thread::sleep_for(nap);
+        nap = std::min(2 * nap, std::chrono::microseconds(500));
+      }
     }
-    for (std::size_t k = 0; k < reqs.size(); ++k) {
-      int n = 0;
-      MPI_Get_count(&st[k], k < reqs.size() - runs.size() ? MPI_DOUBLE : MPI_BYTE, &n);
-      if (static_cast<std::uint64_t>(n) != expect[k])
-        throw ServiceError(ErrorCode::internal, "live window: short data from a rank");
+    if (short_data) {
+      if (streaming) stream->abort(std::move(out));
+      throw ServiceError(ErrorCode::internal, "live window: short data from a rank");
     }
     return out;
   }
@@ -399,7 +424,8 @@ class LiveService final : public Service {
   explicit LiveService(Core& core) : core_(core) {}
   ServerInfo info() override { return core_.info(); }
   std::vector<StepRecord> steps() override { return core_.steps(); }
-  WindowReply window(const WindowRequest& r) override { return core_.window(r); }
+  WindowReply window(const WindowRequest& r) override { return core_.window(r, nullptr); }
+  WindowReply window(const WindowRequest& r, WindowStream* stream) override { return core_.window(r, stream); }
   void recycle(WindowReply&& reply) noexcept override { core_.recycle(std::move(reply)); }
   [[nodiscard]] std::vector<std::string> capabilities() const override {
     return {"info", "steps", "window", "status", "control", "parameters", "set", "branch"};

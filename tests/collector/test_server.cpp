@@ -4,7 +4,9 @@
 #include <catch2/catch.hpp>
 #include <utility>  // before Asio (Boost 1.74 + C++20)
 #include <boost/asio.hpp>
+#include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <thread>
 
 #include "frame_util.hpp"
@@ -188,6 +190,114 @@ TEST_CASE("a written window reply is handed back to the service for reuse", "[co
   while (service.recycled == 0 && Clock::now() < end) std::this_thread::sleep_for(5ms);
   CHECK(service.recycled == 1);  // the window only, not the info reply
   CHECK(service.cells == 777);
+}
+
+namespace {
+
+/// FakeService whose windows go out while they fill, when the server offers a stream
+/// (codec none): begin(), then every array in four chunks, each reported ready. Time
+/// "#5" fails halfway through (a compute rank failing after the header went out).
+struct StreamingService : test::FakeService {
+  std::atomic<int> streamed{0}, recycled{0};
+  using FakeService::window;
+  WindowReply window(const WindowRequest& r, WindowStream* stream) override {
+    WindowRequest q = r;
+    if (q.time == "#5") q.time = "latest";
+    const WindowReply full = FakeService::window(q);
+    if (stream == nullptr) return full;
+    WindowReply w = full;
+    for (auto& v : w.values) std::fill(v.begin(), v.end(), -1.0);
+    std::fill(w.cell_type.begin(), w.cell_type.end(), std::uint8_t{99});
+    if (!stream->begin(w)) return full;
+    ++streamed;
+    std::vector<std::pair<std::byte*, const std::byte*>> arrays;
+    std::vector<std::uint64_t> sizes;
+    for (std::size_t v = 0; v < w.values.size(); ++v) {
+      arrays.emplace_back(reinterpret_cast<std::byte*>(w.values[v].data()), reinterpret_cast<const std::byte*>(full.values[v].data()));
+      sizes.push_back(8 * w.values[v].size());
+    }
+    arrays.emplace_back(reinterpret_cast<std::byte*>(w.cell_type.data()), reinterpret_cast<const std::byte*>(full.cell_type.data()));
+    sizes.push_back(w.cell_type.size());
+    std::uint64_t total = 0, ready = 0;
+    for (const auto n : sizes) total += n;
+    for (std::size_t a = 0; a < arrays.size(); ++a)
+      for (std::uint64_t k = 0; k < 4; ++k) {
+        const auto lo = sizes[a] * k / 4, hi = sizes[a] * (k + 1) / 4;
+        std::memcpy(arrays[a].first + lo, arrays[a].second + lo, hi - lo);
+        ready += hi - lo;
+        if (r.time == "#5" && 2 * ready >= total) {
+          stream->abort(std::move(w));
+          throw std::runtime_error("a compute rank failed");
+        }
+        stream->ready(ready);
+        std::this_thread::sleep_for(1ms);
+      }
+    return w;
+  }
+  void recycle(WindowReply&&) noexcept override { ++recycled; }
+};
+
+ClientOptions with_codec(const char* codec) {
+  auto o = client_options();
+  o.codecs = {codec};
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("a window streamed while its arrays fill arrives whole; zstd sessions are not streamed", "[collector][server]") {
+  StreamingService service;
+  Server server(service, fast_options());
+  server.start();
+  for (const std::uint64_t budget : {1u, 777u, 300'000u}) {
+    Client c("127.0.0.1", server.port(), "", with_codec("none"));
+    CAPTURE(budget);
+    CHECK(window_is_right(c, budget));
+    CHECK(window_is_right(c, budget));  // the session goes on after a streamed reply
+  }
+  CHECK(service.streamed == 6);
+  Client z("127.0.0.1", server.port(), "", with_codec("zstd"));
+  CHECK(window_is_right(z, 5000));
+  CHECK(service.streamed == 6);
+  const auto end = Clock::now() + 2s;  // every streamed reply is handed back once written
+  while (service.recycled < 6 && Clock::now() < end) std::this_thread::sleep_for(5ms);
+  CHECK(service.recycled >= 6);
+}
+
+TEST_CASE("a streamed window whose service fails mid-reply cuts the connection; others go on", "[collector][server]") {
+  StreamingService service;
+  Server server(service, fast_options());
+  server.start();
+  {
+    Client c("127.0.0.1", server.port(), "", with_codec("none"));
+    auto r = request(200'000);
+    r.time = "#5";
+    CHECK_THROWS(c.window(r));
+  }
+  {
+    // On the wire: the header came, then the connection ended inside the frame.
+    Raw raw(server.port());
+    raw.send(encode(Message{1, Hello{kProtocolVersion, "", "test", {"none"}}}));
+    REQUIRE(raw.read().has_value());
+    auto r = request(200'000);
+    r.time = "#5";
+    raw.send(encode(Message{2, r}));
+    std::array<std::byte, kHeaderSize> h{};
+    boost::system::error_code ec;
+    asio::read(raw.s, asio::buffer(h), ec);
+    REQUIRE(!ec);
+    const auto fh = read_header(h, kMaxReplyBytes);
+    CHECK(fh.type == MessageType::window_reply);
+    std::vector<std::byte> rest(fh.length);
+    const auto got = asio::read(raw.s, asio::buffer(rest), ec);
+    CHECK((ec == asio::error::eof || ec == asio::error::connection_reset));
+    CHECK(got > 0);
+    CHECK(got < fh.length);
+  }
+  Client c("127.0.0.1", server.port(), "", with_codec("none"));
+  CHECK(window_is_right(c, 1234));
+  for (int i = 0; i < 50 && server.stats().open > 1; ++i) std::this_thread::sleep_for(50ms);
+  CHECK(server.stats().open == 1);
 }
 
 TEST_CASE("clients that vanish mid-request or mid-reply do not disturb the others", "[collector][server]") {

@@ -23,6 +23,29 @@ class ServiceError : public CodedError {
   using CodedError::CodedError;
 };
 
+/// Lets a service send a window reply while its arrays are still being filled: the
+/// server writes the frame's header and JSON at begin() and each array's bytes as
+/// ready() reports them, so the bytes travel while later ones are still arriving (a
+/// live run's cells come rank by rank, variable by variable). Only offered where the
+/// arrays go out as they are (codec none). Methods may be called from any one thread.
+class WindowStream {
+ public:
+  virtual ~WindowStream() = default;
+  /// `reply` is final but for its arrays' contents: sizes, places and every other
+  /// field. Returns false if the reply cannot be streamed (e.g. it exceeds the frame
+  /// cap): then the service fills the arrays and returns the reply as usual. After
+  /// true, the service must keep the arrays where they are (not resize or reallocate
+  /// them) and return this same reply from window(), or hand it to abort() and throw.
+  virtual bool begin(WindowReply& reply) = 0;
+  /// The first `bytes` bytes of the arrays, in frame order (values[0], values[1], ...,
+  /// cell_type), hold their final contents. Non-decreasing.
+  virtual void ready(std::uint64_t bytes) = 0;
+  /// The service cannot complete the reply: it gives the stream the reply (whose
+  /// arrays a write may still be reading) and then throws. The server closes the
+  /// connection mid-frame: the client sees the connection end inside the reply.
+  virtual void abort(WindowReply&& reply) = 0;
+};
+
 /// What the server serves: windows (every service) and, optionally, steering of a live
 /// run (revision 1.1). Methods may throw ServiceError (its code goes to the client) or any
 /// std::exception (sent as `internal` with its what()).
@@ -50,6 +73,12 @@ class Service {
   /// Called only with a validated request (see Handler). Must return a reply whose
   /// arrays agree with its pieces (encode() checks it).
   virtual WindowReply window(const WindowRequest& request) = 0;
+  /// As window(request), with `stream` (may be null) to send the reply while its
+  /// arrays fill (see WindowStream). Default: ignores the stream.
+  virtual WindowReply window(const WindowRequest& request, WindowStream* stream) {
+    (void)stream;
+    return window(request);
+  }
   /// A reply of window() that the server has finished writing, handed back so that the
   /// next window may reuse its arrays (fresh memory costs a zero fill and page faults).
   /// Called on the server's I/O thread, possibly while another call runs. Default: drops it.
@@ -127,6 +156,10 @@ class Handler {
   /// A steering request may block as long as the service does. Never throws except
   /// std::bad_alloc.
   Body handle(const Body& request);
+  /// As above; a window request's service call gets `stream` (see WindowStream). A
+  /// reply whose stream has begun is the streamed one (or an ErrorReply: the frame is
+  /// cut).
+  Body handle(const Body& request, WindowStream* stream);
 
   /// The service's capabilities, as fetched at construction (for hello_reply).
   [[nodiscard]] const std::vector<std::string>& capabilities() const { return capabilities_; }
@@ -148,7 +181,7 @@ class Handler {
   static std::optional<ErrorReply> validate(const BranchRequest& r, const HandlerLimits& limits);
 
  private:
-  Body handle_query(const Body& request);
+  Body handle_query(const Body& request, WindowStream* stream);
   Body handle_steering(const Body& request);
   [[nodiscard]] bool offers(MessageType t) const;
 

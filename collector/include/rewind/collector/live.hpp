@@ -4,9 +4,10 @@
 // A window of the live state goes client → collector → neighbourhood server (which
 // grids, cropped how, on which ranks: rewind::window::select on the whole tree) →
 // the compute ranks, at their next step boundary, copy the selected cells → collector
-// → zstd → client. Windows of past steps are read from the run's files while the
-// compute ranks hold at a boundary (so never during a write: committed steps only,
-// no torn reads). Steering commands travel the same way (driver/live.hpp).
+// → client: with zstd once every cell has arrived; with codec none streamed, the
+// header first, then each array's bytes as they arrive (WindowStream). Windows of
+// past steps are read from the run's files while the compute ranks hold at a
+// boundary (so never during a write: committed steps only, no torn reads). Steering commands travel the same way (driver/live.hpp).
 //
 // Threads: Asio and the request worker run on helper threads (collector::Server);
 // every MPI and HDF5 call stays on the calling (main) thread. The two meet through a
