@@ -47,6 +47,19 @@ CLI::Validator non_negative_number() {
       "NUMBER>=0");
 }
 
+bool all_failed(MPI_Comm errors, double seconds) {
+  MPI_Request r = MPI_REQUEST_NULL;
+  MPI_Ibarrier(errors, &r);
+  const double t0 = MPI_Wtime();
+  for (;;) {
+    int done = 0;
+    MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+    if (done) return true;
+    if (MPI_Wtime() - t0 > seconds) return false;  // the request stays pending: MPI_Abort follows
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 namespace {
 // MPI is initialised only for commands that need it, so `rewind tree` or
 // `rewind info` run anywhere, even where MPI cannot start.
@@ -68,22 +81,9 @@ struct MpiSession {
     MPI_Finalized(&finalized);
     if (active && !finalized) MPI_Finalize();
   }
-  /// After an error on this rank: true if every rank reports an error of its own within
-  /// `seconds` (a bad case, a missing file: every rank reads it, so every rank fails).
-  /// Matches only other ranks' calls, on a communicator nothing else uses; a rank that
-  /// did not fail never joins, and this returns false.
-  [[nodiscard]] bool all_failed(double seconds) const {
-    MPI_Request r = MPI_REQUEST_NULL;
-    MPI_Ibarrier(errors, &r);
-    const double t0 = MPI_Wtime();
-    for (;;) {
-      int done = 0;
-      MPI_Test(&r, &done, MPI_STATUS_IGNORE);
-      if (done) return true;
-      if (MPI_Wtime() - t0 > seconds) return false;  // the request stays pending: MPI_Abort follows
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-  }
+  /// After an error on this rank: true if every rank of the job failed (a bad case, a
+  /// missing file: every rank reads it, so every rank fails).
+  [[nodiscard]] bool all_failed(double seconds) const { return cli::all_failed(errors, seconds); }
 };
 
 int world_size() {
@@ -136,6 +136,8 @@ int run_cli(int argc, char** argv) {
     MpiSession mpi(cmd.needs_mpi, &argc, &argv);
     try {
       return runners[i].second();
+    } catch (const ReportedError&) {
+      return cmd.error_exit;
     } catch (const AgreedError& e) {
       // Every rank threw this same error: one line from one rank, and a clean exit.
       int rank = 0;

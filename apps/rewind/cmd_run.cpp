@@ -22,6 +22,7 @@
 #include "window_output.hpp"
 #include "commands.hpp"
 #include "rewind/collector/live.hpp"
+#include "rewind/mpi/comm.hpp"
 #include "rewind/collector/file_service.hpp"
 #include "rewind/collector/server.hpp"
 #include "rewind/driver/live.hpp"
@@ -168,8 +169,22 @@ int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::functi
   auto plan = client.plan();
   std::optional<driver::LiveLink> link;
   if (live) link.emplace(roles.service, roles.collector_rank, roles.compute, o.pause_at_end);
-  const int rc = run_compute(o, std::move(spec), std::move(plan), roles.compute, roles.compute_rank == 0, estimate,
-                             link ? &*link : nullptr);
+  // For agreeing on a failure of every compute rank (a damaged checkpoint, a blow-up):
+  // nothing else talks on it, so the Ibarrier below meets only other failing ranks.
+  const mpi::Comm failures = mpi::Comm::dup(roles.compute, "rewind run");
+  int rc = 0;
+  try {
+    rc = run_compute(o, std::move(spec), std::move(plan), roles.compute, roles.compute_rank == 0, estimate,
+                     link ? &*link : nullptr);
+  } catch (const std::exception& e) {
+    // Every compute rank failed the same way: stop the server as at a normal end, one
+    // line from the first compute rank, a non-zero exit, no MPI_Abort. A rank failing
+    // alone (or a live run, whose collector waits for the ranks) goes on to the abort.
+    if (live || !all_failed(failures, 5.0)) throw;
+    client.shutdown_server(roles.compute);
+    if (roles.compute_rank == 0) fmt::print(stderr, "rewind run: error: {}\n", e.what());
+    throw ReportedError(e.what());
+  }
   client.shutdown_server(roles.compute);
   return rc;
 }

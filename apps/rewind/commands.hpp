@@ -7,6 +7,7 @@
 // "rewind <cmd>: error: ..." line and a non-zero exit.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <mpi.h>
 
 #include <functional>
 #include <string>
@@ -36,6 +37,10 @@ struct Registration {
 /// Option checks whose refusal reads as a sentence ("--ranks: 0 is not a positive
 /// integer"), unlike CLI11's numeric ranges that print the double's full range.
 CLI::Validator positive_integer();
+/// After an error on this rank: true if every rank of `errors` reports an error of its
+/// own within `seconds`. Matches only other ranks' calls on `errors`, a communicator
+/// nothing else uses; a rank that did not fail never joins, and this returns false.
+bool all_failed(MPI_Comm errors, double seconds);
 CLI::Validator non_negative_number();
 
 /// Runs the CLI on argv (used by main and by in-process tests).

@@ -24,6 +24,14 @@ class AgreedError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// An error already printed, once, by the ranks that hit it (e.g. every compute rank
+/// failed in agreement while the neighbourhood server had nothing to report): run_cli
+/// prints nothing more and exits with the command's error code.
+class ReportedError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 /// What the guard is told about the process it runs in.
 struct GuardRole {
   bool holds_tree = true;  ///< the neighbourhood server, or a single process

@@ -39,6 +39,7 @@ const Entry kEntries[] = {
     {"zero_copy_halo", &IoOptions::zero_copy_halo, "zero copy for halo'd arrays too (MPI subarray types; saves the linear buffer)"},
     {"keep_buffer", &IoOptions::keep_buffer, "keep the linear write buffer mapped for the next step (one per process)"},
     {"early_writeback", &IoOptions::early_writeback, "durable steps: start writeback of each dataset's bytes (sync_file_range) as soon as it is written"},
+    {"checksums", &IoOptions::checksums, "store a checksum (XXH3-64) per grid row and dataset; restarts and windows verify them"},
     {"flush_on_commit", &IoOptions::flush_on_commit, "crash protocol flush -> marker -> flush (benchmarks only: off)"},
     {"write_views", &IoOptions::write_views, "rank 0 writes VTKHDF view + .hdf.series per committed step"},
 };

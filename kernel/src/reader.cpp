@@ -13,6 +13,7 @@
 
 #include "collective.hpp"
 #include "direct_io.hpp"
+#include "checksum.hpp"
 #include "format.hpp"
 #include "rewind/mpi/comm.hpp"
 
@@ -252,6 +253,11 @@ std::vector<FieldInfo> Reader::fields(std::int64_t step_number) const {
 }
 
 namespace {
+std::size_t element_size(hid_t dataset) {
+  const h5::Datatype t(H5Dget_type(dataset));
+  return t.valid() ? H5Tget_size(t) : 0;
+}
+
 /// One dataset of a multi-dataset read and where its rows go.
 template <typename T>
 struct ReadTarget {
@@ -298,10 +304,14 @@ void read_rows_impl(const Reader::Impl& r, const StepEntry& e, const std::vector
   std::vector<h5::Dataset> ds;
   std::vector<std::int64_t> sorted;
   bool direct = true;
+  detail::StepChecksums sums;
+  std::vector<char> stored_f32(targets.size(), 0);  // float32 on disk, read as double
   detail::phase(r.comm, r.path, [&] {
     std::vector<std::string> dpaths;
     for (const auto& tg : targets) dpaths.push_back(tg.dpath);
     ds = open_cell_datasets(r, e, dpaths, cls, rows);
+    for (std::size_t k = 0; k < ds.size(); ++k) stored_f32[k] = element_size(ds[k]) == 4;
+    sums = detail::StepChecksums::read(c, h5::open_group(c, r.file, e.group), e.n_grids);
   });
   for (std::size_t i = 1; i < rows.size(); ++i)
     if (rows[i] <= rows[i - 1]) direct = false;
@@ -350,6 +360,20 @@ void read_rows_impl(const Reader::Impl& r, const StepEntry& e, const std::vector
         }
     }
     if (!failed.empty()) c.fail(ErrorKind::corrupt, "cannot read " + e.group + "/" + failed);
+    if (sums.empty()) return;
+    for (std::size_t k = 0; k < targets.size(); ++k) {
+      const int col = sums.column(targets[k].dpath);
+      if (col < 0) continue;
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        const T* row = targets[k].out + i * cells;
+        std::uint64_t h = 0;
+        if constexpr (std::is_same_v<T, double>)
+          h = stored_f32[k] ? detail::hash_interior<float>(row, b, 0) : detail::hash_bytes(row, cells * sizeof(T));
+        else
+          h = detail::hash_bytes(row, cells * sizeof(T));
+        if (h != sums.at(rows[i], col)) c.fail(ErrorKind::corrupt, detail::checksum_mismatch(e.group, targets[k].dpath, rows[i]));
+      }
+    }
   });
 }
 }  // namespace
@@ -390,7 +414,9 @@ void Reader::read_fields_into(std::int64_t step_number, const std::vector<FieldR
   // buffer. Decided from the file's metadata, so every rank decides the same.
   std::vector<std::int64_t> at(fields.size(), -1);
   bool direct = r.comm != MPI_COMM_NULL && H5Tequal(H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE) > 0;
+  detail::StepChecksums sums;
   detail::phase(r.comm, r.path, [&] {
+    sums = detail::StepChecksums::read(c, h5::open_group(c, r.file, e.group), e.n_grids);
     std::vector<std::string> dpaths;
     for (const auto& f : fields) dpaths.push_back(f.group + "/" + f.name);
     const auto ds = open_cell_datasets(r, e, dpaths, H5T_FLOAT, rows);
@@ -436,7 +462,58 @@ void Reader::read_fields_into(std::int64_t step_number, const std::vector<FieldR
       if (!err.empty()) err = fields[f].group + "/" + fields[f].name + ": " + err;
     }
     if (!err.empty()) c.fail(ErrorKind::corrupt, "cannot read " + e.group + "/" + err);
+    for (std::size_t f = 0; f < fields.size() && !sums.empty(); ++f) {
+      const std::string dpath = fields[f].group + "/" + fields[f].name;
+      const int col = sums.column(dpath);
+      if (col < 0) continue;
+      for (std::size_t i = 0; i < rows.size(); ++i)
+        if (detail::hash_interior<double>(dest[f][i], b, halo) != sums.at(rows[i], col))
+          c.fail(ErrorKind::corrupt, detail::checksum_mismatch(e.group, dpath, rows[i]));
+    }
   });
+}
+
+Reader::Verification Reader::verify_step(std::int64_t step_number) const {
+  const Impl& r = *impl_;
+  const Ctx& c = r.ctx;
+  const StepEntry e = step(step_number, true);
+  const h5::Group g = h5::open_group(c, r.file, e.group);
+  const detail::StepChecksums sums = detail::StepChecksums::read(c, g, e.n_grids);
+  Verification v;
+  v.datasets = static_cast<std::int64_t>(sums.datasets().size());
+  std::vector<unsigned char> buf;
+  for (std::size_t col = 0; col < sums.datasets().size(); ++col) {
+    const std::string& name = sums.datasets()[col];
+    const h5::Dataset d = h5::open_dataset(c, g, name);
+    const h5::Datatype file_type(c.check(H5Dget_type(d), "type of " + name, ErrorKind::corrupt));
+    const h5::Datatype mem_type(c.check(H5Tget_native_type(file_type, H5T_DIR_ASCEND), "type of " + name));
+    const auto dims = h5::dims(c, d, name);
+    if (dims.empty() || dims[0] != static_cast<hsize_t>(e.n_grids))
+      c.fail(ErrorKind::bad_shape, e.group + "/" + name + " does not have one row per grid");
+    std::size_t row_bytes = H5Tget_size(mem_type);
+    for (std::size_t k = 1; k < dims.size(); ++k) row_bytes *= dims[k];
+    // Stored little-endian: on a big-endian host the native copy would hash differently.
+    if (H5Tget_order(mem_type) != H5T_ORDER_LE && H5Tget_size(mem_type) > 1)
+      c.fail(ErrorKind::invalid_argument, "verifying checksums needs a little-endian host");
+    const std::int64_t chunk = std::max<std::int64_t>(1, static_cast<std::int64_t>((std::size_t{64} << 20) / row_bytes));
+    for (std::int64_t r0 = 0; r0 < e.n_grids; r0 += chunk) {
+      const std::int64_t n = std::min(chunk, e.n_grids - r0);
+      buf.resize(static_cast<std::size_t>(n) * row_bytes);
+      h5::Dataspace fs(c.check(H5Dget_space(d), "space"));
+      h5::select_rows(c, fs, {{r0, n}});
+      const hsize_t count = buf.size() / H5Tget_size(mem_type);
+      h5::Dataspace ms(c.check(H5Screate_simple(1, &count, nullptr), "memory space"));
+      c.check_status(H5Dread(d, mem_type, ms, fs, H5P_DEFAULT, buf.data()), "read " + e.group + "/" + name,
+                     ErrorKind::corrupt);
+      for (std::int64_t i = 0; i < n; ++i) {
+        ++v.rows;
+        if (detail::hash_bytes(buf.data() + static_cast<std::size_t>(i) * row_bytes, row_bytes) !=
+            sums.at(r0 + i, static_cast<int>(col)))
+          v.problems.push_back(detail::checksum_mismatch(e.group, name, r0 + i));
+      }
+    }
+  }
+  return v;
 }
 
 void Reader::read_cell_types(std::int64_t step_number, const std::vector<std::int64_t>& rows, std::uint8_t* out) const {

@@ -21,6 +21,7 @@
 
 #include "collective.hpp"
 #include "direct_io.hpp"
+#include "checksum.hpp"
 #include "write_step.hpp"
 
 namespace rwd::kernel {
@@ -155,29 +156,51 @@ DataStats write_data(Writer::Impl& w, const StepInfo& info, const LocalGrids& gr
     node_runs = merge_runs(std::move(node_runs));
   }
   std::shared_future<void> writeback;  // the last started; each waits for the one before
+  // Row checksums (local order x dataset), each taken while its row is cache-hot: right
+  // after packing it, or, for a zero-copy dataset, on the helper thread while the
+  // dataset before it is written. Helpers write disjoint entries.
+  const std::size_t nd = plan.size();
+  std::vector<std::uint64_t> sums(data.checksums ? nloc * nd : 0);
+  auto sum = [&](std::size_t k, std::size_t d) -> std::uint64_t& { return sums[k * nd + d]; };
   phase(w.comm, w.path, [&] {
     if (n_grids == 0) return;  // all ranks empty: skip (HDF5 1.10.8 "addr overflow")
     const int px = blk.sx + 2 * h, py = blk.sy + 2 * h;
-    auto pack_cells = [&](auto* out, auto get) {
+    auto pack_cells = [&](std::size_t d, auto* out, auto get) {
       using T = std::remove_pointer_t<decltype(out)>;
       for (std::size_t k = 0; k < nloc; ++k) {
         const auto* src = get(grids.grids[perm[k]]);
-        T* dst = out + k * static_cast<std::size_t>(cells);
+        T* const start = out + k * static_cast<std::size_t>(cells);
+        T* dst = start;
+        bool copied = false;
         if constexpr (std::is_same_v<T, std::remove_cv_t<std::remove_pointer_t<decltype(src)>>>) {
           if (h == 0) {  // no halo, same type: the interior is one contiguous block
             std::memcpy(dst, src, static_cast<std::size_t>(cells) * sizeof(T));
-            continue;
+            copied = true;
           }
         }
-        for (int z = 0; z < blk.sz; ++z)
-          for (int y = 0; y < blk.sy; ++y) {
-            const auto* row = src + ((static_cast<std::size_t>(z + h) * py + (y + h)) * px + h);
-            for (int x = 0; x < blk.sx; ++x) *dst++ = static_cast<T>(row[x]);
-          }
+        if (!copied)
+          for (int z = 0; z < blk.sz; ++z)
+            for (int y = 0; y < blk.sy; ++y) {
+              const auto* row = src + ((static_cast<std::size_t>(z + h) * py + (y + h)) * px + h);
+              for (int x = 0; x < blk.sx; ++x) *dst++ = static_cast<T>(row[x]);
+            }
+        if (data.checksums) sum(k, d) = hash_bytes(start, static_cast<std::size_t>(cells) * sizeof(T));
+      }
+    };
+    // Zero-copy datasets are hashed from the grids' arrays (a halo'd array row by row).
+    auto hash_direct = [&](std::size_t d) {
+      for (std::size_t k = 0; k < nloc; ++k) {
+        const GridRecord& g = grids.grids[perm[k]];
+        sum(k, d) = plan[d].path == "cell_type"
+                        ? hash_interior<std::uint8_t>(g.cell_type, blk, h)
+                        : hash_interior<double>(g.fields[static_cast<std::size_t>(info.fields[d - first_field].slot)], blk, h);
       }
     };
     auto pack = [&](std::size_t d, unsigned char* b) {
-      if (direct[d]) return;  // written straight from the arrays
+      if (direct[d]) {  // written straight from the arrays
+        if (data.checksums) hash_direct(d);
+        return;
+      }
       const std::string& n = plan[d].path;
       auto fill_rows = [&](auto* out, auto get) {
         for (std::size_t k = 0; k < nloc; ++k) out[k] = get(k, grids.grids[perm[k]]);
@@ -200,12 +223,18 @@ DataStats write_data(Writer::Impl& w, const StepInfo& info, const LocalGrids& gr
         auto* o = reinterpret_cast<double*>(b);
         for (std::size_t k = 0; k < nloc; ++k) std::copy_n(grids.grids[perm[k]].bbox.begin(), 6, o + 6 * k);
       } else if (n == "cell_type") {
-        pack_cells(reinterpret_cast<std::uint8_t*>(b), [](const GridRecord& g) { return g.cell_type; });
+        pack_cells(d, reinterpret_cast<std::uint8_t*>(b), [](const GridRecord& g) { return g.cell_type; });
+        return;
       } else {
         const auto& f = info.fields[d - first_field];
         auto get = [&](const GridRecord& g) { return g.fields[static_cast<std::size_t>(f.slot)]; };
-        if (f.float32) pack_cells(reinterpret_cast<float*>(b), get);
-        else pack_cells(reinterpret_cast<double*>(b), get);
+        if (f.float32) pack_cells(d, reinterpret_cast<float*>(b), get);
+        else pack_cells(d, reinterpret_cast<double*>(b), get);
+        return;
+      }
+      if (data.checksums) {  // a row dataset: its rows are small and were just written
+        const std::size_t row_bytes = static_cast<std::size_t>(plan[d].per_row) * plan[d].elem_bytes;
+        for (std::size_t k = 0; k < nloc; ++k) sum(k, d) = hash_bytes(b + k * row_bytes, row_bytes);
       }
     };
     auto half = [&](std::size_t d) { return buffer.data() + (pipelined ? (d % 2) * half_bytes : 0); };
@@ -271,6 +300,7 @@ DataStats write_data(Writer::Impl& w, const StepInfo& info, const LocalGrids& gr
   st.buffer_reused = buffer_reused;
   st.writeback_datasets = writeback_datasets;
   st.all_collective = all_collective;
+  st.checksums = std::move(sums);
   return st;
 }
 

@@ -76,6 +76,7 @@ struct DataPlan {
   std::size_t first_field = 0;          ///< datasets[first_field + i] is StepInfo::fields[i]
   std::vector<char> direct;             ///< written zero-copy from the grids' arrays
   std::vector<std::int64_t> direct_at;  ///< their file offsets (allocated at creation)
+  bool checksums = false;               ///< hash every row (IoOptions::checksums)
 };
 
 struct DataStats {
@@ -83,6 +84,9 @@ struct DataStats {
   bool buffer_reused = false;
   std::int64_t writeback_datasets = 0;
   bool all_collective = true;
+  /// With DataPlan::checksums: the hash of each local row (local order) of each
+  /// dataset, row-major (nloc, datasets.size()).
+  std::vector<std::uint64_t> checksums;
 };
 
 /// Collective. Writes every dataset of the step (created, in `dsets`) from the grids.

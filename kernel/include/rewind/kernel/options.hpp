@@ -59,6 +59,10 @@ struct IoOptions {
                                            ///< (sync_file_range), so the disk works while the
                                            ///< next dataset is packed; the commit flush then
                                            ///< waits only for the tail
+  // --- integrity ---
+  bool checksums = true;                   ///< store an XXH3-64 hash of every row of every
+                                           ///< dataset (format 1.4), computed while the row is
+                                           ///< cache-hot; readers verify what they read
   // --- crash protocol ---
   bool flush_on_commit = true;             ///< flush after /common, then per step flush ->
                                            ///< committed marker -> flush. Turning it off (no

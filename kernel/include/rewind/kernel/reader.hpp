@@ -110,6 +110,19 @@ class Reader {
   void read_cell_types(std::int64_t step, const std::vector<std::int64_t>& rows,
                        std::uint8_t* out) const;
 
+  /// What verify_step found.
+  struct Verification {
+    std::int64_t datasets = 0;          ///< datasets with checksums (0: the step has none)
+    std::int64_t rows = 0;              ///< rows checked, all datasets
+    std::vector<std::string> problems;  ///< one line per row that does not match (step, dataset, row)
+  };
+  /// Reads every row of every dataset of a step that has checksums (format 1.4) and
+  /// compares it with its stored checksum. Local (reads serially on this rank). Every
+  /// read of cell data (read_rows, read_fields, read_fields_into, read_cell_types)
+  /// verifies the rows it returns the same way and throws FileError(corrupt) naming the
+  /// step, dataset and row.
+  [[nodiscard]] Verification verify_step(std::int64_t step) const;
+
   struct Impl;
 
  private:
