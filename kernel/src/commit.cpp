@@ -7,7 +7,7 @@
 
 namespace rwd::kernel::detail {
 
-void commit_step(Writer::Impl& w, const IndexRow& row, h5::Group& step_group, std::vector<h5::Dataset>& dsets) {
+void commit_step(WriterState& w, const IndexRow& row, h5::Group& step_group, std::vector<h5::Dataset>& dsets) {
   const h5::Ctx& c = w.ctx;
   phase(w.comm, w.path, [&] {
     if (w.opts.flush_on_commit) w.flush();

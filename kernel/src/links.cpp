@@ -5,7 +5,7 @@
 
 namespace rwd::kernel::detail {
 
-std::string exchange_links(const Writer::Impl& w, const LocalGrids& grids, StepRows& rows) {
+std::string exchange_links(const WriterState& w, const LocalGrids& grids, StepRows& rows) {
   const std::size_t nloc = rows.perm.size();
   const auto nc = static_cast<std::size_t>(w.common.max_children);
   std::vector<int> counts(static_cast<std::size_t>(w.size)), displs(static_cast<std::size_t>(w.size));

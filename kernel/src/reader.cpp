@@ -22,7 +22,9 @@ namespace rwd::kernel {
 using h5::Ctx;
 namespace names = fmt_names;
 
-struct Reader::Impl {
+namespace detail {
+/// Reader's state: the open file and its transfer settings.
+struct ReaderState {
   std::string path;
   Ctx ctx;
   mpi::Comm comm;  ///< a duplicate; empty for a serial reader
@@ -32,8 +34,9 @@ struct Reader::Impl {
   CommonInfo common;
   int major = 0, minor = 0;
 
-  ~Impl() { file.reset(); }  // before `comm`, which the file's MPI-IO handle uses
+  ~ReaderState() { file.reset(); }  // before `comm`, which the file's MPI-IO handle uses
 };
+}  // namespace detail
 
 Reader::Reader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Reader::Reader(Reader&&) noexcept = default;
@@ -267,7 +270,7 @@ struct ReadTarget {
 
 /// Opens the cell datasets `dpaths` of step `e` and checks them (shape (grids, sz, sy, sx),
 /// type class) and `rows` (in range). Throws FileError.
-std::vector<h5::Dataset> open_cell_datasets(const Reader::Impl& r, const StepEntry& e,
+std::vector<h5::Dataset> open_cell_datasets(const detail::ReaderState& r, const StepEntry& e,
                                             const std::vector<std::string>& dpaths, H5T_class_t cls,
                                             const std::vector<std::int64_t>& rows) {
   const Ctx& c = r.ctx;
@@ -296,7 +299,7 @@ std::vector<h5::Dataset> open_cell_datasets(const Reader::Impl& r, const StepEnt
 /// dataset: with independent transfers a rank that finishes one dataset early goes on to
 /// the next instead of waiting for the slowest rank.
 template <typename T>
-void read_rows_impl(const Reader::Impl& r, const StepEntry& e, const std::vector<ReadTarget<T>>& targets, hid_t memtype,
+void read_rows_impl(const detail::ReaderState& r, const StepEntry& e, const std::vector<ReadTarget<T>>& targets, hid_t memtype,
                     H5T_class_t cls, const std::vector<std::int64_t>& rows) {
   const Ctx& c = r.ctx;
   const BlockShape b = r.common.block;

@@ -90,7 +90,7 @@ void return_buffer(std::unique_ptr<LinearBuffer> b, bool keep) {
 
 }  // namespace
 
-DataStats write_data(Writer::Impl& w, const StepInfo& info, const LocalGrids& grids, const StepRows& rows,
+DataStats write_data(WriterState& w, const StepInfo& info, const LocalGrids& grids, const StepRows& rows,
                      const DataPlan& data, const std::vector<h5::Dataset>& dsets, const std::string& gpath) {
   const h5::Ctx& c = w.ctx;
   const BlockShape blk = w.common.block;

@@ -20,7 +20,10 @@
 
 namespace rwd::kernel {
 
-struct Writer::Impl {
+namespace detail {
+
+/// Writer's state: the open file, its communicators and settings.
+struct WriterState {
   mpi::Comm comm;  ///< the writer's duplicate of the caller's communicator
   int rank = 0, size = 1;
   std::string path;
@@ -42,10 +45,9 @@ struct Writer::Impl {
   void open_common(MPI_Comm c, const std::string& p, const IoOptions& o);
   void open_writeback();
   void flush() const;
-  ~Impl();  ///< closes the file (errors reported, not thrown); the communicators free themselves
+  ~WriterState();  ///< closes the file (errors reported, not thrown); the communicators free themselves
 };
 
-namespace detail {
 
 /// One dataset of a step.
 struct DatasetPlan {
@@ -68,7 +70,7 @@ struct StepRows {
 /// Collective. Fills rows.parent_row and rows.child_rows: one Allgatherv of every rank's
 /// (uid, row) pairs, then each rank resolves its own links. Returns "" or what is wrong
 /// with the tree (the same on every rank is not required: the caller agrees).
-std::string exchange_links(const Writer::Impl& w, const LocalGrids& grids, StepRows& rows);
+std::string exchange_links(const WriterState& w, const LocalGrids& grids, StepRows& rows);
 
 /// The datasets a step writes, and how.
 struct DataPlan {
@@ -90,12 +92,12 @@ struct DataStats {
 };
 
 /// Collective. Writes every dataset of the step (created, in `dsets`) from the grids.
-DataStats write_data(Writer::Impl& w, const StepInfo& info, const LocalGrids& grids, const StepRows& rows,
+DataStats write_data(WriterState& w, const StepInfo& info, const LocalGrids& grids, const StepRows& rows,
                      const DataPlan& plan, const std::vector<h5::Dataset>& dsets, const std::string& gpath);
 
 /// Collective. The crash protocol: flush, mark the step committed and append its index
 /// row, flush. Closes the step's objects before the last flush.
-void commit_step(Writer::Impl& w, const IndexRow& row, h5::Group& step_group, std::vector<h5::Dataset>& dsets);
+void commit_step(WriterState& w, const IndexRow& row, h5::Group& step_group, std::vector<h5::Dataset>& dsets);
 
 }  // namespace detail
 }  // namespace rwd::kernel

@@ -38,7 +38,7 @@ bool valid_name(const std::string& n) {
 
 }  // namespace
 
-void Writer::Impl::open_common(MPI_Comm c, const std::string& p, const IoOptions& o) {
+void detail::WriterState::open_common(MPI_Comm c, const std::string& p, const IoOptions& o) {
   h5::silence_errors();
   comm = mpi::Comm::dup(c, "rewind kernel");
   MPI_Comm_rank(comm, &rank);
@@ -58,7 +58,7 @@ void Writer::Impl::open_common(MPI_Comm c, const std::string& p, const IoOptions
 /// per node starts the writeback of all the node's rows, one dataset after the other:
 /// the page cache is the node's, and when every rank started its own interleaved
 /// ranges at once, 2-rank durable writes got slower than with no early writeback.
-void Writer::Impl::open_writeback() {
+void detail::WriterState::open_writeback() {
 #ifdef SYNC_FILE_RANGE_WRITE
   if (!(opts.early_writeback && opts.flush_on_commit && helper_threads)) return;
   early_writeback = true;  // the same on every rank: it decides the gather in write_step
@@ -70,11 +70,11 @@ void Writer::Impl::open_writeback() {
 #endif
 }
 
-void Writer::Impl::flush() const {
+void detail::WriterState::flush() const {
   ctx.check_status(H5Fflush(file, H5F_SCOPE_GLOBAL), "flush file");
 }
 
-Writer::Impl::~Impl() {
+detail::WriterState::~WriterState() {
   if (writeback_fd >= 0) ::close(writeback_fd);
   try {
     if (file.valid()) {
@@ -186,7 +186,7 @@ void Writer::close() {
 namespace {
 
 /// What is wrong with this rank's part of the step, or "" (no collective).
-std::string local_problem(const Writer::Impl& w, const StepInfo& info, const LocalGrids& grids) {
+std::string local_problem(const detail::WriterState& w, const StepInfo& info, const LocalGrids& grids) {
   const BlockShape blk = w.common.block;
   const int nc = w.common.max_children;
   const int h = grids.halo;
@@ -221,7 +221,7 @@ std::string local_problem(const Writer::Impl& w, const StepInfo& info, const Loc
 }
 
 /// Collective. Rank 0 gets every grid's level and box, for the derived view.
-StepTopology gather_view_topology(const Writer::Impl& w, const LocalGrids& grids, const detail::StepRows& rows) {
+StepTopology gather_view_topology(const detail::WriterState& w, const LocalGrids& grids, const detail::StepRows& rows) {
   const std::size_t nloc = rows.perm.size();
   const auto& perm = rows.perm;
   const auto& row_of = rows.layout.row_of;

@@ -83,9 +83,8 @@ class Client {
   /// Sends one request and returns the reply body (ErrorReply -> ClientError).
   Body call(const Body& request);
 
-  struct Impl;
-
  private:
+  struct Impl;
   template <typename Reply>
   Reply steer(const Body& request);
   std::unique_ptr<Impl> impl_;

@@ -84,9 +84,8 @@ class Server {
   void stop();
   [[nodiscard]] ServerStats stats() const;
 
-  struct Impl;
-
  private:
+  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -45,6 +45,9 @@ struct StepTopology {
   std::vector<std::int64_t> level_offsets;   ///< rows [off[l], off[l+1]) are level l
   [[nodiscard]] int n_levels() const { return static_cast<int>(level_offsets.size()) - 1; }
 };
+namespace detail {
+struct ReaderState;
+}  // namespace detail
 
 class Reader {
  public:
@@ -123,9 +126,8 @@ class Reader {
   /// step, dataset and row.
   [[nodiscard]] Verification verify_step(std::int64_t step) const;
 
-  struct Impl;
-
  private:
+  using Impl = detail::ReaderState;  // kernel/src: the open file and its settings
   explicit Reader(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -75,6 +75,9 @@ struct WriteStats {
                                    ///< (H5Pget_mpio_actual_io_mode), all ranks
   std::string view_error;          ///< non-empty if the (derived) view could not be written
 };
+namespace detail {
+struct WriterState;
+}  // namespace detail
 
 class Writer {
  public:
@@ -108,9 +111,8 @@ class Writer {
   /// Step number of the last committed step in this file, or -1.
   [[nodiscard]] std::int64_t last_step() const;
 
-  struct Impl;
-
  private:
+  using Impl = detail::WriterState;  // kernel/src: the open file and its settings
   explicit Writer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
