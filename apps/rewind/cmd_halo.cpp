@@ -171,7 +171,7 @@ int run_halo(const HaloOptions& o) {
     fmt::print("roles       world rank 0 = neighbourhood server, ranks 1..{} = compute ranks\n", world - 1);
     fmt::print("partition   imbalance {:.2f} % along the Lebesgue curve\n", 100.0 * part.imbalance());
     std::fflush(stdout);
-    nbserver::Server server(st::Topology(tree, part), roles.service);
+    nbserver::Server server(st::Topology(tree, part), roles.service());
     const auto stats = server.serve();
     fmt::print("server      answered {} requests ({} errors), {:.1f} kB in, {:.1f} kB out\n", stats.requests,
                stats.errors, stats.bytes_in / 1e3, stats.bytes_out / 1e3);
@@ -180,9 +180,9 @@ int run_halo(const HaloOptions& o) {
   // An exception here reaches run_cli, which prints it and calls MPI_Abort, so the
   // server is never left waiting.
   nbserver::Client client(roles);
-  const int rc = compute(o, client, roles.compute, true);
+  const int rc = compute(o, client, roles.compute(), true);
   std::fflush(stdout);
-  client.shutdown_server(roles.compute);
+  client.shutdown_server(roles.compute());
   return rc;
 }
 

@@ -143,7 +143,7 @@ int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::functi
     // Only the server holds the whole tree (built from the case, or from a file).
     const spacetree::Tree tree = make_tree();
     nbserver::Server server(spacetree::Topology(tree, spacetree::partition_morton(tree, roles.compute_size)),
-                            roles.service, live ? 2 : 1);  // with a collector: until it is done too
+                            roles.service(), live ? 2 : 1);  // with a collector: until it is done too
     server.serve();
     return 0;
   }
@@ -155,7 +155,7 @@ int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::functi
     so.token = o.token;
     so.name = "rewind-run";
     collector::ServerInfo info = collector::server_info_of(spec.common);
-    const collector::LiveLayout layout{.service = roles.service, .nbserver = roles.server_rank,
+    const collector::LiveLayout layout{.service = roles.service(), .nbserver = roles.server_rank,
                                        .first_compute = 2, .compute_size = roles.compute_size};
     collector::run_live_collector(layout, std::move(info), so, [&](std::uint16_t port) {
       fmt::print("collector   listening on {}:{} (live windows and steering: rewind window / rewind steer {}:{})\n",
@@ -168,24 +168,24 @@ int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::functi
   nbserver::Client client(roles);
   auto plan = client.plan();
   std::optional<driver::LiveLink> link;
-  if (live) link.emplace(roles.service, roles.collector_rank, roles.compute, o.pause_at_end);
+  if (live) link.emplace(roles.service(), roles.collector_rank, roles.compute(), o.pause_at_end);
   // For agreeing on a failure of every compute rank (a damaged checkpoint, a blow-up):
   // nothing else talks on it, so the Ibarrier below meets only other failing ranks.
-  const mpi::Comm failures = mpi::Comm::dup(roles.compute, "rewind run");
+  const mpi::Comm failures = mpi::Comm::dup(roles.compute(), "rewind run");
   int rc = 0;
   try {
-    rc = run_compute(o, std::move(spec), std::move(plan), roles.compute, roles.compute_rank == 0, estimate,
+    rc = run_compute(o, std::move(spec), std::move(plan), roles.compute(), roles.compute_rank == 0, estimate,
                      link ? &*link : nullptr);
   } catch (const std::exception& e) {
     // Every compute rank failed the same way: stop the server as at a normal end, one
     // line from the first compute rank, a non-zero exit, no MPI_Abort. A rank failing
     // alone (or a live run, whose collector waits for the ranks) goes on to the abort.
     if (live || !all_failed(failures, 5.0)) throw;
-    client.shutdown_server(roles.compute);
+    client.shutdown_server(roles.compute());
     if (roles.compute_rank == 0) fmt::print(stderr, "rewind run: error: {}\n", e.what());
     throw ReportedError(e.what());
   }
-  client.shutdown_server(roles.compute);
+  client.shutdown_server(roles.compute());
   return rc;
 }
 

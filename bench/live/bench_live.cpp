@@ -29,6 +29,8 @@
 //   cpu <round> idle|query <ms of world rank 0> <rank 1> ... <this process>   CPU time in the phase
 //   lat running <i> <ms> <values> <step> <ms from request to the step's progress line>
 //   run <line>                                          the run's own lines (not progress)
+// Over 500 lines: the job launcher, every measured mode and the report sit in one file
+// so that one reader can check that live and raw contenders move the same bytes.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>

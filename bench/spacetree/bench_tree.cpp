@@ -147,7 +147,7 @@ int bench_nbserver(const Options& o) {
   }
   const st::Tree tree = make_tree(o);
   if (roles.role == nb::Role::server) {
-    nb::Server server(st::Topology(tree, st::partition_morton(tree, roles.compute_size)), roles.service);
+    nb::Server server(st::Topology(tree, st::partition_morton(tree, roles.compute_size)), roles.service());
     const double t0 = now();
     const nb::ServerStats s = server.serve();
     const double wall = now() - t0;
@@ -162,14 +162,14 @@ int bench_nbserver(const Options& o) {
   std::vector<st::Uid> all;
   for (const auto& n : tree.nodes()) all.push_back(n.uid);
   // The plan first (what a compute rank really does once per partition).
-  MPI_Barrier(roles.compute);
+  MPI_Barrier(roles.compute());
   double t0 = now();
   const st::LocalPlan plan = client.plan();
-  const double t_plan = max_over(now() - t0, roles.compute);
+  const double t_plan = max_over(now() - t0, roles.compute());
   // Then neighbour queries as fast as possible for a fixed time.
   std::size_t next = static_cast<std::size_t>(roles.compute_rank) * 7919 % all.size();
   std::int64_t requests = 0;
-  MPI_Barrier(roles.compute);
+  MPI_Barrier(roles.compute());
   t0 = now();
   double elapsed = 0;
   std::vector<st::Uid> batch(static_cast<std::size_t>(o.batch));
@@ -182,8 +182,8 @@ int bench_nbserver(const Options& o) {
     elapsed = now() - t0;
   }
   std::int64_t total = 0;
-  MPI_Reduce(&requests, &total, 1, MPI_INT64_T, MPI_SUM, 0, roles.compute);
-  const double wall = max_over(elapsed, roles.compute);
+  MPI_Reduce(&requests, &total, 1, MPI_INT64_T, MPI_SUM, 0, roles.compute());
+  const double wall = max_over(elapsed, roles.compute());
   if (roles.compute_rank == 0) {
     std::printf("| %d | %d | %.0f | %.0f | %.1f |\n", roles.compute_size, o.batch, static_cast<double>(total) / wall,
                 static_cast<double>(total) * o.batch / wall, t_plan * 1e3);
@@ -192,7 +192,7 @@ int bench_nbserver(const Options& o) {
                 plan.grids.size());
     std::fflush(stdout);
   }
-  client.shutdown_server(roles.compute);
+  client.shutdown_server(roles.compute());
   return 0;
 }
 

@@ -1,3 +1,7 @@
+// Reader: open a Rewind file, list and select steps, read topology and cell data, verify
+// checksums. One file over 500 lines on purpose: every read path (rows, fields, fields
+// straight into padded arrays, cell types) shares the open checks, the transfer-mode
+// agreement and the checksum verification kept here beside them.
 #include "rewind/kernel/reader.hpp"
 
 #include <fmt/core.h>

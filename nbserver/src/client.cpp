@@ -32,10 +32,10 @@ Roles split_roles(MPI_Comm world, RoleLayout layout) {
     throw std::invalid_argument("launch: a collector needs at least 3 processes (server, collector, compute), got " +
                                 std::to_string(size));
   Roles r;
-  r.service = mpi::Comm::dup(world, "launch");
+  r.service_ = mpi::Comm::dup(world, "launch");
   if (size == 1) {
     r.role = Role::compute;
-    r.compute = mpi::Comm::dup(world, "launch");
+    r.compute_ = mpi::Comm::dup(world, "launch");
     r.compute_rank = 0;
     r.compute_size = 1;
     return r;
@@ -46,8 +46,8 @@ Roles split_roles(MPI_Comm world, RoleLayout layout) {
   r.role = rank == 0 ? Role::server : (layout.collector && rank == 1 ? Role::collector : Role::compute);
   r.compute_size = size - services;
   // Compute ranks keep their world order (key = world rank).
-  r.compute = mpi::Comm::split(world, r.role == Role::compute ? 0 : MPI_UNDEFINED, rank, "launch");
-  r.compute_rank = r.compute.rank();
+  r.compute_ = mpi::Comm::split(world, r.role == Role::compute ? 0 : MPI_UNDEFINED, rank, "launch");
+  r.compute_rank = r.compute_.rank();
   return r;
 }
 

@@ -187,6 +187,13 @@ void check_vars(std::span<const int> vars, int nvars) {
     if (v < 0 || v >= nvars)
       throw std::invalid_argument("forest: variable " + std::to_string(v) + " outside 0.." + std::to_string(nvars - 1));
 }
+
+/// For the bottom-up and top-down phases: checks `vars`; true if grids on `child_level`
+/// have parents in a plan of `levels` levels (level 0 and levels beyond have none).
+bool has_parents(std::span<const int> vars, int nvars, int child_level, int levels) {
+  check_vars(vars, nvars);
+  return child_level >= 1 && child_level < levels;
+}
 }  // namespace
 
 // ---------------------------------------------------------------------------------
@@ -197,8 +204,7 @@ void Forest::restrict_levels(std::span<const int> vars, int to_level) {
 }
 
 void Forest::restrict_level(std::span<const int> vars, int child_level) {
-  check_vars(vars, nvars_);
-  if (child_level < 1 || child_level >= plan_.levels) return;
+  if (!has_parents(vars, nvars_, child_level, plan_.levels)) return;
   Impl& im = *impl_;
   const auto& fs = im.family[static_cast<std::size_t>(child_level)];
   const TreeShape& sh = shape();
@@ -258,8 +264,7 @@ void Forest::restrict_level(std::span<const int> vars, int child_level) {
 // Top-down for multigrid
 
 void Forest::prolong_level(std::span<const int> vars, int child_level, ProlongMode mode, Interp interp) {
-  check_vars(vars, nvars_);
-  if (child_level < 1 || child_level >= plan_.levels) return;
+  if (!has_parents(vars, nvars_, child_level, plan_.levels)) return;
   Impl& im = *impl_;
   const auto& fs = im.family[static_cast<std::size_t>(child_level)];
   const TreeShape& sh = shape();

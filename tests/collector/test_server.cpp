@@ -1,6 +1,8 @@
 // The collector server on 127.0.0.1 (ephemeral port) with a fake Service: many
 // concurrent clients, clients that vanish, a slow-loris, too many clients, wrong
 // tokens, oversized requests -- and after each, a good client is still served.
+// Over 500 lines: every misbehaving-client scenario shares one fake Service and one
+// raw-socket helper; split, each file would repeat them.
 #include <catch2/catch.hpp>
 #include <utility>  // before Asio (Boost 1.74 + C++20)
 #include <boost/asio.hpp>

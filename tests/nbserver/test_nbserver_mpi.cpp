@@ -36,13 +36,13 @@ template <typename F>
 void with_server(const Roles& roles, const Tree& tree, F&& compute) {
   const Topology topo(tree, partition_morton(tree, roles.compute_size));
   if (roles.role == Role::server) {
-    Server server(topo, roles.service);
+    Server server(topo, roles.service());
     const ServerStats s = server.serve();
     CHECK(s.requests > 0);
   } else {
     Client client(roles);
     compute(client, topo);
-    client.shutdown_server(roles.compute);
+    client.shutdown_server(roles.compute());
   }
 }
 
@@ -62,7 +62,7 @@ TEST_CASE("roles: rank 0 serves, the others compute in world order", "[nbserver]
     CHECK(roles.compute_size == size - 1);
     CHECK(roles.role == (rank == 0 ? Role::server : Role::compute));
     CHECK(roles.compute_rank == (rank == 0 ? -1 : rank - 1));
-    CHECK((roles.compute == MPI_COMM_NULL) == (rank == 0));
+    CHECK((roles.compute() == MPI_COMM_NULL) == (rank == 0));
   }
   if (size < 3) CHECK_THROWS_AS(split_roles(MPI_COMM_WORLD, RoleLayout{true}), std::invalid_argument);
   else {
@@ -146,8 +146,8 @@ TEST_CASE("a forest built from the server's plan exchanges halos", "[nbserver][f
   if (!roles.has_server()) {
     const Topology topo(tree, partition_morton(tree, 1));
     TopologyPlanSource src(topo, 0);
-    check_forest(src.plan(), roles.compute);
+    check_forest(src.plan(), roles.compute());
     return;
   }
-  with_server(roles, tree, [&](Client& client, const Topology&) { check_forest(client.plan(), roles.compute); });
+  with_server(roles, tree, [&](Client& client, const Topology&) { check_forest(client.plan(), roles.compute()); });
 }

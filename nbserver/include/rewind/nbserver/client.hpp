@@ -40,7 +40,7 @@ class Client final : public spacetree::PlanSource {
   /// `service` and `server_rank` from Roles; `compute_rank` is this rank's number in
   /// the partition. Does not take ownership of `service`.
   Client(MPI_Comm service, int server_rank, int compute_rank);
-  explicit Client(const Roles& roles) : Client(roles.service, roles.server_rank, roles.compute_rank) {}
+  explicit Client(const Roles& roles) : Client(roles.service(), roles.server_rank, roles.compute_rank) {}
 
   /// Owner of each UID (-1 for a grid that does not exist).
   std::vector<std::int32_t> owners(std::span<const spacetree::Uid> uids);

@@ -20,13 +20,14 @@ struct RoleLayout {
 };
 
 /// This process's part in the job. Move-only: it owns its communicators (rwd::mpi::Comm
-/// frees them, unless MPI is already finalised); they convert to MPI_Comm where used.
-struct Roles {
+/// frees them, unless MPI is already finalised) and lends them out as MPI_Comm.
+class Roles {
+ public:
   Role role = Role::compute;
   /// Duplicate of the world communicator, for server / collector traffic (all ranks).
-  mpi::Comm service;
-  /// The compute ranks' communicator; empty (MPI_COMM_NULL) on the server and collector.
-  mpi::Comm compute;
+  [[nodiscard]] MPI_Comm service() const { return service_; }
+  /// The compute ranks' communicator; MPI_COMM_NULL on the server and collector.
+  [[nodiscard]] MPI_Comm compute() const { return compute_; }
   /// Rank of the neighbourhood server in `service`; -1 if there is none (1 process).
   int server_rank = -1;
   /// Rank of the collector in `service`; -1 if there is none.
@@ -36,6 +37,10 @@ struct Roles {
   int compute_size = 0;
 
   [[nodiscard]] bool has_server() const { return server_rank >= 0; }
+
+ private:
+  friend Roles split_roles(MPI_Comm world, RoleLayout layout);
+  mpi::Comm service_, compute_;
 };
 
 /// Collective over `world`. Throws std::invalid_argument on every rank if the layout
