@@ -127,15 +127,25 @@ bool adjacent(const std::vector<ReadRow>& rows, std::size_t i, std::int64_t row_
 
 std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_t row_bytes,
                       const std::function<void(const unsigned char*, void*)>& place, bool helper,
-                      std::int64_t chunk_bytes) {
+                      const RowCheck& check, std::int64_t chunk_bytes) {
   std::string err;
-  if (!place) {  // straight into the arrays
+  if (!place) {  // straight into the arrays; each run checked while the next is read
+    std::future<void> checking;
     for (std::size_t a = 0; a < rows.size() && err.empty();) {
       std::size_t b = a + 1;
       while (b < rows.size() && adjacent(rows, b, row_bytes, true)) ++b;
       read_contiguous(fh, rows[a].dst, rows[a].offset, static_cast<std::int64_t>(b - a) * row_bytes, err);
+      if (checking.valid()) checking.get();
+      if (check && err.empty()) {
+        auto job = [&rows, &check, a, b] {
+          for (std::size_t i = a; i < b; ++i) check(i, static_cast<const unsigned char*>(rows[i].dst));
+        };
+        if (helper) checking = std::async(std::launch::async, job);
+        else job();
+      }
       a = b;
     }
+    if (checking.valid()) checking.get();
     return err;
   }
   const std::size_t per_chunk = static_cast<std::size_t>(std::max<std::int64_t>(1, chunk_bytes / row_bytes));
@@ -151,8 +161,12 @@ std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_
     read_contiguous(fh, buf.data(), rows[a].offset, static_cast<std::int64_t>(need), err);
     if (placing.valid()) placing.get();
     if (!err.empty()) break;
-    auto job = [&rows, &place, row_bytes, from = buf.data(), a, b] {
-      for (std::size_t i = a; i < b; ++i) place(from + static_cast<std::size_t>(row_bytes) * (i - a), rows[i].dst);
+    auto job = [&rows, &place, &check, row_bytes, from = buf.data(), a, b] {
+      for (std::size_t i = a; i < b; ++i) {
+        const unsigned char* row = from + static_cast<std::size_t>(row_bytes) * (i - a);
+        if (check) check(i, row);  // the row's file bytes, cache-hot, before placing them
+        place(row, rows[i].dst);
+      }
     };
     if (helper) placing = std::async(std::launch::async, job);
     else job();

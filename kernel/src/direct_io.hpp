@@ -69,9 +69,13 @@ struct ReadRow {
 /// the file are read in chunks of about `chunk_bytes` into one of two bounce buffers, and
 /// `place(row, dst)` puts each row where it belongs (e.g. the interior of a halo'd array),
 /// on a helper thread while the next chunk is read when `helper` (it must make no MPI
-/// call). Returns an empty string or this rank's first MPI error.
+/// call). `check(i, bytes)`, if given, sees every row's bytes as read (row i of `rows`,
+/// in order) once they are in memory, on the same helper while the next run or chunk is
+/// read (checksums cost no extra wait). Returns an empty string or this rank's first MPI
+/// error.
+using RowCheck = std::function<void(std::size_t, const unsigned char*)>;
 std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_t row_bytes,
                       const std::function<void(const unsigned char*, void*)>& place, bool helper,
-                      std::int64_t chunk_bytes = std::int64_t{16} << 20);
+                      const RowCheck& check = {}, std::int64_t chunk_bytes = std::int64_t{16} << 20);
 
 }  // namespace rwd::kernel::detail

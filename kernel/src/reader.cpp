@@ -463,20 +463,24 @@ void Reader::read_fields_into(std::int64_t step_number, const std::vector<FieldR
         unpack_interior(reinterpret_cast<const double*>(row), b, halo, static_cast<double*>(dst));
       };
     for (std::size_t f = 0; f < fields.size() && err.empty(); ++f) {
+      const std::string dpath = fields[f].group + "/" + fields[f].name;
       std::vector<detail::ReadRow> want;
       for (std::size_t i : order) want.push_back({dest[f][i], at[f] + rows[i] * row_bytes});
-      err = detail::read_rows(fh, want, row_bytes, place, level >= MPI_THREAD_FUNNELED);
-      if (!err.empty()) err = fields[f].group + "/" + fields[f].name + ": " + err;
+      // Each row's bytes are hashed as read, on the helper, while the next run is read.
+      const int col = sums.empty() ? -1 : sums.column(dpath);
+      std::int64_t bad_row = -1;  // written by the helper only; read after read_rows joined it
+      detail::RowCheck check;
+      if (col >= 0)
+        check = [&](std::size_t i, const unsigned char* bytes) {
+          const std::int64_t row = rows[order[i]];
+          if (bad_row < 0 && detail::hash_bytes(bytes, static_cast<std::size_t>(row_bytes)) != sums.at(row, col))
+            bad_row = row;
+        };
+      err = detail::read_rows(fh, want, row_bytes, place, level >= MPI_THREAD_FUNNELED, check);
+      if (!err.empty()) err = dpath + ": " + err;
+      else if (bad_row >= 0) c.fail(ErrorKind::corrupt, detail::checksum_mismatch(e.group, dpath, bad_row));
     }
     if (!err.empty()) c.fail(ErrorKind::corrupt, "cannot read " + e.group + "/" + err);
-    for (std::size_t f = 0; f < fields.size() && !sums.empty(); ++f) {
-      const std::string dpath = fields[f].group + "/" + fields[f].name;
-      const int col = sums.column(dpath);
-      if (col < 0) continue;
-      for (std::size_t i = 0; i < rows.size(); ++i)
-        if (detail::hash_interior<double>(dest[f][i], b, halo) != sums.at(rows[i], col))
-          c.fail(ErrorKind::corrupt, detail::checksum_mismatch(e.group, dpath, rows[i]));
-    }
   });
 }
 

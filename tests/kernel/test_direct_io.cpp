@@ -100,7 +100,7 @@ TEST_CASE("read_rows puts every row where it belongs, whatever the runs and chun
           std::memcpy(static_cast<std::uint64_t*>(to) + 1, row, kRowBytes);
           ++placed;  // one helper at a time: no race
         };
-        REQUIRE(read_rows(fh, want, kRowBytes, place, helper, chunk).empty());
+        REQUIRE(read_rows(fh, want, kRowBytes, place, helper, {}, chunk).empty());
         CHECK(placed == static_cast<int>(rows.size()));
         for (std::size_t i = 0; i < rows.size(); ++i) {
           INFO("row " << rows[i]);
