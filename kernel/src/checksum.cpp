@@ -5,8 +5,6 @@
 
 #include <fmt/core.h>
 
-#include <array>
-#include <memory>
 #include <type_traits>
 
 namespace rwd::kernel::detail {
@@ -20,21 +18,24 @@ std::uint64_t hash_interior(const Mem* array, const BlockShape& b, int halo) {
     if (halo == 0) return hash_bytes(array, static_cast<std::size_t>(b.cells()) * sizeof(Stored));
   }
   const std::size_t px = sx + 2 * static_cast<std::size_t>(halo), py = static_cast<std::size_t>(b.sy) + 2 * static_cast<std::size_t>(halo);
-  const std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(), &XXH3_freeState);
-  XXH3_64bits_reset(state.get());
-  std::vector<Stored> row(sx);
+  // The streaming state on the stack (XXH_INLINE_ALL makes it a complete type): this runs
+  // once per grid row on the read and write paths, so no allocation per call.
+  XXH3_state_t state;
+  XXH3_INITSTATE(&state);
+  XXH3_64bits_reset(&state);
+  std::vector<Stored> converted(std::is_same_v<Stored, Mem> ? 0 : sx);
   for (int z = 0; z < b.sz; ++z)
     for (int y = 0; y < b.sy; ++y) {
       const Mem* src = array + ((static_cast<std::size_t>(z + halo) * py + static_cast<std::size_t>(y + halo)) * px +
                                 static_cast<std::size_t>(halo));
       if constexpr (std::is_same_v<Stored, Mem>) {
-        XXH3_64bits_update(state.get(), src, sx * sizeof(Stored));
+        XXH3_64bits_update(&state, src, sx * sizeof(Stored));
       } else {
-        for (std::size_t x = 0; x < sx; ++x) row[x] = static_cast<Stored>(src[x]);
-        XXH3_64bits_update(state.get(), row.data(), sx * sizeof(Stored));
+        for (std::size_t x = 0; x < sx; ++x) converted[x] = static_cast<Stored>(src[x]);
+        XXH3_64bits_update(&state, converted.data(), sx * sizeof(Stored));
       }
     }
-  return XXH3_64bits_digest(state.get());
+  return XXH3_64bits_digest(&state);
 }
 
 template std::uint64_t hash_interior<double, double>(const double*, const BlockShape&, int);
