@@ -50,7 +50,7 @@ std::vector<Row> all_rows() {
     for (const auto& o : driver::case_io_options()) {
       const bool is_int = o.type == "int";
       out.push_back({"output.io." + o.name, o.type == "bool" ? "boolean" : is_int ? "integer" : "string",
-                     is_int ? "bytes or count" : "", o.default_value, is_int ? ">= 0" : "",
+                     is_int ? "bytes or count" : "", o.default_value, is_int ? ">= " + std::to_string(o.minimum) : "",
                      restart_text(k.on_restart), k.steerable ? "yes" : "no", o.meaning});
     }
   }

@@ -28,6 +28,7 @@
 #include "rewind/driver/live.hpp"
 #include "rewind/driver/observers.hpp"
 #include "rewind/driver/run.hpp"
+#include "rewind/kernel/io_ranks.hpp"
 #include "rewind/nbserver/client.hpp"
 #include "rewind/nbserver/server.hpp"
 #include "rewind/solver/solver.hpp"
@@ -138,7 +139,21 @@ int run_compute(const RunOptions& o, driver::RunSpec spec, spacetree::LocalPlan 
 int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::function<spacetree::Tree()>& make_tree,
                     const std::string& estimate) {
   const bool live = !o.listen.empty();
-  auto roles = nbserver::split_roles(MPI_COMM_WORLD, nbserver::RoleLayout{.collector = live});
+  const bool dedicated = spec.output.io.strategy == "dedicated";
+  auto roles = nbserver::split_roles(
+      MPI_COMM_WORLD, nbserver::RoleLayout{.collector = live,
+                                           .io_ranks_per_node = dedicated ? static_cast<int>(spec.output.io.io_ranks_per_node) : 0});
+  if (roles.role == nbserver::Role::io) {
+    const kernel::IoRankStats st = kernel::serve_io_ranks(roles.io_group(), roles.io());
+    double mine[3] = {st.write_seconds, st.idle_seconds, static_cast<double>(st.steps)}, most[3] = {0, 0, 0};
+    MPI_Reduce(mine, most, 3, MPI_DOUBLE, MPI_MAX, 0, roles.io());
+    int io_rank = 0;
+    MPI_Comm_rank(roles.io(), &io_rank);
+    if (io_rank == 0 && !o.quiet && most[2] > 0)
+      fmt::print("io ranks    {} I/O rank(s) wrote {:.0f} steps: {:.2f} MiB, {:.2f} s writing, {:.2f} s waiting for steps\n",
+                 roles.io_size, most[2], static_cast<double>(st.bytes) / 1048576.0, most[0], most[1]);
+    return 0;
+  }
   if (roles.role == nbserver::Role::server) {
     // Only the server holds the whole tree (built from the case, or from a file).
     const spacetree::Tree tree = make_tree();
@@ -165,6 +180,14 @@ int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::functi
     return 0;
   }
   if (roles.role != nbserver::Role::compute) return 0;
+  // The I/O ranks stop when every compute rank has let them go, whatever way it leaves.
+  struct IoRelease {
+    MPI_Comm group;
+    ~IoRelease() {
+      if (group != MPI_COMM_NULL) kernel::release_io_ranks(group);
+    }
+  } io_release{roles.io_group()};
+  spec.output.io.io_group = roles.io_group();
   nbserver::Client client(roles);
   auto plan = client.plan();
   std::optional<driver::LiveLink> link;
@@ -213,6 +236,11 @@ int run_run(const RunOptions& o) {
     fmt::print(stderr, "rewind run: note: {}\n", spec.restart->note);
   if (o.pause_at_end && o.listen.empty())
     throw AgreedError("--pause-at-end needs --listen (a client must be able to resume, branch or stop the run)");
+  const bool dedicated = spec.output.io.strategy == "dedicated";
+  if (dedicated && world_size < (o.listen.empty() ? 3 : 4))
+    throw AgreedError(fmt::format("output.io.strategy = \"dedicated\" needs an I/O rank besides the neighbourhood server{} "
+                                  "and the compute ranks: run under mpirun -np {} or more; this job has {}",
+                                  o.listen.empty() ? "" : ", the collector", o.listen.empty() ? 3 : 4, world_size));
   if (!o.listen.empty()) {  // checked identically on every rank, before any rank splits off
     const auto ep = parse_host_port(o.listen);
     if (!ep) throw AgreedError("--listen " + o.listen + ": expected HOST:PORT, e.g. 127.0.0.1:7400 (port 0: a free one)");
@@ -235,7 +263,8 @@ int run_run(const RunOptions& o) {
   } else {
     cost = estimate_case(sc.tree);
   }
-  const int compute_ranks = world_size == 1 ? 1 : world_size - (o.listen.empty() ? 1 : 2);
+  const int io_ranks = dedicated ? static_cast<int>(spec.output.io.io_ranks_per_node) : 0;  // one node's worth
+  const int compute_ranks = world_size == 1 ? 1 : std::max(1, world_size - (o.listen.empty() ? 1 : 2) - io_ranks);
   const GuardRole role{.holds_tree = world_rank == 0,
                        .compute_ranks = world_size == 1 ? 1 : (world_rank == 0 || (!o.listen.empty() && world_rank == 1) ? 0 : compute_ranks),
                        .variables = solver::kNumVars};

@@ -1,10 +1,11 @@
-// Kernel checkpoint write / restart read vs. raw MPI-IO vs. dd: same bytes, same file
-// system, measured side by side in interleaved rounds (docs/benchmarks.md, "Kernel
+// Kernel checkpoint write / restart read vs. IOR's and h5bench VPIC-IO's access patterns,
+// raw MPI-IO and dd: same bytes, same file system, measured side by side in interleaved rounds (docs/benchmarks.md, "Kernel
 // write/read"). One file on purpose: every contender, the round rotation and the report
 // sit side by side, so a reader checks in one place that all of them move the same bytes.
 //
 //   mpiexec -n P rewind_bench_kernel DIR [--rounds R] [--vars V] [--halo H] [--quick]
 //                                        [--zero-copy-halo] [--only durable|cache|read]
+//                                        [--contenders K,KS,R,I,Ii,V,D]
 //                                        [--io KEY=VALUE ...]   (more IoOptions for K)
 //
 // Tree: full octree to level 3 (585 grids), 32^3 cells per grid, V float64 variables
@@ -25,14 +26,23 @@
 //                                     R  raw MPI-IO          open(create) + one contiguous
 //                                                            MPI_File_write_at_all per rank
 //                                                            + MPI_File_sync + close
+//                                     I  IOR's pattern       R's blocks in 16 MiB collective
+//                                                            MPI_File_write_at_all + sync
+//                                                            (ior -a MPIIO -c -t 16m -e)
+//                                     Ii IOR, independent    the same, MPI_File_write_at
+//                                     V  VPIC-IO's pattern   h5bench_write 1-D: 8 datasets of
+//                                                            4-byte values, a contiguous
+//                                                            hyperslab per rank, collective
+//                                                            H5Dwrite, H5Fflush (sync), close
 //                                     D  dd                  dd bs=1M conv=fdatasync (rank 0)
 //   write, page cache (no fsync):     K (flush_on_commit=false; create + write_step, the
-//                                     close() that syncs is outside the timer), R (no sync),
-//                                     D (plain dd)
+//                                     close() that syncs is outside the timer), R, I, V (no
+//                                     sync), D (plain dd)
 //   read (restart):                   K  Reader::open + read_topology + every variable of
 //                                        the rank's rows (partition_rows), one read_fields_into
 //                                        straight into per-grid arrays (halo'd with --halo)
 //                                     R  one contiguous MPI_File_read_at_all per rank
+//                                     I  IOR's read pattern: 16 MiB MPI_File_read_at_all
 //                                     D  dd if=FILE of=/dev/null bs=1M (rank 0)
 // Every write target is unlinked before its write (untimed; then sync, 1 s for the disk's
 // discards, sync), page-cache writes are
@@ -44,6 +54,7 @@
 // in GiB/s), the median (min-max) of the per-round ratios kernel/raw and kernel/dd, and
 // the kernel's time breakdown (median over rounds, durable K writes).
 #include <fcntl.h>
+#include <hdf5.h>
 #include <mpi.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -160,6 +171,16 @@ double run_dd(const std::vector<std::string>& args) {
   return t;
 }
 
+/// Row `r` of a Williams design for n treatments: over n rows (2n when n is odd, the
+/// second n reversed) every contender follows every other one equally often.
+std::vector<int> williams_row(int n, int r) {
+  std::vector<int> row;
+  for (int j = 0; j < n; ++j) row.push_back(j % 2 == 0 ? j / 2 : n - (j + 1) / 2);
+  if (n % 2 == 1 && (r / n) % 2 == 1) std::reverse(row.begin(), row.end());
+  for (int& c : row) c = (c + r) % n;
+  return row;
+}
+
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -196,6 +217,7 @@ int main(int argc, char** argv) {
   bool zero_copy_halo = false;  // --zero-copy-halo: K sets IoOptions::zero_copy_halo
   std::vector<std::string> io_sets;  // --io KEY=VALUE: more IoOptions for K (set_option)
   std::string only;  // "durable", "cache" or "read": run just that group (quicker experiments)
+  std::string contenders;  // --contenders K,I,...: run just these (default all)
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--quick") {
@@ -205,6 +227,8 @@ int main(int argc, char** argv) {
       rounds = std::atoi(argv[++i]);
     } else if (a == "--only" && i + 1 < argc) {
       only = argv[++i];
+    } else if (a == "--contenders" && i + 1 < argc) {
+      contenders = argv[++i];
     } else if (a == "--io" && i + 1 < argc) {
       io_sets.emplace_back(argv[++i]);
     } else if (a == "--zero-copy-halo") {
@@ -366,6 +390,78 @@ int main(int argc, char** argv) {
     MPI_Info_free(&info);
     return t;
   };
+  // ---- IOR's access pattern (ior -a MPIIO [-c] -t 16m -b BLOCK -e): each rank's block
+  // (the same bytes and offsets as R) in 16 MiB transfers, collective (-c) or independent,
+  // fsync at the end of the write phase (-e) when durable. Collective calls need the same
+  // count on every rank: ranks with fewer pieces join with empty transfers.
+  constexpr MPI_Offset kXfer = 16 << 20;
+  const std::string ifile = dir + "/bench_ior.bin";
+  auto ior_pieces = [&] {
+    long long mine = (r_mine + kXfer - 1) / kXfer, most = 0;
+    MPI_Allreduce(&mine, &most, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    return most;
+  };
+  auto ior_io = [&](bool write, bool durable, bool collective) {
+    MPI_Info info = raw_info();
+    MPI_File fh;
+    const long long pieces = ior_pieces();
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    MPI_File_open(MPI_COMM_WORLD, ifile.c_str(), write ? MPI_MODE_CREATE | MPI_MODE_WRONLY : MPI_MODE_RDONLY, info, &fh);
+    for (long long i = 0; i < pieces; ++i) {
+      const MPI_Offset at = std::min<MPI_Offset>(i * kXfer, r_mine);
+      const int len = static_cast<int>(std::min<MPI_Offset>(kXfer, r_mine - at));
+      char* p = rbuf.data() + at;
+      if (write && collective) MPI_File_write_at_all(fh, r_off + at, p, len, MPI_BYTE, MPI_STATUS_IGNORE);
+      else if (write) MPI_File_write_at(fh, r_off + at, p, len, MPI_BYTE, MPI_STATUS_IGNORE);
+      else if (collective) MPI_File_read_at_all(fh, r_off + at, p, len, MPI_BYTE, MPI_STATUS_IGNORE);
+      else MPI_File_read_at(fh, r_off + at, p, len, MPI_BYTE, MPI_STATUS_IGNORE);
+    }
+    if (write && durable) MPI_File_sync(fh);
+    MPI_File_close(&fh);
+    const double t = max_over_ranks(MPI_Wtime() - t0);
+    MPI_Info_free(&info);
+    return t;
+  };
+
+  // ---- h5bench VPIC-IO's pattern (h5bench_write, 1-D, CONTIG/CONTIG, COLLECTIVE_DATA=YES,
+  // COLLECTIVE_METADATA=YES): 8 one-dimensional datasets of 4-byte values (x, y, z, px,
+  // py, pz as float, id1, id2 as int), each rank one contiguous hyperslab of every dataset,
+  // the same total bytes as K; H5Fflush (= MPI_File_sync) before the close when durable.
+  const std::string vfile = dir + "/bench_vpic.h5";
+  std::vector<float> vbuf;
+  auto vpic_write = [&](bool durable) {
+    const auto v_total = static_cast<hsize_t>(step_bytes / 32);  // elements per dataset
+    const hsize_t lo_e = v_total * static_cast<hsize_t>(rank_) / static_cast<hsize_t>(size_);
+    const hsize_t n_e = v_total * static_cast<hsize_t>(rank_ + 1) / static_cast<hsize_t>(size_) - lo_e;
+    if (vbuf.size() != n_e) vbuf.assign(n_e, 1.0f);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL);
+    H5Pset_all_coll_metadata_ops(fapl, 1);
+    H5Pset_coll_metadata_write(fapl, 1);
+    hid_t f = H5Fcreate(vfile.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
+    H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
+    hid_t fspace = H5Screate_simple(1, &v_total, nullptr), mspace = H5Screate_simple(1, &n_e, nullptr);
+    H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &lo_e, nullptr, &n_e, nullptr);
+    for (const char* name : {"x", "y", "z", "px", "py", "pz", "id1", "id2"}) {
+      const bool is_id = name[0] == 'i';
+      hid_t t = is_id ? H5T_NATIVE_INT : H5T_NATIVE_FLOAT;
+      hid_t d = H5Dcreate2(f, name, t, fspace, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+      H5Dwrite(d, t, mspace, fspace, dxpl, vbuf.data());  // 4-byte values either way
+      H5Dclose(d);
+    }
+    if (durable) H5Fflush(f, H5F_SCOPE_GLOBAL);
+    H5Sclose(mspace);
+    H5Sclose(fspace);
+    H5Pclose(dxpl);
+    H5Fclose(f);
+    H5Pclose(fapl);
+    return max_over_ranks(MPI_Wtime() - t0);
+  };
+
   // The restart's destination, allocated and touched before any timer: partition_rows
   // gives a rank at most n / size_ rows plus one per level (4 levels).
   std::vector<double> in(static_cast<std::size_t>(nvars) * (n / static_cast<std::size_t>(size_) + 4) * padded, 0.0);
@@ -447,6 +543,8 @@ int main(int argc, char** argv) {
     raw_write(true);
     remove_target(dfile);
     dd_write(true);
+    remove_target(ifile);
+    ior_io(true, true, true);
   }
   const double dd_bytes = static_cast<double>(dd_mib) * (1 << 20);
   {
@@ -473,59 +571,64 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   };
   const double kb = static_cast<double>(step_bytes);
-  // Orders: Williams Latin squares, so that over the rounds every contender follows every
-  // other one (a plain rotation ABC, BCA, CAB always puts the same contender before K; on
-  // this VM the op after dd was measurably slower, which biased K).
-  static const int order4[4][4] = {{0, 1, 3, 2}, {1, 2, 0, 3}, {2, 3, 1, 0}, {3, 0, 2, 1}};
-  static const int order3[6][3] = {{0, 1, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}, {0, 2, 1}, {1, 0, 2}};
+  // Orders: rows of Williams designs, so that over the rounds every contender follows
+  // every other one (a plain rotation ABC, BCA, CAB always puts the same contender before
+  // K; on this VM the op after dd was measurably slower, which biased K). --contenders
+  // keeps a subset (the letters below, comma-separated).
+  auto wanted = [&](const std::string& c) {
+    if (contenders.empty()) return true;
+    const std::string list = "," + contenders + ",";
+    return list.find("," + c + ",") != std::string::npos;
+  };
+  auto keep = [&](std::vector<std::string> v) {
+    v.erase(std::remove_if(v.begin(), v.end(), [&](const std::string& c) { return !wanted(c); }), v.end());
+    return v;
+  };
+  const auto durable_set = keep({"K", "KS", "R", "I", "Ii", "V", "D"});
+  const auto cache_set = keep({"K", "R", "I", "V", "D"});
+  const auto read_set = keep({"K", "R", "I", "D"});
+  auto kernel_breakdown = [&] {
+    auto d = [&](const char* a, const char* b) { return max_over_ranks(phase_t[b] - phase_t[a]); };
+    bd["create (file + /common + flush)"].push_back(d("begin", "file_created"));
+    bd["plan + dataset creation"].push_back(d("file_created", "created"));
+    bd["copy + H5Dwrite (all datasets)"].push_back(d("created", "data_written"));
+    bd["flush 1 (metadata + MPI_File_sync)"].push_back(d("data_written", "flushed"));
+    bd["committed marker + index row"].push_back(d("flushed", "marked"));
+    bd["flush 2 (metadata + MPI_File_sync)"].push_back(d("marked", "committed"));
+    bd["close (flush 3 + close)"].push_back(d("step_returned", "closed"));
+  };
+  // One write (durable or page cache): unlink the target, time the write, and after a
+  // page-cache write sync it outside the timer.
+  auto write_one = [&](int r, const std::string& c, bool durable) {
+    const char* sfx = durable ? "_durable" : "_cache";
+    auto run = [&](const std::string& target, const std::string& name, double bytes, auto&& fn) {
+      remove_target(target);
+      rec(r, name + sfx, bytes, fn());
+      if (!durable) fsync_evict(target, false);
+    };
+    if (c == "K") {
+      run(kfile, "kernel_write", kb, [&] { return kernel_write(durable, false, kfile); });
+      if (durable) kernel_breakdown();
+    } else if (c == "KS") {
+      run(ksfile, "kernel_serial_write", kb, [&] { return kernel_write(durable, true, ksfile); });
+    } else if (c == "R") {
+      run(rfile, "mpiio_write", kb, [&] { return raw_write(durable); });
+    } else if (c == "I" || c == "Ii") {
+      run(ifile, c == "I" ? "ior_write" : "ior_indep_write", kb, [&] { return ior_io(true, durable, c == "I"); });
+    } else if (c == "V") {
+      run(vfile, "vpic_write", kb, [&] { return vpic_write(durable); });
+    } else {
+      run(dfile, "dd_write", dd_bytes, [&] { return dd_write(durable); });
+    }
+  };
   for (int r = 0; r < rounds; ++r) {
-    // durable writes: K, KV, R, D rotated
-    const char* dw[4] = {"K", "KS", "R", "D"};
-    for (int j = 0; j < 4 && (only.empty() || only == "durable"); ++j) {
-      const std::string c = dw[order4[r % 4][j]];
-      if (c == "K") {
-        remove_target(kfile);
-        rec(r, "kernel_write_durable", kb, kernel_write(true, false, kfile));
-        auto d = [&](const char* a, const char* b) { return max_over_ranks(phase_t[b] - phase_t[a]); };
-        bd["create (file + /common + flush)"].push_back(d("begin", "file_created"));
-        bd["plan + dataset creation"].push_back(d("file_created", "created"));
-        bd["copy + H5Dwrite (all datasets)"].push_back(d("created", "data_written"));
-        bd["flush 1 (metadata + MPI_File_sync)"].push_back(d("data_written", "flushed"));
-        bd["committed marker + index row"].push_back(d("flushed", "marked"));
-        bd["flush 2 (metadata + MPI_File_sync)"].push_back(d("marked", "committed"));
-        bd["close (flush 3 + close)"].push_back(d("step_returned", "closed"));
-      } else if (c == "KS") {
-        remove_target(ksfile);
-        rec(r, "kernel_write_durable_serial", kb, kernel_write(true, true, ksfile));
-      } else if (c == "R") {
-        remove_target(rfile);
-        rec(r, "mpiio_write_durable", kb, raw_write(true));
-      } else {
-        remove_target(dfile);
-        rec(r, "dd_write_durable", dd_bytes, dd_write(true));
-      }
-    }
-    // page-cache writes: K, R, D rotated; each target synced after its timer
-    const char* cw[3] = {"K", "R", "D"};
-    for (int j = 0; j < 3 && (only.empty() || only == "cache"); ++j) {
-      const std::string c = cw[order3[r % 6][j]];
-      if (c == "K") {
-        remove_target(kfile);
-        rec(r, "kernel_write_cache", kb, kernel_write(false, false, kfile));
-        fsync_evict(kfile, false);
-      } else if (c == "R") {
-        remove_target(rfile);
-        rec(r, "mpiio_write_cache", kb, raw_write(false));
-        fsync_evict(rfile, false);
-      } else {
-        remove_target(dfile);
-        rec(r, "dd_write_cache", dd_bytes, dd_write(false));
-        fsync_evict(dfile, false);
-      }
-    }
-    // reads: K, R, D rotated; each file evicted first
-    for (int j = 0; j < 3 && (only.empty() || only == "read"); ++j) {
-      const std::string c = cw[order3[r % 6][j]];
+    if (only.empty() || only == "durable")
+      for (int j : williams_row(static_cast<int>(durable_set.size()), r)) write_one(r, durable_set[static_cast<std::size_t>(j)], true);
+    if (only.empty() || only == "cache")
+      for (int j : williams_row(static_cast<int>(cache_set.size()), r)) write_one(r, cache_set[static_cast<std::size_t>(j)], false);
+    // reads: each file evicted first
+    for (int j : (only.empty() || only == "read") ? williams_row(static_cast<int>(read_set.size()), r) : std::vector<int>{}) {
+      const std::string& c = read_set[static_cast<std::size_t>(j)];
       if (c == "K") {
         fsync_evict(kfile, true);
         rec(r, "kernel_read", kb, kernel_read());
@@ -535,6 +638,9 @@ int main(int argc, char** argv) {
       } else if (c == "R") {
         fsync_evict(rfile, true);
         rec(r, "mpiio_read", kb, raw_read());
+      } else if (c == "I") {
+        fsync_evict(ifile, true);
+        rec(r, "ior_read", kb, ior_io(false, false, true));
       } else {
         fsync_evict(dfile, true);
         rec(r, "dd_read", dd_bytes, dd_read());
@@ -546,13 +652,16 @@ int main(int argc, char** argv) {
   remove_target(ksfile);
   remove_target(rfile);
   remove_target(dfile);
+  remove_target(ifile);
+  remove_target(vfile);
 
   if (rank_ == 0) {
     std::printf("\n# summary: %d ranks, %d rounds, GiB/s (GiB = 2^30 bytes)\n", size_, rounds);
     std::printf("sum %-28s %5s %7s %7s %7s\n", "contender", "ranks", "median", "min", "max");
-    for (const char* w : {"kernel_write_durable", "kernel_write_durable_serial", "mpiio_write_durable", "dd_write_durable",
-                          "kernel_write_cache", "mpiio_write_cache", "dd_write_cache", "kernel_read", "mpiio_read",
-                          "dd_read"}) {
+    for (const char* w : {"kernel_write_durable", "kernel_serial_write_durable", "mpiio_write_durable", "ior_write_durable",
+                          "ior_indep_write_durable", "vpic_write_durable", "dd_write_durable", "kernel_write_cache",
+                          "mpiio_write_cache", "ior_write_cache", "vpic_write_cache", "dd_write_cache", "kernel_read",
+                          "mpiio_read", "ior_read", "dd_read"}) {
       const auto& s = res[w];
       if (s.gibs.empty()) continue;  // not run (--only)
       std::printf("sum %-28s %5d %7.3f %7.3f %7.3f\n", w, size_, median(s.gibs),
@@ -565,12 +674,19 @@ int main(int argc, char** argv) {
       std::printf("ratio %-28s / %-22s %d  median %5.1f %%  min %5.1f %%  max %5.1f %%\n", a, b, size_,
                   100 * median(q), 100 * *std::min_element(q.begin(), q.end()), 100 * *std::max_element(q.begin(), q.end()));
     };
+    ratio("kernel_write_durable", "ior_write_durable");
+    ratio("kernel_write_durable", "ior_indep_write_durable");
+    ratio("kernel_write_durable", "vpic_write_durable");
     ratio("kernel_write_durable", "mpiio_write_durable");
     ratio("kernel_write_durable", "dd_write_durable");
-    ratio("kernel_write_durable_serial", "mpiio_write_durable");
-    ratio("kernel_write_durable", "kernel_write_durable_serial");
+    ratio("kernel_serial_write_durable", "mpiio_write_durable");
+    ratio("kernel_write_durable", "kernel_serial_write_durable");
+    ratio("ior_write_durable", "mpiio_write_durable");
+    ratio("kernel_write_cache", "ior_write_cache");
+    ratio("kernel_write_cache", "vpic_write_cache");
     ratio("kernel_write_cache", "mpiio_write_cache");
     ratio("kernel_write_cache", "dd_write_cache");
+    ratio("kernel_read", "ior_read");
     ratio("kernel_read", "mpiio_read");
     ratio("kernel_read", "dd_read");
     std::printf("# kernel durable write (K) and read, time breakdown, median over rounds, s (max over ranks):\n");

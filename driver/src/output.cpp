@@ -216,7 +216,18 @@ k::WriteStats RunOutput::write(solver::Solver& s, k::StepKind kind) {
                            kind == k::StepKind::visualisation && settings_.float32});
   const auto stats = writer_->write_step(step, grids);
   last_written_step_ = state.step;
-  if (print_) {
+  if (print_ && stats.handed_off) {
+    // Another rank writes it (strategy aggregated / dedicated): what the compute ranks paid,
+    // and the last write the writing ranks finished.
+    fmt::print("output      {} step {} t = {:.6g} -> {}: {:.2f} MiB handed off in {:.3f} s (waited {:.3f} s for a free slot)",
+               kind == k::StepKind::checkpoint ? "checkpoint" : "visualisation", state.step, state.time,
+               settings_.file, stats.bytes / 1048576.0, stats.seconds, stats.wait_seconds);
+    if (stats.written_step >= 0)
+      fmt::print("; step {} written in {:.3f} s ({:.0f} MiB/s, flush included)", stats.written_step, stats.written_seconds,
+                 stats.written_bandwidth / 1048576.0);
+    fmt::print("\n");
+    std::fflush(stdout);
+  } else if (print_) {
     fmt::print("output      {} step {} t = {:.6g} -> {}: {:.2f} MiB in {:.3f} s ({:.0f} MiB/s, flush included), "
                "buffer {:.2f} MiB/rank{}\n",
                kind == k::StepKind::checkpoint ? "checkpoint" : "visualisation", state.step, state.time,

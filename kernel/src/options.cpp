@@ -7,9 +7,11 @@
 namespace rwd::kernel {
 
 namespace {
+constexpr const char* kStrategies[] = {"collective", "independent", "aggregated", "dedicated"};
+
 // One entry per IoOptions field: the name the table, case files and set_option() use,
-// the field, and its meaning. Every string option is an MPI-IO hint; cb_nodes is the one
-// size kept as an int.
+// the field, and its meaning. Every string option but `strategy` is an MPI-IO hint;
+// cb_nodes is the one size kept as an int.
 using Field = std::variant<bool IoOptions::*, std::int64_t IoOptions::*, int IoOptions::*, std::string IoOptions::*>;
 struct Entry {
   const char* name;
@@ -34,6 +36,9 @@ const Entry kEntries[] = {
     {"fill_never", &IoOptions::fill_never, "H5Pset_fill_time(NEVER): no fill-value writes"},
     {"alloc_early", &IoOptions::alloc_early, "H5Pset_alloc_time(EARLY): allocate at creation"},
     {"collective_transfer", &IoOptions::collective_transfer, "H5Pset_dxpl_mpio(COLLECTIVE) for bulk data"},
+    {"strategy", &IoOptions::strategy, "who writes: collective | independent | aggregated (a writer per node) | dedicated (I/O ranks)"},
+    {"steps_in_flight", &IoOptions::steps_in_flight, "dedicated: steps a compute rank may hand off before it waits for its I/O rank"},
+    {"io_ranks_per_node", &IoOptions::io_ranks_per_node, "dedicated: processes per node that become I/O ranks"},
     {"pipeline", &IoOptions::pipeline, "pack the next dataset on a helper thread while one is written (needs MPI_THREAD_FUNNELED)"},
     {"zero_copy", &IoOptions::zero_copy, "halo-free arrays of the file's type: write rows straight from them (no pack, no buffer)"},
     {"zero_copy_halo", &IoOptions::zero_copy_halo, "zero copy for halo'd arrays too (MPI subarray types; saves the linear buffer)"},
@@ -61,13 +66,24 @@ T as(const std::string& name, const OptionValue& v, const char* want) {
   if (const T* p = std::get_if<T>(&v)) return *p;
   throw std::invalid_argument(fmt::format("I/O option '{}' must be {}", name, want));
 }
+std::int64_t minimum_of(const std::string& name) {
+  return name == "steps_in_flight" || name == "io_ranks_per_node" ? 1 : 0;
+}
 std::int64_t size_of(const std::string& name, const OptionValue& v) {
   const auto n = as<std::int64_t>(name, v, "an integer");
+  if (minimum_of(name) > 0 && n < minimum_of(name))
+    throw std::invalid_argument(fmt::format("I/O option '{}' must be at least {}", name, minimum_of(name)));
   if (n < 0) throw std::invalid_argument(fmt::format("I/O option '{}' must not be negative (0 = MPI default)", name));
   return n;
 }
 std::string hint_of(const std::string& name, const OptionValue& v) {
   auto h = as<std::string>(name, v, "a string");
+  if (name == "strategy") {
+    for (const char* s : kStrategies)
+      if (h == s) return h;
+    throw std::invalid_argument(fmt::format(
+        "I/O option 'strategy' must be \"collective\", \"independent\", \"aggregated\" or \"dedicated\", not \"{}\"", h));
+  }
   if (h != "enable" && h != "disable" && h != "automatic" && !h.empty())
     throw std::invalid_argument(
         fmt::format("I/O option '{}' must be \"enable\", \"disable\" or \"automatic\" (\"\" = not set), not \"{}\"", name, h));
@@ -78,7 +94,8 @@ std::string hint_of(const std::string& name, const OptionValue& v) {
 std::vector<OptionDoc> options_table() {
   const IoOptions d;
   std::vector<OptionDoc> out;
-  for (const auto& e : kEntries) out.push_back({e.name, option_string(d, e.name), e.meaning, type_of(e.field)});
+  for (const auto& e : kEntries)
+    out.push_back({e.name, option_string(d, e.name), e.meaning, type_of(e.field), minimum_of(e.name)});
   return out;
 }
 

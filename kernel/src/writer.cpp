@@ -20,6 +20,7 @@
 #include "rewind/kernel/reader.hpp"
 #include "rewind/kernel/views.hpp"
 #include "checksum.hpp"
+#include "forward.hpp"
 #include "write_step.hpp"
 
 namespace rwd::kernel {
@@ -45,6 +46,7 @@ void detail::WriterState::open_common(MPI_Comm c, const std::string& p, const Io
   MPI_Comm_size(comm, &size);
   path = p;
   opts = o;
+  if (opts.strategy == "independent") opts.collective_transfer = false;  // the same rows, independent transfers
   ctx = Ctx{p};
   dxpl_coll = h5::Plist(ctx.check(H5Pcreate(H5P_DATASET_XFER), "create dxpl"));
   if (opts.collective_transfer) ctx.check_status(H5Pset_dxpl_mpio(dxpl_coll, H5FD_MPIO_COLLECTIVE), "set collective");
@@ -85,13 +87,18 @@ detail::WriterState::~WriterState() {
 }
 
 Writer::Writer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Writer::Writer(std::unique_ptr<detail::Forwarder> fwd) : fwd_(std::move(fwd)) {}
 Writer::Writer(Writer&&) noexcept = default;
 Writer& Writer::operator=(Writer&&) noexcept = default;
 Writer::~Writer() = default;
 
-const std::string& Writer::path() const { return impl_->path; }
-const CommonInfo& Writer::common() const { return impl_->common; }
-std::int64_t Writer::last_step() const { return impl_->last_step; }
+const std::string& Writer::path() const { return fwd_ ? fwd_->path() : impl_->path; }
+const CommonInfo& Writer::common() const { return fwd_ ? fwd_->common() : impl_->common; }
+std::int64_t Writer::last_step() const { return fwd_ ? fwd_->last_step() : impl_->last_step; }
+
+namespace {
+bool forwarded(const IoOptions& o) { return o.strategy == "aggregated" || o.strategy == "dedicated"; }
+}  // namespace
 
 namespace {
 // The lineage as stored: the parent relative to the branch file's directory (a run and
@@ -112,6 +119,7 @@ CommonInfo with_relative_parent(CommonInfo common, const std::string& path) {
 }  // namespace
 
 Writer Writer::create(MPI_Comm comm, const std::string& path, const CommonInfo& given, const IoOptions& options) {
+  if (forwarded(options)) return Writer(std::make_unique<detail::Forwarder>(comm, false, path, &given, options));
   const CommonInfo common = with_relative_parent(given, path);
   auto im = std::make_unique<Impl>();
   im->open_common(comm, path, options);
@@ -143,6 +151,7 @@ Writer Writer::create(MPI_Comm comm, const std::string& path, const CommonInfo& 
 }
 
 Writer Writer::append(MPI_Comm comm, const std::string& path, const IoOptions& options) {
+  if (forwarded(options)) return Writer(std::make_unique<detail::Forwarder>(comm, true, path, nullptr, options));
   auto im = std::make_unique<Impl>();
   im->open_common(comm, path, options);
   Impl& w = *im;
@@ -175,6 +184,7 @@ Writer Writer::append(MPI_Comm comm, const std::string& path, const IoOptions& o
 }
 
 void Writer::close() {
+  if (fwd_) return fwd_->close();
   if (!impl_ || !impl_->file.valid()) throw FileError(ErrorKind::invalid_argument, impl_ ? impl_->path : "?", "writer is closed");
   Impl& w = *impl_;
   phase(w.comm, w.path, [&] {
@@ -264,6 +274,7 @@ StepTopology gather_view_topology(const detail::WriterState& w, const LocalGrids
 }  // namespace
 
 WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
+  if (fwd_) return fwd_->write_step(info, grids);
   if (!impl_ || !impl_->file.valid()) throw FileError(ErrorKind::invalid_argument, impl_ ? impl_->path : "?", "writer is closed");
   Impl& w = *impl_;
   const Ctx& c = w.ctx;

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "receive.hpp"
+#include "rewind/mpi/message.hpp"
 #include "rewind/mpi/comm.hpp"
 #include "rewind/spacetree/plan.hpp"
 
@@ -136,7 +136,7 @@ ServerStats Server::serve() {
   ServerStats stats;
   std::vector<std::byte> in;
   for (;;) {
-    const MPI_Status status = detail::receive_message(MPI_ANY_SOURCE, kRequestTag, service_, in, "nbserver");
+    const MPI_Status status = mpi::receive_message(MPI_ANY_SOURCE, kRequestTag, service_, in, "nbserver");
     const auto count = static_cast<std::int64_t>(in.size());
     const auto t0 = std::chrono::steady_clock::now();
     bool shutdown = false;

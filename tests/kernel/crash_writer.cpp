@@ -1,8 +1,10 @@
 // Helper for the fault-injection test (crash_test.py).
-//   writer:  mpiexec -n 2 kernel_crash_writer write FILE LOG PIDDIR HALO
+//   writer:  mpiexec -n P kernel_crash_writer write FILE LOG PIDDIR HALO [STRATEGY]
 //            writes checkpoints in a loop until killed; rank 0 appends each committed
-//            step number to LOG after write_step returns. HALO 1: arrays with one ghost
-//            layer (packed); 0: halo-free arrays (written zero-copy).
+//            step number to LOG once the kernel says it is committed. HALO 1: arrays with
+//            one ghost layer (packed); 0: halo-free arrays (written zero-copy). STRATEGY
+//            "dedicated": the last rank is the I/O rank of the others (P >= 2), and a step
+//            is logged when a later write_step reports it written (WriteStats::written_step).
 //   verify:  kernel_crash_writer verify FILE LOG HALO
 //            opens FILE read-only; every step in LOG must be committed; every committed
 //            step must read back bit-exactly and restart. Exit 0 = consistent.
@@ -24,23 +26,39 @@ namespace {
 constexpr int kBlock = 16;  // ~6.5 MB per checkpoint: a write window worth hitting
 constexpr double kDt = 0.01;
 
-int write(const std::string& file, const std::string& log, const std::string& piddir, int halo) {
-  int rank = 0;
+int write(const std::string& file, const std::string& log, const std::string& piddir, int halo, const std::string& strategy) {
+  int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
   {
     std::ofstream(piddir + "/pid." + std::to_string(rank)) << ::getpid() << "\n";
   }
   MPI_Barrier(MPI_COMM_WORLD);
-  ToyModel m = ToyModel::build(MPI_COMM_WORLD, kBlock, halo);
   IoOptions opt;
   opt.write_views = false;
-  Writer w = Writer::create(MPI_COMM_WORLD, file, ToyModel::common(kBlock), opt);
+  MPI_Comm compute = MPI_COMM_WORLD;
+  if (strategy == "dedicated") {
+    const bool io = rank == size - 1;
+    MPI_Comm io_comm = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, io ? MPI_UNDEFINED : 0, rank, &compute);
+    MPI_Comm_split(MPI_COMM_WORLD, io ? 0 : MPI_UNDEFINED, rank, &io_comm);
+    if (io) {
+      serve_io_ranks(MPI_COMM_WORLD, io_comm);  // until killed
+      return 0;
+    }
+    opt.strategy = strategy;
+    opt.io_group = MPI_COMM_WORLD;
+  }
+  ToyModel m = ToyModel::build(compute, kBlock, halo);
+  Writer w = Writer::create(compute, file, ToyModel::common(kBlock), opt);
   for (int i = 1; i <= 100000; ++i) {
     m.advance(kDt);
-    w.write_step({i, i * kDt, kDt, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}}, m.describe());
-    if (rank == 0) {
+    const WriteStats st =
+        w.write_step({i, i * kDt, kDt, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}}, m.describe());
+    const std::int64_t committed = st.handed_off ? st.written_step : i;
+    if (rank == 0 && committed >= 0) {
       std::FILE* f = std::fopen(log.c_str(), "a");
-      std::fprintf(f, "%d\n", i);
+      std::fprintf(f, "%lld\n", static_cast<long long>(committed));
       std::fclose(f);
     }
   }
@@ -99,9 +117,10 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rc = 2;
   const std::string mode = argc > 1 ? argv[1] : "";
-  if (mode == "write" && argc == 6) rc = write(argv[2], argv[3], argv[4], std::atoi(argv[5]));
+  if (mode == "write" && (argc == 6 || argc == 7))
+    rc = write(argv[2], argv[3], argv[4], std::atoi(argv[5]), argc == 7 ? argv[6] : "collective");
   else if (mode == "verify" && argc == 5) rc = verify(argv[2], argv[3], std::atoi(argv[4]));
-  else std::fprintf(stderr, "usage: kernel_crash_writer write FILE LOG PIDDIR HALO | verify FILE LOG HALO\n");
+  else std::fprintf(stderr, "usage: kernel_crash_writer write FILE LOG PIDDIR HALO [STRATEGY] | verify FILE LOG HALO\n");
   MPI_Finalize();
   return rc;
 }

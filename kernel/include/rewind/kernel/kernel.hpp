@@ -2,6 +2,7 @@
 #pragma once
 #include "rewind/kernel/error.hpp"
 #include "rewind/kernel/grids.hpp"
+#include "rewind/kernel/io_ranks.hpp"
 #include "rewind/kernel/lineage.hpp"
 #include "rewind/kernel/metadata.hpp"
 #include "rewind/kernel/options.hpp"

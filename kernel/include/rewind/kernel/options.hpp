@@ -4,6 +4,8 @@
 // dataset (docs/file-format.md, "Options"). options_table() returns the same table
 // as text, for `--help`-style output and for docs.
 #pragma once
+#include <mpi.h>
+
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -37,6 +39,24 @@ struct IoOptions {
   bool alloc_early = true;                 ///< H5D_ALLOC_TIME_EARLY (parallel default)
   // --- transfer ---
   bool collective_transfer = true;         ///< H5FD_MPIO_COLLECTIVE for every data write/read
+  // --- strategy: who writes (docs/file-format.md §4; the same file either way) ---
+  std::string strategy = "collective";     ///< "collective": every rank writes its rows in
+                                           ///< one collective transfer per dataset;
+                                           ///< "independent": the same rows, independent
+                                           ///< transfers; "aggregated": one rank per node
+                                           ///< gathers its node's grids (shared memory) and
+                                           ///< the node leaders write collectively;
+                                           ///< "dedicated": the compute ranks hand each step
+                                           ///< to I/O ranks (io_ranks.hpp) and go on at once
+  std::int64_t steps_in_flight = 1;        ///< dedicated: steps a compute rank may have handed
+                                           ///< off and not yet written (shared memory holds
+                                           ///< this many copies of the rank's step); when all
+                                           ///< are in flight, the next output waits
+  std::int64_t io_ranks_per_node = 1;      ///< dedicated: processes per node the launcher
+                                           ///< takes as I/O ranks (rewind run)
+  /// dedicated, compute ranks only: this rank's I/O group — the compute ranks one I/O
+  /// rank serves and that I/O rank, last (io_ranks.hpp). Set by the launcher, not a case.
+  MPI_Comm io_group = MPI_COMM_NULL;
   // --- write pipeline ---
   bool pipeline = true;                    ///< pack dataset d+1 on a helper thread while
                                            ///< dataset d is written (two halves of the linear
@@ -79,7 +99,8 @@ struct IoOptions {
 /// One row of the documented options table.
 struct OptionDoc {
   std::string name, default_value, meaning;
-  std::string type;  ///< "bool", "int" (bytes or counts, >= 0) or "string"
+  std::string type;  ///< "bool", "int" (bytes or counts, >= minimum) or "string"
+  std::int64_t minimum = 0;  ///< smallest value of an "int" option
 };
 /// The options table with the defaults of `IoOptions{}`.
 std::vector<OptionDoc> options_table();

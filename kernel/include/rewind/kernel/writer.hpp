@@ -10,6 +10,9 @@
 //   WriteStats st = w.write_step(s, g);               // committed when it returns
 //   w.close();
 //
+// IoOptions::strategy picks who writes: every rank (collective, independent), one rank per
+// node (aggregated), or dedicated I/O ranks (io_ranks.hpp); the file is the same.
+//
 // Restart continues either in a branch file (Writer::create with common.lineage set,
 // the parent is never opened for writing) or in the same file (Writer::append).
 //
@@ -74,9 +77,17 @@ struct WriteStats {
   bool all_collective = true;      ///< every bulk write reported a collective transfer
                                    ///< (H5Pget_mpio_actual_io_mode), all ranks
   std::string view_error;          ///< non-empty if the (derived) view could not be written
+  // --- strategies "aggregated" / "dedicated" (io_ranks.hpp) ---
+  bool handed_off = false;         ///< the step was handed to the rank that writes it; `seconds`
+                                   ///< is then the compute ranks' cost, not the write's
+  double wait_seconds = 0.0;       ///< of `seconds`: waiting for a free slot (max over ranks)
+  std::int64_t written_step = -1;  ///< the last step whose write finished meanwhile, or -1
+  double written_seconds = 0.0;    ///< that write's time on the writing ranks, flushes included
+  double written_bandwidth = 0.0;  ///< its bytes / written_seconds
 };
 namespace detail {
 struct WriterState;
+class Forwarder;
 }  // namespace detail
 
 class Writer {
@@ -114,7 +125,9 @@ class Writer {
  private:
   using Impl = detail::WriterState;  // kernel/src: the open file and its settings
   explicit Writer(std::unique_ptr<Impl> impl);
+  explicit Writer(std::unique_ptr<detail::Forwarder> fwd);
   std::unique_ptr<Impl> impl_;
+  std::unique_ptr<detail::Forwarder> fwd_;  // strategies aggregated / dedicated: another rank writes
 };
 
 /// Unmaps the linear write buffer kept for the next step (IoOptions::keep_buffer), e.g.

@@ -1,10 +1,11 @@
 // The launch model: which part each process of the job plays (docs/protocol.md, "Ranks").
 //
 // One `mpirun -np P rewind run ...` job. split_roles() gives world rank 0 the
-// neighbourhood server, optionally world rank 1 the collector, and every other rank a
-// compute rank; the compute ranks get their own communicator (MPI_Comm_split). With
-// one process in total there is no server: that process computes, and its plan comes
-// from the in-process topology.
+// neighbourhood server, optionally world rank 1 the collector, optionally the last k
+// other ranks of every node I/O ranks (output.io.strategy = "dedicated", kernel/io_ranks.hpp),
+// and every other rank a compute rank; the compute ranks get their own communicator
+// (MPI_Comm_split). With one process in total there is no server: that process computes,
+// and its plan comes from the in-process topology.
 #pragma once
 #include <mpi.h>
 
@@ -12,11 +13,14 @@
 
 namespace rwd::nbserver {
 
-enum class Role { compute, server, collector };
+enum class Role { compute, server, collector, io };
 
 struct RoleLayout {
   /// Reserve world rank 1 for the collector (needs at least 3 processes).
   bool collector = false;
+  /// Dedicated I/O ranks per node (0: none). Each node keeps at least one compute rank;
+  /// a node with a single process besides the services cannot have one (an error).
+  int io_ranks_per_node = 0;
 };
 
 /// This process's part in the job. Move-only: it owns its communicators (rwd::mpi::Comm
@@ -38,13 +42,22 @@ class Roles {
 
   [[nodiscard]] bool has_server() const { return server_rank >= 0; }
 
+  /// With I/O ranks: this compute or I/O rank's I/O group (the compute ranks one I/O rank
+  /// serves, then that I/O rank; kernel/io_ranks.hpp); MPI_COMM_NULL elsewhere.
+  [[nodiscard]] MPI_Comm io_group() const { return io_group_; }
+  /// The I/O ranks' communicator (on I/O ranks only).
+  [[nodiscard]] MPI_Comm io() const { return io_; }
+  /// I/O ranks in the job.
+  int io_size = 0;
+
  private:
   friend Roles split_roles(MPI_Comm world, RoleLayout layout);
-  mpi::Comm service_, compute_;
+  mpi::Comm service_, compute_, io_group_, io_;
 };
 
 /// Collective over `world`. Throws std::invalid_argument on every rank if the layout
-/// needs more processes than there are (a collector needs 3).
+/// needs more processes than there are (a collector needs 3; I/O ranks need a node with
+/// two processes besides the services).
 Roles split_roles(MPI_Comm world, RoleLayout layout = {});
 
 }  // namespace rwd::nbserver

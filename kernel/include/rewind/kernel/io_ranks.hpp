@@ -1,0 +1,55 @@
+// Dedicated I/O ranks (IoOptions::strategy = "dedicated"): the Damaris model.
+//
+// A few processes per node do no computing. Each output step, the compute ranks of a node
+// copy their grids' interiors into MPI shared memory (MPI_Win_allocate_shared), send their
+// I/O rank a short description, and go on computing at once. The I/O ranks write the step
+// collectively among themselves into the same shared file, in the same format and with the
+// same commit protocol as a collective write (they run an ordinary Writer). Memory is
+// bounded: a compute rank has at most IoOptions::steps_in_flight steps handed off and not
+// yet written; the next output waits for its I/O rank (WriteStats::wait_seconds).
+//
+// The launcher (rewind run, nbserver::split_roles) forms one I/O group per I/O rank: the
+// compute ranks it serves and the I/O rank itself, last, all on one node. Then
+//
+//   compute ranks:  options.io_group = group;   Writer::create / append / write_step / close
+//                   as usual (collective over the compute ranks); after the last writer is
+//                   closed, release_io_ranks(group) (every compute rank, once).
+//   I/O ranks:      serve_io_ranks(group, io);  returns when the group's compute ranks have
+//                   released it (`io`: the I/O ranks' communicator).
+//
+// Errors: a step the I/O ranks fail to write is reported by the compute ranks' next
+// write_step or close (FileError naming the step); committed steps are never lost.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+
+#include "rewind/kernel/grids.hpp"
+#include "rewind/kernel/writer.hpp"
+
+namespace rwd::kernel {
+
+/// What an I/O rank did, for the run's report.
+struct IoRankStats {
+  std::int64_t steps = 0;          ///< steps written
+  std::int64_t bytes = 0;          ///< bytes of those steps, all I/O ranks
+  double write_seconds = 0.0;      ///< time inside Writer::write_step, flushes included
+  double idle_seconds = 0.0;       ///< time waiting for the compute ranks
+};
+
+/// Called on the I/O ranks after each step is committed, with the step as written (all
+/// grids of the group, halo 0, pointers into shared memory valid during the call) and the
+/// I/O ranks' communicator: the in-situ hook's place. Collective over `io`.
+using IoStepHook = std::function<void(const StepInfo&, const LocalGrids&, MPI_Comm io)>;
+
+/// The I/O rank's loop. Collective over `io` (every I/O rank of the job calls it); serves
+/// the compute ranks of `group` (this rank is its last rank). Returns the rank's figures
+/// when they have all called release_io_ranks. Throws only on MPI failures.
+IoRankStats serve_io_ranks(MPI_Comm group, MPI_Comm io, const IoStepHook& after_step = {});
+
+/// Every compute rank of `group`, once, after its last Writer is closed: the I/O rank may
+/// stop. Does not wait for the other groups.
+void release_io_ranks(MPI_Comm group);
+
+}  // namespace rwd::kernel

@@ -1,0 +1,492 @@
+// Handing steps to the rank that writes them: the wire, the shared-memory slots, packing,
+// and the compute side (Forwarder). The writing side is io_ranks.cpp.
+#include "forward.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "rewind/kernel/options.hpp"
+#include "rewind/mpi/message.hpp"
+
+namespace rwd::kernel::detail {
+
+// --- wire ------------------------------------------------------------------------------
+
+void Packer::put(const std::string& s) {
+  put(static_cast<std::uint64_t>(s.size()));
+  append(s.data(), s.size());
+}
+void Packer::put(const std::vector<std::string>& v) {
+  put(static_cast<std::uint64_t>(v.size()));
+  for (const auto& s : v) put(s);
+}
+void Packer::put(const std::vector<double>& v) {
+  put(static_cast<std::uint64_t>(v.size()));
+  for (double d : v) put(d);
+}
+void Packer::put(const std::vector<std::uint64_t>& v) {
+  put(static_cast<std::uint64_t>(v.size()));
+  for (auto d : v) put(d);
+}
+void Packer::put(const CommonInfo& c) {
+  put(c.dim);
+  put(c.block);
+  put(c.refinement);
+  put(c.max_children);
+  put(c.domain);
+  for (const auto* m : {&c.time_stepping, &c.fluid}) {
+    put(static_cast<std::uint64_t>(m->size()));
+    for (const auto& [k, v] : *m) {
+      put(k);
+      put(v);
+    }
+  }
+  put(static_cast<std::uint64_t>(c.variables.size()));
+  for (const auto& v : c.variables) {
+    put(v.name);
+    put(v.unit);
+  }
+  put(c.case_text);
+  put(c.code_version);
+  put(c.creator);
+  put(c.lineage.parent_file);
+  put(c.lineage.parent_file_absolute);
+  put(c.lineage.parent_step);
+  put(c.lineage.parent_time);
+  put(c.lineage.changes);
+}
+void Packer::put(const IoOptions& o) {  // by the options table: every documented option
+  const auto table = options_table();
+  put(static_cast<std::uint64_t>(table.size()));
+  for (const auto& row : table) {
+    put(row.name);
+    put(option_string(o, row.name));
+  }
+}
+void Packer::put(const StepInfo& s) {
+  put(s.step);
+  put(s.time);
+  put(s.dt);
+  put(s.kind);
+  put(static_cast<std::uint64_t>(s.fields.size()));
+  for (const auto& f : s.fields) {
+    put(f.group);
+    put(f.name);
+    put(f.slot);
+    put(static_cast<std::uint8_t>(f.float32));
+  }
+  put(static_cast<std::uint8_t>(s.write_cell_type));
+  put(s.case_overrides);
+  put(s.monitor_state);
+}
+void Packer::put(const FileError& e) {
+  put(e.kind());
+  put(e.file());
+  put(e.problem());
+  put(e.detail());
+}
+
+const std::byte* Unpacker::take(std::size_t n) {
+  if (at_ + n > b_.size()) throw FileError(ErrorKind::io, "", "I/O ranks: a message is shorter than its contents");
+  const std::byte* p = b_.data() + at_;
+  at_ += n;
+  return p;
+}
+std::string Unpacker::string() {
+  const auto n = get<std::uint64_t>();
+  const auto* p = reinterpret_cast<const char*>(take(n));
+  return {p, p + n};
+}
+std::vector<std::string> Unpacker::strings() {
+  std::vector<std::string> v(get<std::uint64_t>());
+  for (auto& s : v) s = string();
+  return v;
+}
+std::vector<double> Unpacker::doubles() {
+  std::vector<double> v(get<std::uint64_t>());
+  for (auto& d : v) d = get<double>();
+  return v;
+}
+std::vector<std::uint64_t> Unpacker::uids() {
+  std::vector<std::uint64_t> v(get<std::uint64_t>());
+  for (auto& d : v) d = get<std::uint64_t>();
+  return v;
+}
+CommonInfo Unpacker::common() {
+  CommonInfo c;
+  c.dim = get<int>();
+  c.block = get<BlockShape>();
+  c.refinement = get<int>();
+  c.max_children = get<int>();
+  c.domain = get<Box>();
+  for (auto* m : {&c.time_stepping, &c.fluid})
+    for (auto n = get<std::uint64_t>(); n > 0; --n) {
+      std::string k = string();
+      (*m)[k] = get<double>();
+    }
+  c.variables.resize(get<std::uint64_t>());
+  for (auto& v : c.variables) {
+    v.name = string();
+    v.unit = string();
+  }
+  c.case_text = string();
+  c.code_version = string();
+  c.creator = string();
+  c.lineage.parent_file = string();
+  c.lineage.parent_file_absolute = string();
+  c.lineage.parent_step = get<std::int64_t>();
+  c.lineage.parent_time = get<double>();
+  c.lineage.changes = strings();
+  return c;
+}
+IoOptions Unpacker::options() {
+  IoOptions o;
+  const auto table = options_table();
+  for (auto n = get<std::uint64_t>(); n > 0; --n) {
+    const std::string name = string(), value = string();
+    const auto row = std::find_if(table.begin(), table.end(), [&](const OptionDoc& d) { return d.name == name; });
+    if (row == table.end()) continue;  // both sides run the same binary; tolerate anyway
+    if (row->type == "bool") set_option(o, name, value == "true");
+    else if (row->type == "int") set_option(o, name, std::int64_t{value == "MPI default" ? 0 : std::stoll(value)});
+    else set_option(o, name, value);
+  }
+  return o;
+}
+StepInfo Unpacker::step() {
+  StepInfo s;
+  s.step = get<std::int64_t>();
+  s.time = get<double>();
+  s.dt = get<double>();
+  s.kind = get<StepKind>();
+  s.fields.resize(get<std::uint64_t>());
+  for (auto& f : s.fields) {
+    f.group = string();
+    f.name = string();
+    f.slot = get<int>();
+    f.float32 = get<std::uint8_t>() != 0;
+  }
+  s.write_cell_type = get<std::uint8_t>() != 0;
+  s.case_overrides = strings();
+  s.monitor_state = doubles();
+  return s;
+}
+FileError Unpacker::error() {
+  const auto kind = get<ErrorKind>();
+  std::string file = string(), problem = string(), detail = string();
+  return {kind, std::move(file), std::move(problem), std::move(detail)};
+}
+
+void send_command(MPI_Comm group, int server, Packer& msg) {
+  mpi::check(MPI_Send(msg.bytes().data(), static_cast<int>(msg.bytes().size()), MPI_BYTE, server, kCommandTag, group),
+             "I/O ranks", "MPI_Send");
+}
+
+// --- shared memory -----------------------------------------------------------------------
+
+void SharedSlots::allocate(MPI_Comm group, std::int64_t bytes) {
+  release();
+  MPI_Info info;
+  MPI_Info_create(&info);
+  MPI_Info_set(info, "alloc_shared_noncontig", "true");  // each segment on its owner's NUMA node
+  void* base = nullptr;
+  const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, info, group, &base, &win_);
+  MPI_Info_free(&info);
+  mpi::check(rc, "I/O ranks", "MPI_Win_allocate_shared");
+  mine_ = static_cast<std::byte*>(base);
+  // Passive target for the whole life of the window: MPI_Win_sync orders the copies into
+  // a segment before the message that announces them (the separate-model rules).
+  mpi::check(MPI_Win_lock_all(MPI_MODE_NOCHECK, win_), "I/O ranks", "MPI_Win_lock_all");
+}
+
+void SharedSlots::release() {
+  if (win_ == MPI_WIN_NULL) return;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) {
+    MPI_Win_unlock_all(win_);
+    MPI_Win_free(&win_);
+  }
+  win_ = MPI_WIN_NULL;
+  mine_ = nullptr;
+}
+
+std::byte* SharedSlots::of(int r) const {
+  MPI_Aint size = 0;
+  int disp = 0;
+  void* base = nullptr;
+  mpi::check(MPI_Win_shared_query(win_, r, &size, &disp, &base), "I/O ranks", "MPI_Win_shared_query");
+  return static_cast<std::byte*>(base);
+}
+
+void SharedSlots::sync() const {
+  if (win_ != MPI_WIN_NULL) MPI_Win_sync(win_);
+}
+
+// --- packing -------------------------------------------------------------------------------
+
+namespace {
+
+/// The distinct GridRecord::fields slots a step writes, ascending.
+std::vector<int> used_slots(const StepInfo& info) {
+  std::vector<int> s;
+  for (const auto& f : info.fields) s.push_back(f.slot);
+  std::sort(s.begin(), s.end());
+  s.erase(std::unique(s.begin(), s.end()), s.end());
+  return s;
+}
+
+/// Copies the interior of a padded array (x fastest) into `dst`.
+template <typename T>
+void copy_interior(const T* src, T* dst, BlockShape b, int h) {
+  const auto sx = static_cast<std::size_t>(b.sx), px = sx + 2 * static_cast<std::size_t>(h);
+  const auto py = static_cast<std::size_t>(b.sy + 2 * h), hh = static_cast<std::size_t>(h);
+  for (std::size_t z = 0; z < static_cast<std::size_t>(b.sz); ++z)
+    for (std::size_t y = 0; y < static_cast<std::size_t>(b.sy); ++y, dst += sx)
+      std::memcpy(dst, src + ((z + hh) * py + y + hh) * px + hh, sx * sizeof(T));
+}
+
+std::int64_t type_offset(std::size_t slots, std::size_t grids, std::int64_t cells) {
+  return static_cast<std::int64_t>(slots * grids) * cells * static_cast<std::int64_t>(sizeof(double));
+}
+
+}  // namespace
+
+std::int64_t slot_bytes(const StepInfo& info, const LocalGrids& grids) {
+  const std::int64_t cells = grids.block.cells();
+  const std::size_t n = grids.grids.size();
+  return type_offset(used_slots(info).size(), n, cells) + (info.write_cell_type ? static_cast<std::int64_t>(n) * cells : 0);
+}
+
+void pack_step(const StepInfo& info, const LocalGrids& grids, std::byte* slot, Packer& msg) {
+  const auto slots = used_slots(info);
+  const std::int64_t cells = grids.block.cells();
+  const std::size_t n = grids.grids.size();
+  msg.put(grids.block);
+  msg.put(static_cast<std::uint64_t>(n));
+  msg.put(static_cast<std::uint64_t>(slots.size()));
+  for (int s : slots) msg.put(s);
+  auto* values = reinterpret_cast<double*>(slot);
+  auto* types = reinterpret_cast<std::uint8_t*>(slot + type_offset(slots.size(), n, cells));
+  for (std::size_t g = 0; g < n; ++g) {
+    const GridRecord& r = grids.grids[g];
+    msg.put(r.uid);
+    msg.put(r.level);
+    msg.put(r.sort_key);
+    msg.put(r.bbox);
+    msg.put(r.parent_uid);
+    msg.put(r.child_uids);
+    const bool has_type = info.write_cell_type && r.cell_type != nullptr;
+    msg.put(static_cast<std::uint8_t>(has_type));
+    for (std::size_t k = 0; k < slots.size(); ++k) {
+      const auto sl = static_cast<std::size_t>(slots[k]);
+      // A missing array is the writer's error to report: send zeros, mark it absent.
+      const bool present = sl < r.fields.size() && r.fields[sl] != nullptr;
+      msg.put(static_cast<std::uint8_t>(present));
+      if (present) copy_interior(r.fields[sl], values + (k * n + g) * static_cast<std::size_t>(cells), grids.block, grids.halo);
+    }
+    if (has_type) copy_interior(r.cell_type, types + g * static_cast<std::size_t>(cells), grids.block, grids.halo);
+  }
+}
+
+void unpack_grids(const StepInfo& info, Unpacker& msg, const std::byte* slot, LocalGrids& into) {
+  (void)info;
+  const auto block = msg.get<BlockShape>();
+  const auto n = static_cast<std::size_t>(msg.get<std::uint64_t>());
+  std::vector<int> slots(static_cast<std::size_t>(msg.get<std::uint64_t>()));
+  for (int& s : slots) s = msg.get<int>();
+  into.block = block;
+  into.halo = 0;
+  const std::int64_t cells = block.cells();
+  const auto* values = reinterpret_cast<const double*>(slot);
+  const auto* types = reinterpret_cast<const std::uint8_t*>(slot + type_offset(slots.size(), n, cells));
+  const std::size_t width = slots.empty() ? 0 : static_cast<std::size_t>(slots.back()) + 1;
+  for (std::size_t g = 0; g < n; ++g) {
+    GridRecord r;
+    r.uid = msg.get<std::uint64_t>();
+    r.level = msg.get<int>();
+    r.sort_key = msg.get<std::uint64_t>();
+    r.bbox = msg.get<Box>();
+    r.parent_uid = msg.get<std::uint64_t>();
+    r.child_uids = msg.uids();
+    const bool has_type = msg.get<std::uint8_t>() != 0;
+    r.fields.assign(width, nullptr);
+    for (std::size_t k = 0; k < slots.size(); ++k)
+      if (msg.get<std::uint8_t>() != 0)
+        r.fields[static_cast<std::size_t>(slots[k])] = values + (k * n + g) * static_cast<std::size_t>(cells);
+    if (has_type) r.cell_type = types + g * static_cast<std::size_t>(cells);
+    into.grids.push_back(std::move(r));
+  }
+}
+
+// --- the compute side --------------------------------------------------------------------
+
+Forwarder::Forwarder(MPI_Comm comm, bool append, const std::string& path, const CommonInfo* common,
+                     const IoOptions& options)
+    : comm_(mpi::Comm::dup(comm, "Writer")), path_(path) {
+  if (options.strategy == "dedicated") {
+    if (options.io_group == MPI_COMM_NULL)
+      throw FileError(ErrorKind::invalid_argument, path,
+                      "output.io.strategy = \"dedicated\" needs I/O ranks: run it with `rewind run` under mpirun, "
+                      "which takes output.io.io_ranks_per_node processes per node for them");
+    group_ = options.io_group;
+    MPI_Comm_rank(group_, &me_);
+    int n = 0;
+    MPI_Comm_size(group_, &n);
+    server_ = n - 1;
+  } else {  // aggregated: the node's first compute rank writes for the node
+    node_ = mpi::Comm::split_shared(comm_, "Writer");
+    me_ = node_.rank();
+    leaders_ = mpi::Comm::split(comm_, me_ == 0 ? 0 : MPI_UNDEFINED, comm_.rank(), "Writer");
+    group_ = node_;
+    server_ = 0;
+    if (me_ == 0) local_server_.emplace(node_, leaders_, true);
+  }
+  slots_ = std::max<std::int64_t>(1, options.steps_in_flight);
+  Packer msg;
+  msg.put(Op::open);
+  msg.put(static_cast<std::uint8_t>(append));
+  msg.put(path);
+  msg.put(common ? *common : CommonInfo{});
+  msg.put(options);
+  command(msg, true);
+  const auto r = reply();
+  Unpacker u(r);
+  if (u.get<std::uint8_t>() == 0) throw u.error();
+  last_step_ = u.get<std::int64_t>();
+  common_ = u.common();
+  open_ = true;
+}
+
+Forwarder::~Forwarder() {
+  if (!open_) return;
+  try {
+    close();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rewind: closing %s: %s\n", path_.c_str(), e.what());
+  }
+}
+
+void Forwarder::command(Packer& msg, bool wait) {
+  if (!local_server_) {
+    // Nonblocking: a step's description may be large, and the server may still be
+    // writing the step before; the buffer lives until the step is settled.
+    sends_.emplace_back(MPI_REQUEST_NULL, std::move(msg.bytes()));
+    auto& [rq, bytes] = sends_.back();
+    mpi::check(MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, server_, kCommandTag, group_, &rq),
+               "I/O ranks", "MPI_Isend");
+    if (wait) complete_sends(sends_.size());
+    return;
+  }
+  // This rank is its group's server too: the command goes to itself, then it serves it.
+  MPI_Request rq;
+  mpi::check(MPI_Isend(msg.bytes().data(), static_cast<int>(msg.bytes().size()), MPI_BYTE, me_, kCommandTag, group_, &rq),
+             "I/O ranks", "MPI_Isend");
+  local_server_->serve_one();
+  MPI_Wait(&rq, MPI_STATUS_IGNORE);
+}
+
+void Forwarder::complete_sends(std::size_t n) {
+  for (; n > 0 && !sends_.empty(); --n) {
+    MPI_Wait(&sends_.front().first, MPI_STATUS_IGNORE);
+    sends_.pop_front();
+  }
+}
+
+std::vector<std::byte> Forwarder::reply() {
+  std::vector<std::byte> r;
+  mpi::receive_message(server_, kReplyTag, group_, r, "I/O ranks");
+  return r;
+}
+
+void Forwarder::settle_one(WriteStats* into) {
+  const std::int64_t step = in_flight_.front();
+  in_flight_.pop_front();
+  complete_sends(1);  // that step's description
+  const auto r = reply();
+  Unpacker u(r);
+  if (u.get<std::uint8_t>() == 0) {
+    const FileError e = u.error();
+    throw FileError(e.kind(), e.file(), fmt::format("step {} (written by the I/O ranks): {}", step, e.problem()), e.detail());
+  }
+  const auto written = u.get<std::int64_t>();
+  const auto bytes = u.get<std::int64_t>();
+  const auto seconds = u.get<double>();
+  if (into) {
+    into->written_step = written;
+    into->written_seconds = seconds;
+    into->written_bandwidth = seconds > 0 ? static_cast<double>(bytes) / seconds : 0.0;
+  }
+}
+
+WriteStats Forwarder::write_step(const StepInfo& info, const LocalGrids& grids) {
+  if (!open_) throw FileError(ErrorKind::invalid_argument, path_, "writer is closed");
+  WriteStats st;
+  st.handed_off = true;
+  const double t0 = MPI_Wtime();
+  // Room for this step: at most slots_ steps in flight (the same count on every rank, so
+  // every rank settles, and throws, at the same call).
+  while (static_cast<std::int64_t>(in_flight_.size()) >= slots_) settle_one(&st);
+  const std::int64_t need = slot_bytes(info, grids);
+  std::int64_t grow = need > slot_capacity_ ? 1 : 0, any_grow = 0;
+  MPI_Allreduce(&grow, &any_grow, 1, MPI_INT64_T, MPI_MAX, comm_);
+  if (any_grow != 0) {  // a new window for the group: nothing of it may be in flight
+    while (!in_flight_.empty()) settle_one(&st);
+    slot_capacity_ = std::max(slot_capacity_, need + need / 8 + 4096);  // room for a little growth
+    Packer msg;
+    msg.put(Op::resize);
+    msg.put(slot_capacity_ * slots_);
+    command(msg, true);
+    if (!local_server_) own_window_.allocate(group_, slot_capacity_ * slots_);
+    next_slot_ = 0;
+  }
+  st.wait_seconds = MPI_Wtime() - t0;
+  const std::int64_t offset = (next_slot_++ % slots_) * slot_capacity_;
+  Packer msg;
+  msg.put(Op::step);
+  msg.put(offset);
+  msg.put(info);
+  pack_step(info, grids, window().mine() + offset, msg);
+  window().sync();
+  command(msg, false);
+  in_flight_.push_back(info.step);
+  last_step_ = info.step;
+  if (local_server_) settle_one(&st);  // the leader wrote it just now; its reply is here
+
+  std::int64_t sizes[2] = {need, static_cast<std::int64_t>(grids.grids.size())}, totals[2] = {0, 0};
+  MPI_Allreduce(sizes, totals, 2, MPI_INT64_T, MPI_SUM, comm_);
+  double mine[2] = {MPI_Wtime() - t0, st.wait_seconds}, most[2] = {0, 0};
+  MPI_Allreduce(mine, most, 2, MPI_DOUBLE, MPI_MAX, comm_);
+  st.bytes_local = need;
+  st.bytes = totals[0];
+  st.n_grids = totals[1];
+  st.seconds = most[0];
+  st.wait_seconds = most[1];
+  st.bandwidth = st.seconds > 0 ? static_cast<double>(st.bytes) / st.seconds : 0.0;
+  return st;
+}
+
+void Forwarder::close() {
+  if (!open_) throw FileError(ErrorKind::invalid_argument, path_, "writer is closed");
+  open_ = false;
+  std::optional<FileError> first;
+  while (!in_flight_.empty()) {  // the last steps are written before the file closes
+    try {
+      settle_one(nullptr);
+    } catch (const FileError& e) {
+      if (!first) first = e;
+    }
+  }
+  Packer msg;
+  msg.put(Op::close);
+  command(msg, true);
+  const auto r = reply();
+  Unpacker u(r);
+  if (u.get<std::uint8_t>() == 0 && !first) first = u.error();
+  complete_sends(sends_.size());
+  own_window_.release();  // the leader's window is its server's, released there
+  if (first) throw *first;
+}
+
+}  // namespace rwd::kernel::detail

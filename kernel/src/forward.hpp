@@ -1,0 +1,200 @@
+// Private: handing steps from compute ranks to the rank that writes them (strategies
+// "aggregated" and "dedicated", io_ranks.hpp).
+//
+// A group is a communicator on one node: its clients (compute ranks) and one server (the
+// rank that writes for them: the node leader, or a dedicated I/O rank). Each client owns a
+// segment of one MPI shared-memory window holding `slots` copies of its step's cell data
+// (interiors only); a command message per client says what is in its slot. The server
+// assembles a LocalGrids (halo 0) whose pointers are the clients' segments, so the writer's
+// zero-copy path writes straight from shared memory.
+//
+// Wire (tag kCommandTag, client -> server; one message per client per command, all clients
+// of a group send the same command): a byte Op, then the op's fields in the order below,
+// integers and doubles in the host's byte order (client and server share a node).
+//   open    mode (0 create, 1 append), path, CommonInfo (create), IoOptions (table strings)
+//   resize  slot bytes (this client), slots              -> both sides reallocate the window
+//   step    slot index, StepInfo, per grid metadata; the data is in the slot
+//   close
+//   release                                              -> the server may stop
+// Replies (tag kReplyTag, server -> each client) to open, step and close: ok byte, then
+// either FileError (kind, file, problem, detail) or the op's result (open: last step;
+// step: step, bytes, seconds; close: nothing).
+#pragma once
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "rewind/kernel/error.hpp"
+#include "rewind/kernel/io_ranks.hpp"
+#include "rewind/kernel/writer.hpp"
+#include "rewind/mpi/comm.hpp"
+
+namespace rwd::kernel::detail {
+
+inline constexpr int kCommandTag = 7101;
+inline constexpr int kReplyTag = 7102;
+
+enum class Op : std::uint8_t { open = 1, resize = 2, step = 3, close = 4, release = 5 };
+
+/// Appends plain values to a byte message.
+class Packer {
+ public:
+  template <typename T>
+  void put(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    append(&v, sizeof(T));
+  }
+  void append(const void* p, std::size_t n) {
+    const std::size_t at = bytes_.size();
+    bytes_.resize(at + n);
+    if (n > 0) std::memcpy(bytes_.data() + at, p, n);
+  }
+  void put(const std::string& s);
+  void put(const std::vector<std::string>& v);
+  void put(const std::vector<double>& v);
+  void put(const std::vector<std::uint64_t>& v);
+  void put(const CommonInfo& c);
+  void put(const IoOptions& o);
+  void put(const StepInfo& s);
+  void put(const FileError& e);
+  std::vector<std::byte>& bytes() { return bytes_; }
+
+ private:
+  std::vector<std::byte> bytes_;
+};
+
+/// Reads them back; throws FileError(io) past the end (a message from another version).
+class Unpacker {
+ public:
+  explicit Unpacker(const std::vector<std::byte>& b) : b_(b) {}
+  template <typename T>
+  T get() {
+    static_assert(std::is_trivially_copyable_v<T>);
+    T v;
+    std::memcpy(&v, take(sizeof(T)), sizeof(T));
+    return v;
+  }
+  std::string string();
+  std::vector<std::string> strings();
+  std::vector<double> doubles();
+  std::vector<std::uint64_t> uids();
+  CommonInfo common();
+  IoOptions options();
+  StepInfo step();
+  FileError error();
+
+ private:
+  const std::byte* take(std::size_t n);
+  const std::vector<std::byte>& b_;
+  std::size_t at_ = 0;
+};
+
+/// The group's shared-memory window: each client's segment, seen by the server.
+class SharedSlots {
+ public:
+  SharedSlots() = default;
+  SharedSlots(const SharedSlots&) = delete;
+  SharedSlots& operator=(const SharedSlots&) = delete;
+  ~SharedSlots() { release(); }
+  /// Collective over `group`: frees the old window and allocates `bytes` for this rank.
+  void allocate(MPI_Comm group, std::int64_t bytes);
+  /// Collective over the group (MPI_Win_free); no-op without a window or after MPI ends.
+  void release();
+  [[nodiscard]] bool empty() const { return win_ == MPI_WIN_NULL; }
+  [[nodiscard]] std::byte* mine() const { return mine_; }
+  /// Rank `r`'s segment (server side).
+  [[nodiscard]] std::byte* of(int r) const;
+  /// Memory barrier for the window (MPI_Win_sync): after writing, before reading.
+  void sync() const;
+
+ private:
+  MPI_Win win_ = MPI_WIN_NULL;
+  std::byte* mine_ = nullptr;
+};
+
+/// Bytes of one client's step in its slot: every written field's interiors, then the
+/// cell types.
+std::int64_t slot_bytes(const StepInfo& info, const LocalGrids& grids);
+/// Copies the interiors into `slot` (the layout slot_bytes measures) and appends the
+/// grids' metadata to `msg`.
+void pack_step(const StepInfo& info, const LocalGrids& grids, std::byte* slot, Packer& msg);
+/// Appends one client's grids (metadata from `msg`, data in `slot`) to `into` (halo 0;
+/// GridRecord::fields indexed by the step's slots, as the client had them).
+void unpack_grids(const StepInfo& info, Unpacker& msg, const std::byte* slot, LocalGrids& into);
+
+/// Sends a command and waits until it is out.
+void send_command(MPI_Comm group, int server, Packer& msg);
+
+/// The writing side of a group: receives one command from every client, carries it out
+/// with an ordinary Writer over `writers` (the servers of all groups), replies.
+class StepServer {
+ public:
+  /// `self_client`: this rank is also a client of the group (aggregated).
+  StepServer(MPI_Comm group, MPI_Comm writers, bool self_client, IoStepHook hook = {});
+  /// One command from every client, carried out (collective over `writers` when the
+  /// command is). False once every client has released the server.
+  bool serve_one();
+  [[nodiscard]] const IoRankStats& stats() const { return stats_; }
+  [[nodiscard]] SharedSlots& window() { return window_; }
+
+ private:
+  MPI_Comm group_, writers_;
+  int me_ = 0;
+  std::vector<int> clients_;
+  bool self_client_;
+  IoStepHook hook_;
+  std::optional<Writer> writer_;
+  SharedSlots window_;
+  IoRankStats stats_;
+  std::vector<std::vector<std::byte>> in_;  ///< this command, per client
+  std::deque<std::pair<MPI_Request, std::vector<std::byte>>> replies_;  ///< sends in progress
+  void reply_all(Packer& msg);  ///< the same reply to every client (nonblocking)
+};
+
+/// The compute side of a Writer whose steps another rank writes ("dedicated": the I/O
+/// rank of options.io_group; "aggregated": the node leader, which may be this rank).
+class Forwarder {
+ public:
+  /// Collective over `comm` (the compute ranks): opens (append) or creates the file
+  /// through the group's server.
+  Forwarder(MPI_Comm comm, bool append, const std::string& path, const CommonInfo* common, const IoOptions& options);
+  ~Forwarder();  ///< closes if still open; never throws (reports on stderr)
+  Forwarder(const Forwarder&) = delete;
+  Forwarder& operator=(const Forwarder&) = delete;
+
+  WriteStats write_step(const StepInfo& info, const LocalGrids& grids);
+  void close();
+  [[nodiscard]] const std::string& path() const { return path_; }
+  [[nodiscard]] const CommonInfo& common() const { return common_; }
+  [[nodiscard]] std::int64_t last_step() const { return last_step_; }
+
+ private:
+  /// To the server (and serves it, if it is us); `wait`: until the message is out.
+  void command(Packer& msg, bool wait);
+  void complete_sends(std::size_t n);        ///< waits for the n oldest command sends
+  std::vector<std::byte> reply();            ///< the server's next reply to this rank
+  void settle_one(WriteStats* into);         ///< the oldest outstanding step's reply; throws its error
+  SharedSlots& window() { return local_server_ ? local_server_->window() : own_window_; }
+  mpi::Comm comm_, node_, leaders_;          ///< node_/leaders_: aggregated only
+  MPI_Comm group_ = MPI_COMM_NULL;
+  int me_ = 0, server_ = 0;
+  std::optional<StepServer> local_server_;   ///< aggregated, on the node leader
+  std::string path_;
+  CommonInfo common_;
+  std::int64_t last_step_ = -1;
+  std::int64_t slots_ = 1, slot_capacity_ = 0, next_slot_ = 0;
+  SharedSlots own_window_;
+  std::deque<std::int64_t> in_flight_;       ///< steps handed off and not yet settled
+  std::deque<std::pair<MPI_Request, std::vector<std::byte>>> sends_;  ///< command sends in progress
+  bool open_ = false;
+};
+
+}  // namespace rwd::kernel::detail

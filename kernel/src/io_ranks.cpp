@@ -1,0 +1,150 @@
+// The writing side of the hand-off (forward.hpp): a group's server, the dedicated I/O
+// ranks' loop around it, and the compute ranks' release.
+#include "rewind/kernel/io_ranks.hpp"
+
+#include <fmt/core.h>
+
+#include "forward.hpp"
+#include "rewind/mpi/message.hpp"
+
+namespace rwd::kernel {
+
+namespace detail {
+
+StepServer::StepServer(MPI_Comm group, MPI_Comm writers, bool self_client, IoStepHook hook)
+    : group_(group), writers_(writers), self_client_(self_client), hook_(std::move(hook)) {
+  int n = 0;
+  MPI_Comm_rank(group_, &me_);
+  MPI_Comm_size(group_, &n);
+  for (int r = 0; r < n; ++r)
+    if (r != me_ || self_client_) clients_.push_back(r);
+  in_.resize(clients_.size());
+}
+
+void StepServer::reply_all(Packer& msg) {
+  // Finished sends go; the rest stay until their client takes them (a client settles a
+  // step's reply only when it needs the slot again).
+  while (!replies_.empty()) {
+    int done = 0;
+    MPI_Test(&replies_.front().first, &done, MPI_STATUS_IGNORE);
+    if (!done) break;
+    replies_.pop_front();
+  }
+  for (int c : clients_) {
+    replies_.emplace_back(MPI_REQUEST_NULL, msg.bytes());
+    auto& [rq, bytes] = replies_.back();
+    mpi::check(MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, c, kReplyTag, group_, &rq), "I/O ranks",
+               "MPI_Isend");
+  }
+}
+
+bool StepServer::serve_one() {
+  const double t0 = MPI_Wtime();
+  for (std::size_t i = 0; i < clients_.size(); ++i) mpi::receive_message(clients_[i], kCommandTag, group_, in_[i], "I/O ranks");
+  stats_.idle_seconds += MPI_Wtime() - t0;
+  std::vector<Unpacker> u;
+  u.reserve(in_.size());
+  for (const auto& m : in_) u.emplace_back(m);
+  Op op{};
+  for (auto& x : u)
+    if (const Op o = x.get<Op>(); &x == &u.front()) op = o;
+    else if (o != op) throw FileError(ErrorKind::io, "", "I/O ranks: the compute ranks of a group sent different commands");
+  Packer out;
+  switch (op) {
+    case Op::open: {
+      const bool append = u[0].get<std::uint8_t>() != 0;
+      const std::string path = u[0].string();
+      const CommonInfo common = u[0].common();
+      IoOptions options = u[0].options();
+      options.strategy = "collective";  // among the writers
+      try {
+        writer_.reset();
+        writer_.emplace(append ? Writer::append(writers_, path, options) : Writer::create(writers_, path, common, options));
+        out.put(std::uint8_t{1});
+        out.put(writer_->last_step());
+        out.put(writer_->common());
+      } catch (const FileError& e) {
+        out.put(std::uint8_t{0});
+        out.put(e);
+      }
+      reply_all(out);
+      return true;
+    }
+    case Op::resize: {
+      std::int64_t own = 0;
+      if (self_client_)
+        for (std::size_t i = 0; i < clients_.size(); ++i)
+          if (clients_[i] == me_) own = u[i].get<std::int64_t>();
+      window_.allocate(group_, own);
+      return true;
+    }
+    case Op::step: {
+      window_.sync();
+      LocalGrids grids;
+      StepInfo info;
+      for (std::size_t i = 0; i < clients_.size(); ++i) {
+        const auto offset = u[i].get<std::int64_t>();
+        StepInfo mine = u[i].step();
+        if (i == 0) info = std::move(mine);
+        unpack_grids(info, u[i], window_.of(clients_[i]) + offset, grids);
+      }
+      try {
+        if (!writer_) throw FileError(ErrorKind::invalid_argument, "", "no file is open on the I/O ranks");
+        const WriteStats st = writer_->write_step(info, grids);
+        ++stats_.steps;
+        stats_.bytes += st.bytes;
+        stats_.write_seconds += st.seconds;
+        out.put(std::uint8_t{1});
+        out.put(info.step);
+        out.put(st.bytes);
+        out.put(st.seconds);
+      } catch (const FileError& e) {
+        out.put(std::uint8_t{0});
+        out.put(e);
+      } catch (const std::exception& e) {
+        out.put(std::uint8_t{0});
+        out.put(FileError(ErrorKind::io, writer_ ? writer_->path() : "", e.what()));
+      }
+      reply_all(out);
+      if (hook_ && out.bytes().front() == std::byte{1}) hook_(info, grids, writers_);  // reports its own errors
+      return true;
+    }
+    case Op::close: {
+      try {
+        if (writer_) writer_->close();
+        out.put(std::uint8_t{1});
+      } catch (const FileError& e) {
+        out.put(std::uint8_t{0});
+        out.put(e);
+      }
+      writer_.reset();
+      reply_all(out);
+      window_.release();
+      return true;
+    }
+    case Op::release:
+      for (auto& [rq, bytes] : replies_) MPI_Wait(&rq, MPI_STATUS_IGNORE);
+      replies_.clear();
+      return false;
+  }
+  throw FileError(ErrorKind::io, "", fmt::format("I/O ranks: unknown command {}", static_cast<int>(op)));
+}
+
+}  // namespace detail
+
+IoRankStats serve_io_ranks(MPI_Comm group, MPI_Comm io, const IoStepHook& after_step) {
+  detail::StepServer server(group, io, false, after_step);
+  while (server.serve_one()) {
+  }
+  return server.stats();
+}
+
+void release_io_ranks(MPI_Comm group) {
+  int n = 0;
+  MPI_Comm_size(group, &n);
+  detail::Packer msg;
+  msg.put(detail::Op::release);
+  detail::send_command(group, n - 1, msg);
+}
+
+}  // namespace rwd::kernel

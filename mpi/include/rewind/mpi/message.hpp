@@ -1,0 +1,28 @@
+// One matched receive of a message whose size is known only on arrival, as the
+// neighbourhood server, its clients and the dedicated I/O ranks take them (MPI_Mprobe +
+// MPI_Mrecv: no other thread's receive can take the message between the probe and the
+// receive). Header-only, C++17.
+#pragma once
+#include <mpi.h>
+
+#include <cstddef>
+#include <vector>
+
+#include "rewind/mpi/comm.hpp"
+
+namespace rwd::mpi {
+
+/// Receives the next message from `source` (or MPI_ANY_SOURCE) with `tag` into `into`
+/// (resized to fit); returns its status. `who` names the caller in errors.
+inline MPI_Status receive_message(int source, int tag, MPI_Comm comm, std::vector<std::byte>& into, const char* who) {
+  MPI_Status status;
+  MPI_Message msg;
+  check(MPI_Mprobe(source, tag, comm, &msg, &status), who, "MPI_Mprobe");
+  int count = 0;
+  check(MPI_Get_count(&status, MPI_BYTE, &count), who, "MPI_Get_count");
+  into.resize(static_cast<std::size_t>(count));
+  check(MPI_Mrecv(into.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE), who, "MPI_Mrecv");
+  return status;
+}
+
+}  // namespace rwd::mpi

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The write strategies ([output.io] strategy), as a user runs them under mpirun:
+#  - independent, aggregated and dedicated I/O ranks write the same steps, bit for bit,
+#    as the collective default with the same compute ranks (dedicated: one or two I/O
+#    ranks on top of them, taken by the launch model);
+#  - a restart from a file written by I/O ranks, itself on I/O ranks, continues exactly
+#    as the collective run does;
+#  - the compute ranks report the hand-off and the I/O ranks their writing;
+#  - bad values and a job too small for an I/O rank are refused with one line.
+#   cli_strategies.sh REWIND SOURCE_DIR MPIEXEC
+source "$(dirname "$0")/lib.sh" "$@"
+case_file="$src/cases/cylinder-2d1.toml"
+opts=(--steps 30 --set output.checkpoint_every=10 --set output.visualisation_every=5)
+run() {  # run NP OUTPUT [more options]: a run that must succeed (log in OUTPUT.log)
+  local np=$1 out=$2; shift 2
+  "$mpiexec" -n "$np" "$rewind" run "$case_file" -o "$out" "${opts[@]}" "$@" >"$out.log" 2>&1 || { cat "$out.log"; return 1; }
+}
+same_steps() {  # every step of $2 is bit-identical to $1's
+  local s
+  for s in 0 10 20 30; do "$rewind" diff "$1@$s" "$2@$s" >/dev/null 2>&1 || return 1; done
+  [ "$(/usr/bin/python3 -c "import h5py,sys; print(len([k for k in h5py.File(sys.argv[1])['simulation'] if k.startswith('step_')]))" "$2")" = 7 ]
+}
+run 3 ref.h5 || exit 1   # server + 2 compute ranks, collective
+for s in independent aggregated; do
+  run 3 $s.h5 --set "output.io.strategy=\"$s\"" || exit 1
+  check "$s: every step identical to the collective run's" "same_steps ref.h5 $s.h5"
+done
+run 4 ded.h5 --set 'output.io.strategy="dedicated"' || exit 1   # server + 2 compute + 1 I/O rank
+check "dedicated (1 I/O rank): every step identical" "same_steps ref.h5 ded.h5"
+check "dedicated: the compute ranks report the hand-off" "grep -q 'handed off in' ded.h5.log"
+check "dedicated: the I/O rank reports its writing" "grep -q '^io ranks    1 I/O rank(s) wrote 7 steps' ded.h5.log"
+check "dedicated: the file verifies" "$rewind verify ded.h5 >/dev/null"
+run 5 ded2.h5 --set 'output.io.strategy="dedicated"' --set output.io.io_ranks_per_node=2 --set output.io.steps_in_flight=2 || exit 1
+check "dedicated (2 I/O ranks, 2 steps in flight): every step identical" "same_steps ref.h5 ded2.h5"
+check "dedicated: 2 I/O ranks reported" "grep -q '^io ranks    2 I/O rank(s)' ded2.h5.log"
+
+# Restart from step 10 of the dedicated file on I/O ranks (a branch), against the
+# collective run's step 30.
+"$mpiexec" -n 4 "$rewind" run --restart ded.h5@10 --steps 20 --set 'output.io.strategy="dedicated"' -o branch.h5 -q \
+  >branch.log 2>&1 || cat branch.log
+check "restart from a dedicated file, on I/O ranks: step 30 identical to the collective run" \
+  "$rewind diff ref.h5@30 branch.h5@30 >/dev/null"
+
+# Refusals: one line, non-zero exit, nothing written.
+refused() {  # refused NP PATTERN [options]: exit != 0, one error line matching PATTERN, no abort, no file
+  local np=$1 pat=$2; shift 2
+  "$mpiexec" -n "$np" "$rewind" run "$case_file" -o bad.h5 "${opts[@]}" "$@" >bad.out 2>&1
+  local rc=$?
+  [ $rc != 0 ] && [ "$(grep -c 'error:' bad.out)" = 1 ] && grep -q "$pat" bad.out && ! grep -q MPI_ABORT bad.out &&
+    [ ! -e bad.h5 ] || { cat bad.out; return 1; }
+}
+check "an unknown strategy is refused with one line" \
+  "refused 3 'strategy.*must be \"collective\", \"independent\", \"aggregated\" or \"dedicated\", not \"async\"' --set 'output.io.strategy=\"async\"'"
+check "steps_in_flight = 0 is refused with one line" "refused 3 'steps_in_flight.*at least 1' --set output.io.steps_in_flight=0"
+check "dedicated on 2 processes is refused with one line naming -np 3" \
+  "refused 2 'needs an I/O rank.*mpirun -np 3 or more' --set 'output.io.strategy=\"dedicated\"'"
+check "dedicated on 1 process is refused with one line" "refused 1 'needs an I/O rank' --set 'output.io.strategy=\"dedicated\"'"
+exit $fail

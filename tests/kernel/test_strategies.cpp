@@ -1,0 +1,191 @@
+// The write strategies (IoOptions::strategy): every one writes the same file — the same
+// rows in the same order, restarting bit-exactly — whoever does the writing. "dedicated"
+// runs with the last world rank as the I/O rank of every other one (one node here).
+#include <catch2/catch.hpp>
+#include <mpi.h>
+
+#include <cstdio>
+
+#include "mpi_test_util.hpp"
+#include "toy_tree.hpp"
+
+using namespace rwd::kernel;
+using rwd::kernel::test::ToyModel;
+
+namespace {
+constexpr int kSteps = 4;  // checkpoints 2 and 4, visualisation steps between
+constexpr double kDt = 0.01;
+
+StepInfo step_info(int i) {
+  const bool cp = i % 2 == 0;
+  return {i, i * kDt, kDt, cp ? StepKind::checkpoint : StepKind::visualisation,
+          cp ? ToyModel::checkpoint_fields() : ToyModel::visual_fields(i == 1), cp, {}, {cp ? 0.5 * i : 0.0}};
+}
+
+/// Writes kSteps steps of the toy model through `comm` with `opt`; returns the last stats.
+WriteStats write_run(MPI_Comm comm, const std::string& path, const IoOptions& opt) {
+  ToyModel m = ToyModel::build(comm);
+  Writer w = Writer::create(comm, path, ToyModel::common(), opt);
+  WriteStats last;
+  for (int i = 1; i <= kSteps; ++i) {
+    m.advance(kDt);
+    last = w.write_step(step_info(i), m.describe());
+  }
+  w.close();
+  return last;
+}
+
+/// Restarts from step kSteps on the world and compares with a model run straight there.
+bool restarts_exactly(const std::string& path) {
+  ToyModel ref = ToyModel::build(MPI_COMM_SELF);
+  for (int i = 0; i < kSteps; ++i) ref.advance(kDt);
+  Reader r = Reader::open(path, MPI_COMM_WORLD);
+  ToyModel back = ToyModel::restart(r, kSteps, MPI_COMM_WORLD);
+  bool same = true;
+  for (int s = 0; s < 6; ++s) {
+    const auto want = ref.interior(s);
+    for (const auto& [uid, v] : back.interior(s)) same = same && rwd::kernel::test::bit_equal(v, want.at(uid));
+  }
+  return rwd::test::all_ranks(same);
+}
+
+/// What a user sees of a file: the step list and every row's uid, per step.
+std::string file_summary(const std::string& path) {
+  Reader r = Reader::open(path);
+  std::string s;
+  for (const auto& e : r.steps()) {
+    s += std::to_string(e.step) + (e.committed ? "c" : "u") + std::to_string(static_cast<int>(e.kind)) + ":";
+    for (auto uid : r.read_topology(e.step).uid) s += std::to_string(uid) + ",";
+    s += "|";
+  }
+  return s;
+}
+
+/// Compute ranks: all but the last (world size >= 2); the I/O group: everybody.
+struct DedicatedLayout {
+  MPI_Comm compute = MPI_COMM_NULL, io = MPI_COMM_NULL, group = MPI_COMM_NULL;
+  bool is_io = false;
+  DedicatedLayout() {
+    const int rank = rwd::test::world_rank(), size = rwd::test::world_size();
+    is_io = rank == size - 1;
+    MPI_Comm_split(MPI_COMM_WORLD, is_io ? MPI_UNDEFINED : 0, rank, &compute);
+    MPI_Comm_split(MPI_COMM_WORLD, is_io ? 0 : MPI_UNDEFINED, rank, &io);
+    MPI_Comm_dup(MPI_COMM_WORLD, &group);  // the I/O rank is last, as the launcher makes it
+  }
+  ~DedicatedLayout() {
+    for (MPI_Comm* c : {&compute, &io, &group})
+      if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
+  }
+};
+}  // namespace
+
+TEST_CASE("collective, independent and aggregated write the same file", "[kernel][mpi]") {
+  IoOptions base;
+  base.write_views = false;
+  const std::string ref_path = rwd::kernel::test::test_path("strategy_collective");
+  write_run(MPI_COMM_WORLD, ref_path, base);
+  const std::string want = file_summary(ref_path);
+  for (const char* strategy : {"independent", "aggregated"}) {
+    INFO("strategy " << strategy);
+    IoOptions opt = base;
+    set_option(opt, "strategy", std::string(strategy));
+    const std::string path = rwd::kernel::test::test_path(std::string("strategy_") + strategy);
+    const WriteStats st = write_run(MPI_COMM_WORLD, path, opt);
+    CHECK(st.handed_off == (std::string(strategy) == "aggregated"));
+    if (std::string(strategy) == "independent") CHECK_FALSE(st.all_collective);
+    CHECK(file_summary(path) == want);
+    CHECK(restarts_exactly(path));
+  }
+}
+
+TEST_CASE("dedicated I/O ranks write the same file while the compute ranks go on", "[kernel][mpi]") {
+  if (rwd::test::world_size() < 2) {
+    // One process cannot have an I/O rank: refused with one line naming the cure.
+    IoOptions opt;
+    opt.strategy = "dedicated";
+    try {
+      (void)Writer::create(MPI_COMM_WORLD, rwd::kernel::test::test_path("dedicated_alone"), ToyModel::common(), opt);
+      FAIL("a dedicated writer without I/O ranks was created");
+    } catch (const FileError& e) {
+      CHECK(e.kind() == ErrorKind::invalid_argument);
+      CHECK(std::string(e.what()).find("needs I/O ranks") != std::string::npos);
+    }
+    return;
+  }
+  IoOptions base;
+  base.write_views = false;
+  // The reference: the same compute ranks writing collectively.
+  DedicatedLayout lay;
+  const std::string ref_path = rwd::kernel::test::test_path("dedicated_ref");
+  if (!lay.is_io) write_run(lay.compute, ref_path, base);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const std::string want = file_summary(ref_path);
+  for (int in_flight : {1, 2}) {
+    INFO("steps in flight " << in_flight);
+    const std::string path = rwd::kernel::test::test_path("dedicated_f" + std::to_string(in_flight));
+    if (lay.is_io) {
+      const IoRankStats st = serve_io_ranks(lay.group, lay.io);
+      CHECK(st.steps == kSteps);
+    } else {
+      IoOptions opt = base;
+      opt.strategy = "dedicated";
+      opt.steps_in_flight = in_flight;
+      opt.io_group = lay.group;
+      const WriteStats st = write_run(lay.compute, path, opt);
+      CHECK(st.handed_off);
+      CHECK(st.n_grids == 33);
+      CHECK(st.written_step == kSteps - in_flight);  // the write before this one had finished
+      release_io_ranks(lay.group);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(file_summary(path) == want);  // every step committed, the same rows
+    CHECK(restarts_exactly(path));
+  }
+}
+
+TEST_CASE("dedicated: the I/O ranks' errors reach the compute ranks, named, and the file keeps its steps",
+          "[kernel][mpi]") {
+  if (rwd::test::world_size() < 2) return;
+  DedicatedLayout lay;
+  const std::string path = rwd::kernel::test::test_path("dedicated_errors");
+  if (lay.is_io) {
+    serve_io_ranks(lay.group, lay.io);
+  } else {
+    IoOptions opt;
+    opt.write_views = false;
+    opt.strategy = "dedicated";
+    opt.io_group = lay.group;
+    // A file that cannot be created: every compute rank gets the I/O ranks' error.
+    try {
+      (void)Writer::create(lay.compute, "/nonexistent-dir/x.h5", ToyModel::common(), opt);
+      FAIL("created a file in a directory that does not exist");
+    } catch (const FileError& e) {
+      CHECK(std::string(e.what()).find("/nonexistent-dir/x.h5") != std::string::npos);
+    }
+    // A step the I/O ranks refuse (its number does not increase): reported by the next call.
+    ToyModel m = ToyModel::build(lay.compute);
+    Writer w = Writer::create(lay.compute, path, ToyModel::common(), opt);
+    w.write_step(step_info(2), m.describe());
+    w.write_step(step_info(2), m.describe());  // handed off: the refusal comes later
+    try {
+      w.close();
+      FAIL("close did not report the refused step");
+    } catch (const FileError& e) {
+      CHECK(std::string(e.what()).find("step 2 (written by the I/O ranks)") != std::string::npos);
+    }
+    release_io_ranks(lay.group);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  Reader r = Reader::open(path);
+  REQUIRE(r.steps().size() == 1);
+  CHECK(r.steps()[0].committed);
+}
+
+TEST_CASE("strategy values are checked with one line", "[kernel]") {
+  IoOptions o;
+  CHECK_THROWS_WITH(set_option(o, "strategy", std::string("async")),
+                    "I/O option 'strategy' must be \"collective\", \"independent\", \"aggregated\" or \"dedicated\", not \"async\"");
+  CHECK_THROWS_WITH(set_option(o, "steps_in_flight", std::int64_t{0}), "I/O option 'steps_in_flight' must be at least 1");
+  set_option(o, "strategy", std::string("dedicated"));
+  CHECK(option_string(o, "strategy") == "dedicated");
+}
