@@ -25,6 +25,7 @@
 #include "rewind/mpi/comm.hpp"
 #include "rewind/collector/file_service.hpp"
 #include "rewind/collector/server.hpp"
+#include "rewind/driver/insitu.hpp"
 #include "rewind/driver/live.hpp"
 #include "rewind/driver/observers.hpp"
 #include "rewind/driver/run.hpp"
@@ -93,7 +94,7 @@ std::vector<std::int64_t> leaf_cells_per_level(const spacetree::Forest& f, MPI_C
 }
 
 int run_compute(const RunOptions& o, driver::RunSpec spec, spacetree::LocalPlan plan, MPI_Comm comm, bool print,
-                const std::string& estimate, driver::LiveLink* live = nullptr) {
+                const std::string& estimate, std::optional<insitu::Hook> hook, driver::LiveLink* live = nullptr) {
   spec.steps = o.steps;  // counted from the start, the restart point or an in-job branch point
   spec.quiet = o.quiet;
   const bool talk = print && !o.quiet;  // report lines; `print` (rank 0) still writes the files
@@ -117,11 +118,15 @@ int run_compute(const RunOptions& o, driver::RunSpec spec, spacetree::LocalPlan 
   driver::OutputObserver output;
   driver::MonitorCsv monitor(interval);
   driver::Progress progress(progress_every);
+  std::optional<driver::InsituObserver> analysis;
+  if (hook) analysis.emplace(std::move(*hook), run.spec().insitu);
   if (live) run.add(*live);  // first: a boundary's steering precedes its output
   run.add(output);
+  if (analysis) run.add(*analysis);  // after the output: a step a hook fails at is in the file
   run.add(monitor);
   run.add(progress);
   const auto sum = run.run();
+  if (analysis) analysis->finish(run);
   if (!o.profiles.empty()) write_profiles(run.solver(), o.profiles, o.profile_points, print, talk);
   if (talk) {
     const double wall = sum.wall_seconds;
@@ -137,7 +142,7 @@ int run_compute(const RunOptions& o, driver::RunSpec spec, spacetree::LocalPlan 
 
 // World rank 0 serves the topology; the compute ranks ask it for their plans.
 int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::function<spacetree::Tree()>& make_tree,
-                    const std::string& estimate) {
+                    const std::string& estimate, std::optional<insitu::Hook> hook) {
   const bool live = !o.listen.empty();
   const bool dedicated = spec.output.io.strategy == "dedicated";
   auto roles = nbserver::split_roles(
@@ -198,7 +203,7 @@ int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::functi
   int rc = 0;
   try {
     rc = run_compute(o, std::move(spec), std::move(plan), roles.compute(), roles.compute_rank == 0, estimate,
-                     link ? &*link : nullptr);
+                     std::move(hook), link ? &*link : nullptr);
   } catch (const std::exception& e) {
     // Every compute rank failed the same way: stop the server as at a normal end, one
     // line from the first compute rank, a non-zero exit, no MPI_Abort. A rank failing
@@ -219,7 +224,7 @@ int run_run(const RunOptions& o) {
   auto spec = driver::plan_run(request, [](spacetree::CaseDocument& doc) {
     read_case_header(doc);
     mark_sections_of_other_modules(doc, {"case", "domain", "tree", "run", "physics", "time", "boundary", "obstacle",
-                                         "initial", "solver", "monitor", "output"});
+                                         "initial", "solver", "monitor", "output", "insitu"});
   });
   const auto& sc = spec.solver_case;
   // The tree maker owns copies of what it reads: under mpirun the server calls it after
@@ -271,12 +276,22 @@ int run_run(const RunOptions& o) {
   guard(cost, role, o.memory_limit, MPI_COMM_WORLD);
   const std::string estimate = describe(cost, GuardRole{.holds_tree = world_size == 1, .compute_ranks = std::max(1, compute_ranks)},
                          o.memory_limit, MPI_COMM_WORLD);
-  if (world_size > 1) return run_with_server(o, std::move(spec), make_tree, estimate);
+  // The in-situ hook is loaded on every rank before anything runs, so a missing
+  // library, entry point or ABI mismatch is refused with one line (the same on every rank).
+  std::optional<insitu::Hook> hook;
+  if (spec.insitu.enabled()) {
+    try {
+      hook.emplace(insitu::Hook::load(spec.insitu.library));
+    } catch (const insitu::HookError& e) {
+      throw AgreedError(fmt::format("insitu.library: {}", e.what()));
+    }
+  }
+  if (world_size > 1) return run_with_server(o, std::move(spec), make_tree, estimate, std::move(hook));
   // One process: it computes, and its plan comes from the in-process topology.
   const spacetree::Tree tree = make_tree();
   spacetree::Topology topo(tree, spacetree::partition_morton(tree, world_size));
   auto plan = spacetree::make_local_plan(topo, world_rank);
-  return run_compute(o, std::move(spec), std::move(plan), MPI_COMM_WORLD, world_rank == 0, estimate);
+  return run_compute(o, std::move(spec), std::move(plan), MPI_COMM_WORLD, world_rank == 0, estimate, std::move(hook));
 }
 
 const Registration reg{Command{

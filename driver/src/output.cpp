@@ -164,29 +164,25 @@ void RunOutput::set_intervals(const OutputSettings& o) {
   settings_.visualisation_every = o.visualisation_every;
 }
 
-k::WriteStats RunOutput::write(solver::Solver& s, k::StepKind kind) {
+std::vector<std::vector<std::uint8_t>> padded_cell_types(solver::Solver& s) {
+  // Cell types are static: callers pad them once, with the fields' one-cell halo.
+  const auto& forest = s.forest();
+  const auto& sh = forest.shape();
+  std::vector<std::vector<std::uint8_t>> out(forest.size(), std::vector<std::uint8_t>(forest.block_size(), 0));
+  for (std::size_t g = 0; g < forest.size(); ++g) {
+    const auto types = s.cell_types(g);
+    std::size_t q = 0;
+    for (int kz = 0; kz < sh.s[2]; ++kz)
+      for (int j = 0; j < sh.s[1]; ++j)
+        for (int i = 0; i < sh.s[0]; ++i) out[g][static_cast<std::size_t>(forest.index(i, j, kz))] = types[q++];
+  }
+  return out;
+}
+
+k::LocalGrids describe_grids(solver::Solver& s, const std::vector<solver::Variable>& fields,
+                             const std::vector<std::vector<std::uint8_t>>& padded_types) {
   auto& forest = s.forest();
   const auto& sh = forest.shape();
-  const auto state = s.scalar_state();
-  if (padded_types_.size() != forest.size()) {
-    // Cell types are static: pad them once with a one-cell halo, like the fields.
-    padded_types_.assign(forest.size(), std::vector<std::uint8_t>(forest.block_size(), 0));
-    for (std::size_t g = 0; g < forest.size(); ++g) {
-      const auto types = s.cell_types(g);
-      std::size_t q = 0;
-      for (int kz = 0; kz < sh.s[2]; ++kz)
-        for (int j = 0; j < sh.s[1]; ++j)
-          for (int i = 0; i < sh.s[0]; ++i) padded_types_[g][static_cast<std::size_t>(forest.index(i, j, kz))] = types[q++];
-    }
-  }
-  std::vector<solver::Variable> fields;
-  const auto all = solver::state_fields();
-  if (kind == k::StepKind::checkpoint) {
-    fields = all;
-  } else {
-    for (const auto& name : settings_.variables)
-      fields.push_back(*std::find_if(all.begin(), all.end(), [&](const solver::Variable& f) { return name == f.name; }));
-  }
   k::LocalGrids grids;
   grids.block = {sh.s[0], sh.s[1], sh.s[2]};
   grids.halo = 1;
@@ -201,9 +197,24 @@ k::WriteStats RunOutput::write(solver::Solver& s, k::StepKind kind) {
     rec.parent_uid = info.family.parent.raw();
     for (const auto& c : info.family.children) rec.child_uids.push_back(c.raw());
     for (const auto& f : fields) rec.fields.push_back(forest.data(g, f.var));
-    rec.cell_type = padded_types_[g].data();
+    rec.cell_type = padded_types.size() == forest.size() ? padded_types[g].data() : nullptr;
     grids.grids.push_back(std::move(rec));
   }
+  return grids;
+}
+
+k::WriteStats RunOutput::write(solver::Solver& s, k::StepKind kind) {
+  const auto state = s.scalar_state();
+  if (padded_types_.size() != s.forest().size()) padded_types_ = padded_cell_types(s);
+  std::vector<solver::Variable> fields;
+  const auto all = solver::state_fields();
+  if (kind == k::StepKind::checkpoint) {
+    fields = all;
+  } else {
+    for (const auto& name : settings_.variables)
+      fields.push_back(*std::find_if(all.begin(), all.end(), [&](const solver::Variable& f) { return name == f.name; }));
+  }
+  const k::LocalGrids grids = describe_grids(s, fields, padded_types_);
   k::StepInfo step;
   step.step = state.step;
   step.time = state.time;

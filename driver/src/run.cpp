@@ -17,6 +17,7 @@ namespace {
 struct ParsedCase {
   solver::SolverCase solver_case;
   OutputSettings output;
+  InsituSettings insitu;
   std::string effective_text;
   std::string case_name;
 };
@@ -28,6 +29,7 @@ ParsedCase parse_case(const std::string& text, const std::string& source, const 
   if (check_case) check_case(doc);
   p.solver_case = solver::parse_solver_case(doc);
   p.output = parse_output_settings(doc);
+  p.insitu = parse_insitu_settings(doc);
   p.case_name = doc.get_string("case.name");
   if (check_case) doc.reject_unknown();
   p.effective_text = doc.effective_text();
@@ -82,6 +84,7 @@ RunSpec plan_run(const RunRequest& o, const std::function<void(spacetree::CaseDo
   }
   spec.solver_case = std::move(parsed.solver_case);
   spec.output = std::move(parsed.output);
+  spec.insitu = std::move(parsed.insitu);
   spec.case_name = std::move(parsed.case_name);
   // The monitor CSV: --monitor; else beside --output (runs into different files keep
   // different monitors); else the case's monitor.file.
@@ -164,6 +167,7 @@ RunSpec plan_branch(const RestartPoint& rp, const std::vector<std::string>& chan
   auto parsed = parse_case(spec.case_text, spec.case_source, spec.overrides, {});
   spec.solver_case = std::move(parsed.solver_case);
   spec.output = std::move(parsed.output);
+  spec.insitu = std::move(parsed.insitu);
   spec.case_name = std::move(parsed.case_name);
   spec.output.file = output.empty() ? branch_name(rp.file, rp.step.step) : output;
   if (same_file(spec.output.file, rp.file))

@@ -167,6 +167,17 @@ std::vector<CaseKey> make_table() {
        .description = "variables of visualisation steps (u, v, w, p, T)"},
       {.name = "output.io.<option>", .type = K::option, .default_note = "see the option",
        .description = "MPI-IO hints and HDF5 settings (the kernel's options table)"},
+
+      // In-situ analysis changes nothing the file holds: a restart that only changes
+      // these keys continues the same file.
+      {.name = "insitu.library", .type = K::string, .default_toml = "\"\"", .on_restart = R::extends,
+       .description = "in-situ hook: shared library called with every N-th step's grids (\"\" = none; "
+                      "docs/insitu.md); a missing library or entry point is refused before the run"},
+      {.name = "insitu.every", .type = K::integer, .unit = "steps", .default_toml = "1", .range = at_least(1),
+       .on_restart = R::extends, .description = "call the hook at every step that is a multiple of this"},
+      {.name = "insitu.args", .type = K::string, .default_toml = "\"\"", .on_restart = R::extends,
+       .description = "text passed to the hook's init (the Catalyst adaptor: its Python script; the vorticity "
+                      "example: its CSV file)"},
   };
 }
 

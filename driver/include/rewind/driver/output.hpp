@@ -48,6 +48,18 @@ OutputSettings parse_output_settings(spacetree::CaseDocument& doc);
 /// Constants of a run for /common.
 kernel::CommonInfo make_common(const solver::SolverCase& c, const std::string& case_text);
 
+// --- The solver's grids as plain data --------------------------------------------------
+
+/// The solver's cell types (CellType codes) with the fields' one-cell halo (zeros), one
+/// padded array per grid of this rank. Static: compute once. Local.
+std::vector<std::vector<std::uint8_t>> padded_cell_types(solver::Solver& s);
+/// This rank's grids as the kernel (and an in-situ hook) takes them: one GridRecord per
+/// grid, fields[i] pointing into the forest's array of `fields[i]` (no copies, valid
+/// until the solver's next step), cell_type into `padded_types` (none if it does not
+/// match the forest). Local.
+kernel::LocalGrids describe_grids(solver::Solver& s, const std::vector<solver::Variable>& fields,
+                                  const std::vector<std::vector<std::uint8_t>>& padded_types);
+
 // --- The schedule (pure) ---------------------------------------------------------------
 
 /// What is due at one step boundary.

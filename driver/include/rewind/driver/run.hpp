@@ -29,6 +29,17 @@
 
 namespace rwd::driver {
 
+/// The [insitu] section of a case file (the observer: rewind/driver/insitu.hpp).
+struct InsituSettings {
+  std::string library;     ///< insitu.library: the hook's shared library ("" = none)
+  std::int64_t every = 1;  ///< insitu.every: steps between calls (>= 1)
+  std::string args;        ///< insitu.args: passed to rewind_insitu_init verbatim
+  [[nodiscard]] bool enabled() const { return !library.empty(); }
+};
+
+/// Reads [insitu]. Throws CaseError naming the key (every < 1, ...). Pure.
+InsituSettings parse_insitu_settings(spacetree::CaseDocument& doc);
+
 /// What the user asked for (`rewind run` options).
 struct RunRequest {
   std::string case_file;                ///< a case file, or empty with restart
@@ -51,6 +62,7 @@ struct RunSpec {
   std::vector<std::string> overrides;
   solver::SolverCase solver_case;
   OutputSettings output;
+  InsituSettings insitu;               ///< [insitu]: the in-situ hook ("" library: none)
   kernel::CommonInfo common;
   RunOutput::Mode mode = RunOutput::Mode::create;
   std::optional<RestartPoint> restart;
