@@ -138,7 +138,7 @@ void send_command(MPI_Comm group, int server, Packer& msg);
 class StepServer {
  public:
   /// `self_client`: this rank is also a client of the group (aggregated).
-  StepServer(MPI_Comm group, MPI_Comm writers, bool self_client, IoStepHook hook = {});
+  StepServer(MPI_Comm group, MPI_Comm writers, bool self_client);
   /// One command from every client, carried out (collective over `writers` when the
   /// command is). False once every client has released the server.
   bool serve_one();
@@ -150,7 +150,6 @@ class StepServer {
   int me_ = 0;
   std::vector<int> clients_;
   bool self_client_;
-  IoStepHook hook_;
   std::optional<Writer> writer_;
   SharedSlots window_;
   IoRankStats stats_;

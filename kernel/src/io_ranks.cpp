@@ -11,8 +11,8 @@ namespace rwd::kernel {
 
 namespace detail {
 
-StepServer::StepServer(MPI_Comm group, MPI_Comm writers, bool self_client, IoStepHook hook)
-    : group_(group), writers_(writers), self_client_(self_client), hook_(std::move(hook)) {
+StepServer::StepServer(MPI_Comm group, MPI_Comm writers, bool self_client)
+    : group_(group), writers_(writers), self_client_(self_client) {
   int n = 0;
   MPI_Comm_rank(group_, &me_);
   MPI_Comm_size(group_, &n);
@@ -106,7 +106,6 @@ bool StepServer::serve_one() {
         out.put(FileError(ErrorKind::io, writer_ ? writer_->path() : "", e.what()));
       }
       reply_all(out);
-      if (hook_ && out.bytes().front() == std::byte{1}) hook_(info, grids, writers_);  // reports its own errors
       return true;
     }
     case Op::close: {
@@ -132,8 +131,8 @@ bool StepServer::serve_one() {
 
 }  // namespace detail
 
-IoRankStats serve_io_ranks(MPI_Comm group, MPI_Comm io, const IoStepHook& after_step) {
-  detail::StepServer server(group, io, false, after_step);
+IoRankStats serve_io_ranks(MPI_Comm group, MPI_Comm io) {
+  detail::StepServer server(group, io, false);
   while (server.serve_one()) {
   }
   return server.stats();

@@ -23,7 +23,6 @@
 #include <mpi.h>
 
 #include <cstdint>
-#include <functional>
 
 #include "rewind/kernel/grids.hpp"
 #include "rewind/kernel/writer.hpp"
@@ -38,15 +37,10 @@ struct IoRankStats {
   double idle_seconds = 0.0;       ///< time waiting for the compute ranks
 };
 
-/// Called on the I/O ranks after each step is committed, with the step as written (all
-/// grids of the group, halo 0, pointers into shared memory valid during the call) and the
-/// I/O ranks' communicator: the in-situ hook's place. Collective over `io`.
-using IoStepHook = std::function<void(const StepInfo&, const LocalGrids&, MPI_Comm io)>;
-
 /// The I/O rank's loop. Collective over `io` (every I/O rank of the job calls it); serves
 /// the compute ranks of `group` (this rank is its last rank). Returns the rank's figures
 /// when they have all called release_io_ranks. Throws only on MPI failures.
-IoRankStats serve_io_ranks(MPI_Comm group, MPI_Comm io, const IoStepHook& after_step = {});
+IoRankStats serve_io_ranks(MPI_Comm group, MPI_Comm io);
 
 /// Every compute rank of `group`, once, after its last Writer is closed: the I/O rank may
 /// stop. Does not wait for the other groups.
