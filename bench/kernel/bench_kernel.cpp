@@ -72,6 +72,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_step.hpp"
 #include "rewind/kernel/kernel.hpp"
 
 extern char** environ;
@@ -81,21 +82,6 @@ namespace k = rwd::kernel;
 namespace {
 constexpr int S = 32;
 int rank_ = 0, size_ = 1;
-
-struct G {
-  std::uint64_t uid;
-  int level;
-  std::array<int, 3> c;
-  std::uint64_t parent;
-  std::vector<std::uint64_t> children;
-};
-
-std::uint64_t uid_of(int l, std::array<int, 3> c) {
-  std::uint64_t m = 0;
-  for (int b = 0; b < 19; ++b)
-    for (int a = 0; a < 3; ++a) m |= static_cast<std::uint64_t>((c[a] >> b) & 1) << (3 * b + a);
-  return (static_cast<std::uint64_t>(l) << 58) | m;
-}
 
 /// A barrier that sleeps instead of spinning (ranks waiting for rank 0's dd must not
 /// steal one of the two cores from it).
@@ -252,51 +238,14 @@ int main(int argc, char** argv) {
   }
 
   // ---- the tree and this rank's data (each grid: nvars separate arrays, as a solver has) ----
-  std::vector<G> all;
-  all.push_back({uid_of(0, {0, 0, 0}), 0, {0, 0, 0}, k::kNoUid, {}});
-  for (int l = 0; l < 3; ++l) {
-    std::size_t a = 0, b = all.size();
-    while (a < b && all[a].level < l) ++a;
-    for (std::size_t i = a; i < b; ++i)
-      for (int ch = 0; ch < 8; ++ch) {
-        std::array<int, 3> c{2 * all[i].c[0] + (ch & 1), 2 * all[i].c[1] + ((ch >> 1) & 1), 2 * all[i].c[2] + ((ch >> 2) & 1)};
-        all.push_back({uid_of(l + 1, c), l + 1, c, all[i].uid, {}});
-        all[i].children.push_back(all.back().uid);
-      }
-  }
-  std::map<std::uint64_t, std::size_t> index_of;
-  for (std::size_t i = 0; i < all.size(); ++i) index_of[all[i].uid] = i;
-  const std::size_t n = all.size(), lo = n * rank_ / size_, hi = n * (rank_ + 1) / size_;
-  const std::size_t cells = S * S * S;
+  rwd::bench::BenchStep bs(rank_, size_, nvars, halo);
+  const k::CommonInfo& cm = bs.common;
+  const k::LocalGrids& lg = bs.grids;
+  const k::StepInfo& si = bs.info;
+  const auto& index_of = bs.index_of;
+  const std::size_t n = bs.total_grids, cells = S * S * S;
   const auto side = static_cast<std::size_t>(S + 2 * halo);
   const std::size_t padded = side * side * side;
-  std::vector<std::vector<std::vector<double>>> data(hi - lo);
-  for (std::size_t i = lo; i < hi; ++i) {
-    data[i - lo].resize(static_cast<std::size_t>(nvars));
-    for (int v = 0; v < nvars; ++v) data[i - lo][static_cast<std::size_t>(v)].assign(padded, static_cast<double>(i) + v);
-  }
-
-  k::CommonInfo cm;
-  cm.block = {S, S, S};
-  cm.domain = {0, 1, 0, 1, 0, 1};
-  for (int v = 0; v < nvars; ++v) cm.variables.push_back({"v" + std::to_string(v), "1"});
-  k::LocalGrids lg;
-  lg.block = cm.block;
-  lg.halo = halo;
-  for (std::size_t i = lo; i < hi; ++i) {
-    k::GridRecord r;
-    r.uid = all[i].uid;
-    r.level = all[i].level;
-    r.sort_key = all[i].uid;
-    const double w = 1.0 / (1 << all[i].level);
-    r.bbox = {all[i].c[0] * w, (all[i].c[0] + 1) * w, all[i].c[1] * w, (all[i].c[1] + 1) * w, all[i].c[2] * w, (all[i].c[2] + 1) * w};
-    r.parent_uid = all[i].parent;
-    r.child_uids = all[i].children;
-    for (int v = 0; v < nvars; ++v) r.fields.push_back(data[i - lo][static_cast<std::size_t>(v)].data());
-    lg.grids.push_back(r);
-  }
-  k::StepInfo si{1, 0.0, 0.1, k::StepKind::checkpoint, {}, false, {}, {}};
-  for (int v = 0; v < nvars; ++v) si.fields.push_back({"cell_data", "v" + std::to_string(v), v});
 
   const std::string kfile = dir + "/bench_kernel.h5", rfile = dir + "/bench_raw.bin", dfile = dir + "/bench_dd.bin";
   const std::string ksfile = dir + "/bench_kernel_serial.h5";
