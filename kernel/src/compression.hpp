@@ -7,23 +7,24 @@
 // (file offsets), early writeback (file offsets) and direct reads (file offsets) do not
 // apply to them, so the writer and reader use HDF5's own path for exactly those datasets.
 //
-// The zfp codec is Rewind's own, registered under H5Z-ZFP's filter id 32013 with the
-// cd_values and chunk stream H5Z-ZFP (LLNL) 1.1 writes: cd_values[0] packs zfp's library
-// version, zfp's codec version and H5Z-ZFP's version; cd_values[1..] hold zfp's full
-// stream header (magic, field, mode) as 32-bit words; each chunk is zfp's compressed
-// stream without header. So h5py with `hdf5plugin` reads what Rewind writes.
+// The zfp codec is Rewind's own (zfp_codec.hpp), registered under H5Z-ZFP's filter id
+// 32013 with the cd_values and chunk stream H5Z-ZFP (LLNL) 1.1 writes: cd_values[0]
+// packs zfp's library version, zfp's codec version and H5Z-ZFP's version; cd_values[1..]
+// hold zfp's full stream header (magic, field, mode) as 32-bit words; each chunk is zfp's
+// compressed stream without header. So h5py with `hdf5plugin` reads what Rewind writes.
 #pragma once
 #include <string>
 #include <vector>
 
 #include "h5util.hpp"
 #include "rewind/kernel/options.hpp"
+#include "zfp_codec.hpp"
 
 namespace rwd::kernel::detail {
 
 inline constexpr H5Z_filter_t kFilterLz4 = 32004;         ///< HDF5's registered LZ4 filter
 inline constexpr H5Z_filter_t kFilterBitshuffle = 32008;  ///< bitshuffle (+ LZ4)
-inline constexpr H5Z_filter_t kFilterZfp = 32013;         ///< H5Z-ZFP
+inline constexpr H5Z_filter_t kFilterZfp = kZfpFilterId;  ///< H5Z-ZFP (zfp_codec.hpp)
 inline constexpr const char* kZfpAccuracy = "zfp_accuracy";  ///< attribute of a zfp dataset
 
 /// How one dataset is stored.

@@ -150,6 +150,10 @@ std::string options_problem(const IoOptions& o) {
                        "only collectively)", zfp && o.compression == "none" ? "visualisation_compression" : "compression");
   if (zfp && !(o.zfp_accuracy > 0))
     return "I/O option 'visualisation_compression' = \"zfp\" needs zfp_accuracy > 0 (the absolute error bound)";
+  if (zfp) {
+    const std::string why = detail::filter_unavailable("zfp");
+    if (!why.empty()) return "I/O option 'visualisation_compression' = \"zfp\": " + why;
+  }
   if (o.compression != "none") {
     const std::string why = detail::filter_unavailable(o.compression);
     if (!why.empty()) return fmt::format("I/O option 'compression' = \"{}\": {}", o.compression, why);
