@@ -4,9 +4,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <array>
-#include <cstdint>
-#include <cstring>
 #include <filesystem>
 #include <mutex>
 
