@@ -35,6 +35,7 @@ pkg_check_modules(libxxhash REQUIRED IMPORTED_TARGET libxxhash)  # Debian: libxx
 if(NOT TARGET xxHash::xxhash)
   add_library(xxHash::xxhash ALIAS PkgConfig::libxxhash)
 endif()
+find_package(zfp 1.0 REQUIRED)  # Debian: libzfp-dev (lossy visualisation output, H5Z-ZFP's format)
 find_package(Threads REQUIRED)
 if(REWIND_BUILD_TESTS)
   find_package(Catch2 2.13 REQUIRED)

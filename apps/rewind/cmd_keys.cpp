@@ -49,8 +49,12 @@ std::vector<Row> all_rows() {
     }
     for (const auto& o : driver::case_io_options()) {
       const bool is_int = o.type == "int";
-      out.push_back({"output.io." + o.name, o.type == "bool" ? "boolean" : is_int ? "integer" : "string",
-                     is_int ? "bytes or count" : "", o.default_value, is_int ? ">= " + std::to_string(o.minimum) : "",
+      std::string range;
+      if (is_int) range = o.max == INT64_MAX ? fmt::format(">= {}", o.min) : fmt::format("{} ... {}", o.min, o.max);
+      else if (o.type == "number") range = ">= 0";
+      else if (o.type == "string") range = fmt::format("{}", fmt::join(o.choices, " | "));
+      const char* type = o.type == "bool" ? "boolean" : is_int ? "integer" : o.type == "number" ? "number" : "string";
+      out.push_back({"output.io." + o.name, type, is_int && o.min == 0 ? "bytes or count" : "", o.default_value, range,
                      restart_text(k.on_restart), k.steerable ? "yes" : "no", o.meaning});
     }
   }

@@ -175,7 +175,8 @@ double median(std::vector<double> v) {
 }
 
 /// Applies "KEY=VALUE" strings with kernel::set_option ("true"/"false" are bools, digits
-/// sizes, anything else a string). Throws std::invalid_argument naming the option.
+/// sizes, other numbers numbers (zfp_accuracy=1e-4), anything else a string). Throws
+/// std::invalid_argument naming the option.
 void apply_io_sets(k::IoOptions& o, const std::vector<std::string>& sets) {
   for (const auto& kv : sets) {
     const auto eq = kv.find('=');
@@ -183,6 +184,7 @@ void apply_io_sets(k::IoOptions& o, const std::vector<std::string>& sets) {
     k::OptionValue v = val;
     if (val == "true" || val == "false") v = val == "true";
     else if (!val.empty() && val.find_first_not_of("0123456789") == std::string::npos) v = std::int64_t{std::stoll(val)};
+    else if (char* end = nullptr; !val.empty() && (std::strtod(val.c_str(), &end), *end == '\0')) v = std::strtod(val.c_str(), nullptr);
     k::set_option(o, key, v);
   }
 }

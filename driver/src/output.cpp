@@ -71,12 +71,20 @@ OutputSettings parse_output_settings(st::CaseDocument& doc) {
     k::OptionValue v;
     if (opt.type == "bool") v = doc.get_bool(key);
     else if (opt.type == "int") v = doc.get_int(key);
+    else if (opt.type == "number") v = doc.get_double(key);
     else v = doc.get_string(key);
     try {
       k::set_option(o.io, opt.name, v);
     } catch (const std::invalid_argument& e) {
       throw doc.error(key, e.what());
     }
+  }
+  // Options that only fail together (compression needs collective transfers, zfp an
+  // error bound, a filter its plugin): refused here, before the run writes anything.
+  if (const auto why = k::options_problem(o.io); !why.empty()) {
+    const auto quote = why.find('\'');
+    const auto name = why.substr(quote + 1, why.find('\'', quote + 1) - quote - 1);
+    throw doc.error("output.io." + name, why);
   }
   return o;
 }

@@ -150,6 +150,7 @@ IoOptions Unpacker::options() {
     if (row == table.end()) continue;  // both sides run the same binary; tolerate anyway
     if (row->type == "bool") set_option(o, name, value == "true");
     else if (row->type == "int") set_option(o, name, std::int64_t{value == "MPI default" ? 0 : std::stoll(value)});
+    else if (row->type == "number") set_option(o, name, std::stod(value));
     else set_option(o, name, value);
   }
   return o;

@@ -1,22 +1,28 @@
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
+#include "compression.hpp"
 #include "rewind/kernel/options.hpp"
 
 namespace rwd::kernel {
 
 namespace {
-constexpr const char* kStrategies[] = {"collective", "independent", "aggregated", "dedicated"};
-
 // One entry per IoOptions field: the name the table, case files and set_option() use,
-// the field, and its meaning. Every string option but `strategy` is an MPI-IO hint;
-// cb_nodes is the one size kept as an int.
-using Field = std::variant<bool IoOptions::*, std::int64_t IoOptions::*, int IoOptions::*, std::string IoOptions::*>;
+// the field, and its meaning; a string option's values (an MPI-IO hint's by default) and
+// an int option's range. cb_nodes is the one size kept as an int.
+using Field = std::variant<bool IoOptions::*, std::int64_t IoOptions::*, int IoOptions::*, std::string IoOptions::*,
+                           double IoOptions::*>;
+const std::vector<std::string> kHint = {"enable", "disable", "automatic"};
 struct Entry {
   const char* name;
   Field field;
   const char* meaning;
+  std::vector<std::string> choices = kHint;
+  std::int64_t min = 0, max = INT64_MAX;
 };
 
 const Entry kEntries[] = {
@@ -36,15 +42,24 @@ const Entry kEntries[] = {
     {"fill_never", &IoOptions::fill_never, "H5Pset_fill_time(NEVER): no fill-value writes"},
     {"alloc_early", &IoOptions::alloc_early, "H5Pset_alloc_time(EARLY): allocate at creation"},
     {"collective_transfer", &IoOptions::collective_transfer, "H5Pset_dxpl_mpio(COLLECTIVE) for bulk data"},
-    {"strategy", &IoOptions::strategy, "who writes: collective | independent | aggregated (a writer per node) | dedicated (I/O ranks)"},
-    {"steps_in_flight", &IoOptions::steps_in_flight, "dedicated: steps a compute rank may hand off before it waits for its I/O rank"},
-    {"io_ranks_per_node", &IoOptions::io_ranks_per_node, "dedicated: processes per node that become I/O ranks"},
+    {"strategy", &IoOptions::strategy, "who writes: collective | independent | aggregated (a writer per node) | dedicated (I/O ranks)",
+     {"collective", "independent", "aggregated", "dedicated"}},
+    {"steps_in_flight", &IoOptions::steps_in_flight, "dedicated: steps a compute rank may hand off before it waits for its I/O rank", {}, 1, INT64_MAX},
+    {"io_ranks_per_node", &IoOptions::io_ranks_per_node, "dedicated: processes per node that become I/O ranks", {}, 1, INT64_MAX},
     {"pipeline", &IoOptions::pipeline, "pack the next dataset on a helper thread while one is written (needs MPI_THREAD_FUNNELED)"},
     {"zero_copy", &IoOptions::zero_copy, "halo-free arrays of the file's type: write rows straight from them (no pack, no buffer)"},
     {"zero_copy_halo", &IoOptions::zero_copy_halo, "zero copy for halo'd arrays too (MPI subarray types; saves the linear buffer)"},
     {"keep_buffer", &IoOptions::keep_buffer, "keep the linear write buffer mapped for the next step (one per process)"},
     {"early_writeback", &IoOptions::early_writeback, "durable steps: start writeback of each dataset's bytes (sync_file_range) as soon as it is written"},
     {"checksums", &IoOptions::checksums, "store a checksum (XXH3-64) per grid row and dataset; restarts and windows verify them"},
+    {"compression", &IoOptions::compression,
+     "lossless compression of cell datasets, chunked, collective filtered writes (lz4, bitshuffle: HDF5 plugins)",
+     {"none", "deflate", "lz4", "bitshuffle"}},
+    {"compression_level", &IoOptions::compression_level, "deflate level: 1 fast ... 9 small", {}, 1, 9},
+    {"chunk_grids", &IoOptions::chunk_grids, "grids per chunk of a compressed dataset", {}, 1, INT64_MAX},
+    {"visualisation_compression", &IoOptions::visualisation_compression,
+     "lossy, error-bounded compression of visualisation fields (zfp: H5Z-ZFP filter 32013)", {"none", "zfp"}},
+    {"zfp_accuracy", &IoOptions::zfp_accuracy, "zfp's absolute error bound (|x - x~| <= it), > 0 with zfp", {}},
     {"flush_on_commit", &IoOptions::flush_on_commit, "crash protocol flush -> marker -> flush (benchmarks only: off)"},
     {"write_views", &IoOptions::write_views, "rank 0 writes VTKHDF view + .hdf.series per committed step"},
 };
@@ -58,6 +73,7 @@ const Entry& entry(const std::string& name) {
 const char* type_of(const Field& f) {
   if (std::holds_alternative<bool IoOptions::*>(f)) return "bool";
   if (std::holds_alternative<std::string IoOptions::*>(f)) return "string";
+  if (std::holds_alternative<double IoOptions::*>(f)) return "number";
   return "int";
 }
 
@@ -66,48 +82,56 @@ T as(const std::string& name, const OptionValue& v, const char* want) {
   if (const T* p = std::get_if<T>(&v)) return *p;
   throw std::invalid_argument(fmt::format("I/O option '{}' must be {}", name, want));
 }
-std::int64_t minimum_of(const std::string& name) {
-  return name == "steps_in_flight" || name == "io_ranks_per_node" ? 1 : 0;
-}
-std::int64_t size_of(const std::string& name, const OptionValue& v) {
-  const auto n = as<std::int64_t>(name, v, "an integer");
-  if (minimum_of(name) > 0 && n < minimum_of(name))
-    throw std::invalid_argument(fmt::format("I/O option '{}' must be at least {}", name, minimum_of(name)));
-  if (n < 0) throw std::invalid_argument(fmt::format("I/O option '{}' must not be negative (0 = MPI default)", name));
+std::int64_t size_of(const Entry& e, const OptionValue& v) {
+  const auto n = as<std::int64_t>(e.name, v, "an integer");
+  if (n < 0 && e.min == 0) throw std::invalid_argument(fmt::format("I/O option '{}' must not be negative (0 = MPI default)", e.name));
+  if (n < e.min || n > e.max)
+    throw std::invalid_argument(e.max == INT64_MAX ? fmt::format("I/O option '{}' must be at least {}, not {}", e.name, e.min, n)
+                                                   : fmt::format("I/O option '{}' must be {} ... {}, not {}", e.name, e.min, e.max, n));
   return n;
 }
-std::string hint_of(const std::string& name, const OptionValue& v) {
-  auto h = as<std::string>(name, v, "a string");
-  if (name == "strategy") {
-    for (const char* s : kStrategies)
-      if (h == s) return h;
-    throw std::invalid_argument(fmt::format(
-        "I/O option 'strategy' must be \"collective\", \"independent\", \"aggregated\" or \"dedicated\", not \"{}\"", h));
-  }
-  if (h != "enable" && h != "disable" && h != "automatic" && !h.empty())
-    throw std::invalid_argument(
-        fmt::format("I/O option '{}' must be \"enable\", \"disable\" or \"automatic\" (\"\" = not set), not \"{}\"", name, h));
+std::string choice_of(const Entry& e, const OptionValue& v) {
+  auto h = as<std::string>(e.name, v, "a string");
+  if (std::string(e.name) == "compression" && h == "zfp")
+    throw std::invalid_argument("I/O option 'compression' must be lossless (none, deflate, lz4, bitshuffle): zfp is "
+                                "lossy, for visualisation steps only (visualisation_compression = \"zfp\")");
+  const bool hint = e.choices == kHint;
+  if (std::find(e.choices.begin(), e.choices.end(), h) == e.choices.end() && !(hint && h.empty()))
+    throw std::invalid_argument(fmt::format("I/O option '{}' must be \"{}\"{}, not \"{}\"", e.name,
+                                            fmt::join(e.choices, "\", \""), hint ? " (\"\" = not set)" : "", h));
   return h;
+}
+double number_of(const Entry& e, const OptionValue& v) {
+  double x = 0;
+  if (const auto* i = std::get_if<std::int64_t>(&v)) x = static_cast<double>(*i);
+  else x = as<double>(e.name, v, "a number");
+  if (!std::isfinite(x) || x < 0) throw std::invalid_argument(fmt::format("I/O option '{}' must be a number >= 0, not {}", e.name, x));
+  return x;
 }
 }  // namespace
 
 std::vector<OptionDoc> options_table() {
   const IoOptions d;
   std::vector<OptionDoc> out;
-  for (const auto& e : kEntries)
-    out.push_back({e.name, option_string(d, e.name), e.meaning, type_of(e.field), minimum_of(e.name)});
+  for (const auto& e : kEntries) {
+    const bool str = std::holds_alternative<std::string IoOptions::*>(e.field);
+    out.push_back({e.name, option_string(d, e.name), e.meaning, type_of(e.field), str ? e.choices : std::vector<std::string>{},
+                   e.min, e.max});
+  }
   return out;
 }
 
 void set_option(IoOptions& o, const std::string& name, const OptionValue& v) {
+  const Entry& e = entry(name);
   std::visit(
       [&](auto member) {
         using T = std::remove_reference_t<decltype(o.*member)>;
         if constexpr (std::is_same_v<T, bool>) o.*member = as<bool>(name, v, "true or false");
-        else if constexpr (std::is_same_v<T, std::string>) o.*member = hint_of(name, v);
-        else o.*member = static_cast<T>(size_of(name, v));
+        else if constexpr (std::is_same_v<T, std::string>) o.*member = choice_of(e, v);
+        else if constexpr (std::is_same_v<T, double>) o.*member = number_of(e, v);
+        else o.*member = static_cast<T>(size_of(e, v));
       },
-      entry(name).field);
+      e.field);
 }
 
 std::string option_string(const IoOptions& o, const std::string& name) {
@@ -117,9 +141,28 @@ std::string option_string(const IoOptions& o, const std::string& name) {
         using T = std::remove_cv_t<std::remove_reference_t<decltype(value)>>;
         if constexpr (std::is_same_v<T, bool>) return value ? "true" : "false";
         else if constexpr (std::is_same_v<T, std::string>) return value;
+        else if constexpr (std::is_same_v<T, double>) return fmt::format("{}", value);  // shortest exact form (it crosses the wire to I/O ranks)
         else return value == 0 ? std::string("MPI default") : std::to_string(value);
       },
       entry(name).field);
+}
+
+std::string options_problem(const IoOptions& o) {
+  const bool zfp = o.visualisation_compression == "zfp";
+  if ((o.compression != "none" || zfp) && !o.collective_transfer)
+    return fmt::format("I/O option '{}' needs collective_transfer = true (HDF5 writes filtered datasets in parallel "
+                       "only collectively)", zfp && o.compression == "none" ? "visualisation_compression" : "compression");
+  if (zfp && !(o.zfp_accuracy > 0))
+    return "I/O option 'visualisation_compression' = \"zfp\" needs zfp_accuracy > 0 (the absolute error bound)";
+  if (zfp) {
+    const std::string why = detail::filter_unavailable("zfp");
+    if (!why.empty()) return "I/O option 'visualisation_compression' = \"zfp\": " + why;
+  }
+  if (o.compression != "none") {
+    const std::string why = detail::filter_unavailable(o.compression);
+    if (!why.empty()) return fmt::format("I/O option 'compression' = \"{}\": {}", o.compression, why);
+  }
+  return "";
 }
 
 }  // namespace rwd::kernel

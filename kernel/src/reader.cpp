@@ -18,6 +18,7 @@
 #include "collective.hpp"
 #include "direct_io.hpp"
 #include "checksum.hpp"
+#include "compression.hpp"
 #include "format.hpp"
 #include "rewind/mpi/comm.hpp"
 
@@ -48,6 +49,7 @@ Reader& Reader::operator=(Reader&&) noexcept = default;
 Reader::~Reader() = default;
 
 Reader Reader::open(const std::string& path) {
+  detail::register_filters();  // compressed datasets (format 1.5)
   auto im = std::make_unique<Impl>();
   im->path = path;
   im->ctx = Ctx{path};
@@ -59,6 +61,7 @@ Reader Reader::open(const std::string& path) {
 
 Reader Reader::open(const std::string& path, MPI_Comm comm) {
   h5::silence_errors();
+  detail::register_filters();
   auto im = std::make_unique<Impl>();
   im->path = path;
   im->ctx = Ctx{path};
@@ -417,8 +420,8 @@ void Reader::read_fields_into(std::int64_t step_number, const std::vector<FieldR
   const Ctx& c = r.ctx;
   const BlockShape b = r.common.block;
   // Straight into the arrays when the file is open with MPI-IO and every dataset is
-  // contiguous float64 in native order (what the kernel writes); otherwise through a
-  // buffer. Decided from the file's metadata, so every rank decides the same.
+  // contiguous float64 in native order (what the kernel writes uncompressed); otherwise,
+  // e.g. chunked and filtered (no file offset), through a buffer and HDF5. Decided from the file's metadata, so every rank decides the same.
   std::vector<std::int64_t> at(fields.size(), -1);
   bool direct = r.comm != MPI_COMM_NULL && H5Tequal(H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE) > 0;
   detail::StepChecksums sums;

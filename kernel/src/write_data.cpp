@@ -184,7 +184,7 @@ DataStats write_data(WriterState& w, const StepInfo& info, const LocalGrids& gri
               const auto* row = src + ((static_cast<std::size_t>(z + h) * py + (y + h)) * px + h);
               for (int x = 0; x < blk.sx; ++x) *dst++ = static_cast<T>(row[x]);
             }
-        if (data.checksums) sum(k, d) = hash_bytes(start, static_cast<std::size_t>(cells) * sizeof(T));
+        if (data.hashed[d]) sum(k, d) = hash_bytes(start, static_cast<std::size_t>(cells) * sizeof(T));
       }
     };
     // Zero-copy datasets are hashed from the grids' arrays (a halo'd array row by row).
@@ -198,7 +198,7 @@ DataStats write_data(WriterState& w, const StepInfo& info, const LocalGrids& gri
     };
     auto pack = [&](std::size_t d, unsigned char* b) {
       if (direct[d]) {  // written straight from the arrays
-        if (data.checksums) hash_direct(d);
+        if (data.hashed[d]) hash_direct(d);
         return;
       }
       const std::string& n = plan[d].path;
@@ -232,7 +232,7 @@ DataStats write_data(WriterState& w, const StepInfo& info, const LocalGrids& gri
         else pack_cells(d, reinterpret_cast<double*>(b), get);
         return;
       }
-      if (data.checksums) {  // a row dataset: its rows are small and were just written
+      if (data.hashed[d]) {  // a row dataset: its rows are small and were just written
         const std::size_t row_bytes = static_cast<std::size_t>(plan[d].per_row) * plan[d].elem_bytes;
         for (std::size_t k = 0; k < nloc; ++k) sum(k, d) = hash_bytes(b + k * row_bytes, row_bytes);
       }

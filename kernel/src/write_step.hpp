@@ -78,7 +78,8 @@ struct DataPlan {
   std::size_t first_field = 0;          ///< datasets[first_field + i] is StepInfo::fields[i]
   std::vector<char> direct;             ///< written zero-copy from the grids' arrays
   std::vector<std::int64_t> direct_at;  ///< their file offsets (allocated at creation)
-  bool checksums = false;               ///< hash every row (IoOptions::checksums)
+  bool checksums = false;               ///< hash rows (IoOptions::checksums) ...
+  std::vector<char> hashed;             ///< ... of these datasets (not of lossy ones)
 };
 
 struct DataStats {

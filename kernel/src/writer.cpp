@@ -20,6 +20,7 @@
 #include "rewind/kernel/reader.hpp"
 #include "rewind/kernel/views.hpp"
 #include "checksum.hpp"
+#include "compression.hpp"
 #include "forward.hpp"
 #include "write_step.hpp"
 
@@ -126,6 +127,7 @@ Writer Writer::create(MPI_Comm comm, const std::string& path, const CommonInfo& 
   im->common = common;
   Impl& w = *im;
   phase(w.comm, path, [&] {
+    if (const auto why = options_problem(w.opts); !why.empty()) w.ctx.fail(ErrorKind::invalid_argument, why);
     const auto& b = common.block;
     if (b.sx < 1 || b.sy < 1 || b.sz < 1)
       w.ctx.fail(ErrorKind::invalid_argument, "block shape must be positive");
@@ -157,6 +159,7 @@ Writer Writer::append(MPI_Comm comm, const std::string& path, const IoOptions& o
   Impl& w = *im;
   std::vector<std::string> uncommitted;
   phase(w.comm, path, [&] {
+    if (const auto why = options_problem(w.opts); !why.empty()) w.ctx.fail(ErrorKind::invalid_argument, why);
     // Validate serially first so a bad file gives a clear error, not an MPI-IO failure.
     h5::File probe = detail::open_readonly_serial(path);
     probe.close();
@@ -356,16 +359,36 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
   // Decided from values every rank shares, so all ranks take the same path. Halo'd
   // arrays only with collective transfers: ROMIO's independent write of a subarray
   // memory type issues one pwrite per interior row (30 s instead of 3 s for 1.1 GiB).
+  // Storage of each dataset (IoOptions::compression, visualisation_compression): cell
+  // datasets may be chunked and filtered; zfp (lossy) only for a visualisation step's
+  // fields. An all-empty step stays contiguous (no chunk of zero rows).
+  using detail::Storage;
+  std::vector<Storage> storage(plan.size(), Storage::contiguous);
+  const std::size_t first_cell = info.write_cell_type ? data.first_field - 1 : data.first_field;
+  if (n_grids > 0)
+    for (std::size_t d = first_cell; d < plan.size(); ++d) {
+      if (d >= data.first_field && info.kind == StepKind::visualisation && w.opts.visualisation_compression == "zfp")
+        storage[d] = Storage::zfp;
+      else if (w.opts.compression != "none")
+        storage[d] = Storage::lossless;
+    }
+  // Rows of lossy datasets read back different values: they have no row checksum (HDF5's
+  // Fletcher-32 checks their chunks instead).
   data.checksums = w.opts.checksums;
+  data.hashed.assign(plan.size(), data.checksums ? 1 : 0);
+  for (std::size_t d = 0; d < plan.size(); ++d)
+    if (storage[d] == Storage::zfp) data.hashed[d] = 0;
+  const auto n_hashed = static_cast<std::int64_t>(std::count(data.hashed.begin(), data.hashed.end(), 1));
   if (data.checksums) {
-    bytes_global += n_grids * static_cast<std::int64_t>(plan.size()) * 8;
-    bytes_local += static_cast<std::int64_t>(nloc * plan.size()) * 8;
+    bytes_global += n_grids * n_hashed * 8;
+    bytes_local += static_cast<std::int64_t>(nloc) * n_hashed * 8;
   }
   data.direct.assign(plan.size(), 0);
   const bool halo_ok = w.opts.zero_copy_halo && w.opts.collective_transfer;
   if (w.opts.zero_copy && w.opts.alloc_early && (halo_free || halo_ok) && n_grids > 0) {
     const bool double_as_is = H5Tequal(H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE) > 0;
     for (std::size_t d = 0; d < plan.size(); ++d) {
+      if (storage[d] != Storage::contiguous) continue;  // HDF5 filters the chunks: no file offset to write at
       if (plan[d].path == "cell_type") data.direct[d] = 1;
       else if (d >= data.first_field && !info.fields[d - data.first_field].float32) data.direct[d] = double_as_is ? 1 : 0;
     }
@@ -402,18 +425,24 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
     for (const auto& g : groups)
       h5::Group(c.check(H5Gcreate2(step_group, g.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create " + g));
     h5::Plist dcpl = detail::make_dcpl(c, w.opts);
-    for (const auto& p : plan) {
+    for (std::size_t d = 0; d < plan.size(); ++d) {
+      const auto& p = plan[d];
       h5::Dataspace sp(c.check(H5Screate_simple(static_cast<int>(p.shape.size()), p.shape.data(), nullptr), "space"));
-      dsets.emplace_back(c.check(H5Dcreate2(step_group, p.path.c_str(), p.file_type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT),
+      const h5::Plist filtered =
+          storage[d] == Storage::contiguous ? h5::Plist() : detail::make_filtered_dcpl(c, w.opts, storage[d], p.shape);
+      dsets.emplace_back(c.check(H5Dcreate2(step_group, p.path.c_str(), p.file_type, sp, H5P_DEFAULT,
+                                            filtered.valid() ? filtered.get() : dcpl.get(), H5P_DEFAULT),
                                  "create dataset " + p.path));
+      if (storage[d] == Storage::zfp) h5::write_attr_f64(c, dsets.back(), detail::kZfpAccuracy, {w.opts.zfp_accuracy});
     }
     if (data.checksums) {
-      const hsize_t shape[2] = {static_cast<hsize_t>(n_grids), static_cast<hsize_t>(plan.size())};
+      const hsize_t shape[2] = {static_cast<hsize_t>(n_grids), static_cast<hsize_t>(n_hashed)};
       h5::Dataspace sp(c.check(H5Screate_simple(2, shape, nullptr), "space"));
       checksums = h5::Dataset(c.check(H5Dcreate2(step_group, detail::kChecksums, H5T_STD_U64LE, sp, H5P_DEFAULT, dcpl,
                                                  H5P_DEFAULT), "create checksums"));
       std::string names;
-      for (const auto& p : plan) names += (names.empty() ? "" : "\n") + p.path;
+      for (std::size_t d = 0; d < plan.size(); ++d)
+        if (data.hashed[d]) names += (names.empty() ? "" : "\n") + plan[d].path;
       h5::write_attr_string(c, checksums, "datasets", names);
       h5::write_attr_string(c, checksums, "algorithm", detail::kChecksumAlgorithm);
     }
@@ -447,12 +476,18 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
   const detail::DataStats written = detail::write_data(w, info, grids, rows, data, dsets, gpath);
   if (data.checksums) phase(w.comm, w.path, [&] {
     if (n_grids == 0) return;  // all ranks empty: no collective write (see write_data)
+    // The table's columns: the hashed datasets, in plan order.
+    std::vector<std::uint64_t> table;
+    table.reserve(nloc * static_cast<std::size_t>(n_hashed));
+    for (std::size_t k = 0; k < nloc; ++k)
+      for (std::size_t d = 0; d < plan.size(); ++d)
+        if (data.hashed[d]) table.push_back(written.checksums[k * plan.size() + d]);
     h5::Dataspace fs(c.check(H5Dget_space(checksums), "space"));
     h5::select_rows(c, fs, rows.layout.runs);
-    hsize_t n = static_cast<hsize_t>(written.checksums.size());
+    hsize_t n = static_cast<hsize_t>(table.size());
     h5::Dataspace ms(c.check(H5Screate_simple(1, &n, nullptr), "memory space"));
     if (n == 0) H5Sselect_none(ms);
-    c.check_status(H5Dwrite(checksums, H5T_NATIVE_UINT64, ms, fs, w.dxpl_coll, written.checksums.data()),
+    c.check_status(H5Dwrite(checksums, H5T_NATIVE_UINT64, ms, fs, w.dxpl_coll, table.data()),
                    "write " + gpath + "/" + detail::kChecksums);
     checksums.reset();
   });

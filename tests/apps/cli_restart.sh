@@ -8,21 +8,11 @@
 #    parent, step and change; the parent file is not modified;
 #  - bad restarts give one error line, a non-zero exit, and leave files untouched.
 # Under mpiexec, world rank 0 is the neighbourhood server: np = compute ranks + 1.
-set -u
-rewind=$1 src=$2 mpiexec=$3
+source "$(dirname "$0")/lib.sh" "$@"
 case_file=$src/cases/default.toml
-fail=0
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
-check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
 # T = 0.1: outputs every 0.05 (visualisation) and 0.1 (checkpoint).
 sched=(--set output.checkpoint_interval=0.1 --set output.visualisation_interval=0.05 -q)
-run() {  # compute-ranks, args...
-  local n=$1; shift
-  if [ "$n" = 1 ]; then "$rewind" run "$@" >>log 2>&1
-  else "$mpiexec" -n $((n + 1)) "$rewind" run "$@" >>log 2>&1; fi
-}
-same() { "$rewind" diff "$1" "$2" >diff.out 2>&1 && grep -q '^identical' diff.out; }
+run() { run_compute "$@"; }
 
 for n in 1 2 4; do
   run $n "$case_file" --output full$n.h5 --set time.end=0.2 "${sched[@]}" --monitor full$n.csv

@@ -2,7 +2,7 @@
 # The write strategies ([output.io] strategy), as a user runs them under mpirun:
 #  - independent, aggregated and dedicated I/O ranks write the same steps, bit for bit,
 #    as the collective default with the same compute ranks (dedicated: one or two I/O
-#    ranks on top of them, taken by the launch model);
+#    ranks on top of them, taken by the launch model; also with compression);
 #  - a restart from a file written by I/O ranks, itself on I/O ranks, continues exactly
 #    as the collective run does;
 #  - the compute ranks report the hand-off and the I/O ranks their writing;
@@ -34,6 +34,10 @@ run 5 ded2.h5 --set 'output.io.strategy="dedicated"' --set output.io.io_ranks_pe
 check "dedicated (2 I/O ranks, 2 steps in flight): every step identical" "same_steps ref.h5 ded2.h5"
 check "dedicated: 2 I/O ranks reported" "grep -q '^io ranks    2 I/O rank(s)' ded2.h5.log"
 
+run 4 dedz.h5 --set 'output.io.strategy="dedicated"' --set 'output.io.compression="deflate"' || exit 1
+check "dedicated with deflate: every step identical, the file smaller" \
+  "same_steps ref.h5 dedz.h5 && [ \$(stat -c %s dedz.h5) -lt \$(( \$(stat -c %s ref.h5) / 2 )) ]"
+
 # Restart from step 10 of the dedicated file on I/O ranks (a branch), against the
 # collective run's step 30.
 "$mpiexec" -n 4 "$rewind" run --restart ded.h5@10 --steps 20 --set 'output.io.strategy="dedicated"' -o branch.h5 -q \
@@ -50,7 +54,7 @@ refused() {  # refused NP PATTERN [options]: exit != 0, one error line matching 
     [ ! -e bad.h5 ] || { cat bad.out; return 1; }
 }
 check "an unknown strategy is refused with one line" \
-  "refused 3 'strategy.*must be \"collective\", \"independent\", \"aggregated\" or \"dedicated\", not \"async\"' --set 'output.io.strategy=\"async\"'"
+  "refused 3 'strategy.*must be \"collective\", \"independent\", \"aggregated\", \"dedicated\", not \"async\"' --set 'output.io.strategy=\"async\"'"
 check "steps_in_flight = 0 is refused with one line" "refused 3 'steps_in_flight.*at least 1' --set output.io.steps_in_flight=0"
 check "dedicated on 2 processes is refused with one line naming -np 3" \
   "refused 2 'needs an I/O rank.*mpirun -np 3 or more' --set 'output.io.strategy=\"dedicated\"'"

@@ -8,3 +8,12 @@ fail=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 2
 check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+# run_compute N ARGS...: `rewind run ARGS` on N compute ranks (alone for 1, else under
+# mpiexec with N + 1 processes: rank 0 is the neighbourhood server), output appended to ./log.
+run_compute() {
+  local n=$1; shift
+  if [ "$n" = 1 ]; then "$rewind" run "$@" >>log 2>&1
+  else "$mpiexec" -n $((n + 1)) "$rewind" run "$@" >>log 2>&1; fi
+}
+# same A B: `rewind diff A B` finds every compared value bit-for-bit equal.
+same() { "$rewind" diff "$1" "$2" >diff.out 2>&1 && grep -q '^identical' diff.out; }

@@ -94,6 +94,19 @@ std::string resolve_shape(std::string s, const std::map<std::string, long long>&
   }
   return s;
 }
+/// The attribute of row `r` (kind "attr:NAME") exists at `path` with the row's type and shape.
+void check_attribute(hid_t file, const std::string& path, const Row& r, const std::map<std::string, long long>& sym) {
+  REQUIRE(r.kind.rfind("attr:", 0) == 0);
+  const std::string an = r.kind.substr(5);
+  REQUIRE(H5Aexists_by_name(file, path.c_str(), an.c_str(), H5P_DEFAULT) > 0);
+  hid_t a = H5Aopen_by_name(file, path.c_str(), an.c_str(), H5P_DEFAULT, H5P_DEFAULT);
+  hid_t t = H5Aget_type(a), s = H5Aget_space(a);
+  CHECK(type_name(t) == r.type);
+  CHECK(shape_of(s) == resolve_shape(r.shape, sym));
+  H5Tclose(t);
+  H5Sclose(s);
+  H5Aclose(a);
+}
 }  // namespace
 
 TEST_CASE("docs/file-format.md describes exactly what the kernel writes", "[kernel]") {
@@ -137,6 +150,7 @@ TEST_CASE("docs/file-format.md describes exactly what the kernel writes", "[kern
     for (const auto& [sname, is_ckpt] : steps) {
       if (r.path.find("step_*") == std::string::npos && sname != steps[0].first) continue;  // non-step rows once
       if (r.where == "checkpoint" && !is_ckpt) continue;
+      if (r.where == "zfp") continue;  // zfp-compressed datasets only: the next test
       std::string p = r.path;
       if (auto s = p.find("step_*"); s != std::string::npos) p.replace(s, 6, sname);
       if (auto s = p.find("<var>"); s != std::string::npos) p.replace(s, 5, "u");
@@ -159,22 +173,110 @@ TEST_CASE("docs/file-format.md describes exactly what the kernel writes", "[kern
         H5Sclose(s);
         H5Dclose(d);
       } else {
-        REQUIRE(r.kind.rfind("attr:", 0) == 0);
-        const std::string an = r.kind.substr(5);
-        REQUIRE(H5Aexists_by_name(f, p.c_str(), an.c_str(), H5P_DEFAULT) > 0);
-        hid_t a = H5Aopen_by_name(f, p.c_str(), an.c_str(), H5P_DEFAULT, H5P_DEFAULT);
-        hid_t t = H5Aget_type(a), s = H5Aget_space(a);
-        CHECK(type_name(t) == r.type);
-        CHECK(shape_of(s) == resolve_shape(r.shape, sym));
-        H5Tclose(t);
-        H5Sclose(s);
-        H5Aclose(a);
+        check_attribute(f, p, r, sym);
       }
       ++checked;
     }
   }
   CHECK(checked > 60);
   H5Fclose(f);
+}
+
+TEST_CASE("docs/file-format.md's filter table and chunked layout are what the kernel writes", "[kernel]") {
+  // | compression = deflate | ... | 2, 1 | ...: option, value, filter ids in pipeline order
+  std::ifstream in(std::string(REWIND_SOURCE_DIR) + "/docs/file-format.md");
+  REQUIRE(in);
+  struct FilterRow {
+    std::string option, value;
+    std::vector<int> ids;
+  };
+  std::vector<FilterRow> table;
+  bool inside = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("filter-table:begin") != std::string::npos) inside = true;
+    else if (line.find("filter-table:end") != std::string::npos) inside = false;
+    else if (inside && line.find(" = ") != std::string::npos) {
+      std::vector<std::string> cells;
+      std::stringstream ss(line.substr(1));
+      for (std::string cell; std::getline(ss, cell, '|');) cells.push_back(trim(cell));
+      REQUIRE(cells.size() >= 4);
+      FilterRow row;
+      row.option = cells[0].substr(0, cells[0].find(" = "));
+      row.value = cells[0].substr(cells[0].find(" = ") + 3);
+      std::stringstream ids(cells[2]);
+      for (std::string id; std::getline(ids, id, ',');) row.ids.push_back(std::stoi(trim(id)));
+      table.push_back(row);
+    }
+  }
+  REQUIRE(table.size() == 4);
+  const std::map<std::string, long long> sym = {{"ng", 33}, {"sx", 4}, {"sy", 4}, {"sz", 4}};
+  const auto rows = parse_table(std::string(REWIND_SOURCE_DIR) + "/docs/file-format.md");
+  for (const auto& f : table) {
+    INFO(f.option << " = " << f.value);
+    const std::string path = "kernel_test_format_doc_" + f.value + ".h5";
+    IoOptions opt;
+    opt.write_views = false;
+    opt.chunk_grids = 5;
+    set_option(opt, f.option, f.value);
+    if (f.value == "zfp") opt.zfp_accuracy = 1e-3;
+    {
+      ToyModel m = ToyModel::build(MPI_COMM_SELF);
+      Writer w = Writer::create(MPI_COMM_SELF, path, ToyModel::common(), opt);
+      w.write_step({1, 0.1, 0.1, StepKind::visualisation, ToyModel::visual_fields(false), true, {}, {}}, m.describe());
+    }
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    REQUIRE(file >= 0);
+    hid_t root = H5Gopen2(file, "/", H5P_DEFAULT);
+    hid_t ver = H5Aopen(root, "format_version", H5P_DEFAULT);
+    long long v[2] = {};
+    H5Aread(ver, H5T_NATIVE_LLONG, v);
+    CHECK(v[1] == 5);
+    H5Aclose(ver);
+    H5Gclose(root);
+    // The chunked layout of §3: chunks of (min(chunk_grids, ng), sz, sy, sx), the filters
+    // in the table's order; topology contiguous.
+    hid_t d = H5Dopen2(file, "/simulation/step_00000001/cell_data/u", H5P_DEFAULT);
+    REQUIRE(d >= 0);
+    hid_t dcpl = H5Dget_create_plist(d);
+    REQUIRE(H5Pget_layout(dcpl) == H5D_CHUNKED);
+    hsize_t chunk[4] = {};
+    REQUIRE(H5Pget_chunk(dcpl, 4, chunk) == 4);
+    CHECK(chunk[0] == 5);
+    CHECK(chunk[1] == 4);
+    CHECK(chunk[3] == 4);
+    std::vector<int> ids;
+    for (int i = 0; i < H5Pget_nfilters(dcpl); ++i) {
+      unsigned flags = 0, cd[8];
+      std::size_t n = 8;
+      ids.push_back(static_cast<int>(H5Pget_filter2(dcpl, static_cast<unsigned>(i), &flags, &n, cd, 0, nullptr, nullptr)));
+    }
+    CHECK(ids == f.ids);
+    H5Pclose(dcpl);
+    H5Dclose(d);
+    hid_t uid = H5Dopen2(file, "/simulation/step_00000001/uid", H5P_DEFAULT);
+    hid_t ucpl = H5Dget_create_plist(uid);
+    CHECK(H5Pget_layout(ucpl) == H5D_CONTIGUOUS);
+    H5Pclose(ucpl);
+    H5Dclose(uid);
+    // The rows that exist only in zfp steps.
+    if (f.value == "zfp")
+      for (const auto& r : rows) {
+        if (r.where != "zfp") continue;
+        INFO("row: " << r.path << " " << r.kind);
+        std::string p = r.path;
+        p.replace(p.find("step_*"), 6, "step_00000001");
+        if (auto s = p.find("<var>"); s != std::string::npos) p.replace(s, 5, "u");
+        check_attribute(file, p, r, sym);
+      }
+    H5Fclose(file);
+    // ... and the kernel reads it back (within the bound for zfp).
+    Reader r = Reader::open(path);
+    std::vector<double> got(33 * 64);
+    std::vector<std::int64_t> all(33);
+    for (std::int64_t i = 0; i < 33; ++i) all[static_cast<std::size_t>(i)] = i;
+    REQUIRE_NOTHROW(r.read_rows(1, "cell_data", "u", all, got.data()));
+  }
 }
 
 TEST_CASE("docs/file-format.md lists every IoOptions entry with its default", "[kernel]") {
@@ -210,15 +312,19 @@ TEST_CASE("set_option sets every table entry by name and refuses bad values", "[
     INFO("option " << o.name);
     IoOptions opt;
     OptionValue good, wrong;
+    const std::int64_t size = std::min<std::int64_t>(4096, o.max);
+    const std::string word = o.choices.empty() ? "" : o.choices.back();
     if (o.type == "bool") good = o.default_value != "true", wrong = std::int64_t{1};
-    else if (o.type == "int") good = std::int64_t{4096}, wrong = std::string("4096");
-    else good = std::string(o.name == "strategy" ? "dedicated" : "disable"), wrong = true;
+    else if (o.type == "int") good = size, wrong = std::string("4096");
+    else if (o.type == "number") good = 0.25, wrong = std::string("0.25");
+    else good = word, wrong = true;
     REQUIRE_NOTHROW(set_option(opt, o.name, good));
     // the value landed in the field the table documents
     std::string want;
     if (o.type == "bool") want = std::get<bool>(good) ? "true" : "false";
-    else if (o.type == "int") want = "4096";
-    else want = std::get<std::string>(good);
+    else if (o.type == "int") want = std::to_string(size);
+    else if (o.type == "number") want = "0.25";
+    else want = word;
     CHECK(option_string(opt, o.name) == want);
     CHECK_THROWS_AS(set_option(opt, o.name, wrong), std::invalid_argument);
   }
@@ -232,4 +338,20 @@ TEST_CASE("set_option sets every table entry by name and refuses bad values", "[
   CHECK_THROWS_WITH(set_option(opt, "stripe", std::int64_t{1}), Catch::Contains("unknown I/O option 'stripe'"));
   CHECK_THROWS_WITH(set_option(opt, "alignment", std::int64_t{-1}), Catch::Contains("must not be negative"));
   CHECK_THROWS_WITH(set_option(opt, "romio_ds_read", std::string("on")), Catch::Contains("\"enable\""));
+  // compression (format 1.5): the names, ranges and combinations that are refused
+  CHECK_THROWS_WITH(set_option(opt, "compression", std::string("zstd")),
+                    Catch::Contains("'compression' must be \"none\", \"deflate\", \"lz4\", \"bitshuffle\""));
+  CHECK_THROWS_WITH(set_option(opt, "compression", std::string("zfp")), Catch::Contains("zfp is lossy"));
+  CHECK_THROWS_WITH(set_option(opt, "compression_level", std::int64_t{10}), Catch::Contains("1 ... 9"));
+  CHECK_THROWS_WITH(set_option(opt, "chunk_grids", std::int64_t{0}), Catch::Contains("at least 1"));
+  CHECK_THROWS_WITH(set_option(opt, "zfp_accuracy", -1.0), Catch::Contains("must be a number >= 0"));
+  IoOptions c;
+  CHECK(options_problem(c).empty());
+  c.visualisation_compression = "zfp";
+  CHECK_THAT(options_problem(c), Catch::Contains("needs zfp_accuracy > 0"));
+  c.zfp_accuracy = 1e-3;
+  CHECK(options_problem(c).empty());
+  c.compression = "deflate";
+  c.collective_transfer = false;
+  CHECK_THAT(options_problem(c), Catch::Contains("'compression' needs collective_transfer = true"));
 }

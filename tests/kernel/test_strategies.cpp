@@ -184,8 +184,8 @@ TEST_CASE("dedicated: the I/O ranks' errors reach the compute ranks, named, and 
 TEST_CASE("strategy values are checked with one line", "[kernel]") {
   IoOptions o;
   CHECK_THROWS_WITH(set_option(o, "strategy", std::string("async")),
-                    "I/O option 'strategy' must be \"collective\", \"independent\", \"aggregated\" or \"dedicated\", not \"async\"");
-  CHECK_THROWS_WITH(set_option(o, "steps_in_flight", std::int64_t{0}), "I/O option 'steps_in_flight' must be at least 1");
+                    "I/O option 'strategy' must be \"collective\", \"independent\", \"aggregated\", \"dedicated\", not \"async\"");
+  CHECK_THROWS_WITH(set_option(o, "steps_in_flight", std::int64_t{0}), "I/O option 'steps_in_flight' must be at least 1, not 0");
   set_option(o, "strategy", std::string("dedicated"));
   CHECK(option_string(o, "strategy") == "dedicated");
 }

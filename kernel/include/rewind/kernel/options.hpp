@@ -83,6 +83,24 @@ struct IoOptions {
   bool checksums = true;                   ///< store an XXH3-64 hash of every row of every
                                            ///< dataset (format 1.4), computed while the row is
                                            ///< cache-hot; readers verify what they read
+  // --- compression (format 1.5; docs/file-format.md §4, "Compression") ---
+  std::string compression = "none";        ///< lossless filter of every step's cell datasets
+                                           ///< (cell_type, fields): "none" (contiguous, zero
+                                           ///< copy), "deflate" (shuffle + deflate), "lz4"
+                                           ///< (HDF5 filter 32004, a plugin), "bitshuffle"
+                                           ///< (filter 32008 with LZ4, a plugin). Compressed
+                                           ///< datasets are chunked, written by HDF5's
+                                           ///< collective filtered writes (no zero copy, no
+                                           ///< early writeback for them); needs collective_transfer
+  std::int64_t compression_level = 4;      ///< deflate level, 1 (fast) ... 9 (small)
+  std::int64_t chunk_grids = 16;           ///< grids per chunk of a compressed dataset
+  std::string visualisation_compression = "none";  ///< "none" or "zfp": error-bounded lossy
+                                           ///< compression (H5Z-ZFP's filter 32013, fixed
+                                           ///< accuracy) of visualisation steps' fields only;
+                                           ///< checkpoints are never lossy
+  double zfp_accuracy = 0.0;               ///< zfp's absolute error bound: |x - x~| <= it for
+                                           ///< every value; must be > 0 with zfp. Recorded on
+                                           ///< each zfp dataset (attribute zfp_accuracy)
   // --- crash protocol ---
   bool flush_on_commit = true;             ///< flush after /common, then per step flush ->
                                            ///< committed marker -> flush. Turning it off (no
@@ -99,14 +117,16 @@ struct IoOptions {
 /// One row of the documented options table.
 struct OptionDoc {
   std::string name, default_value, meaning;
-  std::string type;  ///< "bool", "int" (bytes or counts, >= minimum) or "string"
-  std::int64_t minimum = 0;  ///< smallest value of an "int" option
+  std::string type;  ///< "bool", "int" (bytes or counts, in [min, max]), "number" (> 0 when set)
+                     ///< or "string" (one of `choices`)
+  std::vector<std::string> choices;  ///< the values a string option takes
+  std::int64_t min = 0, max = INT64_MAX;  ///< an int option's range
 };
 /// The options table with the defaults of `IoOptions{}`.
 std::vector<OptionDoc> options_table();
 
 /// A value for set_option: the table's type for that name.
-using OptionValue = std::variant<bool, std::int64_t, std::string>;
+using OptionValue = std::variant<bool, std::int64_t, std::string, double>;
 /// Sets the option `name` (a name of options_table()). Throws std::invalid_argument
 /// with one line naming the option and what is wrong (unknown name, wrong type, a
 /// negative size, a hint that is not enable/disable/automatic).
@@ -114,5 +134,12 @@ void set_option(IoOptions& options, const std::string& name, const OptionValue& 
 /// The current value of option `name` as the table prints it ("true", "4096", "MPI
 /// default" for a 0 size, a hint string). Throws std::invalid_argument for an unknown name.
 std::string option_string(const IoOptions& options, const std::string& name);
+
+/// What is wrong with the options taken together, or "" — one line naming the option:
+/// compression without collective_transfer, zfp without a positive zfp_accuracy, a filter
+/// that the HDF5 library cannot load (a missing plugin: "lz4" needs Debian's
+/// hdf5-filter-plugin, "bitshuffle" Debian's bitshuffle). Not collective; loads plugins.
+/// Writer::create / append refuse such options before they write anything.
+std::string options_problem(const IoOptions& options);
 
 }  // namespace rwd::kernel
