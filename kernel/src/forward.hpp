@@ -139,6 +139,9 @@ class StepServer {
  public:
   /// `self_client`: this rank is also a client of the group (aggregated).
   StepServer(MPI_Comm group, MPI_Comm writers, bool self_client);
+  ~StepServer();  ///< waits for the replies still being sent
+  StepServer(const StepServer&) = delete;
+  StepServer& operator=(const StepServer&) = delete;
   /// One command from every client, carried out (collective over `writers` when the
   /// command is). False once every client has released the server.
   bool serve_one();

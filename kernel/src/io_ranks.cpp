@@ -21,6 +21,15 @@ StepServer::StepServer(MPI_Comm group, MPI_Comm writers, bool self_client)
   in_.resize(clients_.size());
 }
 
+StepServer::~StepServer() {
+  // Every client takes every reply before it lets its server go (it settles each step and
+  // the close); wait for the sends, so no buffer goes while MPI may still read it.
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized)
+    for (auto& [rq, bytes] : replies_) MPI_Wait(&rq, MPI_STATUS_IGNORE);
+}
+
 void StepServer::reply_all(Packer& msg) {
   // Finished sends go; the rest stay until their client takes them (a client settles a
   // step's reply only when it needs the slot again).
@@ -86,7 +95,8 @@ bool StepServer::serve_one() {
         const auto offset = u[i].get<std::int64_t>();
         StepInfo mine = u[i].step();
         if (i == 0) info = std::move(mine);
-        unpack_grids(info, u[i], window_.of(clients_[i]) + offset, grids);
+        // No window yet: no client had a grid to send (an empty step).
+        unpack_grids(info, u[i], window_.empty() ? nullptr : window_.of(clients_[i]) + offset, grids);
       }
       try {
         if (!writer_) throw FileError(ErrorKind::invalid_argument, "", "no file is open on the I/O ranks");
