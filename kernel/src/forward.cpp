@@ -241,6 +241,10 @@ std::vector<int> used_slots(const StepInfo& info) {
 /// Copies the interior of a padded array (x fastest) into `dst`.
 template <typename T>
 void copy_interior(const T* src, T* dst, BlockShape b, int h) {
+  if (h == 0) {  // the interior is the whole array
+    std::memcpy(dst, src, static_cast<std::size_t>(b.cells()) * sizeof(T));
+    return;
+  }
   const auto sx = static_cast<std::size_t>(b.sx), px = sx + 2 * static_cast<std::size_t>(h);
   const auto py = static_cast<std::size_t>(b.sy + 2 * h), hh = static_cast<std::size_t>(h);
   for (std::size_t z = 0; z < static_cast<std::size_t>(b.sz); ++z)
@@ -430,9 +434,12 @@ WriteStats Forwarder::write_step(const StepInfo& info, const LocalGrids& grids) 
   // every rank settles, and throws, at the same call).
   while (static_cast<std::int64_t>(in_flight_.size()) >= slots_) settle_one(&st);
   const std::int64_t need = slot_bytes(info, grids);
-  std::int64_t grow = need > slot_capacity_ ? 1 : 0, any_grow = 0;
-  MPI_Allreduce(&grow, &any_grow, 1, MPI_INT64_T, MPI_MAX, comm_);
-  if (any_grow != 0) {  // a new window for the group: nothing of it may be in flight
+  // One reduction for the window decision and the step's totals: {ranks that must grow,
+  // bytes, grids}.
+  std::int64_t mine[3] = {need > slot_capacity_ ? 1 : 0, need, static_cast<std::int64_t>(grids.grids.size())};
+  std::int64_t totals[3] = {0, 0, 0};
+  MPI_Allreduce(mine, totals, 3, MPI_INT64_T, MPI_SUM, comm_);
+  if (totals[0] != 0) {  // a new window for the group: nothing of it may be in flight
     while (!in_flight_.empty()) settle_one(&st);
     slot_capacity_ = std::max(slot_capacity_, need + need / 8 + 4096);  // room for a little growth
     Packer msg;
@@ -455,13 +462,11 @@ WriteStats Forwarder::write_step(const StepInfo& info, const LocalGrids& grids) 
   last_step_ = info.step;
   if (local_server_) settle_one(&st);  // the leader wrote it just now; its reply is here
 
-  std::int64_t sizes[2] = {need, static_cast<std::int64_t>(grids.grids.size())}, totals[2] = {0, 0};
-  MPI_Allreduce(sizes, totals, 2, MPI_INT64_T, MPI_SUM, comm_);
-  double mine[2] = {MPI_Wtime() - t0, st.wait_seconds}, most[2] = {0, 0};
-  MPI_Allreduce(mine, most, 2, MPI_DOUBLE, MPI_MAX, comm_);
+  double times[2] = {MPI_Wtime() - t0, st.wait_seconds}, most[2] = {0, 0};
+  MPI_Allreduce(times, most, 2, MPI_DOUBLE, MPI_MAX, comm_);
   st.bytes_local = need;
-  st.bytes = totals[0];
-  st.n_grids = totals[1];
+  st.bytes = totals[1];
+  st.n_grids = totals[2];
   st.seconds = most[0];
   st.wait_seconds = most[1];
   st.bandwidth = st.seconds > 0 ? static_cast<double>(st.bytes) / st.seconds : 0.0;
