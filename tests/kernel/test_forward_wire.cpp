@@ -1,0 +1,151 @@
+// The hand-off to the rank that writes (kernel/src/forward.hpp, strategies aggregated and
+// dedicated): what a compute rank sends arrives whole — the run's constants, the I/O
+// options (an error bound to the last bit), the step with a NaN in its monitor state,
+// a FileError, and the grids' interiors with or without halos — and a message cut short
+// anywhere is refused with a FileError instead of being read past its end.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "forward.hpp"
+#include "rewind/kernel/options.hpp"
+
+using namespace rwd::kernel;
+using namespace rwd::kernel::detail;
+
+namespace {
+CommonInfo sample_common() {
+  CommonInfo c;
+  c.dim = 2;
+  c.block = {8, 4, 1};
+  c.domain = {0, 2, 0, 1, 0, 0.25};
+  c.time_stepping = {{"dt", 1e-3}, {"t_end", 2.5}};
+  c.fluid = {{"nu", 1e-3}};
+  c.variables = {{"u", "m/s"}, {"p", "Pa"}};
+  c.case_text = "[case]\nname = \"wire\"\n";
+  c.lineage.parent_file = "../parent.h5";
+  c.lineage.parent_step = 40;
+  c.lineage.parent_time = 0.125;
+  c.lineage.changes = {"boundary.inflow=2.0"};
+  return c;
+}
+StepInfo sample_step() {
+  StepInfo s{42, 0.375, 1e-3, StepKind::checkpoint, {{"cell_data", "u", 0}, {"cell_data", "p", 2, true}}, true,
+             {"physics.nu=0.002"}, {1.5, std::numeric_limits<double>::quiet_NaN()}};
+  return s;
+}
+}  // namespace
+
+TEST_CASE("the run's constants, options, step and errors cross the wire unchanged", "[kernel]") {
+  IoOptions o;
+  set_option(o, "strategy", std::string("dedicated"));
+  set_option(o, "steps_in_flight", std::int64_t{3});
+  set_option(o, "visualisation_compression", std::string("zfp"));
+  set_option(o, "zfp_accuracy", 0.1 + 0.2);  // not a short decimal: every bit must survive
+  set_option(o, "cb_nodes", std::int64_t{0});
+  Packer p;
+  p.put(sample_common());
+  p.put(o);
+  p.put(sample_step());
+  p.put(FileError(ErrorKind::no_such_step, "a.h5", "step 7 is not committed", "detail"));
+  Unpacker u(p.bytes());
+  const CommonInfo c = u.common();
+  CHECK(c.block == BlockShape{8, 4, 1});
+  CHECK(c.domain[5] == 0.25);
+  CHECK(c.time_stepping.at("t_end") == 2.5);
+  CHECK(c.variables[1].unit == "Pa");
+  CHECK(c.case_text == sample_common().case_text);
+  CHECK(c.lineage.parent_file == "../parent.h5");
+  CHECK(c.lineage.changes == std::vector<std::string>{"boundary.inflow=2.0"});
+  const IoOptions back = u.options();
+  for (const auto& row : options_table()) CHECK(option_string(back, row.name) == option_string(o, row.name));
+  CHECK(back.zfp_accuracy == 0.1 + 0.2);
+  const StepInfo s = u.step();
+  CHECK(s.step == 42);
+  CHECK(s.fields.size() == 2);
+  CHECK(s.fields[1].slot == 2);
+  CHECK(s.fields[1].float32);
+  CHECK(s.case_overrides == std::vector<std::string>{"physics.nu=0.002"});
+  REQUIRE(s.monitor_state.size() == 2);
+  CHECK(std::isnan(s.monitor_state[1]));
+  const FileError e = u.error();
+  CHECK(e.kind() == ErrorKind::no_such_step);
+  CHECK(e.problem() == "step 7 is not committed");
+}
+
+TEST_CASE("a message cut short anywhere is refused, never read past its end", "[kernel]") {
+  Packer p;
+  p.put(sample_common());
+  p.put(sample_step());
+  const std::vector<std::byte> whole = p.bytes();
+  for (std::size_t n = 0; n < whole.size(); ++n) {
+    const std::vector<std::byte> cut(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(n));
+    Unpacker u(cut);
+    INFO("cut at " << n << " of " << whole.size() << " bytes");
+    CHECK_THROWS_AS((u.common(), u.step()), FileError);
+  }
+  // A length field claiming more than the message holds (a garbled string size).
+  Packer q;
+  q.put(std::uint64_t{1} << 40);
+  Unpacker u(q.bytes());
+  CHECK_THROWS_AS(u.string(), FileError);
+}
+
+TEST_CASE("the grids' interiors arrive whole, with or without halos", "[kernel]") {
+  for (int halo : {0, 1, 2}) {
+    INFO("halo " << halo);
+    const BlockShape b{5, 3, 2};
+    const std::size_t padded = static_cast<std::size_t>((5 + 2 * halo) * (3 + 2 * halo) * (2 + 2 * halo));
+    // Two grids, slots 0 and 2 written (slot 1 unused), cell types; every padded value
+    // distinct, so a wrong offset or a halo cell shows.
+    std::vector<std::vector<double>> f(6, std::vector<double>(padded));
+    std::vector<std::vector<std::uint8_t>> t(2, std::vector<std::uint8_t>(padded));
+    for (std::size_t a = 0; a < f.size(); ++a)
+      for (std::size_t i = 0; i < padded; ++i) f[a][i] = 1000.0 * static_cast<double>(a) + static_cast<double>(i);
+    for (std::size_t g = 0; g < 2; ++g)
+      for (std::size_t i = 0; i < padded; ++i) t[g][i] = static_cast<std::uint8_t>(7 * g + i);
+    LocalGrids lg;
+    lg.block = b;
+    lg.halo = halo;
+    for (std::size_t g = 0; g < 2; ++g) {
+      GridRecord r;
+      r.uid = 100 + g;
+      r.level = static_cast<int>(g);
+      r.parent_uid = g == 0 ? kNoUid : 100;
+      if (g == 0) r.child_uids = {101};
+      r.fields = {f[3 * g].data(), f[3 * g + 1].data(), f[3 * g + 2].data()};
+      r.cell_type = t[g].data();
+      lg.grids.push_back(r);
+    }
+    StepInfo info{1, 0.0, 0.1, StepKind::checkpoint, {{"cell_data", "u", 0}, {"cell_data", "p", 2}}, true, {}, {}};
+    std::vector<std::byte> slot(static_cast<std::size_t>(slot_bytes(info, lg)));
+    Packer msg;
+    pack_step(info, lg, slot.data(), msg);
+    Unpacker u(msg.bytes());
+    LocalGrids out;
+    unpack_grids(info, u, slot.data(), out);
+    REQUIRE(out.grids.size() == 2);
+    CHECK(out.halo == 0);
+    CHECK(out.grids[1].parent_uid == 100);
+    CHECK(out.grids[0].child_uids == std::vector<std::uint64_t>{101});
+    CHECK(out.grids[0].fields[1] == nullptr);  // not written: not sent
+    bool same = true;
+    for (std::size_t g = 0; g < 2; ++g) {
+      // Each interior cell against the padded value it came from.
+      const int px = 5 + 2 * halo, py = 3 + 2 * halo;
+      std::size_t q = 0;
+      for (int z = 0; z < 2; ++z)
+        for (int y = 0; y < 3; ++y)
+          for (int x = 0; x < 5; ++x, ++q) {
+            const auto at = static_cast<std::size_t>(((z + halo) * py + y + halo) * px + x + halo);
+            same = same && out.grids[g].fields[0][q] == 1000.0 * static_cast<double>(3 * g) + static_cast<double>(at);
+            same = same && out.grids[g].fields[2][q] == 1000.0 * static_cast<double>(3 * g + 2) + static_cast<double>(at);
+            same = same && out.grids[g].cell_type[q] == static_cast<std::uint8_t>(7 * g + at);
+          }
+    }
+    CHECK(same);
+  }
+}
