@@ -5,7 +5,7 @@
 //
 //   mpiexec -n P rewind_bench_kernel DIR [--rounds R] [--vars V] [--halo H] [--quick]
 //                                        [--zero-copy-halo] [--only durable|cache|read]
-//                                        [--contenders K,KS,R,I,Ii,V,D]
+//                                        [--contenders K,KN,KS,R,I,Ii,V,D]
 //                                        [--io KEY=VALUE ...]   (more IoOptions for K)
 //
 // Tree: full octree to level 3 (585 grids), 32^3 cells per grid, V float64 variables
@@ -18,6 +18,9 @@
 // contender follows every other one equally often over the rounds):
 //   write, durable (fsync included):  K  kernel, views off   Writer::create + write_step
 //                                                            (flush -> marker -> flush) + close
+//                                     KN kernel, no checksums  K with IoOptions::checksums
+//                                                            off: K / KN is what the per-row
+//                                                            hashes cost (format 1.4)
 //                                     KS kernel, paper path  same, with IoOptions::zero_copy,
 //                                                            pipeline and early_writeback off
 //                                                            (pack into the linear buffer,
@@ -35,12 +38,13 @@
 //                                                            hyperslab per rank, collective
 //                                                            H5Dwrite, H5Fflush (sync), close
 //                                     D  dd                  dd bs=1M conv=fdatasync (rank 0)
-//   write, page cache (no fsync):     K (flush_on_commit=false; create + write_step, the
-//                                     close() that syncs is outside the timer), R, I, V (no
-//                                     sync), D (plain dd)
+//   write, page cache (no fsync):     K, KN (flush_on_commit=false; create + write_step,
+//                                     the close() that syncs is outside the timer), R, I, V
+//                                     (no sync), D (plain dd)
 //   read (restart):                   K  Reader::open + read_topology + every variable of
 //                                        the rank's rows (partition_rows), one read_fields_into
 //                                        straight into per-grid arrays (halo'd with --halo)
+//                                     KN the same from KN's file (nothing to verify)
 //                                     R  one contiguous MPI_File_read_at_all per rank
 //                                     I  IOR's read pattern: 16 MiB MPI_File_read_at_all
 //                                     D  dd if=FILE of=/dev/null bs=1M (rank 0)
@@ -60,9 +64,11 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -250,17 +256,18 @@ int main(int argc, char** argv) {
   const std::size_t padded = side * side * side;
 
   const std::string kfile = dir + "/bench_kernel.h5", rfile = dir + "/bench_raw.bin", dfile = dir + "/bench_dd.bin";
-  const std::string ksfile = dir + "/bench_kernel_serial.h5";
+  const std::string ksfile = dir + "/bench_kernel_serial.h5", knfile = dir + "/bench_kernel_nosum.h5";
 
   // ---- kernel contenders ----
   std::map<std::string, double> phase_t;  // rank-local timestamps of the last K write
   std::int64_t step_bytes = 0, buffer_bytes = 0, local_bytes = 0, direct_datasets = 0;
-  auto kernel_write = [&](bool durable, bool serial, const std::string& path) {
+  auto kernel_write = [&](bool durable, bool serial, const std::string& path, bool checksums = true) {
     k::IoOptions o;
     o.write_views = false;
     o.zero_copy = o.pipeline = o.early_writeback = !serial;
     o.zero_copy_halo = !serial && zero_copy_halo;
     if (!serial) apply_io_sets(o, io_sets);
+    if (!checksums) o.checksums = false;
     o.flush_on_commit = durable;
     o.on_phase = [&](const char* ph) { phase_t[ph] = MPI_Wtime(); };
     MPI_Barrier(MPI_COMM_WORLD);
@@ -416,10 +423,10 @@ int main(int argc, char** argv) {
   // The restart's destination, allocated and touched before any timer: partition_rows
   // gives a rank at most n / size_ rows plus one per level (4 levels).
   std::vector<double> in(static_cast<std::size_t>(nvars) * (n / static_cast<std::size_t>(size_) + 4) * padded, 0.0);
-  auto kernel_read = [&] {
+  auto kernel_read = [&](const std::string& path) {
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
-    k::Reader r = k::Reader::open(kfile, MPI_COMM_WORLD);
+    k::Reader r = k::Reader::open(path, MPI_COMM_WORLD);
     const double t1 = MPI_Wtime();
     k::StepTopology t = r.read_topology(1);
     const double t2 = MPI_Wtime();
@@ -483,6 +490,35 @@ int main(int argc, char** argv) {
     (void)sink;
     return max_over_ranks(MPI_Wtime() - t0);
   };
+  // The checksums' work alone: an XXH3-64 of every grid's interior per variable, as the
+  // writer computes them (docs/file-format.md §5), on one thread, with the system's
+  // libxxhash (its x86-64 baseline build; the kernel uses its own AVX2 build where the CPU
+  // has it, about three times faster on cache-hot rows). Against K's time it bounds what
+  // the hashes can cost a write when nothing of them overlaps the I/O.
+  auto hash_time = [&] {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    const auto s = static_cast<std::size_t>(S), hh = static_cast<std::size_t>(halo), p = s + 2 * hh;
+    std::uint64_t mix = 0;
+    XXH3_state_t* st = XXH3_createState();
+    for (int v = 0; v < nvars; ++v)
+      for (const auto& g : lg.grids) {
+        const double* src = g.fields[static_cast<std::size_t>(v)];
+        if (hh == 0) {
+          mix ^= XXH3_64bits(src, cells * sizeof(double));
+          continue;
+        }
+        XXH3_64bits_reset(st);
+        for (std::size_t z = 0; z < s; ++z)
+          for (std::size_t y = 0; y < s; ++y)
+            XXH3_64bits_update(st, src + ((z + hh) * p + y + hh) * p + hh, s * sizeof(double));
+        mix ^= XXH3_64bits_digest(st);
+      }
+    XXH3_freeState(st);
+    volatile std::uint64_t sink = mix;
+    (void)sink;
+    return max_over_ranks(MPI_Wtime() - t0);
+  };
 
   // ---- warm-up: one kernel write gives the step size; raw/dd files exist for reads ----
   remove_target(kfile);
@@ -496,6 +532,8 @@ int main(int argc, char** argv) {
     dd_write(true);
     remove_target(ifile);
     ior_io(true, true, true);
+    remove_target(knfile);
+    kernel_write(true, false, knfile, false);
   }
   const double dd_bytes = static_cast<double>(dd_mib) * (1 << 20);
   {
@@ -535,9 +573,9 @@ int main(int argc, char** argv) {
     v.erase(std::remove_if(v.begin(), v.end(), [&](const std::string& c) { return !wanted(c); }), v.end());
     return v;
   };
-  const auto durable_set = keep({"K", "KS", "R", "I", "Ii", "V", "D"});
-  const auto cache_set = keep({"K", "R", "I", "V", "D"});
-  const auto read_set = keep({"K", "R", "I", "D"});
+  const auto durable_set = keep({"K", "KN", "KS", "R", "I", "Ii", "V", "D"});
+  const auto cache_set = keep({"K", "KN", "R", "I", "V", "D"});
+  const auto read_set = keep({"K", "KN", "R", "I", "D"});
   auto kernel_breakdown = [&] {
     auto d = [&](const char* a, const char* b) { return max_over_ranks(phase_t[b] - phase_t[a]); };
     bd["create (file + /common + flush)"].push_back(d("begin", "file_created"));
@@ -560,6 +598,8 @@ int main(int argc, char** argv) {
     if (c == "K") {
       run(kfile, "kernel_write", kb, [&] { return kernel_write(durable, false, kfile); });
       if (durable) kernel_breakdown();
+    } else if (c == "KN") {
+      run(knfile, "kernel_nosum_write", kb, [&] { return kernel_write(durable, false, knfile, false); });
     } else if (c == "KS") {
       run(ksfile, "kernel_serial_write", kb, [&] { return kernel_write(durable, true, ksfile); });
     } else if (c == "R") {
@@ -582,10 +622,13 @@ int main(int argc, char** argv) {
       const std::string& c = read_set[static_cast<std::size_t>(j)];
       if (c == "K") {
         fsync_evict(kfile, true);
-        rec(r, "kernel_read", kb, kernel_read());
+        rec(r, "kernel_read", kb, kernel_read(kfile));
         bd["read: Reader::open (probe + collective open + /common)"].push_back(read_parts_[0]);
         bd["read: read_topology"].push_back(read_parts_[1]);
         bd["read: cell data (read_fields_into, 8 datasets)"].push_back(read_parts_[2]);
+      } else if (c == "KN") {
+        fsync_evict(knfile, true);
+        rec(r, "kernel_nosum_read", kb, kernel_read(knfile));
       } else if (c == "R") {
         fsync_evict(rfile, true);
         rec(r, "mpiio_read", kb, raw_read());
@@ -598,9 +641,11 @@ int main(int argc, char** argv) {
       }
     }
     bd["[bench replay] buffer copy alone"].push_back(copy_time());
+    bd["[bench replay] checksums alone (libxxhash XXH3, 1 thread)"].push_back(hash_time());
   }
   remove_target(kfile);
   remove_target(ksfile);
+  remove_target(knfile);
   remove_target(rfile);
   remove_target(dfile);
   remove_target(ifile);
@@ -609,10 +654,10 @@ int main(int argc, char** argv) {
   if (rank_ == 0) {
     std::printf("\n# summary: %d ranks, %d rounds, GiB/s (GiB = 2^30 bytes)\n", size_, rounds);
     std::printf("sum %-28s %5s %7s %7s %7s\n", "contender", "ranks", "median", "min", "max");
-    for (const char* w : {"kernel_write_durable", "kernel_serial_write_durable", "mpiio_write_durable", "ior_write_durable",
+    for (const char* w : {"kernel_write_durable", "kernel_nosum_write_durable", "kernel_serial_write_durable", "mpiio_write_durable", "ior_write_durable",
                           "ior_indep_write_durable", "vpic_write_durable", "dd_write_durable", "kernel_write_cache",
-                          "mpiio_write_cache", "ior_write_cache", "vpic_write_cache", "dd_write_cache", "kernel_read",
-                          "mpiio_read", "ior_read", "dd_read"}) {
+                          "kernel_nosum_write_cache", "mpiio_write_cache", "ior_write_cache", "vpic_write_cache", "dd_write_cache", "kernel_read",
+                          "kernel_nosum_read", "mpiio_read", "ior_read", "dd_read"}) {
       const auto& s = res[w];
       if (s.gibs.empty()) continue;  // not run (--only)
       std::printf("sum %-28s %5d %7.3f %7.3f %7.3f\n", w, size_, median(s.gibs),
@@ -640,6 +685,10 @@ int main(int argc, char** argv) {
     ratio("kernel_read", "ior_read");
     ratio("kernel_read", "mpiio_read");
     ratio("kernel_read", "dd_read");
+    // What the checksums cost (K hashes every row, KN does not): the ≤ 3 % target.
+    ratio("kernel_write_durable", "kernel_nosum_write_durable");
+    ratio("kernel_write_cache", "kernel_nosum_write_cache");
+    ratio("kernel_read", "kernel_nosum_read");
     std::printf("# kernel durable write (K) and read, time breakdown, median over rounds, s (max over ranks):\n");
     if (!res["kernel_write_durable"].secs.empty())
       std::printf("brk %-46s %d %7.3f\n", "total K", size_, median(res["kernel_write_durable"].secs));

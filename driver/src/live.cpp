@@ -7,10 +7,10 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
-#include <thread>
 #include <vector>
 
 #include "rewind/driver/steering.hpp"
+#include "rewind/mpi/backoff.hpp"
 #include "rewind/window/select.hpp"
 
 namespace rwd::driver {
@@ -30,8 +30,8 @@ void send_text(MPI_Comm c, int dest, int tag, const std::string& s) {
 // (50 us -> 1 ms) instead. `test` returns true once done.
 template <class Test>
 void wait_napping(Test test) {
-  for (auto nap = std::chrono::microseconds(50); !test(); nap = std::min(2 * nap, std::chrono::microseconds(1000)))
-    std::this_thread::sleep_for(nap);
+  using std::chrono::microseconds;
+  mpi::wait_until(test, {.spin = microseconds(0), .first = microseconds(50), .cap = microseconds(1000)});
 }
 
 std::string recv_text(MPI_Comm c, int src, int tag) {

@@ -1,42 +1,44 @@
 #include "checksum.hpp"
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
 #include <fmt/core.h>
-
-#include <type_traits>
 
 namespace rwd::kernel::detail {
 
-std::uint64_t hash_bytes(const void* p, std::size_t n) { return XXH3_64bits(p, n); }
+// The two builds of the row hashes (xxh3_rows.hpp); the same bits, one three times faster
+// on cache-hot rows where the CPU has AVX2.
+namespace base {
+std::uint64_t hash_bytes(const void* p, std::size_t n);
+template <typename Stored, typename Mem>
+std::uint64_t hash_interior(const Mem* array, int sx, int sy, int sz, int halo);
+}  // namespace base
+#if REWIND_HAVE_XXH3_AVX2
+namespace avx2 {
+std::uint64_t hash_bytes(const void* p, std::size_t n);
+template <typename Stored, typename Mem>
+std::uint64_t hash_interior(const Mem* array, int sx, int sy, int sz, int halo);
+}  // namespace avx2
+#endif
+
+#if REWIND_HAVE_XXH3_AVX2
+namespace {
+const bool kAvx2 = __builtin_cpu_supports("avx2");
+}  // namespace
+
+std::uint64_t hash_bytes(const void* p, std::size_t n) { return kAvx2 ? avx2::hash_bytes(p, n) : base::hash_bytes(p, n); }
 
 template <typename Stored, typename Mem>
 std::uint64_t hash_interior(const Mem* array, const BlockShape& b, int halo) {
-  const std::size_t sx = static_cast<std::size_t>(b.sx);
-  if constexpr (std::is_same_v<Stored, Mem>) {
-    if (halo == 0) return hash_bytes(array, static_cast<std::size_t>(b.cells()) * sizeof(Stored));
-  }
-  const std::size_t px = sx + 2 * static_cast<std::size_t>(halo), py = static_cast<std::size_t>(b.sy) + 2 * static_cast<std::size_t>(halo);
-  // The streaming state on the stack (XXH_INLINE_ALL makes it a complete type): this runs
-  // once per grid row on the read and write paths, so no allocation per call.
-  XXH3_state_t state;
-  XXH3_INITSTATE(&state);
-  XXH3_64bits_reset(&state);
-  std::vector<Stored> converted(std::is_same_v<Stored, Mem> ? 0 : sx);
-  for (int z = 0; z < b.sz; ++z)
-    for (int y = 0; y < b.sy; ++y) {
-      const Mem* src = array + ((static_cast<std::size_t>(z + halo) * py + static_cast<std::size_t>(y + halo)) * px +
-                                static_cast<std::size_t>(halo));
-      if constexpr (std::is_same_v<Stored, Mem>) {
-        XXH3_64bits_update(&state, src, sx * sizeof(Stored));
-      } else {
-        for (std::size_t x = 0; x < sx; ++x) converted[x] = static_cast<Stored>(src[x]);
-        XXH3_64bits_update(&state, converted.data(), sx * sizeof(Stored));
-      }
-    }
-  return XXH3_64bits_digest(&state);
+  return kAvx2 ? avx2::hash_interior<Stored, Mem>(array, b.sx, b.sy, b.sz, halo)
+               : base::hash_interior<Stored, Mem>(array, b.sx, b.sy, b.sz, halo);
 }
+#else
+std::uint64_t hash_bytes(const void* p, std::size_t n) { return base::hash_bytes(p, n); }
+
+template <typename Stored, typename Mem>
+std::uint64_t hash_interior(const Mem* array, const BlockShape& b, int halo) {
+  return base::hash_interior<Stored, Mem>(array, b.sx, b.sy, b.sz, halo);
+}
+#endif
 
 template std::uint64_t hash_interior<double, double>(const double*, const BlockShape&, int);
 template std::uint64_t hash_interior<float, double>(const double*, const BlockShape&, int);

@@ -49,7 +49,11 @@ void StepServer::reply_all(Packer& msg) {
 
 bool StepServer::serve_one() {
   const double t0 = MPI_Wtime();
-  for (std::size_t i = 0; i < clients_.size(); ++i) mpi::receive_message(clients_[i], kCommandTag, group_, in_[i], "I/O ranks");
+  // An I/O rank waits between output steps, sharing its node with the compute ranks it
+  // serves: napping, not a blocking probe that spins a core away from them (backoff.hpp).
+  const mpi::Backoff napping;
+  for (std::size_t i = 0; i < clients_.size(); ++i)
+    mpi::receive_message(clients_[i], kCommandTag, group_, in_[i], "I/O ranks", &napping);
   stats_.idle_seconds += MPI_Wtime() - t0;
   std::vector<Unpacker> u;
   u.reserve(in_.size());

@@ -1,0 +1,60 @@
+// Private: the XXH3-64 of a grid row, compiled once per instruction set.
+//
+// Included by exactly two files, each with REWIND_XXH3_ISA naming a namespace:
+// xxh3_rows_base.cpp (the x86-64 baseline, SSE2, ~13 GB/s here) and xxh3_rows_avx2.cpp
+// (built with -mavx2, ~40 GB/s on cache-hot rows); checksum.cpp picks one at run time.
+// xxHash picks its vector code from the compiler's target macros, and XXH_INLINE_ALL
+// makes every xxHash function static, so the two copies never meet at link time. For the
+// same reason this file must not instantiate any template outside its own namespace
+// (std::vector etc.): the linker could keep the AVX2 copy for callers on any CPU.
+#pragma once
+#ifndef REWIND_XXH3_ISA
+#error "define REWIND_XXH3_ISA before including xxh3_rows.hpp"
+#endif
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>  // traits only: no code is instantiated from it
+
+namespace rwd::kernel::detail::REWIND_XXH3_ISA {
+
+std::uint64_t hash_bytes(const void* p, std::size_t n) { return XXH3_64bits(p, n); }
+
+template <typename Stored, typename Mem>
+std::uint64_t hash_interior(const Mem* array, int sx, int sy, int sz, int halo) {
+  if constexpr (std::is_same_v<Stored, Mem>) {
+    if (halo == 0) return hash_bytes(array, static_cast<std::size_t>(sx) * static_cast<std::size_t>(sy) *
+                                                static_cast<std::size_t>(sz) * sizeof(Stored));
+  }
+  const std::size_t nx = static_cast<std::size_t>(sx), h = static_cast<std::size_t>(halo);
+  const std::size_t px = nx + 2 * h, py = static_cast<std::size_t>(sy) + 2 * h;
+  // The streaming state on the stack (XXH_INLINE_ALL makes it a complete type): this runs
+  // once per grid row on the read and write paths, so no allocation per call.
+  XXH3_state_t state;
+  XXH3_INITSTATE(&state);
+  XXH3_64bits_reset(&state);
+  for (std::size_t z = 0; z < static_cast<std::size_t>(sz); ++z)
+    for (std::size_t y = 0; y < static_cast<std::size_t>(sy); ++y) {
+      const Mem* src = array + ((z + h) * py + y + h) * px + h;
+      if constexpr (std::is_same_v<Stored, Mem>) {
+        XXH3_64bits_update(&state, src, nx * sizeof(Stored));
+      } else {
+        Stored converted[256];  // a stack buffer, see above
+        for (std::size_t x0 = 0; x0 < nx; x0 += 256) {
+          const std::size_t n = nx - x0 < 256 ? nx - x0 : 256;
+          for (std::size_t x = 0; x < n; ++x) converted[x] = static_cast<Stored>(src[x0 + x]);
+          XXH3_64bits_update(&state, converted, n * sizeof(Stored));
+        }
+      }
+    }
+  return XXH3_64bits_digest(&state);
+}
+
+template std::uint64_t hash_interior<double, double>(const double*, int, int, int, int);
+template std::uint64_t hash_interior<float, double>(const double*, int, int, int, int);
+template std::uint64_t hash_interior<std::uint8_t, std::uint8_t>(const std::uint8_t*, int, int, int, int);
+
+}  // namespace rwd::kernel::detail::REWIND_XXH3_ISA
