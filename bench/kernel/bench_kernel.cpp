@@ -5,7 +5,7 @@
 //
 //   mpiexec -n P rewind_bench_kernel DIR [--rounds R] [--vars V] [--halo H] [--quick]
 //                                        [--zero-copy-halo] [--only durable|cache|read]
-//                                        [--contenders K,KN,KS,R,I,Ii,V,D]
+//                                        [--contenders K,KN,KS,R,P,I,Ii,V,D]
 //                                        [--io KEY=VALUE ...]   (more IoOptions for K)
 //
 // Tree: full octree to level 3 (585 grids), 32^3 cells per grid, V float64 variables
@@ -26,6 +26,10 @@
 //                                                            (pack into the linear buffer,
 //                                                            collective H5Dwrite, pack, write,
 //                                                            ..., fsync at commit)
+//                                     P  POSIX, DRAM         R's bytes with pwrite() in 1 MiB
+//                                                            pieces of the rank's buffer
+//                                                            (page_cache_limit's dram-1MiB)
+//                                                            + fsync + close
 //                                     R  raw MPI-IO          open(create) + one contiguous
 //                                                            MPI_File_write_at_all per rank
 //                                                            + MPI_File_sync + close
@@ -39,8 +43,8 @@
 //                                                            H5Dwrite, H5Fflush (sync), close
 //                                     D  dd                  dd bs=1M conv=fdatasync (rank 0)
 //   write, page cache (no fsync):     K, KN (flush_on_commit=false; create + write_step,
-//                                     the close() that syncs is outside the timer), R, I, V
-//                                     (no sync), D (plain dd)
+//                                     the close() that syncs is outside the timer), R, P, I,
+//                                     V (no sync), D (plain dd)
 //   read (restart):                   K  Reader::open + read_topology + every variable of
 //                                        the rank's rows (partition_rows), one read_fields_into
 //                                        straight into per-grid arrays (halo'd with --halo)
@@ -382,6 +386,31 @@ int main(int argc, char** argv) {
     return t;
   };
 
+  // ---- The plainest writer of DRAM-resident data (page_cache_limit.cpp's dram-1MiB, on
+  // every rank): R's bytes and offsets with POSIX pwrite() in consecutive 1 MiB pieces of
+  // the rank's buffer, no MPI-IO, no HDF5; fsync at the end when durable. The page-cache
+  // target is K >= 95 % of it, measured side by side.
+  const std::string pfile = dir + "/bench_posix.bin";
+  auto posix_write = [&](bool durable) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    const int fd = ::open(pfile.c_str(), O_WRONLY | O_CREAT, 0644);
+    bool ok = fd >= 0;
+    for (MPI_Offset done = 0; ok && done < r_mine;) {
+      const auto len = static_cast<std::size_t>(std::min<MPI_Offset>(r_mine - done, 1 << 20));
+      const ssize_t wrote = ::pwrite(fd, rbuf.data() + done, len, static_cast<off_t>(r_off + done));
+      ok = wrote > 0;
+      done += wrote;
+    }
+    if (ok && durable) ok = ::fsync(fd) == 0;
+    if (fd >= 0) ok = ::close(fd) == 0 && ok;
+    if (!ok) {
+      std::fprintf(stderr, "rank %d: pwrite to %s failed\n", rank_, pfile.c_str());
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    return max_over_ranks(MPI_Wtime() - t0);
+  };
+
   // ---- h5bench VPIC-IO's pattern (h5bench_write, 1-D, CONTIG/CONTIG, COLLECTIVE_DATA=YES,
   // COLLECTIVE_METADATA=YES): 8 one-dimensional datasets of 4-byte values (x, y, z, px,
   // py, pz as float, id1, id2 as int), each rank one contiguous hyperslab of every dataset,
@@ -573,8 +602,8 @@ int main(int argc, char** argv) {
     v.erase(std::remove_if(v.begin(), v.end(), [&](const std::string& c) { return !wanted(c); }), v.end());
     return v;
   };
-  const auto durable_set = keep({"K", "KN", "KS", "R", "I", "Ii", "V", "D"});
-  const auto cache_set = keep({"K", "KN", "R", "I", "V", "D"});
+  const auto durable_set = keep({"K", "KN", "KS", "R", "P", "I", "Ii", "V", "D"});
+  const auto cache_set = keep({"K", "KN", "R", "P", "I", "V", "D"});
   const auto read_set = keep({"K", "KN", "R", "I", "D"});
   auto kernel_breakdown = [&] {
     auto d = [&](const char* a, const char* b) { return max_over_ranks(phase_t[b] - phase_t[a]); };
@@ -608,6 +637,8 @@ int main(int argc, char** argv) {
       run(ifile, c == "I" ? "ior_write" : "ior_indep_write", kb, [&] { return ior_io(true, durable, c == "I"); });
     } else if (c == "V") {
       run(vfile, "vpic_write", kb, [&] { return vpic_write(durable); });
+    } else if (c == "P") {
+      run(pfile, "posix_1mib_write", kb, [&] { return posix_write(durable); });
     } else {
       run(dfile, "dd_write", dd_bytes, [&] { return dd_write(durable); });
     }
@@ -650,13 +681,14 @@ int main(int argc, char** argv) {
   remove_target(dfile);
   remove_target(ifile);
   remove_target(vfile);
+  remove_target(pfile);
 
   if (rank_ == 0) {
     std::printf("\n# summary: %d ranks, %d rounds, GiB/s (GiB = 2^30 bytes)\n", size_, rounds);
     std::printf("sum %-28s %5s %7s %7s %7s\n", "contender", "ranks", "median", "min", "max");
-    for (const char* w : {"kernel_write_durable", "kernel_nosum_write_durable", "kernel_serial_write_durable", "mpiio_write_durable", "ior_write_durable",
+    for (const char* w : {"kernel_write_durable", "kernel_nosum_write_durable", "kernel_serial_write_durable", "mpiio_write_durable", "posix_1mib_write_durable", "ior_write_durable",
                           "ior_indep_write_durable", "vpic_write_durable", "dd_write_durable", "kernel_write_cache",
-                          "kernel_nosum_write_cache", "mpiio_write_cache", "ior_write_cache", "vpic_write_cache", "dd_write_cache", "kernel_read",
+                          "kernel_nosum_write_cache", "mpiio_write_cache", "posix_1mib_write_cache", "ior_write_cache", "vpic_write_cache", "dd_write_cache", "kernel_read",
                           "kernel_nosum_read", "mpiio_read", "ior_read", "dd_read"}) {
       const auto& s = res[w];
       if (s.gibs.empty()) continue;  // not run (--only)
@@ -682,6 +714,8 @@ int main(int argc, char** argv) {
     ratio("kernel_write_cache", "vpic_write_cache");
     ratio("kernel_write_cache", "mpiio_write_cache");
     ratio("kernel_write_cache", "dd_write_cache");
+    ratio("kernel_write_cache", "posix_1mib_write_cache");  // the page-cache target: >= 95 %
+    ratio("kernel_write_durable", "posix_1mib_write_durable");
     ratio("kernel_read", "ior_read");
     ratio("kernel_read", "mpiio_read");
     ratio("kernel_read", "dd_read");

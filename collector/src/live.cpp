@@ -178,36 +178,50 @@ class Core {
 
   /// A command to the compute ranks, answered at their next boundary. Main thread.
   json command(const json& c) {
-    const int root = layout_.first_compute;
-    const std::string text = c.dump();
+    Pending p = send_command(c);
+    // The answer comes at the run's next step boundary, up to a whole step away: poll
+    // often at first (a paused run answers at once), then back off to 2 ms.
+    json reply;
+    for (auto nap = std::chrono::microseconds(50); !poll_reply(p, reply); nap = std::min(2 * nap, std::chrono::microseconds(2000))) {
+      drain_status();
+      std::this_thread::sleep_for(nap);
+    }
+    return reply;
+  }
+
+ private:
+  struct Pending {
+    std::string text;
+    MPI_Request sent = MPI_REQUEST_NULL;
+  };
+
+  Pending send_command(const json& c) {
+    Pending p{c.dump(), MPI_REQUEST_NULL};
     // Not MPI_Send: a window's command (its piece list) is beyond the eager limit, so a
     // blocking send waited for the root's receive at its next step boundary, spinning
     // through sched_yield for up to a whole step (most of the collector's CPU, taken
     // from the compute ranks on a shared node). The reply can only follow the receive.
-    MPI_Request sent = MPI_REQUEST_NULL;
-    MPI_Isend(text.data(), static_cast<int>(text.size()), MPI_CHAR, root, driver::kLiveCommandTag, layout_.service, &sent);
-    // The answer comes at the run's next step boundary, up to a whole step away: poll
-    // often at first (a paused run answers at once), then back off to 2 ms.
-    auto nap = std::chrono::microseconds(50);
-    for (;;) {
-      int flag = 0;
-      MPI_Status st;
-      MPI_Iprobe(root, driver::kLiveReplyTag, layout_.service, &flag, &st);
-      if (flag) {
-        int n = 0;
-        MPI_Get_count(&st, MPI_CHAR, &n);
-        std::string s(static_cast<std::size_t>(n), '\0');
-        MPI_Recv(s.data(), n, MPI_CHAR, root, driver::kLiveReplyTag, layout_.service, MPI_STATUS_IGNORE);
-        MPI_Wait(&sent, MPI_STATUS_IGNORE);  // complete: the root has received it
-        return json::parse(s);
-      }
-      drain_status();
-      std::this_thread::sleep_for(nap);
-      nap = std::min(2 * nap, std::chrono::microseconds(2000));
-    }
+    MPI_Isend(p.text.data(), static_cast<int>(p.text.size()), MPI_CHAR, layout_.first_compute, driver::kLiveCommandTag,
+              layout_.service, &p.sent);
+    return p;
   }
 
- private:
+  /// The reply to `p`, if it has come: true and `reply` set.
+  bool poll_reply(Pending& p, json& reply) {
+    const int root = layout_.first_compute;
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(root, driver::kLiveReplyTag, layout_.service, &flag, &st);
+    if (!flag) return false;
+    int n = 0;
+    MPI_Get_count(&st, MPI_CHAR, &n);
+    std::string s(static_cast<std::size_t>(n), '\0');
+    MPI_Recv(s.data(), n, MPI_CHAR, root, driver::kLiveReplyTag, layout_.service, MPI_STATUS_IGNORE);
+    MPI_Wait(&p.sent, MPI_STATUS_IGNORE);  // complete: the root has received it
+    reply = json::parse(s);
+    return true;
+  }
+
   void drain_status() {
     for (;;) {
       int flag = 0;
@@ -298,11 +312,7 @@ class Core {
     for (const auto& p : sel.pieces)
       pieces.push_back({p.uid.raw(), p.owner, p.first[0], p.first[1], p.first[2], p.count[0], p.count[1], p.count[2],
                         p.stride});
-    const json reply = expect_ok(command({{"op", "window"}, {"vars", r.variables}, {"pieces", pieces}}));
     WindowReply out;
-    out.step = reply.at("step").get<std::int64_t>();
-    out.time = reply.at("time").get<double>();
-    out.file = reply.value("file", std::string());
     out.level = sel.level;
     out.stride = sel.stride;
     out.lo = sel.covered.lo;
@@ -364,9 +374,13 @@ class Core {
     for (auto& values : out.values)
       for (const auto& run : runs) recv(values.data() + run.at, run, MPI_DOUBLE, driver::kLiveValuesTag, 8);
     for (const auto& run : runs) recv(out.cell_type.data() + run.at, run, MPI_BYTE, driver::kLiveTypesTag, 1);
-    // Written to the client while the rest arrives (codec none): the header and JSON
-    // now, each array's bytes as their receives complete.
-    const bool streaming = stream != nullptr && stream->begin(out);
+    // The receives are posted before the command goes: the compute ranks' values flow as
+    // soon as each rank has copied them, not after the collector has seen the command's
+    // reply (traced: the values of a paused large window waited about 3 ms for it). A
+    // refused command sends no values: its receives are cancelled.
+    Pending cmd = send_command({{"op", "window"}, {"vars", r.variables}, {"pieces", std::move(pieces)}});
+    json reply;
+    bool replied = false, streaming = false;
     // Test and nap rather than MPI_Waitall: under mpi_yield_when_idle a blocking wait
     // spins through sched_yield, and the values come only once every compute rank has
     // copied them (on a shared node: once they get a core), so it spun for most of that.
@@ -376,7 +390,24 @@ class Core {
     std::size_t first = 0;  // receives before it have completed
     std::uint64_t ready = 0;
     bool short_data = false;
-    for (auto nap = std::chrono::microseconds(20); first < reqs.size();) {
+    for (auto nap = std::chrono::microseconds(20); !replied || first < reqs.size();) {
+      if (!replied && poll_reply(cmd, reply)) {
+        replied = true;
+        nap = std::chrono::microseconds(20);
+        if (!reply.value("ok", false)) {
+          for (auto& rq : reqs)
+            if (rq != MPI_REQUEST_NULL) MPI_Cancel(&rq);
+          MPI_Waitall(n, reqs.data(), MPI_STATUSES_IGNORE);
+          throw ServiceError(ErrorCode::bad_argument, reply.value("message", std::string("refused")));
+        }
+        out.step = reply.at("step").get<std::int64_t>();
+        out.time = reply.at("time").get<double>();
+        out.file = reply.value("file", std::string());
+        // Written to the client while the rest arrives (codec none): the header and JSON
+        // now, each array's bytes as their receives complete.
+        streaming = stream != nullptr && stream->begin(out);
+        if (streaming && ready > 0 && !short_data) stream->ready(ready);
+      }
       int count = 0;
       MPI_Testsome(n, reqs.data(), &count, done.data(), st.data());
       for (int i = 0; i < count; ++i) {
@@ -390,8 +421,11 @@ class Core {
       if (count > 0) nap = std::chrono::microseconds(20);
       if (streaming && ready > before && !short_data) stream->ready(ready);
       if (count == 0 || count == MPI_UNDEFINED) {
+        // Before the reply the run may be up to a step from its boundary: naps up to 2 ms,
+        // the status followed meanwhile; after it the values are on their way.
+        if (!replied) drain_status();
         std::this_thread::sleep_for(nap);
-        nap = std::min(2 * nap, std::chrono::microseconds(500));
+        nap = std::min(2 * nap, std::chrono::microseconds(replied ? 500 : 2000));
       }
     }
     if (short_data) {
