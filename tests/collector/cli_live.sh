@@ -72,6 +72,11 @@ EOF
   wait $pa; ra=$?
   wait $pb; rb=$?
   check "np $np: two clients at once get their windows" "[ $ra = 0 ] && [ $rb = 0 ]"
+  # A window of a variable the run does not have: one error line, and the next window
+  # is whole.
+  "$rewind" window 127.0.0.1:$port --box 0,0,0,2.2,0.41,0 --budget 3000 --vars p,bogus >bad$np.out 2>&1
+  check "np $np: a window of an unknown variable is refused with one line" \
+    "[ $? != 0 ] && [ \$(wc -l <bad$np.out) = 1 ] && grep -q bogus bad$np.out"
   "$rewind" window 127.0.0.1:$port $whole --out c$np.json >c$np.out 2>&1
   check "np $np: the collector serves on after a client vanished" "[ $? = 0 ] && [ -s c$np.json ]"
   "$rewind" steer 127.0.0.1:$port stop >stop$np.out 2>&1
