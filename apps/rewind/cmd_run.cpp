@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 
@@ -118,9 +119,12 @@ int run_compute(const RunOptions& o, driver::RunSpec spec, spacetree::LocalPlan 
   driver::OutputObserver output;
   driver::MonitorCsv monitor(interval);
   driver::Progress progress(progress_every);
-  std::optional<driver::InsituObserver> analysis;
+  std::optional<driver::InsituObserver> analysis;  // the hook here
+  std::optional<driver::InsituHandOff> hand_off;   // the hook on the I/O ranks
   if (hook) analysis.emplace(std::move(*hook), run.spec().insitu);
+  else if (driver::insitu_on_io_ranks(run.spec())) hand_off.emplace(run.spec().insitu.every);
   if (live) run.add(*live);  // first: a boundary's steering precedes its output
+  if (hand_off) run.add(*hand_off);  // before the output, which hands the step it marks over
   run.add(output);
   if (analysis) run.add(*analysis);  // after the output: a step a hook fails at is in the file
   run.add(monitor);
@@ -140,6 +144,31 @@ int run_compute(const RunOptions& o, driver::RunSpec spec, spacetree::LocalPlan 
   return 0;
 }
 
+// The hook of a run whose hook runs on the I/O ranks: loaded there only (the compute ranks
+// never map it); every rank of the job learns whether that worked, so a bad library is
+// refused with one line as when every rank loads it. Collective over the job.
+std::optional<insitu::Hook> load_on_io_ranks(const nbserver::Roles& roles, const std::string& library) {
+  std::optional<insitu::Hook> hook;
+  std::string error;
+  if (roles.role == nbserver::Role::io) {
+    try {
+      hook.emplace(insitu::Hook::load(library));
+    } catch (const insitu::HookError& e) {
+      error = e.what();
+    }
+  }
+  int rank = 0, first = 0;
+  MPI_Comm_rank(roles.service(), &rank);
+  const int mine = error.empty() ? std::numeric_limits<int>::max() : rank;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, roles.service());
+  if (first == std::numeric_limits<int>::max()) return hook;
+  auto len = static_cast<int>(error.size());
+  MPI_Bcast(&len, 1, MPI_INT, first, roles.service());
+  error.resize(static_cast<std::size_t>(len));
+  MPI_Bcast(error.data(), len, MPI_CHAR, first, roles.service());
+  throw AgreedError(fmt::format("insitu.library: {}", error));
+}
+
 // World rank 0 serves the topology; the compute ranks ask it for their plans.
 int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::function<spacetree::Tree()>& make_tree,
                     const std::string& estimate, std::optional<insitu::Hook> hook) {
@@ -148,12 +177,17 @@ int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::functi
   auto roles = nbserver::split_roles(
       MPI_COMM_WORLD, nbserver::RoleLayout{.collector = live,
                                            .io_ranks_per_node = dedicated ? static_cast<int>(spec.output.io.io_ranks_per_node) : 0});
+  if (driver::insitu_on_io_ranks(spec)) hook = load_on_io_ranks(roles, spec.insitu.library);
   if (roles.role == nbserver::Role::io) {
-    const kernel::IoRankStats st = kernel::serve_io_ranks(roles.io_group(), roles.io());
-    double mine[3] = {st.write_seconds, st.idle_seconds, static_cast<double>(st.steps)}, most[3] = {0, 0, 0};
-    MPI_Reduce(mine, most, 3, MPI_DOUBLE, MPI_MAX, 0, roles.io());
     int io_rank = 0;
     MPI_Comm_rank(roles.io(), &io_rank);
+    spec.quiet = o.quiet;
+    std::optional<driver::InsituConsumer> analysis;
+    if (hook) analysis.emplace(std::move(*hook), spec, roles.io(), io_rank == 0);
+    const kernel::IoRankStats st = kernel::serve_io_ranks(roles.io_group(), roles.io(), analysis ? &*analysis : nullptr);
+    if (analysis) analysis->finish();
+    double mine[3] = {st.write_seconds, st.idle_seconds, static_cast<double>(st.steps)}, most[3] = {0, 0, 0};
+    MPI_Reduce(mine, most, 3, MPI_DOUBLE, MPI_MAX, 0, roles.io());
     if (io_rank == 0 && !o.quiet && most[2] > 0)
       fmt::print("io ranks    {} I/O rank(s) wrote {:.0f} steps: {:.2f} MiB, {:.2f} s writing, {:.2f} s waiting for steps\n",
                  roles.io_size, most[2], static_cast<double>(st.bytes) / 1048576.0, most[0], most[1]);
@@ -277,9 +311,14 @@ int run_run(const RunOptions& o) {
   const std::string estimate = describe(cost, GuardRole{.holds_tree = world_size == 1, .compute_ranks = std::max(1, compute_ranks)},
                          o.memory_limit, MPI_COMM_WORLD);
   // The in-situ hook is loaded on every rank before anything runs, so a missing
-  // library, entry point or ABI mismatch is refused with one line (the same on every rank).
+  // library, entry point or ABI mismatch is refused with one line (the same on every rank);
+  // a hook for the I/O ranks is loaded by them alone, once the roles are known.
+  if (driver::insitu_on_io_ranks(spec) && spec.output.file.empty())
+    throw AgreedError("insitu.library with output.io.strategy = \"dedicated\" runs the hook on the I/O ranks, which "
+                      "get the steps through the output file's hand-off, and this run has no output file: name one "
+                      "(output.file or --output), or use another strategy to run the hook on the compute ranks");
   std::optional<insitu::Hook> hook;
-  if (spec.insitu.enabled()) {
+  if (spec.insitu.enabled() && !driver::insitu_on_io_ranks(spec)) {
     try {
       hook.emplace(insitu::Hook::load(spec.insitu.library));
     } catch (const insitu::HookError& e) {

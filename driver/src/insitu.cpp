@@ -9,6 +9,27 @@
 
 namespace rwd::driver {
 
+namespace {
+
+// Every rank has the same outcome; the reporting rank prints it, once, on stderr even
+// with -q: an analysis that stopped is not noise.
+void report(const insitu::Hook& hook, const insitu::Outcome& o, bool print) {
+  if (o.ok || !print) return;
+  fmt::print(stderr, "insitu      error: {}: {}; the hook is disabled, the run goes on\n", hook.library(), o.message);
+  std::fflush(stderr);
+}
+
+void summary(const insitu::Hook& hook, std::int64_t calls, std::int64_t every, const std::string& where) {
+  fmt::print("insitu      {}: {} steps handed over, every {}{}\n", hook.library(), calls, every, where);
+  std::fflush(stdout);
+}
+
+insitu::InitArgs init_args(const RunSpec& spec) {
+  return {.args = spec.insitu.args, .case_name = spec.case_name, .every = spec.insitu.every};
+}
+
+}  // namespace
+
 InsituSettings parse_insitu_settings(spacetree::CaseDocument& doc) {
   InsituSettings s;
   // Defaults and ranges: the key table (rewind keys insitu).
@@ -18,43 +39,65 @@ InsituSettings parse_insitu_settings(spacetree::CaseDocument& doc) {
   return s;
 }
 
-InsituObserver::InsituObserver(insitu::Hook hook, InsituSettings settings)
-    : hook_(std::move(hook)), settings_(std::move(settings)) {}
-
-void InsituObserver::report(Run& run, const insitu::Outcome& o) const {
-  // Every rank has the same outcome; the reporting rank prints it, once, on stderr
-  // even with -q: an analysis that stopped is not noise.
-  if (o.ok || !run.print()) return;
-  fmt::print(stderr, "insitu      error: {}: {}; the hook is disabled, the run goes on\n", hook_.library(), o.message);
-  std::fflush(stderr);
+bool insitu_on_io_ranks(const RunSpec& spec) {
+  return spec.insitu.enabled() && spec.output.io.strategy == "dedicated";
 }
+
+bool InsituSchedule::due(std::int64_t step, bool first) {
+  if (first) last_ = -1;
+  if (step % every_ != 0 || step == last_) return false;
+  last_ = step;
+  return true;
+}
+
+// --- on the compute ranks ----------------------------------------------------------------
+
+InsituObserver::InsituObserver(insitu::Hook hook, InsituSettings settings)
+    : hook_(std::move(hook)), settings_(std::move(settings)), schedule_(settings_.every) {}
 
 void InsituObserver::at_boundary(Run& run, const Boundary& b) {
   auto& s = run.solver();
+  if (b.first) report(hook_, hook_.init(init_args(run.spec()), run.spec().common, kGridHalo, run.comm()), run.print());
   const auto state = s.scalar_state();
-  if (b.first) {
-    last_step_ = -1;  // a new timeline (an in-job branch) hands its steps over again
-    report(run, hook_.init({.args = settings_.args, .case_name = run.spec().case_name, .every = settings_.every},
-                           run.spec().common, 1, run.comm()));
-  }
-  if (!hook_.enabled() || state.step % settings_.every != 0 || state.step == last_step_) return;
-  last_step_ = state.step;
+  if (!hook_.enabled() || !schedule_.due(state.step, b.first)) return;
   if (types_.size() != s.forest().size()) types_ = padded_cell_types(s);
-  const auto fields = solver::state_fields();
-  kernel::StepInfo step;
-  step.step = state.step;
-  step.time = state.time;
-  step.dt = state.dt_prev;
-  for (std::size_t i = 0; i < fields.size(); ++i) step.fields.push_back({"cell_data", fields[i].name, static_cast<int>(i)});
-  const auto grids = describe_grids(s, fields, types_);
+  const auto grids = describe_grids(s, solver::state_fields(), types_);
   ++calls_;
-  report(run, hook_.step(run.spec().common, step, grids, run.comm()));
+  report(hook_, hook_.step(run.spec().common, hook_step(state), grids, run.comm()), run.print());
 }
 
 void InsituObserver::finish(Run& run) {
-  report(run, hook_.finalize(run.comm()));
-  if (run.print() && !run.spec().quiet)
-    fmt::print("insitu      {}: {} steps handed over, every {}\n", hook_.library(), calls_, settings_.every);
+  report(hook_, hook_.finalize(run.comm()), run.print());
+  if (run.print() && !run.spec().quiet) summary(hook_, calls_, settings_.every, "");
+}
+
+void InsituHandOff::at_boundary(Run& run, const Boundary& b) {
+  const bool due = schedule_.due(run.solver().scalar_state().step, b.first);
+  active_ = active_ && run.output().hook_active();
+  if (active_ && due) run.output().hand_next_step_to_hook();
+}
+
+// --- on the I/O ranks --------------------------------------------------------------------
+
+InsituConsumer::InsituConsumer(insitu::Hook hook, const RunSpec& spec, MPI_Comm io, bool print)
+    : hook_(std::move(hook)), settings_(spec.insitu), common_(spec.common), io_(io), print_(print), quiet_(spec.quiet) {
+  // The same constants and halo as on the compute ranks: the hook cannot tell where it runs
+  // but by its communicator.
+  report(hook_, hook_.init(init_args(spec), common_, kGridHalo, io_), print_);
+}
+
+bool InsituConsumer::consume(const kernel::StepInfo& step, const kernel::LocalGrids& grids, MPI_Comm io) {
+  if (!hook_.enabled()) return false;
+  ++calls_;
+  report(hook_, hook_.step(common_, step, grids, io), print_);
+  return hook_.enabled();
+}
+
+void InsituConsumer::finish() {
+  report(hook_, hook_.finalize(io_), print_);
+  int n = 0;
+  MPI_Comm_size(io_, &n);
+  if (print_ && !quiet_) summary(hook_, calls_, settings_.every, fmt::format(", run on the {} I/O rank{}", n, n == 1 ? "" : "s"));
 }
 
 }  // namespace rwd::driver

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 namespace rwd::driver {
 
@@ -153,16 +154,27 @@ double RunOutput::next_event_time(double now) const {
 }
 
 void RunOutput::after_step(solver::Solver& s, bool first, bool last) {
+  const bool hook = std::exchange(hook_next_, false);
   if (!writer_) return;
   const auto state = s.scalar_state();
-  if (state.step <= last_written_step_) return;  // already in the file (restart point)
-  const Due due = outputs_due(settings_, state.step, state.time, state.dt_prev, first, last);
-  if (due.checkpoint) write(s, k::StepKind::checkpoint);
-  else if (due.visualisation) write(s, k::StepKind::visualisation);
+  // A step already in the file (the restart point) is not written again; the hook may
+  // still be due there.
+  const Due due = state.step > last_written_step_
+                      ? outputs_due(settings_, state.step, state.time, state.dt_prev, first, last)
+                      : Due{};
+  if (due.checkpoint) write(s, k::StepKind::checkpoint, hook);
+  else if (due.visualisation) write(s, k::StepKind::visualisation, hook);
+  else if (hook) hand_to_hook(s);
 }
 
 void RunOutput::checkpoint_now(solver::Solver& s) {
-  if (writer_ && s.scalar_state().step > last_written_step_) write(s, k::StepKind::checkpoint);
+  if (writer_ && s.scalar_state().step > last_written_step_) write(s, k::StepKind::checkpoint, false);
+}
+
+void RunOutput::hand_to_hook(solver::Solver& s) {
+  if (padded_types_.size() != s.forest().size()) padded_types_ = padded_cell_types(s);
+  const k::StepInfo step = hook_step(s.scalar_state());
+  writer_->hand_off(step, describe_grids(s, solver::state_fields(), padded_types_), false, step.fields);
 }
 
 void RunOutput::set_intervals(const OutputSettings& o) {
@@ -193,7 +205,7 @@ k::LocalGrids describe_grids(solver::Solver& s, const std::vector<solver::Variab
   const auto& sh = forest.shape();
   k::LocalGrids grids;
   grids.block = {sh.s[0], sh.s[1], sh.s[2]};
-  grids.halo = 1;
+  grids.halo = kGridHalo;
   grids.grids.reserve(forest.size());
   for (std::size_t g = 0; g < forest.size(); ++g) {
     const auto& info = forest.grid(g);
@@ -211,7 +223,17 @@ k::LocalGrids describe_grids(solver::Solver& s, const std::vector<solver::Variab
   return grids;
 }
 
-k::WriteStats RunOutput::write(solver::Solver& s, k::StepKind kind) {
+k::StepInfo hook_step(const solver::ScalarState& state) {
+  k::StepInfo step;
+  step.step = state.step;
+  step.time = state.time;
+  step.dt = state.dt_prev;
+  const auto fields = solver::state_fields();
+  for (std::size_t i = 0; i < fields.size(); ++i) step.fields.push_back({"cell_data", fields[i].name, static_cast<int>(i)});
+  return step;
+}
+
+k::WriteStats RunOutput::write(solver::Solver& s, k::StepKind kind, bool hook) {
   const auto state = s.scalar_state();
   if (padded_types_.size() != s.forest().size()) padded_types_ = padded_cell_types(s);
   std::vector<solver::Variable> fields;
@@ -222,7 +244,9 @@ k::WriteStats RunOutput::write(solver::Solver& s, k::StepKind kind) {
     for (const auto& name : settings_.variables)
       fields.push_back(*std::find_if(all.begin(), all.end(), [&](const solver::Variable& f) { return name == f.name; }));
   }
-  const k::LocalGrids grids = describe_grids(s, fields, padded_types_);
+  // With the hook the grids carry every state field (its slots: hook_step), and the
+  // written ones are picked from them by slot: one hand-off serves both.
+  const k::LocalGrids grids = describe_grids(s, hook ? all : fields, padded_types_);
   k::StepInfo step;
   step.step = state.step;
   step.time = state.time;
@@ -230,10 +254,12 @@ k::WriteStats RunOutput::write(solver::Solver& s, k::StepKind kind) {
   step.kind = kind;
   step.case_overrides = overrides_;
   if (kind == k::StepKind::checkpoint) step.monitor_state = state.strouhal;
-  for (std::size_t i = 0; i < fields.size(); ++i)
-    step.fields.push_back({"cell_data", fields[i].name, static_cast<int>(i),
-                           kind == k::StepKind::visualisation && settings_.float32});
-  const auto stats = writer_->write_step(step, grids);
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    const auto in_all = std::find_if(all.begin(), all.end(), [&](const solver::Variable& a) { return a.var == fields[i].var; });
+    const int slot = static_cast<int>(hook ? in_all - all.begin() : static_cast<std::ptrdiff_t>(i));
+    step.fields.push_back({"cell_data", fields[i].name, slot, kind == k::StepKind::visualisation && settings_.float32});
+  }
+  const auto stats = hook ? writer_->hand_off(step, grids, true, hook_step(state).fields) : writer_->write_step(step, grids);
   last_written_step_ = state.step;
   if (print_ && stats.handed_off) {
     // Another rank writes it (strategy aggregated / dedicated): what the compute ranks paid,

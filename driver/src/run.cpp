@@ -289,6 +289,8 @@ void Run::reopen_output() {
 
 void Run::branch(RunSpec spec) {
   if (spec.steps < 0) spec.steps = impl_->spec.steps;
+  // The job's I/O ranks are the launch's, not the case's: the branch's file goes to them too.
+  spec.output.io.io_group = impl_->spec.output.io.io_group;
   spec.quiet = spec.quiet || impl_->spec.quiet;
   impl_->spec = std::move(spec);
   impl_->stop = false;

@@ -65,18 +65,21 @@ void Packer::put(const IoOptions& o) {  // by the options table: every documente
     put(option_string(o, row.name));
   }
 }
-void Packer::put(const StepInfo& s) {
-  put(s.step);
-  put(s.time);
-  put(s.dt);
-  put(s.kind);
-  put(static_cast<std::uint64_t>(s.fields.size()));
-  for (const auto& f : s.fields) {
+void Packer::put(const std::vector<FieldSpec>& fields) {
+  put(static_cast<std::uint64_t>(fields.size()));
+  for (const auto& f : fields) {
     put(f.group);
     put(f.name);
     put(f.slot);
     put(static_cast<std::uint8_t>(f.float32));
   }
+}
+void Packer::put(const StepInfo& s) {
+  put(s.step);
+  put(s.time);
+  put(s.dt);
+  put(s.kind);
+  put(s.fields);
   put(static_cast<std::uint8_t>(s.write_cell_type));
   put(s.case_overrides);
   put(s.monitor_state);
@@ -155,19 +158,23 @@ IoOptions Unpacker::options() {
   }
   return o;
 }
+std::vector<FieldSpec> Unpacker::fields() {
+  std::vector<FieldSpec> v(get<std::uint64_t>());
+  for (auto& f : v) {
+    f.group = string();
+    f.name = string();
+    f.slot = get<int>();
+    f.float32 = get<std::uint8_t>() != 0;
+  }
+  return v;
+}
 StepInfo Unpacker::step() {
   StepInfo s;
   s.step = get<std::int64_t>();
   s.time = get<double>();
   s.dt = get<double>();
   s.kind = get<StepKind>();
-  s.fields.resize(get<std::uint64_t>());
-  for (auto& f : s.fields) {
-    f.group = string();
-    f.name = string();
-    f.slot = get<int>();
-    f.float32 = get<std::uint8_t>() != 0;
-  }
+  s.fields = fields();
   s.write_cell_type = get<std::uint8_t>() != 0;
   s.case_overrides = strings();
   s.monitor_state = doubles();
@@ -229,15 +236,6 @@ void SharedSlots::sync() const {
 
 namespace {
 
-/// The distinct GridRecord::fields slots a step writes, ascending.
-std::vector<int> used_slots(const StepInfo& info) {
-  std::vector<int> s;
-  for (const auto& f : info.fields) s.push_back(f.slot);
-  std::sort(s.begin(), s.end());
-  s.erase(std::unique(s.begin(), s.end()), s.end());
-  return s;
-}
-
 /// Copies the interior of a padded array (x fastest) into `dst`.
 template <typename T>
 void copy_interior(const T* src, T* dst, BlockShape b, int h) {
@@ -252,23 +250,48 @@ void copy_interior(const T* src, T* dst, BlockShape b, int h) {
       std::memcpy(dst, src + ((z + hh) * py + y + hh) * px + hh, sx * sizeof(T));
 }
 
+/// Cells of one array in a slot: the block, with `h` halo layers on every side.
+std::int64_t shipped_cells(BlockShape b, int h) {
+  return static_cast<std::int64_t>(b.sx + 2 * h) * (b.sy + 2 * h) * (b.sz + 2 * h);
+}
+
 std::int64_t type_offset(std::size_t slots, std::size_t grids, std::int64_t cells) {
   return static_cast<std::int64_t>(slots * grids) * cells * static_cast<std::int64_t>(sizeof(double));
 }
 
 }  // namespace
 
-std::int64_t slot_bytes(const StepInfo& info, const LocalGrids& grids) {
-  const std::int64_t cells = grids.block.cells();
-  const std::size_t n = grids.grids.size();
-  return type_offset(used_slots(info).size(), n, cells) + (info.write_cell_type ? static_cast<std::int64_t>(n) * cells : 0);
+SlotLayout slot_layout(const StepInfo& info, bool write, const std::vector<FieldSpec>* consume) {
+  SlotLayout l;
+  if (write)
+    for (const auto& f : info.fields) l.slots.push_back(f.slot);
+  if (consume)
+    for (const auto& f : *consume) l.slots.push_back(f.slot);
+  std::sort(l.slots.begin(), l.slots.end());
+  l.slots.erase(std::unique(l.slots.begin(), l.slots.end()), l.slots.end());
+  l.padded = consume != nullptr;
+  l.types = (write && info.write_cell_type) || consume != nullptr;
+  return l;
 }
 
-void pack_step(const StepInfo& info, const LocalGrids& grids, std::byte* slot, Packer& msg) {
-  const auto slots = used_slots(info);
-  const std::int64_t cells = grids.block.cells();
+std::int64_t slot_bytes(const SlotLayout& layout, const LocalGrids& grids) {
+  const std::int64_t cells = shipped_cells(grids.block, layout.padded ? grids.halo : 0);
   const std::size_t n = grids.grids.size();
+  return type_offset(layout.slots.size(), n, cells) + (layout.types ? static_cast<std::int64_t>(n) * cells : 0);
+}
+
+void pack_step(const SlotLayout& layout, const LocalGrids& grids, std::byte* slot, Packer& msg) {
+  const auto& slots = layout.slots;
+  const int halo = layout.padded ? grids.halo : 0;  // shipped
+  const std::int64_t cells = shipped_cells(grids.block, halo);
+  const std::size_t n = grids.grids.size();
+  // A padded array is copied whole (one memcpy); an interior is cut out of it.
+  const auto copy = [&](const auto* src, auto* dst) {
+    if (layout.padded) std::memcpy(dst, src, static_cast<std::size_t>(cells) * sizeof(*src));
+    else copy_interior(src, dst, grids.block, grids.halo);
+  };
   msg.put(grids.block);
+  msg.put(halo);
   msg.put(static_cast<std::uint64_t>(n));
   msg.put(static_cast<std::uint64_t>(slots.size()));
   for (int s : slots) msg.put(s);
@@ -282,28 +305,28 @@ void pack_step(const StepInfo& info, const LocalGrids& grids, std::byte* slot, P
     msg.put(r.bbox);
     msg.put(r.parent_uid);
     msg.put(r.child_uids);
-    const bool has_type = info.write_cell_type && r.cell_type != nullptr;
+    const bool has_type = layout.types && r.cell_type != nullptr;
     msg.put(static_cast<std::uint8_t>(has_type));
     for (std::size_t k = 0; k < slots.size(); ++k) {
       const auto sl = static_cast<std::size_t>(slots[k]);
       // A missing array is the writer's error to report: send zeros, mark it absent.
       const bool present = sl < r.fields.size() && r.fields[sl] != nullptr;
       msg.put(static_cast<std::uint8_t>(present));
-      if (present) copy_interior(r.fields[sl], values + (k * n + g) * static_cast<std::size_t>(cells), grids.block, grids.halo);
+      if (present) copy(r.fields[sl], values + (k * n + g) * static_cast<std::size_t>(cells));
     }
-    if (has_type) copy_interior(r.cell_type, types + g * static_cast<std::size_t>(cells), grids.block, grids.halo);
+    if (has_type) copy(r.cell_type, types + g * static_cast<std::size_t>(cells));
   }
 }
 
-void unpack_grids(const StepInfo& info, Unpacker& msg, const std::byte* slot, LocalGrids& into) {
-  (void)info;
+void unpack_grids(Unpacker& msg, const std::byte* slot, LocalGrids& into) {
   const auto block = msg.get<BlockShape>();
+  const auto halo = msg.get<int>();
   const auto n = static_cast<std::size_t>(msg.get<std::uint64_t>());
   std::vector<int> slots(static_cast<std::size_t>(msg.get<std::uint64_t>()));
   for (int& s : slots) s = msg.get<int>();
   into.block = block;
-  into.halo = 0;
-  const std::int64_t cells = block.cells();
+  into.halo = halo;  // every client of a step ships the same way
+  const std::int64_t cells = shipped_cells(block, halo);
   const auto* values = reinterpret_cast<const double*>(slot);
   const auto* types = reinterpret_cast<const std::uint8_t*>(slot + type_offset(slots.size(), n, cells));
   const std::size_t width = slots.empty() ? 0 : static_cast<std::size_t>(slots.back()) + 1;
@@ -336,6 +359,7 @@ Forwarder::Forwarder(MPI_Comm comm, bool append, const std::string& path, const 
                       "output.io.strategy = \"dedicated\" needs I/O ranks: run it with `rewind run` under mpirun, "
                       "which takes output.io.io_ranks_per_node processes per node for them");
     group_ = options.io_group;
+    dedicated_ = true;
     MPI_Comm_rank(group_, &me_);
     int n = 0;
     MPI_Comm_size(group_, &n);
@@ -418,7 +442,8 @@ void Forwarder::settle_one(WriteStats* into) {
   const auto written = u.get<std::int64_t>();
   const auto bytes = u.get<std::int64_t>();
   const auto seconds = u.get<double>();
-  if (into) {
+  consumer_active_ = u.get<std::uint8_t>() != 0;
+  if (into && written >= 0) {  // -1: a step for the consumer only
     into->written_step = written;
     into->written_seconds = seconds;
     into->written_bandwidth = seconds > 0 ? static_cast<double>(bytes) / seconds : 0.0;
@@ -426,6 +451,11 @@ void Forwarder::settle_one(WriteStats* into) {
 }
 
 WriteStats Forwarder::write_step(const StepInfo& info, const LocalGrids& grids) {
+  return hand_off(info, grids, true, nullptr);
+}
+
+WriteStats Forwarder::hand_off(const StepInfo& info, const LocalGrids& grids, bool write,
+                                const std::vector<FieldSpec>* consume) {
   if (!open_) throw FileError(ErrorKind::invalid_argument, path_, "writer is closed");
   WriteStats st;
   st.handed_off = true;
@@ -433,7 +463,8 @@ WriteStats Forwarder::write_step(const StepInfo& info, const LocalGrids& grids) 
   // Room for this step: at most slots_ steps in flight (the same count on every rank, so
   // every rank settles, and throws, at the same call).
   while (static_cast<std::int64_t>(in_flight_.size()) >= slots_) settle_one(&st);
-  const std::int64_t need = slot_bytes(info, grids);
+  const SlotLayout layout = slot_layout(info, write, consume);
+  const std::int64_t need = slot_bytes(layout, grids);
   // One reduction for the window decision and the step's totals: {ranks that must grow,
   // bytes, grids}.
   std::int64_t mine[3] = {need > slot_capacity_ ? 1 : 0, need, static_cast<std::int64_t>(grids.grids.size())};
@@ -454,12 +485,14 @@ WriteStats Forwarder::write_step(const StepInfo& info, const LocalGrids& grids) 
   Packer msg;
   msg.put(Op::step);
   msg.put(offset);
+  msg.put(static_cast<std::uint8_t>((write ? kWriteStep : 0) | (consume ? kConsumeStep : 0)));
   msg.put(info);
-  pack_step(info, grids, window().mine() + offset, msg);
+  msg.put(consume ? *consume : std::vector<FieldSpec>{});
+  pack_step(layout, grids, window().mine() + offset, msg);
   window().sync();
   command(msg, false);
-  in_flight_.push_back(info.step);
-  last_step_ = info.step;
+  in_flight_.push_back(info.step);  // a step for the consumer only holds its slot too
+  if (write) last_step_ = info.step;
   if (local_server_) settle_one(&st);  // the leader wrote it just now; its reply is here
 
   double times[2] = {MPI_Wtime() - t0, st.wait_seconds}, most[2] = {0, 0};

@@ -3,22 +3,29 @@
 //
 // A group is a communicator on one node: its clients (compute ranks) and one server (the
 // rank that writes for them: the node leader, or a dedicated I/O rank). Each client owns a
-// segment of one MPI shared-memory window holding `slots` copies of its step's cell data
-// (interiors only); a command message per client says what is in its slot. The server
-// assembles a LocalGrids (halo 0) whose pointers are the clients' segments, so the writer's
-// zero-copy path writes straight from shared memory.
+// segment of one MPI shared-memory window holding `slots` copies of its step's cell data;
+// a command message per client says what is in its slot. The server assembles a LocalGrids
+// whose pointers are the clients' segments, so the writer's zero-copy path writes straight
+// from shared memory. A step only written crosses as interiors (halo 0: the least to
+// copy); a step for the I/O ranks' StepConsumer crosses as the padded arrays (halo as the
+// client had it: the consumer's stencils need it), and the writer, which takes halos,
+// writes the same bytes from either.
 //
 // Wire (tag kCommandTag, client -> server; one message per client per command, all clients
 // of a group send the same command): a byte Op, then the op's fields in the order below,
 // integers and doubles in the host's byte order (client and server share a node).
 //   open    mode (0 create, 1 append), path, CommonInfo (create), IoOptions (table strings)
 //   resize  slot bytes (this client), slots              -> both sides reallocate the window
-//   step    slot index, StepInfo, per grid metadata; the data is in the slot
+//   step    slot index, what (kWriteStep | kConsumeStep), StepInfo, the consumer's fields,
+//           the slot's layout (block, grids, slots, halo) and per grid metadata; the data
+//           is in the slot
 //   close
 //   release                                              -> the server may stop
 // Replies (tag kReplyTag, server -> each client) to open, step and close: ok byte, then
 // either FileError (kind, file, problem, detail) or the op's result (open: last step;
-// step: step, bytes, seconds; close: nothing).
+// step: step written or -1, bytes, seconds, then a byte: the consumer wants more steps;
+// close: nothing). A step's reply comes after the consumer is done with it, so the
+// client reuses the slot only then.
 #pragma once
 #include <mpi.h>
 
@@ -43,6 +50,8 @@ inline constexpr int kCommandTag = 7101;
 inline constexpr int kReplyTag = 7102;
 
 enum class Op : std::uint8_t { open = 1, resize = 2, step = 3, close = 4, release = 5 };
+/// What the server does with a step (bits of the step command's `what`).
+inline constexpr std::uint8_t kWriteStep = 1, kConsumeStep = 2;
 
 /// Appends plain values to a byte message.
 class Packer {
@@ -63,6 +72,7 @@ class Packer {
   void put(const std::vector<std::uint64_t>& v);
   void put(const CommonInfo& c);
   void put(const IoOptions& o);
+  void put(const std::vector<FieldSpec>& f);
   void put(const StepInfo& s);
   void put(const FileError& e);
   std::vector<std::byte>& bytes() { return bytes_; }
@@ -88,6 +98,7 @@ class Unpacker {
   std::vector<std::uint64_t> uids();
   CommonInfo common();
   IoOptions options();
+  std::vector<FieldSpec> fields();
   StepInfo step();
   FileError error();
 
@@ -120,15 +131,26 @@ class SharedSlots {
   std::byte* mine_ = nullptr;
 };
 
-/// Bytes of one client's step in its slot: every written field's interiors, then the
-/// cell types.
-std::int64_t slot_bytes(const StepInfo& info, const LocalGrids& grids);
-/// Copies the interiors into `slot` (the layout slot_bytes measures) and appends the
-/// grids' metadata to `msg`.
-void pack_step(const StepInfo& info, const LocalGrids& grids, std::byte* slot, Packer& msg);
-/// Appends one client's grids (metadata from `msg`, data in `slot`) to `into` (halo 0;
-/// GridRecord::fields indexed by the step's slots, as the client had them).
-void unpack_grids(const StepInfo& info, Unpacker& msg, const std::byte* slot, LocalGrids& into);
+/// What a client's slot holds for one step: the arrays of these GridRecord::fields slots
+/// (ascending, each once), whole with their halos or interiors only, then the cell types
+/// (the same extent) if `types`.
+struct SlotLayout {
+  std::vector<int> slots;
+  bool padded = false;
+  bool types = false;
+};
+/// The layout of a step: info.fields' arrays and cell types (info.write_cell_type) if
+/// `write`, the consumer's arrays and cell types if `consume`; padded when consumed.
+SlotLayout slot_layout(const StepInfo& info, bool write, const std::vector<FieldSpec>* consume);
+/// Bytes of one client's step in its slot.
+std::int64_t slot_bytes(const SlotLayout& layout, const LocalGrids& grids);
+/// Copies the arrays into `slot` (the layout slot_bytes measures) and appends the layout
+/// and the grids' metadata to `msg`.
+void pack_step(const SlotLayout& layout, const LocalGrids& grids, std::byte* slot, Packer& msg);
+/// Appends one client's grids (layout and metadata from `msg`, data in `slot`) to `into`
+/// (halo as shipped: 0 for interiors; GridRecord::fields indexed by the step's slots, as
+/// the client had them).
+void unpack_grids(Unpacker& msg, const std::byte* slot, LocalGrids& into);
 
 /// Sends a command and waits until it is out.
 void send_command(MPI_Comm group, int server, Packer& msg);
@@ -137,8 +159,9 @@ void send_command(MPI_Comm group, int server, Packer& msg);
 /// with an ordinary Writer over `writers` (the servers of all groups), replies.
 class StepServer {
  public:
-  /// `self_client`: this rank is also a client of the group (aggregated).
-  StepServer(MPI_Comm group, MPI_Comm writers, bool self_client);
+  /// `self_client`: this rank is also a client of the group (aggregated). `consumer`
+  /// (borrowed, may be null): takes the steps handed to it, collectively over `writers`.
+  StepServer(MPI_Comm group, MPI_Comm writers, bool self_client, StepConsumer* consumer = nullptr);
   ~StepServer();  ///< waits for the replies still being sent
   StepServer(const StepServer&) = delete;
   StepServer& operator=(const StepServer&) = delete;
@@ -154,6 +177,8 @@ class StepServer {
   std::vector<int> clients_;
   bool self_client_;
   std::optional<Writer> writer_;
+  StepConsumer* consumer_;
+  bool consumer_active_;
   SharedSlots window_;
   IoRankStats stats_;
   std::vector<std::vector<std::byte>> in_;  ///< this command, per client
@@ -173,7 +198,11 @@ class Forwarder {
   Forwarder& operator=(const Forwarder&) = delete;
 
   WriteStats write_step(const StepInfo& info, const LocalGrids& grids);
+  /// Writer::hand_off (dedicated only; the caller checks); `consume` null: write only.
+  WriteStats hand_off(const StepInfo& info, const LocalGrids& grids, bool write, const std::vector<FieldSpec>* consume);
   void close();
+  [[nodiscard]] bool dedicated() const { return dedicated_; }
+  [[nodiscard]] bool consumer_active() const { return !dedicated_ || consumer_active_; }
   [[nodiscard]] const std::string& path() const { return path_; }
   [[nodiscard]] const CommonInfo& common() const { return common_; }
   [[nodiscard]] std::int64_t last_step() const { return last_step_; }
@@ -197,6 +226,8 @@ class Forwarder {
   std::deque<std::int64_t> in_flight_;       ///< steps handed off and not yet settled
   std::deque<std::pair<MPI_Request, std::vector<std::byte>>> sends_;  ///< command sends in progress
   bool open_ = false;
+  bool dedicated_ = false;                   ///< the server is an I/O rank (not the node leader)
+  bool consumer_active_ = true;              ///< as the last settled step's reply said
 };
 
 }  // namespace rwd::kernel::detail

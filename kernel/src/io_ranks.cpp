@@ -11,8 +11,8 @@ namespace rwd::kernel {
 
 namespace detail {
 
-StepServer::StepServer(MPI_Comm group, MPI_Comm writers, bool self_client)
-    : group_(group), writers_(writers), self_client_(self_client) {
+StepServer::StepServer(MPI_Comm group, MPI_Comm writers, bool self_client, StepConsumer* consumer)
+    : group_(group), writers_(writers), self_client_(self_client), consumer_(consumer), consumer_active_(consumer != nullptr) {
   int n = 0;
   MPI_Comm_rank(group_, &me_);
   MPI_Comm_size(group_, &n);
@@ -95,29 +95,51 @@ bool StepServer::serve_one() {
       window_.sync();
       LocalGrids grids;
       StepInfo info;
+      std::vector<FieldSpec> consume;
+      std::uint8_t what = 0;
       for (std::size_t i = 0; i < clients_.size(); ++i) {
         const auto offset = u[i].get<std::int64_t>();
+        what = u[i].get<std::uint8_t>();  // the same from every client (a collective call)
         StepInfo mine = u[i].step();
-        if (i == 0) info = std::move(mine);
+        auto theirs = u[i].fields();
+        if (i == 0) {
+          info = std::move(mine);
+          consume = std::move(theirs);
+        }
         // No window yet: no client had a grid to send (an empty step).
-        unpack_grids(info, u[i], window_.empty() ? nullptr : window_.of(clients_[i]) + offset, grids);
+        unpack_grids(u[i], window_.empty() ? nullptr : window_.of(clients_[i]) + offset, grids);
       }
-      try {
-        if (!writer_) throw FileError(ErrorKind::invalid_argument, "", "no file is open on the I/O ranks");
-        const WriteStats st = writer_->write_step(info, grids);
-        ++stats_.steps;
-        stats_.bytes += st.bytes;
-        stats_.write_seconds += st.seconds;
-        out.put(std::uint8_t{1});
-        out.put(info.step);
+      std::optional<FileError> failed;
+      WriteStats st;
+      if (what & kWriteStep) {
+        try {
+          if (!writer_) throw FileError(ErrorKind::invalid_argument, "", "no file is open on the I/O ranks");
+          st = writer_->write_step(info, grids);
+          ++stats_.steps;
+          stats_.bytes += st.bytes;
+          stats_.write_seconds += st.seconds;
+        } catch (const FileError& e) {
+          failed = e;
+        } catch (const std::exception& e) {
+          failed = FileError(ErrorKind::io, writer_ ? writer_->path() : "", e.what());
+        }
+      }
+      // After the write (a step the consumer sees is in the file when it is written at
+      // all), before the reply (the reply frees the slot the grids point into). Every I/O
+      // rank gets the same steps and its consumer the same verdicts: the call is collective.
+      if ((what & kConsumeStep) && consumer_active_) {
+        ++stats_.consumed;
+        info.fields = std::move(consume);
+        consumer_active_ = consumer_->consume(info, grids, writers_);
+      }
+      out.put(static_cast<std::uint8_t>(!failed));
+      if (failed) {
+        out.put(*failed);
+      } else {
+        out.put((what & kWriteStep) ? info.step : std::int64_t{-1});
         out.put(st.bytes);
         out.put(st.seconds);
-      } catch (const FileError& e) {
-        out.put(std::uint8_t{0});
-        out.put(e);
-      } catch (const std::exception& e) {
-        out.put(std::uint8_t{0});
-        out.put(FileError(ErrorKind::io, writer_ ? writer_->path() : "", e.what()));
+        out.put(static_cast<std::uint8_t>(consumer_active_));
       }
       reply_all(out);
       return true;
@@ -145,8 +167,8 @@ bool StepServer::serve_one() {
 
 }  // namespace detail
 
-IoRankStats serve_io_ranks(MPI_Comm group, MPI_Comm io) {
-  detail::StepServer server(group, io, false);
+IoRankStats serve_io_ranks(MPI_Comm group, MPI_Comm io, StepConsumer* consumer) {
+  detail::StepServer server(group, io, false, consumer);
   while (server.serve_one()) {
   }
   return server.stats();

@@ -96,6 +96,15 @@ Writer::~Writer() = default;
 const std::string& Writer::path() const { return fwd_ ? fwd_->path() : impl_->path; }
 const CommonInfo& Writer::common() const { return fwd_ ? fwd_->common() : impl_->common; }
 std::int64_t Writer::last_step() const { return fwd_ ? fwd_->last_step() : impl_->last_step; }
+bool Writer::consumer_active() const { return fwd_ ? fwd_->consumer_active() : true; }
+
+WriteStats Writer::hand_off(const StepInfo& info, const LocalGrids& grids, bool write,
+                            const std::vector<FieldSpec>& consume) {
+  if (!fwd_ || !fwd_->dedicated())
+    throw FileError(ErrorKind::invalid_argument, path(),
+                    "only dedicated I/O ranks take steps for a consumer (output.io.strategy = \"dedicated\")");
+  return fwd_->hand_off(info, grids, write, &consume);
+}
 
 namespace {
 bool forwarded(const IoOptions& o) { return o.strategy == "aggregated" || o.strategy == "dedicated"; }

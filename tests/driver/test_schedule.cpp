@@ -1,11 +1,16 @@
 // The output schedule (driver::outputs_due, next_output_time): which steps a run
-// writes, and as what. Pure functions, so every rule is checked here without a file.
+// writes, and as what; and the in-situ hook's (driver::InsituSchedule), which the hook's
+// two homes (compute ranks, I/O ranks) share. Pure, so every rule is checked here
+// without a file.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <limits>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "rewind/driver/insitu.hpp"
 #include "rewind/driver/output.hpp"
 
 using rwd::driver::Due;
@@ -76,4 +81,27 @@ TEST_CASE("next_output_time is the next multiple of any interval", "[driver]") {
   CHECK(next_output_time(s, 0.9) == Approx(1.0));
   s.visualisation_interval = 0.0;
   CHECK(next_output_time(s, 1.5) == Approx(2.0));
+}
+
+TEST_CASE("the hook is handed the multiples of every, once per timeline, again after a branch", "[driver]") {
+  rwd::driver::InsituSchedule sch(3);
+  std::string got;
+  // A run from step 0 (its first boundary) to 7 with step 6 met twice (handed over
+  // once), then an in-job branch from step 3, then one from step 4, no multiple.
+  for (auto [step, first] : std::vector<std::pair<int, bool>>{
+           {0, true}, {1, false}, {2, false}, {3, false}, {6, false}, {6, false}, {7, false}, {3, true}, {4, false},
+           {6, false}, {4, true}, {5, false}, {6, false}})
+    got += sch.due(step, first) ? "x" : ".";
+  CHECK(got == "x..xx..x.x..x");
+}
+
+TEST_CASE("the hook runs on the I/O ranks exactly when it has a library and the strategy is dedicated", "[driver]") {
+  rwd::driver::RunSpec spec;
+  CHECK_FALSE(rwd::driver::insitu_on_io_ranks(spec));
+  spec.output.io.strategy = "dedicated";
+  CHECK_FALSE(rwd::driver::insitu_on_io_ranks(spec));  // no hook
+  spec.insitu.library = "libx.so";
+  CHECK(rwd::driver::insitu_on_io_ranks(spec));
+  spec.output.io.strategy = "aggregated";
+  CHECK_FALSE(rwd::driver::insitu_on_io_ranks(spec));
 }

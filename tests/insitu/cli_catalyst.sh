@@ -5,15 +5,17 @@
 # leave datasets/input_00000N.vtpd whose images, less their ghost (halo) cells, hold
 # exactly the run's leaf cells, with finite u, v, p equal to the file's (zero-copy
 # must hand over the live arrays, not stale or shifted ones); no other step may be there.
-#   cli_catalyst.sh REWIND SOURCE_DIR MPIEXEC CATALYST_HOOK NP
+# With STRATEGY = dedicated the hook runs on the I/O rank (the last of NP), Catalyst's
+# interpreter with it, and sees the same.
+#   cli_catalyst.sh REWIND SOURCE_DIR MPIEXEC CATALYST_HOOK NP [STRATEGY]
 source "$(dirname "$0")/../apps/lib.sh" "$@"
-hook=$(realpath "$4") np=$5
+hook=$(realpath "$4") np=$5 strategy=${6:-collective}
 launch() { if [ "$np" = 1 ]; then "$rewind" "$@"; else "$mpiexec" -n "$np" "$rewind" "$@"; fi; }
 script="$src/insitu/catalyst/scripts/extract_vtpd.py"
 
 launch run "$src/cases/taylor-green.toml" --output cat.h5 --steps 4 --set tree.depth=1 --set 'tree.s=[8,8,1]' \
   --set monitor.progress=0 --set output.visualisation_every=2 --set output.float32=false \
-  --set insitu.library="$hook" --set insitu.every=2 --set "insitu.args=\"$script\"" >run.out 2>&1
+  --set "output.io.strategy=\"$strategy\"" --set insitu.library="$hook" --set insitu.every=2 --set "insitu.args=\"$script\"" >run.out 2>&1
 rc=$?
 check "np $np: the run with the Catalyst hook succeeds, no hook error" "[ $rc = 0 ] && ! grep -q 'insitu      error' run.out"
 check "np $np: the script ran at steps 0, 2, 4 (its catalyst_execute line)" \

@@ -1,15 +1,20 @@
 // A hook for the tests (tests/insitu/cli_insitu.sh): logs every call and fails on
 // purpose. args: "log=FILE fail_at=K mode=return|throw|init rank=R" (all optional):
 // at step K, rank R of the hook's communicator (-1: every rank) returns an error,
-// throws, or (mode=init) init fails. Rank 0 appends "init", "step N", "finalize" to
-// FILE. Built with REWIND_TEST_ABI=N it claims ABI version N (the loader must refuse).
+// throws, or (mode=init) init fails. Rank 0 appends "init ... comm_size=N world_ranks=A,B"
+// (who is in the hook's communicator), "step N grids=G", "finalize" to FILE. With
+// REWIND_TEST_HOOK_LOADS=FILE in the environment, every process that loads the library
+// appends "loaded by world rank R" to FILE. Built with REWIND_TEST_ABI=N it claims ABI
+// version N (the loader must refuse).
 #include <mpi.h>
 #include <rewind/insitu.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #ifdef REWIND_TEST_ABI
 extern "C" int rewind_insitu_abi_version(void) { return REWIND_TEST_ABI; }
@@ -30,6 +35,19 @@ void log(const std::string& line) {
   }
 }
 bool failing_rank() { return fail_rank < 0 || fail_rank == rank; }
+
+// Which processes map the library (`rewind run` loads it after MPI_Init).
+__attribute__((constructor)) void note_load() {
+  const char* file = std::getenv("REWIND_TEST_HOOK_LOADS");
+  int up = 0, world = -1;
+  MPI_Initialized(&up);
+  if (!file || !up) return;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world);
+  if (std::FILE* f = std::fopen(file, "a")) {
+    std::fprintf(f, "loaded by world rank %d\n", world);
+    std::fclose(f);
+  }
+}
 }  // namespace
 
 extern "C" int rewind_insitu_init(const rewind_insitu_init_info* info, char* error, int error_size) {
@@ -43,7 +61,17 @@ extern "C" int rewind_insitu_init(const rewind_insitu_init_info* info, char* err
     else if (k == "mode") mode = v;
     else if (k == "rank") fail_rank = std::stoi(v);
   }
-  log("init every=" + std::to_string(info->every) + " dim=" + std::to_string(info->dim));
+  // Who shares the communicator: its size and its members' world ranks.
+  const MPI_Comm comm = MPI_Comm_f2c(info->comm);
+  int size = 0, world = 0;
+  MPI_Comm_size(comm, &size);
+  MPI_Comm_rank(MPI_COMM_WORLD, &world);
+  std::vector<int> members(static_cast<std::size_t>(size));
+  MPI_Allgather(&world, 1, MPI_INT, members.data(), 1, MPI_INT, comm);
+  std::string ranks;
+  for (int m : members) ranks += (ranks.empty() ? "" : ",") + std::to_string(m);
+  log("init every=" + std::to_string(info->every) + " dim=" + std::to_string(info->dim) +
+      " comm_size=" + std::to_string(size) + " world_ranks=" + ranks);
   if (mode == "init" && failing_rank()) {
     std::snprintf(error, static_cast<std::size_t>(error_size), "test hook: init fails on purpose");
     return 1;

@@ -1,8 +1,9 @@
 // The hand-off to the rank that writes (kernel/src/forward.hpp, strategies aggregated and
 // dedicated): what a compute rank sends arrives whole — the run's constants, the I/O
 // options (an error bound to the last bit), the step with a NaN in its monitor state,
-// a FileError, and the grids' interiors with or without halos — and a message cut short
-// anywhere is refused with a FileError instead of being read past its end.
+// a FileError, the grids' interiors with or without halos, and for a consumer the padded
+// arrays whole, halo cells included — and a message cut short anywhere is refused with a
+// FileError instead of being read past its end.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -31,6 +32,16 @@ CommonInfo sample_common() {
   c.lineage.parent_time = 0.125;
   c.lineage.changes = {"boundary.inflow=2.0"};
   return c;
+}
+/// Packs `lg` into `slot` (sized for `layout`) as a client does; unpacks it as the server does.
+LocalGrids round_trip(const SlotLayout& layout, const LocalGrids& lg, std::vector<std::byte>& slot) {
+  slot.assign(static_cast<std::size_t>(slot_bytes(layout, lg)), std::byte{0});
+  Packer msg;
+  pack_step(layout, lg, slot.data(), msg);
+  Unpacker u(msg.bytes());
+  LocalGrids out;
+  unpack_grids(u, slot.data(), out);
+  return out;
 }
 StepInfo sample_step() {
   StepInfo s{42, 0.375, 1e-3, StepKind::checkpoint, {{"cell_data", "u", 0}, {"cell_data", "p", 2, true}}, true,
@@ -121,12 +132,9 @@ TEST_CASE("the grids' interiors arrive whole, with or without halos", "[kernel]"
       lg.grids.push_back(r);
     }
     StepInfo info{1, 0.0, 0.1, StepKind::checkpoint, {{"cell_data", "u", 0}, {"cell_data", "p", 2}}, true, {}, {}};
-    std::vector<std::byte> slot(static_cast<std::size_t>(slot_bytes(info, lg)));
-    Packer msg;
-    pack_step(info, lg, slot.data(), msg);
-    Unpacker u(msg.bytes());
-    LocalGrids out;
-    unpack_grids(info, u, slot.data(), out);
+    std::vector<std::byte> slot;
+    const LocalGrids out = round_trip(slot_layout(info, true, nullptr), lg, slot);
+    CHECK(slot.size() == 2 * (2 * 30 * sizeof(double) + 30));  // interiors only: 5 x 3 x 2 cells
     REQUIRE(out.grids.size() == 2);
     CHECK(out.halo == 0);
     CHECK(out.grids[1].parent_uid == 100);
@@ -147,5 +155,53 @@ TEST_CASE("the grids' interiors arrive whole, with or without halos", "[kernel]"
           }
     }
     CHECK(same);
+  }
+}
+
+TEST_CASE("a step for a consumer arrives padded: every halo cell, its fields and the written ones", "[kernel]") {
+  for (int halo : {0, 1, 2}) {
+    INFO("halo " << halo);
+    const BlockShape b{4, 3, 1};  // 2-D: a halo in z too
+    const auto padded = static_cast<std::size_t>((4 + 2 * halo) * (3 + 2 * halo) * (1 + 2 * halo));
+    std::vector<std::vector<double>> f(4, std::vector<double>(padded));
+    std::vector<std::uint8_t> t(padded);
+    for (std::size_t a = 0; a < f.size(); ++a)
+      for (std::size_t i = 0; i < padded; ++i) f[a][i] = 1000.0 * static_cast<double>(a) + static_cast<double>(i) + 0.5;
+    for (std::size_t i = 0; i < padded; ++i) t[i] = static_cast<std::uint8_t>(3 * i + 1);
+    LocalGrids lg;
+    lg.block = b;
+    lg.halo = halo;
+    GridRecord r;
+    r.uid = 7;
+    r.fields = {f[0].data(), f[1].data(), f[2].data(), f[3].data()};
+    r.cell_type = t.data();
+    lg.grids.push_back(r);
+    // Written: slot 3 (visualisation, no cell types); for the consumer: slots 0 and 1.
+    StepInfo info{5, 0.5, 0.1, StepKind::visualisation, {{"cell_data", "T", 3}}, false, {}, {}};
+    const std::vector<FieldSpec> consume{{"cell_data", "u", 0}, {"cell_data", "v", 1}};
+    const SlotLayout layout = slot_layout(info, true, &consume);
+    CHECK(layout.slots == std::vector<int>{0, 1, 3});
+    CHECK(layout.padded);
+    CHECK(layout.types);  // the consumer gets the cell types even when the file does not
+    std::vector<std::byte> slot;
+    const LocalGrids out = round_trip(layout, lg, slot);
+    CHECK(slot.size() == 3 * padded * sizeof(double) + padded);
+    REQUIRE(out.grids.size() == 1);
+    CHECK(out.halo == halo);
+    CHECK(out.block == b);
+    const GridRecord& g = out.grids[0];
+    REQUIRE(g.fields.size() == 4);
+    CHECK(g.fields[2] == nullptr);  // neither written nor consumed: not sent
+    REQUIRE(g.cell_type != nullptr);
+    bool same = true;
+    for (std::size_t i = 0; i < padded; ++i) {
+      for (int a : {0, 1, 3}) same = same && g.fields[static_cast<std::size_t>(a)][i] == f[static_cast<std::size_t>(a)][i];
+      same = same && g.cell_type[i] == t[i];
+    }
+    CHECK(same);
+    // Only for the consumer (not written): the written fields are not sent.
+    const SlotLayout alone = slot_layout(info, false, &consume);
+    CHECK(alone.slots == std::vector<int>{0, 1});
+    CHECK(slot_bytes(alone, lg) == static_cast<std::int64_t>(2 * padded * sizeof(double) + padded));
   }
 }

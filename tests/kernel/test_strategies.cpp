@@ -4,7 +4,9 @@
 #include <catch2/catch.hpp>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 #include "mpi_test_util.hpp"
 #include "toy_tree.hpp"
@@ -141,6 +143,119 @@ TEST_CASE("dedicated I/O ranks write the same file while the compute ranks go on
     CHECK(file_summary(path) == want);  // every step committed, the same rows
     CHECK(restarts_exactly(path));
   }
+}
+
+namespace {
+/// Gives every halo cell of u and v a value of its own (the toy model leaves them 0), so a
+/// hand-off that dropped or shifted a halo cell shows.
+void mark_halos(ToyModel& m) {
+  const int p = m.block + 2 * m.halo;
+  for (auto& g : m.grids)
+    for (int v = 0; v < 2; ++v)
+      for (int i = 0; i < p * p * p; ++i) {
+        const int x = i % p, y = (i / p) % p, z = i / (p * p);
+        const auto in = [&](int c) { return c >= m.halo && c < p - m.halo; };
+        if (!(in(x) && in(y) && in(z)))
+          g.f[static_cast<std::size_t>(v)][static_cast<std::size_t>(i)] = 1e6 * (v + 1) + static_cast<double>(g.uid % 997) + i;
+      }
+}
+
+/// On the I/O rank: checks every step it is handed against a model of its own (all grids,
+/// advanced as far, halos marked), array by array, halo cells included.
+class CheckingConsumer final : public StepConsumer {
+ public:
+  std::vector<std::int64_t> steps;
+  bool padded = true, same = true;
+  std::int64_t decline_at = -1;
+  std::size_t grids = 0;
+  bool consume(const StepInfo& step, const LocalGrids& lg, MPI_Comm io) override {
+    int n = 0;
+    MPI_Comm_size(io, &n);
+    same = same && n == 1;  // the I/O ranks' communicator (one I/O rank here)
+    for (; at_ < step.step; ++at_) ref_.advance(kDt);
+    ToyModel marked = ref_;
+    mark_halos(marked);
+    steps.push_back(step.step);
+    padded = padded && lg.halo == 1 && step.fields.size() == 2 && step.fields[1].name == "v";
+    const auto cells = static_cast<std::size_t>(6 * 6 * 6);
+    for (const auto& r : lg.grids) {
+      ++grids;
+      const auto want = std::find_if(marked.grids.begin(), marked.grids.end(), [&](const auto& g) { return g.uid == r.uid; });
+      if (want == marked.grids.end()) {
+        same = false;
+        continue;
+      }
+      for (const auto& f : step.fields) {
+        const auto s = static_cast<std::size_t>(f.slot);
+        same = same && std::memcmp(r.fields.at(s), want->f[s].data(), cells * sizeof(double)) == 0;
+      }
+      same = same && r.cell_type && std::memcmp(r.cell_type, want->cell_type.data(), cells) == 0;
+    }
+    return step.step != decline_at;
+  }
+
+ private:
+  ToyModel ref_ = ToyModel::build(MPI_COMM_SELF);
+  std::int64_t at_ = 0;
+};
+}  // namespace
+
+TEST_CASE("dedicated: steps for a consumer reach it with their halos, written or not; the file is the same",
+          "[kernel][mpi]") {
+  if (rwd::test::world_size() < 2) return;
+  IoOptions base;
+  base.write_views = false;
+  DedicatedLayout lay;
+  const std::vector<FieldSpec> consume{{"cell_data", "u", 0}, {"cell_data", "v", 1}};
+  // The reference: steps 1, 2 and 4 written collectively by the same compute ranks.
+  const std::string ref_path = rwd::kernel::test::test_path("consumer_ref");
+  const std::string path = rwd::kernel::test::test_path("consumer");
+  if (!lay.is_io) {
+    ToyModel m = ToyModel::build(lay.compute);
+    Writer w = Writer::create(lay.compute, ref_path, ToyModel::common(), base);
+    for (int i = 1; i <= kSteps; ++i) {
+      m.advance(kDt);
+      mark_halos(m);
+      if (i != 3) w.write_step(step_info(i), m.describe());
+    }
+    w.close();
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (lay.is_io) {
+    CheckingConsumer c;
+    c.decline_at = 3;  // as a hook that failed at step 3 would
+    const IoRankStats st = serve_io_ranks(lay.group, lay.io, &c);
+    CHECK(st.steps == 3);
+    CHECK(st.consumed == 2);
+    CHECK(c.steps == std::vector<std::int64_t>{1, 3});  // step 4 came after it declined
+    CHECK(c.grids == 2 * 33);
+    CHECK(c.padded);
+    CHECK(c.same);
+  } else {
+    IoOptions opt = base;
+    opt.strategy = "dedicated";
+    opt.io_group = lay.group;
+    ToyModel m = ToyModel::build(lay.compute);
+    Writer w = Writer::create(lay.compute, path, ToyModel::common(), opt);
+    for (int i = 1; i <= kSteps; ++i) {
+      m.advance(kDt);
+      mark_halos(m);
+      if (i == 2) w.write_step(step_info(i), m.describe());           // written only: interiors
+      else w.hand_off(step_info(i), m.describe(), i != 3, consume);  // 3: for the consumer only
+      CHECK(w.last_step() == (i == 3 ? 2 : i));
+    }
+    CHECK_FALSE(w.consumer_active());  // learnt when step 3 was settled
+    w.close();
+    release_io_ranks(lay.group);
+    // Any other strategy refuses a step for a consumer.
+    Writer c = Writer::create(lay.compute, rwd::kernel::test::test_path("consumer_collective"), ToyModel::common(), base);
+    CHECK_THROWS_AS(c.hand_off(step_info(1), m.describe(), true, consume), FileError);
+    CHECK(c.consumer_active());
+    c.close();
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  CHECK(file_summary(path) == file_summary(ref_path));
+  CHECK(restarts_exactly(path));  // step 4, written from the padded hand-off, bit for bit
 }
 
 TEST_CASE("dedicated: the I/O ranks' errors reach the compute ranks, named, and the file keeps its steps",

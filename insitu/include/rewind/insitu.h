@@ -24,8 +24,9 @@
  * - init once, before the first step call; step every `every` steps (step % every ==
  *   0, the first step of a run included); finalize once at the end of the run. Each
  *   is called on every rank of the communicator it is given (info->comm, step->comm:
- *   the same communicator, today the compute ranks), at the same step: a hook may
- *   call MPI collectives on it. A hook that fails on some ranks must still complete,
+ *   the same communicator: the compute ranks', or with output.io.strategy =
+ *   "dedicated" the I/O ranks', each holding the grids of the compute ranks it
+ *   serves), at the same step: a hook may call MPI collectives on it. A hook that fails on some ranks must still complete,
  *   on those ranks, the collectives the other ranks enter, then return its error.
  * - After an error on any rank (a non-zero return, or a C++ exception, which the
  *   loader catches at the boundary) the run reports one line naming the library and

@@ -50,6 +50,9 @@ kernel::CommonInfo make_common(const solver::SolverCase& c, const std::string& c
 
 // --- The solver's grids as plain data --------------------------------------------------
 
+/// The halo of every array describe_grids() hands over: the forest's one cell.
+inline constexpr int kGridHalo = 1;
+
 /// The solver's cell types (CellType codes) with the fields' one-cell halo (zeros), one
 /// padded array per grid of this rank. Static: compute once. Local.
 std::vector<std::vector<std::uint8_t>> padded_cell_types(solver::Solver& s);
@@ -59,6 +62,10 @@ std::vector<std::vector<std::uint8_t>> padded_cell_types(solver::Solver& s);
 /// match the forest). Local.
 kernel::LocalGrids describe_grids(solver::Solver& s, const std::vector<solver::Variable>& fields,
                                   const std::vector<std::vector<std::uint8_t>>& padded_types);
+/// The step the in-situ hook is handed at `state`: step, time, dt and every state field
+/// ("cell_data", name, slot i for solver::state_fields()[i], as describe_grids() numbers
+/// them when given solver::state_fields()). Pure.
+kernel::StepInfo hook_step(const solver::ScalarState& state);
 
 // --- The schedule (pure) ---------------------------------------------------------------
 
@@ -114,9 +121,20 @@ class RunOutput {
   void set_overrides(std::vector<std::string> overrides) { overrides_ = std::move(overrides); }
   /// The last step in the file (-1 if none).
   [[nodiscard]] std::int64_t last_written_step() const { return last_written_step_; }
+  /// The in-situ hook on the dedicated I/O ranks (InsituHandOff): the step of the next
+  /// after_step() goes to the hook too — in the output's hand-off when an output is due
+  /// (one copy of the written variables and the hook's, halos included), else alone (an
+  /// analysis-only step: the I/O ranks hand it to the hook and do not write it). Local,
+  /// but every rank must call it at the same boundary.
+  void hand_next_step_to_hook() { hook_next_ = true; }
+  /// False once the I/O ranks have said the hook takes no more steps (it failed), and
+  /// without a file. The same on every rank.
+  [[nodiscard]] bool hook_active() const { return writer_ && writer_->consumer_active(); }
 
  private:
-  kernel::WriteStats write(solver::Solver& s, kernel::StepKind kind);
+  /// `hook`: the hook's fields go along (kernel::Writer::hand_off).
+  kernel::WriteStats write(solver::Solver& s, kernel::StepKind kind, bool hook);
+  void hand_to_hook(solver::Solver& s);  ///< an analysis-only step
   MPI_Comm comm_;
   OutputSettings settings_;
   bool print_;
@@ -124,6 +142,7 @@ class RunOutput {
   std::int64_t last_written_step_ = -1;
   std::vector<std::string> overrides_;
   std::vector<std::vector<std::uint8_t>> padded_types_;  // cell types with a 1-cell halo
+  bool hook_next_ = false;
 };
 
 }  // namespace rwd::driver

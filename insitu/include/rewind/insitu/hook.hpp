@@ -7,8 +7,9 @@
 //   hook.step(common, step, grids, comm);            // collective, never throws for the hook
 //   hook.finalize(comm);                             // collective
 //
-// The call site is one function of plain data and a communicator, so it can run on
-// the compute ranks (today) or on dedicated I/O ranks that received the grids.
+// The call site is one function of plain data and a communicator, so it runs on the
+// compute ranks (driver::InsituObserver) or on dedicated I/O ranks that received the
+// grids (driver::InsituConsumer).
 //
 // Errors: a hook's non-zero return or C++ exception (caught here at the boundary) on
 // any rank is agreed over the communicator (one small allgather per call), reported

@@ -19,6 +19,10 @@
 //
 // Errors: a step the I/O ranks fail to write is reported by the compute ranks' next
 // write_step or close (FileError naming the step); committed steps are never lost.
+//
+// Besides writing, the I/O ranks can hand steps to a StepConsumer (an in-situ hook: the
+// driver's InsituConsumer). The compute ranks choose the steps (Writer::hand_off); such a
+// step crosses with its halos, and may be one the I/O ranks do not write at all.
 #pragma once
 #include <mpi.h>
 
@@ -32,15 +36,37 @@ namespace rwd::kernel {
 /// What an I/O rank did, for the run's report.
 struct IoRankStats {
   std::int64_t steps = 0;          ///< steps written
+  std::int64_t consumed = 0;       ///< steps handed to the StepConsumer
   std::int64_t bytes = 0;          ///< bytes of those steps, all I/O ranks
   double write_seconds = 0.0;      ///< time inside Writer::write_step, flushes included
   double idle_seconds = 0.0;       ///< time waiting for the compute ranks
 };
 
+/// What the I/O ranks do with a step besides writing it. This interface is the whole seam:
+/// the kernel calls it with the plain description it already has (StepInfo, LocalGrids)
+/// and knows nothing of what runs behind it, so it need not link the in-situ hook's
+/// loader (rewind::insitu) nor know its ABI; the caller of serve_io_ranks brings one.
+class StepConsumer {
+ public:
+  virtual ~StepConsumer() = default;
+  /// A step the compute ranks handed over for it (Writer::hand_off), after the I/O ranks
+  /// wrote it when it is written too. Collective over `io`: every I/O rank is called with
+  /// the same steps, in order, each with the grids of the compute ranks it serves.
+  /// `step.fields` are the consumer's fields (names and GridRecord::fields slots);
+  /// `grids` hold the arrays as the compute ranks had them, halos included
+  /// (grids.halo), in shared memory the compute ranks reuse once this returns: copy what
+  /// you keep. Returns whether it wants more steps (false after an error it reported;
+  /// the same on every I/O rank): the compute ranks then stop handing them over
+  /// (Writer::consumer_active). Must not throw: an exception ends the I/O rank.
+  virtual bool consume(const StepInfo& step, const LocalGrids& grids, MPI_Comm io) = 0;
+};
+
 /// The I/O rank's loop. Collective over `io` (every I/O rank of the job calls it); serves
 /// the compute ranks of `group` (this rank is its last rank). Returns the rank's figures
-/// when they have all called release_io_ranks. Throws only on MPI failures.
-IoRankStats serve_io_ranks(MPI_Comm group, MPI_Comm io);
+/// when they have all called release_io_ranks. `consumer` (optional, borrowed, the same
+/// kind on every I/O rank) takes the steps handed to it; without one they are dropped.
+/// Throws only on MPI failures.
+IoRankStats serve_io_ranks(MPI_Comm group, MPI_Comm io, StepConsumer* consumer = nullptr);
 
 /// Every compute rank of `group`, once, after its last Writer is closed: the I/O rank may
 /// stop. Does not wait for the other groups.

@@ -114,6 +114,20 @@ class Writer {
   /// no grids take part. Throws FileError (same on all ranks).
   WriteStats write_step(const StepInfo& info, const LocalGrids& grids);
 
+  /// Collective. Strategy "dedicated" only: hands the step to the I/O ranks' StepConsumer
+  /// (io_ranks.hpp), which sees `consume` (names and GridRecord::fields slots) as the
+  /// step's fields with their halos (the padded arrays, one copy each); if `write`, the I/O
+  /// ranks also write it as write_step() would (info.fields, from the same copy; the file
+  /// is the same as from an interior-only hand-off), else they do not write it and
+  /// info.fields are ignored. Such a step counts against steps_in_flight like any other.
+  /// Throws FileError under any other strategy (invalid_argument) and as write_step.
+  WriteStats hand_off(const StepInfo& info, const LocalGrids& grids, bool write, const std::vector<FieldSpec>& consume);
+  /// Strategy "dedicated": false once the I/O ranks have said that no StepConsumer takes
+  /// further steps (a hook that failed, or none given to serve_io_ranks), as learnt from
+  /// their replies to the steps: every compute rank learns it at the same call. True
+  /// before the first reply and under the other strategies.
+  [[nodiscard]] bool consumer_active() const;
+
   /// Collective. Flushes and closes. Further calls throw.
   void close();
 
