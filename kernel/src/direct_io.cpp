@@ -130,12 +130,12 @@ std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_
                       const RowCheck& check, std::int64_t chunk_bytes) {
   std::string err;
   if (!place) {  // straight into the arrays; each run checked while the next is read
-    // With checksums, runs of at most 4 MiB: the helper then hashes rows still in the
-    // cache while the next run is read (whole runs, up to all of a rank's rows of a
-    // variable, were hashed from memory; the hash cost a 2-rank restart 12 %, 3-round
-    // quick runs). Without checksums, one call per run.
+    // With checksums, runs of at most `chunk_bytes` (16 MiB, IOR's transfer size): the
+    // helper then hashes rows mostly still in the cache while the next run is read (whole
+    // runs, up to all of a rank's rows of a variable, were hashed from memory). Without
+    // checksums, one call per run.
     const std::size_t per_run =
-        check ? static_cast<std::size_t>(std::max<std::int64_t>(1, (std::int64_t{4} << 20) / row_bytes)) : rows.size();
+        check ? static_cast<std::size_t>(std::max<std::int64_t>(1, chunk_bytes / row_bytes)) : rows.size();
     std::future<void> checking;
     for (std::size_t a = 0; a < rows.size() && err.empty();) {
       std::size_t b = a + 1;

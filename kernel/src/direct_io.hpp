@@ -65,8 +65,8 @@ struct ReadRow {
 
 /// Reads `rows` (sorted by offset) with contiguous memory only, independent calls.
 /// Without `place`: straight into each `dst`, one MPI_File_read_at per run of rows that
-/// are adjacent both in the file and in memory (per 4 MiB of such a run when `check`
-/// is given, so the rows are checked while cache-hot). With `place`: runs of rows adjacent in
+/// are adjacent both in the file and in memory (per `chunk_bytes` of such a run when
+/// `check` is given, so the rows are checked while cache-hot). With `place`: runs of rows adjacent in
 /// the file are read in chunks of about `chunk_bytes` into one of two bounce buffers, and
 /// `place(row, dst)` puts each row where it belongs (e.g. the interior of a halo'd array),
 /// on a helper thread while the next chunk is read when `helper` (it must make no MPI
