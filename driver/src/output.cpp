@@ -156,6 +156,14 @@ double RunOutput::next_event_time(double now) const {
 void RunOutput::after_step(solver::Solver& s, bool first, bool last) {
   const bool hook = std::exchange(hook_next_, false);
   if (!writer_) return;
+  if (!prepared_) {
+    // Dedicated / aggregated: the hand-off's shared memory sized for a checkpoint (the
+    // largest output step) and touched now, at the run's setup, as a collective writer
+    // creates its file there: not in the first checkpoint's time.
+    prepared_ = true;
+    const auto [step, grids] = describe_step(s, k::StepKind::checkpoint, false);
+    writer_->prepare(step, grids);
+  }
   const auto state = s.scalar_state();
   // A step already in the file (the restart point) is not written again; the hook may
   // still be due there.
@@ -233,7 +241,7 @@ k::StepInfo hook_step(const solver::ScalarState& state) {
   return step;
 }
 
-k::WriteStats RunOutput::write(solver::Solver& s, k::StepKind kind, bool hook) {
+std::pair<k::StepInfo, k::LocalGrids> RunOutput::describe_step(solver::Solver& s, k::StepKind kind, bool hook) {
   const auto state = s.scalar_state();
   if (padded_types_.size() != s.forest().size()) padded_types_ = padded_cell_types(s);
   std::vector<solver::Variable> fields;
@@ -246,7 +254,7 @@ k::WriteStats RunOutput::write(solver::Solver& s, k::StepKind kind, bool hook) {
   }
   // With the hook the grids carry every state field (its slots: hook_step), and the
   // written ones are picked from them by slot: one hand-off serves both.
-  const k::LocalGrids grids = describe_grids(s, hook ? all : fields, padded_types_);
+  k::LocalGrids grids = describe_grids(s, hook ? all : fields, padded_types_);
   k::StepInfo step;
   step.step = state.step;
   step.time = state.time;
@@ -259,12 +267,18 @@ k::WriteStats RunOutput::write(solver::Solver& s, k::StepKind kind, bool hook) {
     const int slot = static_cast<int>(hook ? in_all - all.begin() : static_cast<std::ptrdiff_t>(i));
     step.fields.push_back({"cell_data", fields[i].name, slot, kind == k::StepKind::visualisation && settings_.float32});
   }
+  return {std::move(step), std::move(grids)};
+}
+
+k::WriteStats RunOutput::write(solver::Solver& s, k::StepKind kind, bool hook) {
+  const auto state = s.scalar_state();
+  const auto [step, grids] = describe_step(s, kind, hook);
   const auto stats = hook ? writer_->hand_off(step, grids, true, hook_step(state).fields) : writer_->write_step(step, grids);
   last_written_step_ = state.step;
   if (print_ && stats.handed_off) {
     // Another rank writes it (strategy aggregated / dedicated): what the compute ranks paid,
     // and the last write the writing ranks finished.
-    fmt::print("output      {} step {} t = {:.6g} -> {}: {:.2f} MiB handed off in {:.3f} s (waited {:.3f} s for a free slot)",
+    fmt::print("output      {} step {} t = {:.6g} -> {}: {:.2f} MiB handed off in {:.4f} s (waited {:.4f} s for a free slot)",
                kind == k::StepKind::checkpoint ? "checkpoint" : "visualisation", state.step, state.time,
                settings_.file, stats.bytes / 1048576.0, stats.seconds, stats.wait_seconds);
     if (stats.written_step >= 0)
@@ -273,7 +287,7 @@ k::WriteStats RunOutput::write(solver::Solver& s, k::StepKind kind, bool hook) {
     fmt::print("\n");
     std::fflush(stdout);
   } else if (print_) {
-    fmt::print("output      {} step {} t = {:.6g} -> {}: {:.2f} MiB in {:.3f} s ({:.0f} MiB/s, flush included), "
+    fmt::print("output      {} step {} t = {:.6g} -> {}: {:.2f} MiB in {:.4f} s ({:.0f} MiB/s, flush included), "
                "buffer {:.2f} MiB/rank{}\n",
                kind == k::StepKind::checkpoint ? "checkpoint" : "visualisation", state.step, state.time,
                settings_.file, stats.bytes / 1048576.0, stats.seconds, stats.bandwidth / 1048576.0,

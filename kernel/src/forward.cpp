@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 #include "rewind/kernel/options.hpp"
 #include "rewind/mpi/message.hpp"
@@ -470,16 +471,7 @@ WriteStats Forwarder::hand_off(const StepInfo& info, const LocalGrids& grids, bo
   std::int64_t mine[3] = {need > slot_capacity_ ? 1 : 0, need, static_cast<std::int64_t>(grids.grids.size())};
   std::int64_t totals[3] = {0, 0, 0};
   MPI_Allreduce(mine, totals, 3, MPI_INT64_T, MPI_SUM, comm_);
-  if (totals[0] != 0) {  // a new window for the group: nothing of it may be in flight
-    while (!in_flight_.empty()) settle_one(&st);
-    slot_capacity_ = std::max(slot_capacity_, need + need / 8 + 4096);  // room for a little growth
-    Packer msg;
-    msg.put(Op::resize);
-    msg.put(slot_capacity_ * slots_);
-    command(msg, true);
-    if (!local_server_) own_window_.allocate(group_, slot_capacity_ * slots_);
-    next_slot_ = 0;
-  }
+  ensure_capacity(need, totals[0] != 0, &st);
   st.wait_seconds = MPI_Wtime() - t0;
   const std::int64_t offset = (next_slot_++ % slots_) * slot_capacity_;
   Packer msg;
@@ -504,6 +496,30 @@ WriteStats Forwarder::hand_off(const StepInfo& info, const LocalGrids& grids, bo
   st.wait_seconds = most[1];
   st.bandwidth = st.seconds > 0 ? static_cast<double>(st.bytes) / st.seconds : 0.0;
   return st;
+}
+
+void Forwarder::ensure_capacity(std::int64_t need, bool grow_any, WriteStats* st) {
+  if (!grow_any) return;
+  // A new window for the group: nothing of the old one may be in flight.
+  while (!in_flight_.empty()) settle_one(st);
+  slot_capacity_ = std::max(slot_capacity_, need + need / 8 + 4096);  // room for a little growth
+  Packer msg;
+  msg.put(Op::resize);
+  msg.put(slot_capacity_ * slots_);
+  command(msg, true);
+  if (!local_server_) own_window_.allocate(group_, slot_capacity_ * slots_);
+  next_slot_ = 0;
+}
+
+void Forwarder::prepare(const StepInfo& info, const LocalGrids& grids) {
+  if (!open_) throw FileError(ErrorKind::invalid_argument, path_, "writer is closed");
+  const std::int64_t need = slot_bytes(slot_layout(info, true, nullptr), grids);
+  std::int64_t grow = need > slot_capacity_ ? 1 : 0, any = 0;
+  MPI_Allreduce(&grow, &any, 1, MPI_INT64_T, MPI_SUM, comm_);
+  ensure_capacity(need, any != 0, nullptr);
+  // First touch now, not in the first hand-off's copy: fresh pages cost a fault each
+  // (on a VM a host fault, ~0.4 GB/s), several milliseconds for a few MiB.
+  if (any != 0) std::memset(window().mine(), 0, static_cast<std::size_t>(slot_capacity_ * slots_));
 }
 
 void Forwarder::close() {

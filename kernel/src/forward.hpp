@@ -200,6 +200,9 @@ class Forwarder {
   WriteStats write_step(const StepInfo& info, const LocalGrids& grids);
   /// Writer::hand_off (dedicated only; the caller checks); `consume` null: write only.
   WriteStats hand_off(const StepInfo& info, const LocalGrids& grids, bool write, const std::vector<FieldSpec>* consume);
+  /// Writer::prepare: the shared window sized (and this rank's slots touched) for steps
+  /// like this one, before the first of them.
+  void prepare(const StepInfo& info, const LocalGrids& grids);
   void close();
   [[nodiscard]] bool dedicated() const { return dedicated_; }
   [[nodiscard]] bool consumer_active() const { return !dedicated_ || consumer_active_; }
@@ -213,6 +216,9 @@ class Forwarder {
   void complete_sends(std::size_t n);        ///< waits for the n oldest command sends
   std::vector<std::byte> reply();            ///< the server's next reply to this rank
   void settle_one(WriteStats* into);         ///< the oldest outstanding step's reply; throws its error
+  /// Collective: a new window if any rank needs more than slot_capacity_ (`grow`: this
+  /// rank's need, or 0); settles every step in flight first.
+  void ensure_capacity(std::int64_t need, bool grow_any, WriteStats* st);
   SharedSlots& window() { return local_server_ ? local_server_->window() : own_window_; }
   mpi::Comm comm_, node_, leaders_;          ///< node_/leaders_: aggregated only
   MPI_Comm group_ = MPI_COMM_NULL;

@@ -98,6 +98,10 @@ const CommonInfo& Writer::common() const { return fwd_ ? fwd_->common() : impl_-
 std::int64_t Writer::last_step() const { return fwd_ ? fwd_->last_step() : impl_->last_step; }
 bool Writer::consumer_active() const { return fwd_ ? fwd_->consumer_active() : true; }
 
+void Writer::prepare(const StepInfo& info, const LocalGrids& grids) {
+  if (fwd_) fwd_->prepare(info, grids);
+}
+
 WriteStats Writer::hand_off(const StepInfo& info, const LocalGrids& grids, bool write,
                             const std::vector<FieldSpec>& consume) {
   if (!fwd_ || !fwd_->dedicated())

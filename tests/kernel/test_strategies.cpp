@@ -24,10 +24,12 @@ StepInfo step_info(int i) {
           cp ? ToyModel::checkpoint_fields() : ToyModel::visual_fields(i == 1), cp, {}, {cp ? 0.5 * i : 0.0}};
 }
 
-/// Writes kSteps steps of the toy model through `comm` with `opt`; returns the last stats.
-WriteStats write_run(MPI_Comm comm, const std::string& path, const IoOptions& opt) {
+/// Writes kSteps steps of the toy model through `comm` with `opt` (after Writer::prepare
+/// for a checkpoint, with `prepare`); returns the last stats.
+WriteStats write_run(MPI_Comm comm, const std::string& path, const IoOptions& opt, bool prepare = false) {
   ToyModel m = ToyModel::build(comm);
   Writer w = Writer::create(comm, path, ToyModel::common(), opt);
+  if (prepare) w.prepare(step_info(2), m.describe());
   WriteStats last;
   for (int i = 1; i <= kSteps; ++i) {
     m.advance(kDt);
@@ -92,7 +94,7 @@ TEST_CASE("collective, independent and aggregated write the same file", "[kernel
     IoOptions opt = base;
     set_option(opt, "strategy", std::string(strategy));
     const std::string path = rwd::kernel::test::test_path(std::string("strategy_") + strategy);
-    const WriteStats st = write_run(MPI_COMM_WORLD, path, opt);
+    const WriteStats st = write_run(MPI_COMM_WORLD, path, opt, true);  // prepare: the same file
     CHECK(st.handed_off == (std::string(strategy) == "aggregated"));
     if (std::string(strategy) == "independent") CHECK_FALSE(st.all_collective);
     CHECK(file_summary(path) == want);
@@ -122,9 +124,11 @@ TEST_CASE("dedicated I/O ranks write the same file while the compute ranks go on
   if (!lay.is_io) write_run(lay.compute, ref_path, base);
   MPI_Barrier(MPI_COMM_WORLD);
   const std::string want = file_summary(ref_path);
-  for (int in_flight : {1, 2}) {
-    INFO("steps in flight " << in_flight);
-    const std::string path = rwd::kernel::test::test_path("dedicated_f" + std::to_string(in_flight));
+  for (int variant : {1, 2, 3}) {  // steps in flight 1, 2; 1 with the window prepared first
+    const int in_flight = variant == 2 ? 2 : 1;
+    const bool prepare = variant == 3;
+    INFO("steps in flight " << in_flight << (prepare ? ", prepared" : ""));
+    const std::string path = rwd::kernel::test::test_path("dedicated_f" + std::to_string(variant));
     if (lay.is_io) {
       const IoRankStats st = serve_io_ranks(lay.group, lay.io);
       CHECK(st.steps == kSteps);
@@ -133,7 +137,7 @@ TEST_CASE("dedicated I/O ranks write the same file while the compute ranks go on
       opt.strategy = "dedicated";
       opt.steps_in_flight = in_flight;
       opt.io_group = lay.group;
-      const WriteStats st = write_run(lay.compute, path, opt);
+      const WriteStats st = write_run(lay.compute, path, opt, prepare);
       CHECK(st.handed_off);
       CHECK(st.n_grids == 33);
       CHECK(st.written_step == kSteps - in_flight);  // the write before this one had finished

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rewind/kernel/kernel.hpp"
@@ -133,6 +134,8 @@ class RunOutput {
 
  private:
   /// `hook`: the hook's fields go along (kernel::Writer::hand_off).
+  /// The step as written: its description and the grids (every state field with `hook`).
+  std::pair<kernel::StepInfo, kernel::LocalGrids> describe_step(solver::Solver& s, kernel::StepKind kind, bool hook);
   kernel::WriteStats write(solver::Solver& s, kernel::StepKind kind, bool hook);
   void hand_to_hook(solver::Solver& s);  ///< an analysis-only step
   MPI_Comm comm_;
@@ -143,6 +146,7 @@ class RunOutput {
   std::vector<std::string> overrides_;
   std::vector<std::vector<std::uint8_t>> padded_types_;  // cell types with a 1-cell halo
   bool hook_next_ = false;
+  bool prepared_ = false;  // Writer::prepare called (at the first boundary)
 };
 
 }  // namespace rwd::driver

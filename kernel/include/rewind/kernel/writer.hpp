@@ -114,6 +114,14 @@ class Writer {
   /// no grids take part. Throws FileError (same on all ranks).
   WriteStats write_step(const StepInfo& info, const LocalGrids& grids);
 
+  /// Collective. Under "dedicated" and "aggregated", sizes the hand-off's shared memory for
+  /// steps like this one (`info.fields` of `grids`, as write_step would take them) and
+  /// touches this rank's part of it now, so the first write_step does not pay for it (as a
+  /// collective writer pays for creating its file at create, not at its first step). A
+  /// step that needs more later still gets a larger window. No effect under the other
+  /// strategies. Throws FileError (same on all ranks).
+  void prepare(const StepInfo& info, const LocalGrids& grids);
+
   /// Collective. Strategy "dedicated" only: hands the step to the I/O ranks' StepConsumer
   /// (io_ranks.hpp), which sees `consume` (names and GridRecord::fields slots) as the
   /// step's fields with their halos (the padded arrays, one copy each); if `write`, the I/O
