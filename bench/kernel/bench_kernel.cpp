@@ -5,7 +5,7 @@
 //
 //   mpiexec -n P rewind_bench_kernel DIR [--rounds R] [--vars V] [--halo H] [--quick]
 //                                        [--zero-copy-halo] [--only durable|cache|read]
-//                                        [--contenders K,KN,KS,R,P,I,Ii,V,D]
+//                                        [--contenders K,KN,KI,KS,R,P,I,Ii,V,D]
 //                                        [--io KEY=VALUE ...]   (more IoOptions for K)
 //
 // Tree: full octree to level 3 (585 grids), 32^3 cells per grid, V float64 variables
@@ -21,6 +21,9 @@
 //                                     KN kernel, no checksums  K with IoOptions::checksums
 //                                                            off: K / KN is what the per-row
 //                                                            hashes cost (format 1.4)
+//                                     KI kernel, independent K with strategy "independent"
+//                                                            (the same rows, independent
+//                                                            MPI-IO transfers)
 //                                     KS kernel, paper path  same, with IoOptions::zero_copy,
 //                                                            pipeline and early_writeback off
 //                                                            (pack into the linear buffer,
@@ -42,7 +45,7 @@
 //                                                            hyperslab per rank, collective
 //                                                            H5Dwrite, H5Fflush (sync), close
 //                                     D  dd                  dd bs=1M conv=fdatasync (rank 0)
-//   write, page cache (no fsync):     K, KN (flush_on_commit=false; create + write_step,
+//   write, page cache (no fsync):     K, KN, KI (flush_on_commit=false; create + write_step,
 //                                     the close() that syncs is outside the timer), R, P, I,
 //                                     V (no sync), D (plain dd)
 //   read (restart):                   K  Reader::open + read_topology + every variable of
@@ -261,17 +264,20 @@ int main(int argc, char** argv) {
 
   const std::string kfile = dir + "/bench_kernel.h5", rfile = dir + "/bench_raw.bin", dfile = dir + "/bench_dd.bin";
   const std::string ksfile = dir + "/bench_kernel_serial.h5", knfile = dir + "/bench_kernel_nosum.h5";
+  const std::string kifile = dir + "/bench_kernel_indep.h5";
 
   // ---- kernel contenders ----
   std::map<std::string, double> phase_t;  // rank-local timestamps of the last K write
   std::int64_t step_bytes = 0, buffer_bytes = 0, local_bytes = 0, direct_datasets = 0;
-  auto kernel_write = [&](bool durable, bool serial, const std::string& path, bool checksums = true) {
+  auto kernel_write = [&](bool durable, bool serial, const std::string& path, bool checksums = true,
+                          const char* strategy = nullptr) {
     k::IoOptions o;
     o.write_views = false;
     o.zero_copy = o.pipeline = o.early_writeback = !serial;
     o.zero_copy_halo = !serial && zero_copy_halo;
     if (!serial) apply_io_sets(o, io_sets);
     if (!checksums) o.checksums = false;
+    if (strategy) k::set_option(o, "strategy", std::string(strategy));
     o.flush_on_commit = durable;
     o.on_phase = [&](const char* ph) { phase_t[ph] = MPI_Wtime(); };
     MPI_Barrier(MPI_COMM_WORLD);
@@ -602,8 +608,8 @@ int main(int argc, char** argv) {
     v.erase(std::remove_if(v.begin(), v.end(), [&](const std::string& c) { return !wanted(c); }), v.end());
     return v;
   };
-  const auto durable_set = keep({"K", "KN", "KS", "R", "P", "I", "Ii", "V", "D"});
-  const auto cache_set = keep({"K", "KN", "R", "P", "I", "V", "D"});
+  const auto durable_set = keep({"K", "KN", "KI", "KS", "R", "P", "I", "Ii", "V", "D"});
+  const auto cache_set = keep({"K", "KN", "KI", "R", "P", "I", "V", "D"});
   const auto read_set = keep({"K", "KN", "R", "I", "D"});
   auto kernel_breakdown = [&] {
     auto d = [&](const char* a, const char* b) { return max_over_ranks(phase_t[b] - phase_t[a]); };
@@ -629,6 +635,8 @@ int main(int argc, char** argv) {
       if (durable) kernel_breakdown();
     } else if (c == "KN") {
       run(knfile, "kernel_nosum_write", kb, [&] { return kernel_write(durable, false, knfile, false); });
+    } else if (c == "KI") {
+      run(kifile, "kernel_indep_write", kb, [&] { return kernel_write(durable, false, kifile, true, "independent"); });
     } else if (c == "KS") {
       run(ksfile, "kernel_serial_write", kb, [&] { return kernel_write(durable, true, ksfile); });
     } else if (c == "R") {
@@ -677,6 +685,7 @@ int main(int argc, char** argv) {
   remove_target(kfile);
   remove_target(ksfile);
   remove_target(knfile);
+  remove_target(kifile);
   remove_target(rfile);
   remove_target(dfile);
   remove_target(ifile);
@@ -686,9 +695,9 @@ int main(int argc, char** argv) {
   if (rank_ == 0) {
     std::printf("\n# summary: %d ranks, %d rounds, GiB/s (GiB = 2^30 bytes)\n", size_, rounds);
     std::printf("sum %-28s %5s %7s %7s %7s\n", "contender", "ranks", "median", "min", "max");
-    for (const char* w : {"kernel_write_durable", "kernel_nosum_write_durable", "kernel_serial_write_durable", "mpiio_write_durable", "posix_1mib_write_durable", "ior_write_durable",
+    for (const char* w : {"kernel_write_durable", "kernel_nosum_write_durable", "kernel_indep_write_durable", "kernel_serial_write_durable", "mpiio_write_durable", "posix_1mib_write_durable", "ior_write_durable",
                           "ior_indep_write_durable", "vpic_write_durable", "dd_write_durable", "kernel_write_cache",
-                          "kernel_nosum_write_cache", "mpiio_write_cache", "posix_1mib_write_cache", "ior_write_cache", "vpic_write_cache", "dd_write_cache", "kernel_read",
+                          "kernel_nosum_write_cache", "kernel_indep_write_cache", "mpiio_write_cache", "posix_1mib_write_cache", "ior_write_cache", "vpic_write_cache", "dd_write_cache", "kernel_read",
                           "kernel_nosum_read", "mpiio_read", "ior_read", "dd_read"}) {
       const auto& s = res[w];
       if (s.gibs.empty()) continue;  // not run (--only)
@@ -723,6 +732,9 @@ int main(int argc, char** argv) {
     ratio("kernel_write_durable", "kernel_nosum_write_durable");
     ratio("kernel_write_cache", "kernel_nosum_write_cache");
     ratio("kernel_read", "kernel_nosum_read");
+    // strategy = "independent" against the default collective one
+    ratio("kernel_indep_write_durable", "kernel_write_durable");
+    ratio("kernel_indep_write_cache", "kernel_write_cache");
     std::printf("# kernel durable write (K) and read, time breakdown, median over rounds, s (max over ranks):\n");
     if (!res["kernel_write_durable"].secs.empty())
       std::printf("brk %-46s %d %7.3f\n", "total K", size_, median(res["kernel_write_durable"].secs));
