@@ -147,4 +147,23 @@ check "a restart from a checkpoint after the set runs with the steered viscosity
   "[ $? = 0 ] && grep -q 'nu = 0.002' r.log"
 check "... and its next checkpoint equals the steered run's, bit for bit" \
   "\"$rewind\" diff s.h5@t=$t_next r.h5@t=$t_next >diffr.out 2>&1"
+
+# A job whose checkpoints a dedicated I/O rank writes: a branch inside the job keeps its
+# I/O rank (the branch's writer hands its steps to it too) and equals a CLI branch.
+start_run 4 ded.log "$case_file" --output d.h5 --set time.end=30 --set output.checkpoint_interval=0.05 \
+  --set output.visualisation_interval=0 --set 'output.io.strategy="dedicated"'
+check "dedicated + collector: the run starts (1 compute rank, 1 I/O rank)" "[ -n '$port' ]"
+wait_time 0.06
+"$rewind" steer 127.0.0.1:$port pause >/dev/null 2>&1
+"$rewind" steer 127.0.0.1:$port branch --from '#1' --set physics.nu=0.0015 --output db.h5 >dbranch.out 2>&1
+check "dedicated: branch from a committed step inside the job" "[ $? = 0 ] && grep -q 'db.h5' dbranch.out"
+"$rewind" steer 127.0.0.1:$port resume >/dev/null 2>&1
+wait_time 0.11
+"$rewind" steer 127.0.0.1:$port stop >/dev/null 2>&1
+wait_run
+check "dedicated: the branched job ends cleanly" "[ $? = 0 ]"
+"$rewind" run --restart 'd.h5@#1' --set physics.nu=0.0015 --set 'output.io.strategy="collective"' --output dcli.h5 \
+  --steps 60 -q >dcli.log 2>&1  # one process: no room for an I/O rank
+check "dedicated: the in-job branch's first checkpoints equal a CLI branch's, bit for bit" \
+  "\"$rewind\" diff db.h5@#0 dcli.h5@#0 >ddiff0.out 2>&1 && \"$rewind\" diff db.h5@#1 dcli.h5@#1 >ddiff1.out 2>&1"
 exit $fail
