@@ -278,8 +278,10 @@ int run_run(const RunOptions& o) {
   const bool dedicated = spec.output.io.strategy == "dedicated";
   if (dedicated && world_size < (o.listen.empty() ? 3 : 4))
     throw AgreedError(fmt::format("output.io.strategy = \"dedicated\" needs an I/O rank besides the neighbourhood server{} "
-                                  "and the compute ranks: run under mpirun -np {} or more; this job has {}",
-                                  o.listen.empty() ? "" : ", the collector", o.listen.empty() ? 3 : 4, world_size));
+                                  "and the compute ranks: run under mpirun -np {} or more (this job has {}), or "
+                                  "choose another strategy: --set 'output.io.strategy=\"collective\"'{}",
+                                  o.listen.empty() ? "" : ", the collector", o.listen.empty() ? 3 : 4, world_size,
+                                  spec.restart ? " (a restart keeps the strategy of the file it starts from)" : ""));
   if (!o.listen.empty()) {  // checked identically on every rank, before any rank splits off
     const auto ep = parse_host_port(o.listen);
     if (!ep) throw AgreedError("--listen " + o.listen + ": expected HOST:PORT, e.g. 127.0.0.1:7400 (port 0: a free one)");

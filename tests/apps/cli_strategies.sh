@@ -59,4 +59,11 @@ check "steps_in_flight = 0 is refused with one line" "refused 3 'steps_in_flight
 check "dedicated on 2 processes is refused with one line naming -np 3" \
   "refused 2 'needs an I/O rank.*mpirun -np 3 or more' --set 'output.io.strategy=\"dedicated\"'"
 check "dedicated on 1 process is refused with one line" "refused 1 'needs an I/O rank' --set 'output.io.strategy=\"dedicated\"'"
+# A restart keeps its file's strategy: on one process, one line that names the way out
+# (and the way out works).
+"$rewind" run --restart ded.h5@10 --steps 2 -o one.h5 -q >one.out 2>&1
+check "restart of a dedicated file on 1 process: one line naming the strategy to choose" \
+  "[ $? != 0 ] && [ \$(grep -c 'error:' one.out) = 1 ] && grep -q 'keeps the strategy' one.out && ! [ -e one.h5 ]"
+"$rewind" run --restart ded.h5@10 --steps 2 -o one.h5 -q --set 'output.io.strategy="collective"' >one.out 2>&1
+check "... and with --set output.io.strategy=\"collective\" it runs" "[ $? = 0 ] && [ -e one.h5 ]"
 exit $fail
