@@ -124,25 +124,11 @@ void fsync_evict(const std::string& p, bool evict) {
 std::array<double, 3> read_parts_{};  // last kernel read: open, topology, cell data (s)
 
 void remove_target(const std::string& p) {
-  if (rank_ == 0) {
-    std::error_code ec;
-    std::filesystem::remove(p, ec);
-    std::filesystem::remove_all(k::views_directory(p), ec);
-    // The work disk is mounted with `discard`: freeing a 1 GiB file sends discards to the
-    // virtual disk at the next journal commit. Commit now and let them drain, so they do
-    // not land inside the next contender's timer.
-    ::sync();
-    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-    ::sync();
-  }
+  if (rank_ == 0) rwd::bench::remove_and_settle(p, k::views_directory(p));
   quiet_barrier();
 }
 
-double max_over_ranks(double t) {
-  double m = 0;
-  MPI_Allreduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return m;
-}
+double max_over_ranks(double t) { return rwd::bench::max_over(MPI_COMM_WORLD, t); }
 
 /// Runs dd on rank 0 (others sleep); returns the wall time on every rank.
 double run_dd(const std::vector<std::string>& args) {
@@ -180,12 +166,7 @@ std::vector<int> williams_row(int n, int r) {
   return row;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using rwd::bench::median;
 
 /// Applies "KEY=VALUE" strings with kernel::set_option ("true"/"false" are bools, digits
 /// sizes, other numbers numbers (zfp_accuracy=1e-4), anything else a string). Throws

@@ -3,15 +3,50 @@
 // them), grid i's variable v filled with i + v. Grids are split over the ranks of the
 // communicator in Morton (row) order.
 #pragma once
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "rewind/kernel/kernel.hpp"
 
 namespace rwd::bench {
+
+/// Median of `v` (0 for none).
+inline double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/// The largest `t` over the ranks of `comm` (a time: the slowest rank's).
+inline double max_over(MPI_Comm comm, double t) {
+  double m = 0;
+  MPI_Allreduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, comm);
+  return m;
+}
+
+/// Removes `path` (and `also`, a directory, if given), then lets the disk settle: the
+/// work disk is mounted with `discard`, so freeing a 1 GiB file sends discards to the
+/// virtual disk at the next journal commit. Commit now and let them drain, so they do not
+/// land inside the next contender's timer. One rank.
+inline void remove_and_settle(const std::string& path, const std::string& also = "") {
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
+  if (!also.empty()) std::filesystem::remove_all(also, ec);
+  ::sync();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  ::sync();
+}
 
 struct BenchStep {
   static constexpr int S = 32;

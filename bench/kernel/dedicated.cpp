@@ -34,25 +34,8 @@
 
 namespace k = rwd::kernel;
 
-namespace {
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n == 0 ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-double max_over(MPI_Comm c, double t) {
-  double m = 0;
-  MPI_Allreduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, c);
-  return m;
-}
-void remove_file(const std::string& p) {  // then let the disk's discards drain (see bench_kernel.cpp)
-  std::error_code ec;
-  std::filesystem::remove(p, ec);
-  ::sync();
-  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-  ::sync();
-}
-}  // namespace
+using rwd::bench::max_over;
+using rwd::bench::median;
 
 int main(int argc, char** argv) {
   int provided = 0;
@@ -108,7 +91,7 @@ int main(int argc, char** argv) {
     for (int j = 0; j < 2; ++j) {
       const bool dedicated = (j == 0) == (r % 2 == 0);  // D C, C D, D C, ...
       const std::string path = dedicated ? dfile : cfile;
-      if (rank == 0) remove_file(path);
+      if (rank == 0) rwd::bench::remove_and_settle(path);
       MPI_Barrier(MPI_COMM_WORLD);
       if (!dedicated) {
         if (!io) {
@@ -146,8 +129,8 @@ int main(int argc, char** argv) {
     }
   }
   if (rank == 0) {
-    remove_file(cfile);
-    remove_file(dfile);
+    rwd::bench::remove_and_settle(cfile);
+    rwd::bench::remove_and_settle(dfile);
     std::printf("# %d compute ranks + 1 I/O rank, %d rounds, step %lld bytes, halo %d; durable (fsync included)\n",
                 ncompute, rounds, bytes, halo);
     std::printf("sum collective write (cost)          median %.3f s\n", median(c_cost));
