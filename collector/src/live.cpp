@@ -7,6 +7,7 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -14,11 +15,13 @@
 #include <future>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <system_error>
 #include <thread>
 
 #include "rewind/collector/file_service.hpp"
 #include "rewind/collector/handler.hpp"
 #include "rewind/driver/live.hpp"
+#include "rewind/driver/live_memory.hpp"
 #include "rewind/nbserver/client.hpp"
 #include "rewind/window/select.hpp"
 
@@ -170,6 +173,7 @@ class Core {
 
   /// Keeps the arrays of a written reply for the next live window (I/O thread).
   void recycle(WindowReply&& w) noexcept {
+    if (w.shared) return;  // its slot is free again once the reply is gone
     std::uint64_t bytes = w.cell_type.capacity();
     for (const auto& v : w.values) bytes += 8 * v.capacity();
     const std::lock_guard lock(pool_mutex_);
@@ -182,7 +186,8 @@ class Core {
     // The answer comes at the run's next step boundary, up to a whole step away: poll
     // often at first (a paused run answers at once), then back off to 2 ms.
     json reply;
-    for (auto nap = std::chrono::microseconds(50); !poll_reply(p, reply); nap = std::min(2 * nap, std::chrono::microseconds(2000))) {
+    const auto cap = reply_nap_cap();
+    for (auto nap = std::chrono::microseconds(50); !poll_reply(p, reply); nap = std::min(2 * nap, cap)) {
       drain_status();
       std::this_thread::sleep_for(nap);
     }
@@ -204,6 +209,14 @@ class Core {
     MPI_Isend(p.text.data(), static_cast<int>(p.text.size()), MPI_CHAR, layout_.first_compute, driver::kLiveCommandTag,
               layout_.service, &p.sent);
     return p;
+  }
+
+  /// The longest nap while a command's reply is due: a running run answers at its next
+  /// boundary (up to a step away), a paused one at once.
+  std::chrono::microseconds reply_nap_cap() {
+    const std::lock_guard lock(mutex_);
+    return status_.value("state", std::string()) == "paused" ? std::chrono::microseconds(100)
+                                                             : std::chrono::microseconds(2000);
   }
 
   /// The reply to `p`, if it has come: true and `reply` set.
@@ -329,19 +342,44 @@ class Core {
       out.pieces.push_back(piece);
     }
     out.cells = offset.back();
-    // The arrays of an earlier reply, if the server has handed one back: no zero fill,
-    // no fresh pages. Every cell is overwritten below.
-    {
-      const std::lock_guard lock(pool_mutex_);
-      if (!pool_.empty()) {
-        out.values = std::move(pool_.back().values);
-        out.cell_type = std::move(pool_.back().cell_type);
-        pool_.pop_back();
+    // Where the values go. A streamed reply (codec none) goes to the socket as it is:
+    // its arrays live in a slot shared with the compute ranks of this node, which
+    // extract their cells straight into it (driver/live.hpp, "Shared memory"), so the
+    // values are copied once on this side. Otherwise, and when no slot is free, the
+    // arrays of an earlier reply, if the server has handed one back (no zero fill, no
+    // fresh pages). Every cell is overwritten below.
+    const std::size_t nv = r.variables.size();
+    std::vector<double*> values_at(nv);
+    std::uint8_t* types_at = nullptr;
+    std::shared_ptr<Slot> slot = stream != nullptr ? take_slot(out.cells * (8 * nv + 1)) : nullptr;
+    if (slot) {
+      auto* base = slot->segment.data();
+      auto arrays = std::make_shared<WindowReply::SharedArrays>();
+      for (std::size_t v = 0; v < nv; ++v) {
+        values_at[v] = reinterpret_cast<double*>(base) + v * out.cells;
+        arrays->values.emplace_back(values_at[v], out.cells);
       }
+      types_at = reinterpret_cast<std::uint8_t*>(base) + nv * out.cells * 8;
+      arrays->cell_type = {types_at, out.cells};
+      arrays->keep = std::shared_ptr<const void>(slot.get(), [slot](const void*) { slot->busy = false; });
+      out.shared = std::move(arrays);
+    } else {
+      {
+        const std::lock_guard lock(pool_mutex_);
+        if (!pool_.empty()) {
+          out.values = std::move(pool_.back().values);
+          out.cell_type = std::move(pool_.back().cell_type);
+          pool_.pop_back();
+        }
+      }
+      out.values.resize(nv);
+      for (std::size_t v = 0; v < nv; ++v) {
+        out.values[v].resize(out.cells);
+        values_at[v] = out.values[v].data();
+      }
+      out.cell_type.resize(out.cells);
+      types_at = out.cell_type.data();
     }
-    out.values.resize(r.variables.size());
-    for (auto& v : out.values) v.resize(out.cells);
-    out.cell_type.resize(out.cells);
     // The compute ranks send their pieces' cells run by run (driver/live.hpp): each
     // message is received straight into its place in the reply's arrays. The sizes and
     // places follow from the selection, so every receive is posted at once (no rank's
@@ -371,14 +409,19 @@ class Core {
       expect.push_back({run.cells, run.cells * size, type});
       MPI_Irecv(at, static_cast<int>(run.cells), type, layout_.first_compute + run.owner, tag, layout_.service, &reqs.back());
     };
-    for (auto& values : out.values)
-      for (const auto& run : runs) recv(values.data() + run.at, run, MPI_DOUBLE, driver::kLiveValuesTag, 8);
-    for (const auto& run : runs) recv(out.cell_type.data() + run.at, run, MPI_BYTE, driver::kLiveTypesTag, 1);
+    for (auto* values : values_at)
+      for (const auto& run : runs) recv(values + run.at, run, MPI_DOUBLE, driver::kLiveValuesTag, 8);
+    for (const auto& run : runs) recv(types_at + run.at, run, MPI_BYTE, driver::kLiveTypesTag, 1);
     // The receives are posted before the command goes: the compute ranks' values flow as
     // soon as each rank has copied them, not after the collector has seen the command's
     // reply (traced: the values of a paused large window waited about 3 ms for it). A
     // refused command sends no values: its receives are cancelled.
-    Pending cmd = send_command({{"op", "window"}, {"vars", r.variables}, {"pieces", std::move(pieces)}});
+    json command = {{"op", "window"}, {"vars", r.variables}, {"pieces", std::move(pieces)}, {"slots", slot_tokens()}};
+    if (slot) {
+      const auto& name = slot->segment.name();
+      command["shm"] = {{"node", name.node}, {"pid", name.pid}, {"fd", name.fd}, {"token", name.token}, {"bytes", name.bytes}};
+    }
+    Pending cmd = send_command(command);
     json reply;
     bool replied = false, streaming = false;
     // Test and nap rather than MPI_Waitall: under mpi_yield_when_idle a blocking wait
@@ -390,6 +433,7 @@ class Core {
     std::size_t first = 0;  // receives before it have completed
     std::uint64_t ready = 0;
     bool short_data = false;
+    const auto reply_cap = reply_nap_cap();
     for (auto nap = std::chrono::microseconds(20); !replied || first < reqs.size();) {
       if (!replied && poll_reply(cmd, reply)) {
         replied = true;
@@ -414,24 +458,73 @@ class Core {
         const auto k = static_cast<std::size_t>(done[static_cast<std::size_t>(i)]);
         int got = 0;
         MPI_Get_count(&st[static_cast<std::size_t>(i)], expect[k].type, &got);
-        short_data = short_data || static_cast<std::uint64_t>(got) != expect[k].cells;
+        // No data: the rank wrote its cells into the shared slot itself.
+        const bool in_place = slot && got == 0;
+        short_data = short_data || (!in_place && static_cast<std::uint64_t>(got) != expect[k].cells);
       }
+      if (count > 0) std::atomic_thread_fence(std::memory_order_acquire);  // the ranks' stores before their messages
       const std::uint64_t before = ready;
       for (; first < reqs.size() && reqs[first] == MPI_REQUEST_NULL; ++first) ready += expect[first].bytes;
       if (count > 0) nap = std::chrono::microseconds(20);
       if (streaming && ready > before && !short_data) stream->ready(ready);
       if (count == 0 || count == MPI_UNDEFINED) {
-        // Before the reply the run may be up to a step from its boundary: naps up to 2 ms,
+        // Before the reply a running run may be up to a step from its boundary: naps up
+        // to 2 ms (a paused one answers at once: 0.1 ms),
         // the status followed meanwhile; after it the values are on their way.
         if (!replied) drain_status();
         std::this_thread::sleep_for(nap);
-        nap = std::min(2 * nap, std::chrono::microseconds(replied ? 500 : 2000));
+        nap = std::min(2 * nap, replied ? std::chrono::microseconds(100) : reply_cap);
       }
     }
     if (short_data) {
       if (streaming) stream->abort(std::move(out));
       throw ServiceError(ErrorCode::internal, "live window: short data from a rank");
     }
+    return out;
+  }
+
+  /// A segment shared with the compute ranks of this node (driver/live_memory.hpp),
+  /// holding one reply's arrays while a connection writes them.
+  struct Slot {
+    driver::SharedSegment segment;
+    std::atomic<bool> busy{false};
+  };
+
+  /// A free slot of at least `bytes`, marked busy; null when both are busy (slow
+  /// clients still reading) or the memory cannot be had: the window then goes through
+  /// the reply's own arrays. Main thread.
+  std::shared_ptr<Slot> take_slot(std::uint64_t bytes) {
+    if (bytes > kPoolBytes || no_slots_) return nullptr;
+    const std::lock_guard lock(pool_mutex_);
+    std::shared_ptr<Slot>* spare = nullptr;
+    for (auto& s : slots_) {
+      if (s->busy.load()) continue;
+      if (s->segment.bytes() >= bytes) {
+        s->busy = true;
+        return s;
+      }
+      spare = &s;
+    }
+    if (spare == nullptr && slots_.size() >= kPoolReplies) return nullptr;
+    try {
+      // Rounded up to 4 MiB, so that windows of about one size share one segment.
+      auto s = std::make_shared<Slot>();
+      s->segment = driver::SharedSegment::create((bytes + (std::uint64_t{4} << 20) - 1) & ~((std::uint64_t{4} << 20) - 1));
+      s->busy = true;
+      if (spare != nullptr) *spare = s;  // the old one is unmapped once no reply holds it
+      else slots_.push_back(s);
+      return s;
+    } catch (const std::system_error&) {
+      no_slots_ = true;  // e.g. no memfd here: every window takes the MPI path
+      return nullptr;
+    }
+  }
+
+  /// The tokens of the slots the compute ranks may keep mapped.
+  std::vector<std::uint64_t> slot_tokens() {
+    const std::lock_guard lock(pool_mutex_);
+    std::vector<std::uint64_t> out;
+    for (const auto& s : slots_) out.push_back(s->segment.name().token);
     return out;
   }
 
@@ -451,6 +544,8 @@ class Core {
   static constexpr std::uint64_t kPoolBytes = std::uint64_t{256} << 20;  ///< per kept reply
   std::mutex pool_mutex_;
   std::vector<WindowReply> pool_;  ///< written replies whose arrays the next windows reuse
+  std::vector<std::shared_ptr<Slot>> slots_;  ///< at most kPoolReplies
+  bool no_slots_ = false;                     ///< creating one failed: not tried again
 };
 
 class LiveService final : public Service {

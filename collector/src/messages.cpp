@@ -248,18 +248,25 @@ RunStatus status_from(const json& j) {
   return s;
 }
 
-template <typename T>
-std::span<const std::byte> bytes_of(const std::vector<T>& v) { return std::as_bytes(std::span(v)); }
+// A reply's arrays, where they are (its vectors, or memory it shares: WindowReply::shared).
+std::span<const double> values_of(const WindowReply& b, std::size_t v) {
+  return b.shared ? b.shared->values[v] : std::span<const double>(b.values[v]);
+}
+std::span<const std::uint8_t> cell_types_of(const WindowReply& b) {
+  return b.shared ? b.shared->cell_type : std::span<const std::uint8_t>(b.cell_type);
+}
 
 void check_window_reply(const WindowReply& b) {
   std::uint64_t cells = 0;
   for (const auto& p : b.pieces) cells += p.cells();
   auto fail = [](const std::string& w) { throw ProtocolError(ErrorCode::bad_argument, "collector: window reply: " + w); };
   if (cells != b.cells) fail("cells (" + std::to_string(b.cells) + ") != sum of pieces' cells (" + std::to_string(cells) + ")");
-  if (b.values.size() != b.variables.size()) fail("one value array per variable expected");
-  for (const auto& v : b.values)
-    if (v.size() != cells) fail("a value array does not have one value per cell");
-  if (!b.cell_type.empty() && b.cell_type.size() != cells) fail("cell_type does not have one entry per cell");
+  const auto n = b.shared ? b.shared->values.size() : b.values.size();
+  if (n != b.variables.size()) fail("one value array per variable expected");
+  for (std::size_t v = 0; v < n; ++v)
+    if (values_of(b, v).size() != cells) fail("a value array does not have one value per cell");
+  const auto types = cell_types_of(b);
+  if (!types.empty() && types.size() != cells) fail("cell_type does not have one entry per cell");
 }
 
 json window_reply_json(const WindowReply& b, std::vector<ArrayOut>& arrays) {
@@ -268,8 +275,8 @@ json window_reply_json(const WindowReply& b, std::vector<ArrayOut>& arrays) {
   for (const auto& p : b.pieces)
     pieces.push_back({{"row", p.row}, {"uid", p.uid}, {"level", p.level}, {"first", p.first}, {"count", p.count},
                       {"stride", p.stride}, {"origin", p.origin}, {"spacing", p.spacing}});
-  for (std::size_t v = 0; v < b.variables.size(); ++v) arrays.push_back({b.variables[v], "f64", bytes_of(b.values[v])});
-  arrays.push_back({"cell_type", "u8", bytes_of(b.cell_type)});
+  for (std::size_t v = 0; v < b.variables.size(); ++v) arrays.push_back({b.variables[v], "f64", std::as_bytes(values_of(b, v))});
+  arrays.push_back({"cell_type", "u8", std::as_bytes(cell_types_of(b))});
   return {{"step", b.step}, {"time", b.time}, {"file", b.file}, {"level", b.level}, {"stride", b.stride},
           {"box", box_json(b.lo, b.hi)}, {"cells", b.cells}, {"pieces", std::move(pieces)}, {"variables", b.variables}};
 }

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <vector>
@@ -27,20 +29,23 @@ void send_text(MPI_Comm c, int dest, int tag, const std::string& s) {
 // would spin through sched_yield under mpi_yield_when_idle the whole time, taking the
 // cores of a shared node from the collector and its clients (on the 2-core benchmark VM
 // two paused compute ranks kept both busy), so those waits poll with a back-off
-// (50 us -> 1 ms) instead. `test` returns true once done.
+// (50 us -> 1 ms; 0.1 ms until `warm`, shortly after a command, when the next one is
+// likely soon) instead. `test` returns true once done.
+using Clock = std::chrono::steady_clock;
 template <class Test>
-void wait_napping(Test test) {
+void wait_napping(Test test, Clock::time_point warm) {
   using std::chrono::microseconds;
-  mpi::wait_until(test, {.spin = microseconds(0), .first = microseconds(50), .cap = microseconds(1000)});
+  mpi::wait_until(test, {.spin = microseconds(0), .first = microseconds(50), .cap = microseconds(1000),
+                         .warm_cap = microseconds(100), .warm_until = warm});
 }
 
-std::string recv_text(MPI_Comm c, int src, int tag) {
+std::string recv_text(MPI_Comm c, int src, int tag, Clock::time_point warm) {
   MPI_Status st;
   wait_napping([&] {
     int flag = 0;
     MPI_Iprobe(src, tag, c, &flag, &st);
     return flag != 0;
-  });
+  }, warm);
   int n = 0;
   MPI_Get_count(&st, MPI_CHAR, &n);
   std::string s(static_cast<std::size_t>(n), '\0');
@@ -50,7 +55,7 @@ std::string recv_text(MPI_Comm c, int src, int tag) {
 
 // `idle`: the root may take long to have a command (see wait_napping); else the ranks
 // meet at a step boundary and a blocking broadcast is the fastest.
-void bcast_text(MPI_Comm c, std::string& s, bool idle) {
+void bcast_text(MPI_Comm c, std::string& s, bool idle, Clock::time_point warm) {
   long long n = static_cast<long long>(s.size());
   if (idle) {
     MPI_Request req = MPI_REQUEST_NULL;
@@ -59,7 +64,7 @@ void bcast_text(MPI_Comm c, std::string& s, bool idle) {
       int done = 0;
       MPI_Test(&req, &done, MPI_STATUS_IGNORE);
       return done != 0;
-    });
+    }, warm);
   } else {
     MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, c);
   }
@@ -92,13 +97,45 @@ std::vector<std::string> overrides_of(Run& run, const json& values) {
   return out;
 }
 
+// The collector's shared segment for this window (live.hpp, "Shared memory"), mapped by
+// this rank: its data, or null if the command offers none, it is too small, or this rank
+// cannot map it (another node, no access). Segments the collector no longer lists are
+// unmapped first.
+std::byte* shared_place(const json& c, std::vector<SharedSegment>& attached, std::uint64_t need) {
+  // REWIND_LIVE_SHARED_MEMORY=0: this rank never maps it (a fault-finding switch; it then
+  // behaves as a rank of another node).
+  static const bool allowed = [] {
+    const char* e = std::getenv("REWIND_LIVE_SHARED_MEMORY");
+    return e == nullptr || std::string(e) != "0";
+  }();
+  std::vector<std::uint64_t> alive;
+  if (const auto it = c.find("slots"); it != c.end()) alive = it->get<std::vector<std::uint64_t>>();
+  std::erase_if(attached, [&](const SharedSegment& s) {
+    return std::find(alive.begin(), alive.end(), s.name().token) == alive.end();
+  });
+  const auto it = c.find("shm");
+  if (it == c.end() || !allowed) return nullptr;
+  const SegmentName name{it->at("node").get<std::string>(), it->at("pid").get<int>(), it->at("fd").get<int>(),
+                         it->at("token").get<std::uint64_t>(), it->at("bytes").get<std::uint64_t>()};
+  if (name.bytes < need) return nullptr;
+  for (const auto& s : attached)
+    if (s.name().token == name.token) return s.data();
+  auto s = SharedSegment::attach(name);
+  if (!s) return nullptr;
+  attached.push_back(std::move(*s));
+  return attached.back().data();
+}
+
 // The cells of the window pieces this rank owns: per variable, piece after piece, x
-// fastest; then the cell types in the same order. Sent to the collector run by run
-// (live.hpp) without waiting for it to receive them (`sends`, completed before the
-// buffers are used again). `values` and `types` are the caller's, kept between windows:
-// fresh memory would cost the run a page fault per 4 KiB at every window.
-void send_window(Run& run, const json& c, MPI_Comm service, int collector, int rank, std::vector<double>& values,
-                 std::vector<std::uint8_t>& types, std::vector<MPI_Request>& sends) {
+// fastest; then the cell types in the same order. Into the collector's shared segment
+// when this rank can map it, else sent to the collector run by run (live.hpp) without
+// waiting for it to receive them (`sends`, completed before the buffers are used
+// again). `values` and `types` are the caller's, kept between windows: fresh memory
+// would cost the run a page fault per 4 KiB at every window.
+// Returns true if this rank wrote its cells into the collector's memory.
+bool send_window(Run& run, const json& c, MPI_Comm service, int collector, int rank, std::vector<double>& values,
+                 std::vector<std::uint8_t>& types, std::vector<MPI_Request>& sends,
+                 std::vector<SharedSegment>& attached) {
   auto& s = run.solver();
   auto& forest = s.forest();
   const auto& sh = forest.shape();
@@ -109,15 +146,22 @@ void send_window(Run& run, const json& c, MPI_Comm service, int collector, int r
   struct Mine {
     std::size_t grid;
     window::Piece piece;
+    std::uint64_t at;  ///< its first cell's place in the reply's arrays
   };
   std::vector<Mine> mine;
   std::vector<int> runs;  // cells of each run of consecutive pieces of this rank
   std::size_t n = 0;
+  std::uint64_t total = 0;  // every piece's cells
   bool in_run = false;
   for (const auto& p : c.at("pieces")) {
+    const std::uint64_t piece_cells = static_cast<std::uint64_t>(std::max(0, p.at(5).get<int>())) *
+                                      static_cast<std::uint64_t>(std::max(0, p.at(6).get<int>())) *
+                                      static_cast<std::uint64_t>(std::max(0, p.at(7).get<int>()));
     const bool ours = p.at(1).get<int>() == rank;
     if (ours && !in_run) runs.push_back(0);
     in_run = ours;
+    const std::uint64_t at = total;
+    total += piece_cells;
     if (!ours) continue;
     const auto g = forest.local_index(spacetree::Uid::from_raw(p.at(0).get<std::uint64_t>()));
     if (g < 0) throw std::runtime_error("live window: a piece's grid is not on its owner");
@@ -127,15 +171,37 @@ void send_window(Run& run, const json& c, MPI_Comm service, int collector, int r
       q.count[static_cast<std::size_t>(a)] = p.at(5 + a).get<int>();
     }
     q.stride = p.at(8).get<int>();
-    mine.push_back({static_cast<std::size_t>(g), q});
+    mine.push_back({static_cast<std::size_t>(g), q, at});
     n += static_cast<std::size_t>(q.values());
     runs.back() += static_cast<int>(q.values());
   }
   MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE);
-  values.resize(n * vars.size());
-  types.resize(n);
   sends.assign(runs.size() * (vars.size() + 1), MPI_REQUEST_NULL);
   auto* req = sends.data();
+  if (std::byte* shm = shared_place(c, attached, total * (8 * vars.size() + 1)); shm != nullptr && !mine.empty()) {
+    // In place: no buffer of this rank, no MPI copy. The empty messages say each
+    // (variable, run) is written; the fence orders the stores before them.
+    static const char nothing = 0;
+    const auto written = [&](int tag) {
+      std::atomic_thread_fence(std::memory_order_release);
+      for (std::size_t r = 0; r < runs.size(); ++r) MPI_Isend(&nothing, 0, MPI_BYTE, collector, tag, service, req++);
+    };
+    for (std::size_t k = 0; k < vars.size(); ++k) {
+      auto* base = reinterpret_cast<double*>(shm) + k * total;
+      for (const auto& m : mine) {
+        window::Piece h = m.piece;  // the same cells in the halo'd array: one cell in
+        for (auto& f : h.first) ++f;
+        window::extract(h, padded, forest.data(m.grid, vars[k]), base + m.at);
+      }
+      written(kLiveValuesTag);
+    }
+    auto* t = reinterpret_cast<std::uint8_t*>(shm) + vars.size() * total * 8;
+    for (const auto& m : mine) window::extract(m.piece, cells, s.cell_types(m.grid).data(), t + m.at);
+    written(kLiveTypesTag);
+    return true;
+  }
+  values.resize(n * vars.size());
+  types.resize(n);
   // Each variable goes as soon as it is copied: the collector receives it while this
   // rank copies the next.
   double* out = values.data();
@@ -158,6 +224,7 @@ void send_window(Run& run, const json& c, MPI_Comm service, int collector, int r
     MPI_Isend(ct, len, MPI_BYTE, collector, kLiveTypesTag, service, req++);
     ct += len;
   }
+  return false;
 }
 
 }  // namespace
@@ -212,10 +279,16 @@ void LiveLink::at_end(Run& run) {
   // next step waits for it). Every rank served the same windows.
   double slowest = 0.0;
   MPI_Reduce(&window_seconds_, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, compute_);
+  // And how many ranks wrote into the collector's memory (live.hpp, "Shared memory")
+  // rather than sending their values over MPI.
+  const int wrote_in_place = in_place_ > 0 ? 1 : 0;
+  int ranks_in_place = 0, ranks = 1;
+  MPI_Reduce(&wrote_in_place, &ranks_in_place, 1, MPI_INT, MPI_SUM, 0, compute_);
+  MPI_Comm_size(compute_, &ranks);
   if (run.print() && !run.spec().quiet && windows_ > 0)
     fmt::print("live:       {} windows copied at step boundaries, {:.3f} s in them on the slowest compute rank "
-               "({:.2f} ms per window)\n",
-               windows_, slowest, 1e3 * slowest / static_cast<double>(windows_));
+               "({:.2f} ms per window); {} of {} compute ranks wrote into the collector's shared memory\n",
+               windows_, slowest, 1e3 * slowest / static_cast<double>(windows_), ranks_in_place, ranks);
 }
 
 void LiveLink::serve(Run& run, bool ending) {
@@ -224,15 +297,16 @@ void LiveLink::serve(Run& run, bool ending) {
     const bool idle = ending || paused_ || held_;  // the same on every compute rank
     if (compute_rank_ == 0) {
       if (idle) {
-        text = recv_text(service_, collector_, kLiveCommandTag);
+        text = recv_text(service_, collector_, kLiveCommandTag, warm_until_);
       } else {
         int flag = 0;
         MPI_Iprobe(collector_, kLiveCommandTag, service_, &flag, MPI_STATUS_IGNORE);
-        if (flag) text = recv_text(service_, collector_, kLiveCommandTag);
+        if (flag) text = recv_text(service_, collector_, kLiveCommandTag, warm_until_);
       }
     }
-    bcast_text(compute_, text, idle);
+    bcast_text(compute_, text, idle, warm_until_);
     if (text.empty()) return;
+    warm_until_ = Clock::now() + mpi::kWarmAfterRequest;
     const json c = json::parse(text);
     const std::string op = c.at("op").get<std::string>();
     json reply = {{"ok", true}};
@@ -246,7 +320,7 @@ void LiveLink::serve(Run& run, bool ending) {
         // The reply goes first: the collector posts its receives for the values only
         // once it has it (a large send would otherwise wait for a receive forever).
         if (compute_rank_ == 0) send_text(service_, collector_, kLiveReplyTag, reply.dump());
-        send_window(run, c, service_, collector_, compute_rank_, values_, types_, sends_);
+        if (send_window(run, c, service_, collector_, compute_rank_, values_, types_, sends_, attached_)) ++in_place_;
         if (values_.capacity() > kKeepValues) {
           MPI_Waitall(static_cast<int>(sends_.size()), sends_.data(), MPI_STATUSES_IGNORE);
           values_ = {}, types_ = {};

@@ -4,6 +4,8 @@
 # queried and steered with `rewind window` / `rewind steer` while it runs.
 #  - every live window value equals the same cells of the same step in the file;
 #  - two clients at once, a client that vanishes mid-request, the run keeps going;
+#  - windows written from the collector's memory shared with the compute ranks equal
+#    those received over MPI (codec zstd, and a rank that cannot map it);
 #  - pause / resume / stop (a clean final checkpoint, exit 0);
 #  - set: recorded in the file; a restart from a checkpoint after it keeps the value,
 #    and the steered steps equal a `--restart ... --set` branch of the same step;
@@ -79,6 +81,10 @@ EOF
     "[ $? != 0 ] && [ \$(wc -l <bad$np.out) = 1 ] && grep -q bogus bad$np.out"
   "$rewind" window 127.0.0.1:$port $whole --out c$np.json >c$np.out 2>&1
   check "np $np: the collector serves on after a client vanished" "[ $? = 0 ] && [ -s c$np.json ]"
+  # Codec none is written from the memory the compute ranks share with the collector,
+  # zstd from arrays received over MPI: the same window both ways, the same bytes.
+  check "np $np: a window sent from shared memory (codec none) equals one received over MPI (zstd)" \
+    "$py $src/tests/collector/same_window_codecs.py $port >codecs$np.out 2>&1"
   "$rewind" steer 127.0.0.1:$port stop >stop$np.out 2>&1
   wait_run
   check "np $np: stop ends the run cleanly (exit 0)" "[ $? = 0 ]"
@@ -88,6 +94,29 @@ EOF
     "$py $src/tests/collector/check_window.py live$np.h5 a$np.json c$np.json >chk$np.out 2>&1 && $py $src/tests/collector/check_window.py live$np.h5 b$np.json >>chk$np.out 2>&1"
   grep -h '^ok' chk$np.out || cat chk$np.out
 done
+
+# A compute rank that cannot map the collector's memory (as one of another node) sends
+# its values over MPI into it: 3 compute ranks, the last with the switch off.
+args=("$case_file" --output mixed.h5 --set time.end=30 --listen 127.0.0.1:0)
+"$mpiexec" -n 4 "$rewind" run "${args[@]}" : -n 1 env REWIND_LIVE_SHARED_MEMORY=0 "$rewind" run "${args[@]}" \
+  >mixed.log 2>&1 &
+run_pid=$!
+port=
+for _ in $(seq 1 300); do
+  port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' mixed.log)
+  [ -n "$port" ] && break
+  sleep 0.1
+done
+"$rewind" steer 127.0.0.1:$port pause >/dev/null 2>&1
+"$rewind" window 127.0.0.1:$port $whole --out m1.json >m1.out 2>&1 && "$rewind" window 127.0.0.1:$port $zoom --out m2.json >m2.out 2>&1
+check "mixed: windows with a rank that sends over MPI" "[ $? = 0 ]"
+"$rewind" steer 127.0.0.1:$port stop >/dev/null 2>&1
+wait_run
+check "mixed: the run ends cleanly" "[ $? = 0 ]"
+check "mixed: two of the three compute ranks wrote into the collector's memory, one did not" \
+  "grep -q '2 of 3 compute ranks wrote into the collector' mixed.log"
+check "mixed: the windows equal the file's cells, value by value" \
+  "$py $src/tests/collector/check_window.py mixed.h5 m1.json >chkm.out 2>&1 && $py $src/tests/collector/check_window.py mixed.h5 m2.json >>chkm.out 2>&1"
 
 # Steering on 2 compute ranks: set, then branch inside the job.
 start_run 4 steer.log "$case_file" --output s.h5 --set time.end=30 --set output.checkpoint_interval=0.05 \

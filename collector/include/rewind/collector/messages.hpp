@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <span>
 #include <stdexcept>
 #include <optional>
@@ -207,6 +208,16 @@ struct WindowReply {
   /// values[v] = all pieces' cells of variables[v], in piece order (numpy-ready).
   std::vector<std::vector<double>> values;
   std::vector<std::uint8_t> cell_type;  ///< same layout, one byte per cell
+
+  /// Arrays that live outside the reply (server side only: the live collector's memory
+  /// shared with the compute ranks, collector/src/live.cpp). When set, `values` and
+  /// `cell_type` are empty and these are the reply's arrays, valid while it lives.
+  struct SharedArrays {
+    std::vector<std::span<const double>> values;
+    std::span<const std::uint8_t> cell_type;
+    std::shared_ptr<const void> keep;  ///< holds their memory
+  };
+  std::shared_ptr<const SharedArrays> shared;
 };
 
 struct ErrorReply {

@@ -20,9 +20,11 @@
 #include <mpi.h>
 
 #include <array>
+#include <chrono>
 #include <string>
 #include <vector>
 
+#include "rewind/driver/live_memory.hpp"
 #include "rewind/driver/run.hpp"
 
 namespace rwd::driver {
@@ -41,6 +43,14 @@ inline constexpr int kLiveStatusTag = 0x4c34;
 // straight into the run's place in the reply's arrays: a contiguous receive buffer, so
 // MPI copies it once (CMA get), and nothing is copied again. A rank owning no piece
 // sends nothing.
+//
+// Shared memory (the collector's node): a window command may carry "shm", a segment of
+// the collector (live_memory.hpp) holding the reply's arrays: values[v] at byte
+// v * cells * 8 of its data, then the cell types, each run at its offset in piece order.
+// A compute rank that can map it extracts its cells straight into their places and
+// sends each (variable, run) message with no data (count 0: "written in place"); one
+// that cannot sends the values as above, which the collector receives into the same
+// places. "slots" lists the segments the collector still has: a rank unmaps the others.
 
 /// The observer that serves the collector. Add it first: steering changes made at a
 /// boundary must precede that boundary's output. Collective over the compute ranks.
@@ -68,13 +78,16 @@ class LiveLink final : public Observer {
   int compute_rank_ = 0;
   bool paused_ = false, held_ = false, pause_at_end_ = false, branched_ = false;
   double t0_ = 0.0, last_status_ = 0.0;
+  std::chrono::steady_clock::time_point warm_until_{};  ///< shorter naps until then (a burst)
   std::int64_t steps_ = 0;
   std::int64_t windows_ = 0;     ///< window commands served
+  std::int64_t in_place_ = 0;    ///< of them, written into the collector's shared memory
   double window_seconds_ = 0.0;  ///< time in them on this rank (copy + send)
   static constexpr std::size_t kKeepValues = std::size_t{8} << 20;  ///< 64 MiB of doubles
   std::vector<double> values_;         ///< a window's values, kept up to kKeepValues
   std::vector<std::uint8_t> types_;    ///< and its cell types
   std::vector<MPI_Request> sends_;      ///< their sends in flight
+  std::vector<SharedSegment> attached_;  ///< the collector's segments this rank has mapped
 };
 
 }  // namespace rwd::driver
