@@ -29,14 +29,15 @@ void send_text(MPI_Comm c, int dest, int tag, const std::string& s) {
 // would spin through sched_yield under mpi_yield_when_idle the whole time, taking the
 // cores of a shared node from the collector and its clients (on the 2-core benchmark VM
 // two paused compute ranks kept both busy), so those waits poll with a back-off
-// (50 us -> 1 ms; 0.1 ms until `warm`, shortly after a command, when the next one is
-// likely soon) instead. `test` returns true once done.
+// (50 us -> 1 ms; until `warm`, shortly after a command, when the next one is likely
+// soon: 50 us of spinning, then 20 us -> 0.1 ms) instead. `test` returns true once done.
 using Clock = std::chrono::steady_clock;
 template <class Test>
 void wait_napping(Test test, Clock::time_point warm) {
   using std::chrono::microseconds;
-  mpi::wait_until(test, {.spin = microseconds(0), .first = microseconds(50), .cap = microseconds(1000),
-                         .warm_cap = microseconds(100), .warm_until = warm});
+  const bool is_warm = Clock::now() < warm;
+  mpi::wait_until(test, {.spin = microseconds(is_warm ? 50 : 0), .first = microseconds(is_warm ? 20 : 50),
+                         .cap = microseconds(1000), .warm_cap = microseconds(100), .warm_until = warm});
 }
 
 std::string recv_text(MPI_Comm c, int src, int tag, Clock::time_point warm) {
