@@ -110,14 +110,21 @@ std::byte* shared_place(const json& c, std::vector<SharedSegment>& attached, std
     return e == nullptr || std::string(e) != "0";
   }();
   std::vector<std::uint64_t> alive;
-  if (const auto it = c.find("slots"); it != c.end()) alive = it->get<std::vector<std::uint64_t>>();
+  if (const auto it = c.find("slots"); it != c.end() && it->is_array())
+    for (const auto& t : *it)
+      if (t.is_number_unsigned()) alive.push_back(t.get<std::uint64_t>());
   std::erase_if(attached, [&](const SharedSegment& s) {
     return std::find(alive.begin(), alive.end(), s.name().token) == alive.end();
   });
   const auto it = c.find("shm");
   if (it == c.end() || !allowed) return nullptr;
-  const SegmentName name{it->at("node").get<std::string>(), it->at("pid").get<int>(), it->at("fd").get<int>(),
-                         it->at("token").get<std::uint64_t>(), it->at("bytes").get<std::uint64_t>()};
+  SegmentName name;
+  try {
+    name = {it->at("node").get<std::string>(), it->at("pid").get<int>(), it->at("fd").get<int>(),
+            it->at("token").get<std::uint64_t>(), it->at("bytes").get<std::uint64_t>()};
+  } catch (const json::exception&) {
+    return nullptr;  // not a segment this rank understands: the values go over MPI
+  }
   if (name.bytes < need) return nullptr;
   for (const auto& s : attached)
     if (s.name().token == name.token) return s.data();
