@@ -15,6 +15,7 @@
 #include <future>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <system_error>
 #include <thread>
 
@@ -22,6 +23,7 @@
 #include "rewind/collector/handler.hpp"
 #include "rewind/driver/live.hpp"
 #include "rewind/driver/live_memory.hpp"
+#include "rewind/mpi/backoff.hpp"
 #include "rewind/nbserver/client.hpp"
 #include "rewind/window/select.hpp"
 
@@ -186,11 +188,13 @@ class Core {
     // The answer comes at the run's next step boundary, up to a whole step away: poll
     // often at first (a paused run answers at once), then back off to 2 ms.
     json reply;
-    const auto cap = reply_nap_cap();
-    for (auto nap = std::chrono::microseconds(50); !poll_reply(p, reply); nap = std::min(2 * nap, cap)) {
-      drain_status();
-      std::this_thread::sleep_for(nap);
-    }
+    mpi::wait_until(
+        [&] {
+          if (poll_reply(p, reply)) return true;
+          drain_status();
+          return false;
+        },
+        {.spin = std::chrono::microseconds(0), .first = std::chrono::microseconds(50), .cap = reply_nap_cap()});
     return reply;
   }
 
@@ -219,33 +223,32 @@ class Core {
                                                              : std::chrono::microseconds(2000);
   }
 
-  /// The reply to `p`, if it has come: true and `reply` set.
-  bool poll_reply(Pending& p, json& reply) {
+  /// The next JSON message from the compute root with `tag`, if one has come.
+  std::optional<json> try_receive(int tag) {
     const int root = layout_.first_compute;
     int flag = 0;
     MPI_Status st;
-    MPI_Iprobe(root, driver::kLiveReplyTag, layout_.service, &flag, &st);
-    if (!flag) return false;
+    MPI_Iprobe(root, tag, layout_.service, &flag, &st);
+    if (!flag) return std::nullopt;
     int n = 0;
     MPI_Get_count(&st, MPI_CHAR, &n);
     std::string s(static_cast<std::size_t>(n), '\0');
-    MPI_Recv(s.data(), n, MPI_CHAR, root, driver::kLiveReplyTag, layout_.service, MPI_STATUS_IGNORE);
+    MPI_Recv(s.data(), n, MPI_CHAR, root, tag, layout_.service, MPI_STATUS_IGNORE);
+    return json::parse(s);
+  }
+
+  /// The reply to `p`, if it has come: true and `reply` set.
+  bool poll_reply(Pending& p, json& reply) {
+    auto r = try_receive(driver::kLiveReplyTag);
+    if (!r) return false;
     MPI_Wait(&p.sent, MPI_STATUS_IGNORE);  // complete: the root has received it
-    reply = json::parse(s);
+    reply = std::move(*r);
     return true;
   }
 
   void drain_status() {
-    for (;;) {
-      int flag = 0;
-      MPI_Status st;
-      MPI_Iprobe(layout_.first_compute, driver::kLiveStatusTag, layout_.service, &flag, &st);
-      if (!flag) return;
-      int n = 0;
-      MPI_Get_count(&st, MPI_CHAR, &n);
-      std::string s(static_cast<std::size_t>(n), '\0');
-      MPI_Recv(s.data(), n, MPI_CHAR, layout_.first_compute, driver::kLiveStatusTag, layout_.service, MPI_STATUS_IGNORE);
-      auto j = json::parse(s);
+    while (auto status = try_receive(driver::kLiveStatusTag)) {
+      json j = std::move(*status);
       std::lock_guard lock(mutex_);
       // Steps per second over the last second or more of wall time.
       const double wall = j.value("wall", 0.0);
