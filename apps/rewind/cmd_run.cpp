@@ -14,7 +14,6 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <limits>
 #include <memory>
 #include <optional>
 
@@ -154,19 +153,11 @@ std::optional<insitu::Hook> load_on_io_ranks(const nbserver::Roles& roles, const
     try {
       hook.emplace(insitu::Hook::load(library));
     } catch (const insitu::HookError& e) {
-      error = e.what();
+      error = fmt::format("insitu.library: {}", e.what());
     }
   }
-  int rank = 0, first = 0;
-  MPI_Comm_rank(roles.service(), &rank);
-  const int mine = error.empty() ? std::numeric_limits<int>::max() : rank;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, roles.service());
-  if (first == std::numeric_limits<int>::max()) return hook;
-  auto len = static_cast<int>(error.size());
-  MPI_Bcast(&len, 1, MPI_INT, first, roles.service());
-  error.resize(static_cast<std::size_t>(len));
-  MPI_Bcast(error.data(), len, MPI_CHAR, first, roles.service());
-  throw AgreedError(fmt::format("insitu.library: {}", error));
+  throw_agreed(roles.service(), std::move(error));
+  return hook;
 }
 
 // World rank 0 serves the topology; the compute ranks ask it for their plans.

@@ -111,6 +111,10 @@ void guard(const CaseCost& cost, const GuardRole& role, const std::string& limit
     return;
   }
   // Every rank decides alike: the lowest refusing rank's line is thrown everywhere.
+  throw_agreed(comm, std::move(why));
+}
+
+void throw_agreed(MPI_Comm comm, std::string why) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   struct {

@@ -32,6 +32,10 @@ class ReportedError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Collective over `comm`: if any rank's `why` is not empty, throws AgreedError with the
+/// lowest such rank's text on every rank; else returns.
+void throw_agreed(MPI_Comm comm, std::string why);
+
 /// What the guard is told about the process it runs in.
 struct GuardRole {
   bool holds_tree = true;  ///< the neighbourhood server, or a single process

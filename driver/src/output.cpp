@@ -158,11 +158,13 @@ void RunOutput::after_step(solver::Solver& s, bool first, bool last) {
   if (!writer_) return;
   if (!prepared_) {
     // Dedicated / aggregated: the hand-off's shared memory sized for a checkpoint (the
-    // largest output step) and touched now, at the run's setup, as a collective writer
-    // creates its file there: not in the first checkpoint's time.
+    // largest output step; with a hook on the I/O ranks, one that goes to the hook too)
+    // and touched now, at the run's setup, as a collective writer creates its file
+    // there: not in the first checkpoint's time.
     prepared_ = true;
-    const auto [step, grids] = describe_step(s, k::StepKind::checkpoint, false);
-    writer_->prepare(step, grids);
+    const auto [step, grids] = describe_step(s, k::StepKind::checkpoint, hook_expected_);
+    const auto consume = hook_step(s.scalar_state()).fields;
+    writer_->prepare(step, grids, hook_expected_ ? &consume : nullptr);
   }
   const auto state = s.scalar_state();
   // A step already in the file (the restart point) is not written again; the hook may

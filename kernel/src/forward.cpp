@@ -511,9 +511,9 @@ void Forwarder::ensure_capacity(std::int64_t need, bool grow_any, WriteStats* st
   next_slot_ = 0;
 }
 
-void Forwarder::prepare(const StepInfo& info, const LocalGrids& grids) {
+void Forwarder::prepare(const StepInfo& info, const LocalGrids& grids, const std::vector<FieldSpec>* consume) {
   if (!open_) throw FileError(ErrorKind::invalid_argument, path_, "writer is closed");
-  const std::int64_t need = slot_bytes(slot_layout(info, true, nullptr), grids);
+  const std::int64_t need = slot_bytes(slot_layout(info, true, consume), grids);
   std::int64_t grow = need > slot_capacity_ ? 1 : 0, any = 0;
   MPI_Allreduce(&grow, &any, 1, MPI_INT64_T, MPI_SUM, comm_);
   ensure_capacity(need, any != 0, nullptr);

@@ -201,8 +201,8 @@ class Forwarder {
   /// Writer::hand_off (dedicated only; the caller checks); `consume` null: write only.
   WriteStats hand_off(const StepInfo& info, const LocalGrids& grids, bool write, const std::vector<FieldSpec>* consume);
   /// Writer::prepare: the shared window sized (and this rank's slots touched) for steps
-  /// like this one, before the first of them.
-  void prepare(const StepInfo& info, const LocalGrids& grids);
+  /// like this one (with `consume`: handed to the consumer too), before the first of them.
+  void prepare(const StepInfo& info, const LocalGrids& grids, const std::vector<FieldSpec>* consume);
   void close();
   [[nodiscard]] bool dedicated() const { return dedicated_; }
   [[nodiscard]] bool consumer_active() const { return !dedicated_ || consumer_active_; }

@@ -98,8 +98,8 @@ const CommonInfo& Writer::common() const { return fwd_ ? fwd_->common() : impl_-
 std::int64_t Writer::last_step() const { return fwd_ ? fwd_->last_step() : impl_->last_step; }
 bool Writer::consumer_active() const { return fwd_ ? fwd_->consumer_active() : true; }
 
-void Writer::prepare(const StepInfo& info, const LocalGrids& grids) {
-  if (fwd_) fwd_->prepare(info, grids);
+void Writer::prepare(const StepInfo& info, const LocalGrids& grids, const std::vector<FieldSpec>* consume) {
+  if (fwd_) fwd_->prepare(info, grids, fwd_->dedicated() ? consume : nullptr);
 }
 
 WriteStats Writer::hand_off(const StepInfo& info, const LocalGrids& grids, bool write,

@@ -128,6 +128,9 @@ class RunOutput {
   /// analysis-only step: the I/O ranks hand it to the hook and do not write it). Local,
   /// but every rank must call it at the same boundary.
   void hand_next_step_to_hook() { hook_next_ = true; }
+  /// The run hands steps to a hook on the I/O ranks (InsituHandOff, from the first
+  /// boundary on): the hand-off's memory is prepared for such steps, halos included.
+  void expect_hook() { hook_expected_ = true; }
   /// False once the I/O ranks have said the hook takes no more steps (it failed), and
   /// without a file. The same on every rank.
   [[nodiscard]] bool hook_active() const { return writer_ && writer_->consumer_active(); }
@@ -146,6 +149,7 @@ class RunOutput {
   std::vector<std::string> overrides_;
   std::vector<std::vector<std::uint8_t>> padded_types_;  // cell types with a 1-cell halo
   bool hook_next_ = false;
+  bool hook_expected_ = false;
   bool prepared_ = false;  // Writer::prepare called (at the first boundary)
 };
 

@@ -118,9 +118,11 @@ class Writer {
   /// steps like this one (`info.fields` of `grids`, as write_step would take them) and
   /// touches this rank's part of it now, so the first write_step does not pay for it (as a
   /// collective writer pays for creating its file at create, not at its first step). A
-  /// step that needs more later still gets a larger window. No effect under the other
-  /// strategies. Throws FileError (same on all ranks).
-  void prepare(const StepInfo& info, const LocalGrids& grids);
+  /// step that needs more later still gets a larger window. With `consume` (dedicated
+  /// only), sized for hand_off(info, grids, true, *consume) instead: the steps a consumer
+  /// on the I/O ranks will take, halos included. No effect under the other strategies.
+  /// Throws FileError (same on all ranks).
+  void prepare(const StepInfo& info, const LocalGrids& grids, const std::vector<FieldSpec>* consume = nullptr);
 
   /// Collective. Strategy "dedicated" only: hands the step to the I/O ranks' StepConsumer
   /// (io_ranks.hpp), which sees `consume` (names and GridRecord::fields slots) as the
