@@ -202,11 +202,16 @@ int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::functi
     collector::ServerInfo info = collector::server_info_of(spec.common);
     const collector::LiveLayout layout{.service = roles.service(), .nbserver = roles.server_rank,
                                        .first_compute = 2, .compute_size = roles.compute_size};
-    collector::run_live_collector(layout, std::move(info), so, [&](std::uint16_t port) {
+    const auto stats = collector::run_live_collector(layout, std::move(info), so, [&](std::uint16_t port) {
       fmt::print("collector   listening on {}:{} (live windows and steering: rewind window / rewind steer {}:{})\n",
                  so.host, port, so.host, port);
       std::fflush(stdout);
     });
+    if (!spec.quiet && stats.windows > 0)
+      fmt::print("collector   {} live window{}: {} sent from memory shared with the compute ranks, {} through the "
+                 "collector's own arrays (zstd, or both shared slots still being written)\n",
+                 stats.windows, stats.windows == 1 ? "" : "s", stats.from_shared_memory,
+                 stats.windows - stats.from_shared_memory);
     return 0;
   }
   if (roles.role != nbserver::Role::compute) return 0;

@@ -172,6 +172,7 @@ class Core {
   }
 
   void set_server(Server* s) { server_ = s; }
+  [[nodiscard]] LiveStats stats() const { return stats_; }
 
   /// Keeps the arrays of a written reply for the next live window (I/O thread).
   void recycle(WindowReply&& w) noexcept {
@@ -483,6 +484,8 @@ class Core {
       if (streaming) stream->abort(std::move(out));
       throw ServiceError(ErrorCode::internal, "live window: short data from a rank");
     }
+    ++stats_.windows;
+    if (slot) ++stats_.from_shared_memory;
     return out;
   }
 
@@ -533,6 +536,7 @@ class Core {
 
   LiveLayout layout_;
   ServerInfo info_;
+  LiveStats stats_;  ///< main thread
   Server* server_ = nullptr;
   nbserver::Client nb_;
   std::mutex mutex_;
@@ -574,7 +578,7 @@ class LiveService final : public Service {
 
 }  // namespace
 
-ServerStats run_live_collector(const LiveLayout& layout, ServerInfo info, ServerOptions options,
+LiveStats run_live_collector(const LiveLayout& layout, ServerInfo info, ServerOptions options,
                                const std::function<void(std::uint16_t)>& on_listen) {
 #ifdef __GLIBC__
   // Window after window allocates the same large arrays. By default glibc hands freed
@@ -602,7 +606,9 @@ ServerStats run_live_collector(const LiveLayout& layout, ServerInfo info, Server
   }
   if (on_listen) on_listen(server.port());
   core.loop(&server);
-  return server.stats();
+  LiveStats stats = core.stats();
+  stats.server = server.stats();
+  return stats;
 }
 
 }  // namespace rwd::collector

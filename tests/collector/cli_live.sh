@@ -5,7 +5,8 @@
 #  - every live window value equals the same cells of the same step in the file;
 #  - two clients at once, a client that vanishes mid-request, the run keeps going;
 #  - windows written from the collector's memory shared with the compute ranks equal
-#    those received over MPI (codec zstd, and a rank that cannot map it);
+#    those received over MPI (codec zstd, and a rank that cannot map it), and slow
+#    clients holding that memory leave the others served through the MPI path;
 #  - pause / resume / stop (a clean final checkpoint, exit 0);
 #  - set: recorded in the file; a restart from a checkpoint after it keeps the value,
 #    and the steered steps equal a `--restart ... --set` branch of the same step;
@@ -117,6 +118,54 @@ check "mixed: two of the three compute ranks wrote into the collector's memory, 
   "grep -q '2 of 3 compute ranks wrote into the collector' mixed.log"
 check "mixed: the windows equal the file's cells, value by value" \
   "$py $src/tests/collector/check_window.py mixed.h5 m1.json >chkm.out 2>&1 && $py $src/tests/collector/check_window.py mixed.h5 m2.json >>chkm.out 2>&1"
+
+# Two slow clients (codec none, whole-domain windows of ~12 MB each, never read) hold
+# both of the collector's shared slots: another client's window then goes through the
+# collector's own arrays, still equal to the file, and once they are gone the next one
+# is sent from shared memory again. A finer tree, so the replies outgrow the sockets.
+start_run_loud() {  # start_run_loud NP LOG ARGS...: as start_run, with the closing lines
+  local np=$1 log=$2
+  shift 2
+  "$mpiexec" -n "$np" "$rewind" run "$@" --listen 127.0.0.1:0 >"$log" 2>&1 &
+  run_pid=$!
+  port=
+  for _ in $(seq 1 300); do
+    port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$log")
+    [ -n "$port" ] && break
+    sleep 0.1
+  done
+}
+start_run_loud 4 slots.log "$case_file" --output slots.h5 --set time.end=30 --set 'tree.s=[176, 32, 1]'
+"$rewind" steer 127.0.0.1:$port pause >/dev/null 2>&1
+$py - "$port" "$src/python" >slow.out 2>&1 <<'PYEOF' &
+import socket, sys, time
+sys.path.insert(0, sys.argv[2])
+from rewind_client import PROTOCOL_VERSION, encode
+held = []
+for k in range(2):
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.sendall(encode("hello", 1, {"protocol": PROTOCOL_VERSION, "client": "slow", "token": "", "codecs": ["none"]}))
+    s.sendall(encode("window_request", 2, {"box": {"lo": [0, 0, 0], "hi": [2.2, 0.41, 1]}, "budget": 10**7,
+                                           "time": "live", "variables": ["u", "v", "w", "p"]}))
+    held.append(s)
+time.sleep(4)  # never reads; then vanishes
+PYEOF
+slow_pid=$!
+sleep 1.5
+"$rewind" window 127.0.0.1:$port $zoom --out s1.json >s1.out 2>&1
+check "slots: a window while two slow clients hold the shared memory" "[ $? = 0 ]"
+wait $slow_pid
+"$rewind" window 127.0.0.1:$port $zoom --out s2.json >s2.out 2>&1
+check "slots: a window after they vanished" "[ $? = 0 ]"
+"$rewind" steer 127.0.0.1:$port stop >/dev/null 2>&1
+wait_run
+check "slots: the run ends cleanly" "[ $? = 0 ]"
+check "slots: windows went both through the collector's own arrays and through shared memory" \
+  "grep -q 'collector   4 live windows: [1-3] sent from memory shared with the compute ranks, [1-3] through' slots.log"
+check "slots: the windows equal the file's cells, value by value" \
+  "$py $src/tests/collector/check_window.py slots.h5 s1.json >chks.out 2>&1 && $py $src/tests/collector/check_window.py slots.h5 s2.json >>chks.out 2>&1"
+grep collector slots.log | tail -1
 
 # Steering on 2 compute ranks: set, then branch inside the job.
 start_run 4 steer.log "$case_file" --output s.h5 --set time.end=30 --set output.checkpoint_interval=0.05 \

@@ -34,12 +34,22 @@ struct LiveLayout {
   int compute_size = 1;
 };
 
+/// What a live collector did, for the run's closing lines.
+struct LiveStats {
+  ServerStats server;
+  std::uint64_t windows = 0;  ///< live windows served
+  /// Of them, sent from memory shared with the compute ranks (codec none, a slot free);
+  /// the others went through the collector's own arrays (zstd, or both slots still
+  /// being written to slow clients).
+  std::uint64_t from_shared_memory = 0;
+};
+
 /// Runs the collector rank until the run has ended: starts the TCP server with
 /// `options` (reporting the bound port through `on_listen`), serves, then stops the
 /// server, says bye to the compute ranks and releases the neighbourhood server.
 /// `info` describes the run (variables, geometry); its file list comes from the run.
 /// Throws std::invalid_argument / std::runtime_error if the server cannot start.
-ServerStats run_live_collector(const LiveLayout& layout, ServerInfo info, ServerOptions options,
+LiveStats run_live_collector(const LiveLayout& layout, ServerInfo info, ServerOptions options,
                                const std::function<void(std::uint16_t)>& on_listen);
 
 }  // namespace rwd::collector
