@@ -25,10 +25,10 @@ case_file="$src/cases/default.toml"
 whole="--box 0,0,0,2.2,0.41,0 --budget 3000"
 zoom="--box 0.1,0.1,0,0.4,0.3,0 --budget 2000 --vars p,u"
 
-start_run() {  # start_run NP LOG ARGS...: sets run_pid and port
-  local np=$1 log=$2
-  shift 2
-  "$mpiexec" -n "$np" "$rewind" run "$@" -q --listen 127.0.0.1:0 >"$log" 2>&1 &
+launch() {  # launch LOG MPIEXEC_ARGS...: `mpiexec MPIEXEC_ARGS` in the background; sets run_pid and port
+  local log=$1
+  shift
+  "$mpiexec" "$@" >"$log" 2>&1 &
   run_pid=$!
   port=
   for _ in $(seq 1 300); do
@@ -36,6 +36,11 @@ start_run() {  # start_run NP LOG ARGS...: sets run_pid and port
     [ -n "$port" ] && break
     sleep 0.1
   done
+}
+start_run() {  # start_run NP LOG ARGS...: `rewind run ARGS -q --listen 127.0.0.1:0` on NP processes
+  local np=$1 log=$2
+  shift 2
+  launch "$log" -n "$np" "$rewind" run "$@" -q --listen 127.0.0.1:0
 }
 wait_run() {  # wait_run LOG: the run's exit code, after at most 120 s
   for _ in $(seq 1 1200); do kill -0 "$run_pid" 2>/dev/null || break; sleep 0.1; done
@@ -99,15 +104,7 @@ done
 # A compute rank that cannot map the collector's memory (as one of another node) sends
 # its values over MPI into it: 3 compute ranks, the last with the switch off.
 args=("$case_file" --output mixed.h5 --set time.end=30 --listen 127.0.0.1:0)
-"$mpiexec" -n 4 "$rewind" run "${args[@]}" : -n 1 env REWIND_LIVE_SHARED_MEMORY=0 "$rewind" run "${args[@]}" \
-  >mixed.log 2>&1 &
-run_pid=$!
-port=
-for _ in $(seq 1 300); do
-  port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' mixed.log)
-  [ -n "$port" ] && break
-  sleep 0.1
-done
+launch mixed.log -n 4 "$rewind" run "${args[@]}" : -n 1 env REWIND_LIVE_SHARED_MEMORY=0 "$rewind" run "${args[@]}"
 "$rewind" steer 127.0.0.1:$port pause >/dev/null 2>&1
 "$rewind" window 127.0.0.1:$port $whole --out m1.json >m1.out 2>&1 && "$rewind" window 127.0.0.1:$port $zoom --out m2.json >m2.out 2>&1
 check "mixed: windows with a rank that sends over MPI" "[ $? = 0 ]"
@@ -123,19 +120,8 @@ check "mixed: the windows equal the file's cells, value by value" \
 # both of the collector's shared slots: another client's window then goes through the
 # collector's own arrays, still equal to the file, and once they are gone the next one
 # is sent from shared memory again. A finer tree, so the replies outgrow the sockets.
-start_run_loud() {  # start_run_loud NP LOG ARGS...: as start_run, with the closing lines
-  local np=$1 log=$2
-  shift 2
-  "$mpiexec" -n "$np" "$rewind" run "$@" --listen 127.0.0.1:0 >"$log" 2>&1 &
-  run_pid=$!
-  port=
-  for _ in $(seq 1 300); do
-    port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$log")
-    [ -n "$port" ] && break
-    sleep 0.1
-  done
-}
-start_run_loud 4 slots.log "$case_file" --output slots.h5 --set time.end=30 --set 'tree.s=[176, 32, 1]'
+launch slots.log -n 4 "$rewind" run "$case_file" --output slots.h5 --set time.end=30 --set 'tree.s=[176, 32, 1]' \
+  --listen 127.0.0.1:0  # not -q: the collector's closing line
 "$rewind" steer 127.0.0.1:$port pause >/dev/null 2>&1
 $py - "$port" "$src/python" >slow.out 2>&1 <<'PYEOF' &
 import socket, sys, time
