@@ -5,7 +5,7 @@
 //
 //   mpiexec -n P rewind_bench_kernel DIR [--rounds R] [--vars V] [--halo H] [--quick]
 //                                        [--zero-copy-halo] [--only durable|cache|read]
-//                                        [--contenders K,KN,KI,KS,R,P,I,Ii,V,D]
+//                                        [--contenders K,KN,KC,KI,KS,R,P,I,Ii,V,D]
 //                                        [--io KEY=VALUE ...]   (more IoOptions for K)
 //
 // Tree: full octree to level 3 (585 grids), 32^3 cells per grid, V float64 variables
@@ -17,10 +17,14 @@
 // One round = three groups, each in the order of row r of a Williams Latin square (every
 // contender follows every other one equally often over the rounds):
 //   write, durable (fsync included):  K  kernel, views off   Writer::create + write_step
-//                                                            (flush -> marker -> flush) + close
+//                                                            (flush -> marker -> flush) + close,
+//                                                            default options (strategy "auto")
 //                                     KN kernel, no checksums  K with IoOptions::checksums
 //                                                            off: K / KN is what the per-row
 //                                                            hashes cost (format 1.4)
+//                                     KC kernel, collective  K with strategy "collective" (the
+//                                                            default before "auto": two-phase
+//                                                            for every dataset)
 //                                     KI kernel, independent K with strategy "independent"
 //                                                            (the same rows, independent
 //                                                            MPI-IO transfers)
@@ -45,7 +49,7 @@
 //                                                            hyperslab per rank, collective
 //                                                            H5Dwrite, H5Fflush (sync), close
 //                                     D  dd                  dd bs=1M conv=fdatasync (rank 0)
-//   write, page cache (no fsync):     K, KN, KI (flush_on_commit=false; create + write_step,
+//   write, page cache (no fsync):     K, KN, KC, KI (flush_on_commit=false; create + write_step,
 //                                     the close() that syncs is outside the timer), R, P, I,
 //                                     V (no sync), D (plain dd)
 //   read (restart):                   K  Reader::open + read_topology + every variable of
@@ -245,7 +249,7 @@ int main(int argc, char** argv) {
 
   const std::string kfile = dir + "/bench_kernel.h5", rfile = dir + "/bench_raw.bin", dfile = dir + "/bench_dd.bin";
   const std::string ksfile = dir + "/bench_kernel_serial.h5", knfile = dir + "/bench_kernel_nosum.h5";
-  const std::string kifile = dir + "/bench_kernel_indep.h5";
+  const std::string kifile = dir + "/bench_kernel_indep.h5", kcfile = dir + "/bench_kernel_coll.h5";
 
   // ---- kernel contenders ----
   std::map<std::string, double> phase_t;  // rank-local timestamps of the last K write
@@ -589,8 +593,8 @@ int main(int argc, char** argv) {
     v.erase(std::remove_if(v.begin(), v.end(), [&](const std::string& c) { return !wanted(c); }), v.end());
     return v;
   };
-  const auto durable_set = keep({"K", "KN", "KI", "KS", "R", "P", "I", "Ii", "V", "D"});
-  const auto cache_set = keep({"K", "KN", "KI", "R", "P", "I", "V", "D"});
+  const auto durable_set = keep({"K", "KN", "KC", "KI", "KS", "R", "P", "I", "Ii", "V", "D"});
+  const auto cache_set = keep({"K", "KN", "KC", "KI", "R", "P", "I", "V", "D"});
   const auto read_set = keep({"K", "KN", "R", "I", "D"});
   auto kernel_breakdown = [&] {
     auto d = [&](const char* a, const char* b) { return max_over_ranks(phase_t[b] - phase_t[a]); };
@@ -616,6 +620,8 @@ int main(int argc, char** argv) {
       if (durable) kernel_breakdown();
     } else if (c == "KN") {
       run(knfile, "kernel_nosum_write", kb, [&] { return kernel_write(durable, false, knfile, false); });
+    } else if (c == "KC") {
+      run(kcfile, "kernel_coll_write", kb, [&] { return kernel_write(durable, false, kcfile, true, "collective"); });
     } else if (c == "KI") {
       run(kifile, "kernel_indep_write", kb, [&] { return kernel_write(durable, false, kifile, true, "independent"); });
     } else if (c == "KS") {
@@ -667,6 +673,7 @@ int main(int argc, char** argv) {
   remove_target(ksfile);
   remove_target(knfile);
   remove_target(kifile);
+  remove_target(kcfile);
   remove_target(rfile);
   remove_target(dfile);
   remove_target(ifile);
@@ -676,9 +683,9 @@ int main(int argc, char** argv) {
   if (rank_ == 0) {
     std::printf("\n# summary: %d ranks, %d rounds, GiB/s (GiB = 2^30 bytes)\n", size_, rounds);
     std::printf("sum %-28s %5s %7s %7s %7s\n", "contender", "ranks", "median", "min", "max");
-    for (const char* w : {"kernel_write_durable", "kernel_nosum_write_durable", "kernel_indep_write_durable", "kernel_serial_write_durable", "mpiio_write_durable", "posix_1mib_write_durable", "ior_write_durable",
+    for (const char* w : {"kernel_write_durable", "kernel_nosum_write_durable", "kernel_coll_write_durable", "kernel_indep_write_durable", "kernel_serial_write_durable", "mpiio_write_durable", "posix_1mib_write_durable", "ior_write_durable",
                           "ior_indep_write_durable", "vpic_write_durable", "dd_write_durable", "kernel_write_cache",
-                          "kernel_nosum_write_cache", "kernel_indep_write_cache", "mpiio_write_cache", "posix_1mib_write_cache", "ior_write_cache", "vpic_write_cache", "dd_write_cache", "kernel_read",
+                          "kernel_nosum_write_cache", "kernel_coll_write_cache", "kernel_indep_write_cache", "mpiio_write_cache", "posix_1mib_write_cache", "ior_write_cache", "vpic_write_cache", "dd_write_cache", "kernel_read",
                           "kernel_nosum_read", "mpiio_read", "ior_read", "dd_read"}) {
       const auto& s = res[w];
       if (s.gibs.empty()) continue;  // not run (--only)
@@ -713,7 +720,11 @@ int main(int argc, char** argv) {
     ratio("kernel_write_durable", "kernel_nosum_write_durable");
     ratio("kernel_write_cache", "kernel_nosum_write_cache");
     ratio("kernel_read", "kernel_nosum_read");
-    // strategy = "independent" against the default collective one
+    // strategies against the default (auto): collective (the default before) and independent
+    ratio("kernel_coll_write_durable", "kernel_write_durable");
+    ratio("kernel_coll_write_cache", "kernel_write_cache");
+    ratio("kernel_coll_write_durable", "vpic_write_durable");
+    ratio("kernel_coll_write_cache", "posix_1mib_write_cache");
     ratio("kernel_indep_write_durable", "kernel_write_durable");
     ratio("kernel_indep_write_cache", "kernel_write_cache");
     std::printf("# kernel durable write (K) and read, time breakdown, median over rounds, s (max over ranks):\n");

@@ -293,7 +293,7 @@ k::WriteStats RunOutput::write(solver::Solver& s, k::StepKind kind, bool hook) {
                "buffer {:.2f} MiB/rank{}\n",
                kind == k::StepKind::checkpoint ? "checkpoint" : "visualisation", state.step, state.time,
                settings_.file, stats.bytes / 1048576.0, stats.seconds, stats.bandwidth / 1048576.0,
-               stats.buffer_bytes / 1048576.0, stats.all_collective ? "" : " (NOT all collective)");
+               stats.buffer_bytes / 1048576.0, stats.all_collective ? "" : ", cell data by independent transfers");
     if (!stats.view_error.empty()) fmt::print("output      view not written: {}\n", stats.view_error);
     std::fflush(stdout);
   }

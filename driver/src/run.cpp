@@ -189,7 +189,7 @@ std::string describe_io(const kernel::IoOptions& io) {
     const auto v = kernel::option_string(io, row.name);
     if (v != kernel::option_string(defaults, row.name)) out += fmt::format("{}{} = {}", out.empty() ? "" : ", ", row.name, v);
   }
-  return out.empty() ? "the defaults (collective transfers, buffered; docs/file-format.md section 4)" : out;
+  return out.empty() ? "the defaults (strategy auto: long row runs by independent transfers; docs/file-format.md section 4)" : out;
 }
 }  // namespace
 

@@ -42,8 +42,10 @@ const Entry kEntries[] = {
     {"fill_never", &IoOptions::fill_never, "H5Pset_fill_time(NEVER): no fill-value writes"},
     {"alloc_early", &IoOptions::alloc_early, "H5Pset_alloc_time(EARLY): allocate at creation"},
     {"collective_transfer", &IoOptions::collective_transfer, "H5Pset_dxpl_mpio(COLLECTIVE) for bulk data"},
-    {"strategy", &IoOptions::strategy, "who writes: collective | independent | aggregated (a writer per node) | dedicated (I/O ranks)",
-     {"collective", "independent", "aggregated", "dedicated"}},
+    {"strategy", &IoOptions::strategy,
+     "who writes: auto (every rank; independent transfers for long row runs) | collective | independent | "
+     "aggregated (a writer per node) | dedicated (I/O ranks)",
+     {"auto", "collective", "independent", "aggregated", "dedicated"}},
     {"steps_in_flight", &IoOptions::steps_in_flight, "dedicated: steps a compute rank may hand off before it waits for its I/O rank", {}, 1, INT64_MAX},
     {"io_ranks_per_node", &IoOptions::io_ranks_per_node, "dedicated: processes per node that become I/O ranks", {}, 1, INT64_MAX},
     {"pipeline", &IoOptions::pipeline, "pack the next dataset on a helper thread while one is written (needs MPI_THREAD_FUNNELED)"},
@@ -149,9 +151,13 @@ std::string option_string(const IoOptions& o, const std::string& name) {
 
 std::string options_problem(const IoOptions& o) {
   const bool zfp = o.visualisation_compression == "zfp";
+  const char* filtered = zfp && o.compression == "none" ? "visualisation_compression" : "compression";
   if ((o.compression != "none" || zfp) && !o.collective_transfer)
     return fmt::format("I/O option '{}' needs collective_transfer = true (HDF5 writes filtered datasets in parallel "
-                       "only collectively)", zfp && o.compression == "none" ? "visualisation_compression" : "compression");
+                       "only collectively)", filtered);
+  if ((o.compression != "none" || zfp) && o.strategy == "independent")
+    return fmt::format("I/O option '{}' needs collective transfers, not strategy = \"independent\" (HDF5 writes "
+                       "filtered datasets in parallel only collectively)", filtered);
   if (zfp && !(o.zfp_accuracy > 0))
     return "I/O option 'visualisation_compression' = \"zfp\" needs zfp_accuracy > 0 (the absolute error bound)";
   if (zfp) {

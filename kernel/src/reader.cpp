@@ -340,13 +340,10 @@ void read_rows_impl(const detail::ReaderState& r, const StepEntry& e, const std:
   if (r.comm != MPI_COMM_NULL) MPI_Allreduce(mine, all, 2, MPI_LONG_LONG, MPI_SUM, r.comm);
   const long long total = all[0];
   // Transfer mode, the same on every rank (from the allreduce): when the ranks' row runs
-  // are large on average, each rank reads its runs with independent MPI-IO calls. Two-phase
-  // collective buffering only pays for small interleaved pieces; for runs of whole grids
-  // it shuffled every byte through the aggregators and was 2.5-4x slower on 4 ranks
-  // (docs/benchmarks.md, "Kernel write/read"). Small runs keep the collective transfer.
-  constexpr long long kIndependentRunBytes = 64 * 1024;
+  // are large on average (detail::kIndependentRunBytes), each rank reads its runs with
+  // independent MPI-IO calls. Small runs keep the collective transfer.
   const bool independent = r.comm != MPI_COMM_NULL && all[1] > 0 &&
-                           total * static_cast<long long>(cells * sizeof(T)) / all[1] >= kIndependentRunBytes;
+                           total * static_cast<long long>(cells * sizeof(T)) / all[1] >= detail::kIndependentRunBytes;
   detail::phase(r.comm, r.path, [&] {
     if (total == 0) return;  // every rank empty: skip the collective (addr overflow on 1.10.8)
     if (independent && use.empty()) return;  // nothing to read, and no collective to join

@@ -21,6 +21,14 @@ struct RowRun {
   bool operator==(const RowRun&) const = default;
 };
 
+/// Two-phase collective buffering pays only for small interleaved pieces; for runs of
+/// whole grids it shuffles every byte through the aggregators (2.5-4x slower restart reads
+/// on 4 ranks; 1.1-4x slower page-cache writes, docs/benchmarks.md). Row runs at least
+/// this long on average are read, and under strategy "auto" written, with independent
+/// transfers: ROMIO's romio_cb_write = automatic makes the same choice for accesses that
+/// do not interleave.
+constexpr std::int64_t kIndependentRunBytes = 64 * 1024;
+
 /// Runs of consecutive rows, in the order given.
 std::vector<RowRun> runs_of(const std::vector<std::int64_t>& rows);
 

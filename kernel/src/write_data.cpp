@@ -256,21 +256,23 @@ DataStats write_data(WriterState& w, const StepInfo& info, const LocalGrids& gri
         // A halo'd array: its interior, gathered by MPI.
         const InteriorType interior(blk.sx, blk.sy, blk.sz, h, p.elem_bytes == 1 ? MPI_UINT8_T : MPI_DOUBLE);
         for (auto& pc : pieces) pc.layout = interior.get();
-        const std::string err = write_pieces(direct_fh, w.comm, data.direct_at[d], pieces, w.opts.collective_transfer);
+        const bool collective = w.opts.collective_transfer && !data.independent[d];
+        const std::string err = write_pieces(direct_fh, w.comm, data.direct_at[d], pieces, collective);
         if (next.valid()) next.get();
         if (!err.empty()) c.fail(ErrorKind::io, "write " + gpath + "/" + p.path + ": " + err);
-        if (!w.opts.collective_transfer) all_collective = false;
+        if (!collective) all_collective = false;
       } else {
         h5::Dataspace fs(c.check(H5Dget_space(dsets[d]), "space"));
         h5::select_rows(c, fs, runs);
         hsize_t nelem = static_cast<hsize_t>(nloc) * static_cast<hsize_t>(p.per_row);
         h5::Dataspace ms(c.check(H5Screate_simple(1, &nelem, nullptr), "memory space"));
         if (nelem == 0) H5Sselect_none(ms);
-        const herr_t status = H5Dwrite(dsets[d], p.mem_type, ms, fs, w.dxpl_coll, half(d));
+        const hid_t dxpl = data.independent[d] ? w.dxpl_indep : w.dxpl_coll;
+        const herr_t status = H5Dwrite(dsets[d], p.mem_type, ms, fs, dxpl, half(d));
         if (next.valid()) next.get();  // the helper must be done before any throw
         c.check_status(status, "write " + gpath + "/" + p.path);
         H5D_mpio_actual_io_mode_t mode = H5D_MPIO_NO_COLLECTIVE;
-        H5Pget_mpio_actual_io_mode(w.dxpl_coll, &mode);
+        H5Pget_mpio_actual_io_mode(dxpl, &mode);
         if (mode == H5D_MPIO_NO_COLLECTIVE) all_collective = false;
       }
 #ifdef SYNC_FILE_RANGE_WRITE

@@ -31,7 +31,8 @@ struct WriterState {
   IoOptions opts;
   h5::Ctx ctx;
   h5::File file;
-  h5::Plist dxpl_coll;
+  h5::Plist dxpl_coll;   ///< bulk transfers: collective unless IoOptions::collective_transfer is off
+  h5::Plist dxpl_indep;  ///< independent transfers (strategy "auto", large row runs)
   std::int64_t last_step = -1;
   bool helper_threads = false;  ///< MPI_THREAD_FUNNELED or more: helpers may exist
   mpi::Comm node_comm;  ///< the ranks sharing this node (and page cache)
@@ -77,6 +78,8 @@ struct DataPlan {
   std::vector<DatasetPlan> datasets;
   std::size_t first_field = 0;          ///< datasets[first_field + i] is StepInfo::fields[i]
   std::vector<char> direct;             ///< written zero-copy from the grids' arrays
+  std::vector<char> independent;        ///< written with independent transfers (strategy
+                                        ///< "auto": large row runs, not filtered)
   std::vector<std::int64_t> direct_at;  ///< their file offsets (allocated at creation)
   bool checksums = false;               ///< hash rows (IoOptions::checksums) ...
   std::vector<char> hashed;             ///< ... of these datasets (not of lossy ones)

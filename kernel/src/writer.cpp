@@ -51,6 +51,8 @@ void detail::WriterState::open_common(MPI_Comm c, const std::string& p, const Io
   ctx = Ctx{p};
   dxpl_coll = h5::Plist(ctx.check(H5Pcreate(H5P_DATASET_XFER), "create dxpl"));
   if (opts.collective_transfer) ctx.check_status(H5Pset_dxpl_mpio(dxpl_coll, H5FD_MPIO_COLLECTIVE), "set collective");
+  dxpl_indep = h5::Plist(ctx.check(H5Pcreate(H5P_DATASET_XFER), "create dxpl"));
+  ctx.check_status(H5Pset_dxpl_mpio(dxpl_indep, H5FD_MPIO_INDEPENDENT), "set independent");
   int level = MPI_THREAD_SINGLE;
   MPI_Query_thread(&level);
   helper_threads = level >= MPI_THREAD_FUNNELED;
@@ -404,6 +406,23 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
       if (storage[d] != Storage::contiguous) continue;  // HDF5 filters the chunks: no file offset to write at
       if (plan[d].path == "cell_type") data.direct[d] = 1;
       else if (d >= data.first_field && !info.fields[d - data.first_field].float32) data.direct[d] = double_as_is ? 1 : 0;
+    }
+  }
+
+  // Transfers (strategy "auto"): each rank's rows of a level are one run (the partition
+  // follows the curve), so a dataset whose runs are long on average skips two-phase
+  // buffering (detail::kIndependentRunBytes). Filtered datasets need collective writes,
+  // and so does a halo'd zero-copy array (its subarray type). The runs are counted as
+  // ranks x levels that have grids: the same estimate on every rank, with no message.
+  data.independent.assign(plan.size(), 0);
+  if (w.opts.strategy == "auto" && w.opts.collective_transfer && n_grids > 0) {
+    std::int64_t levels_used = 0;
+    for (int l = 0; l < L; ++l) levels_used += total[static_cast<std::size_t>(l)] > 0 ? 1 : 0;
+    const std::int64_t runs = std::max<std::int64_t>(1, levels_used) * w.size;
+    for (std::size_t d = 0; d < plan.size(); ++d) {
+      const std::int64_t bytes = n_grids * plan[d].per_row * static_cast<std::int64_t>(plan[d].elem_bytes);
+      data.independent[d] = storage[d] == Storage::contiguous && !(data.direct[d] && !halo_free) &&
+                            bytes / runs >= detail::kIndependentRunBytes;
     }
   }
 

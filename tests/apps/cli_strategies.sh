@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The write strategies ([output.io] strategy), as a user runs them under mpirun:
-#  - independent, aggregated and dedicated I/O ranks write the same steps, bit for bit,
-#    as the collective default with the same compute ranks (dedicated: one or two I/O
+#  - collective, independent, aggregated and dedicated I/O ranks write the same steps,
+#    bit for bit, as the default (auto) with the same compute ranks (dedicated: one or two I/O
 #    ranks on top of them, taken by the launch model; also with compression);
 #  - a restart from a file written by I/O ranks, itself on I/O ranks, continues exactly
 #    as the collective run does;
@@ -20,10 +20,10 @@ same_steps() {  # every step of $2 is bit-identical to $1's
   for s in 0 10 20 30; do "$rewind" diff "$1@$s" "$2@$s" >/dev/null 2>&1 || return 1; done
   [ "$(/usr/bin/python3 -c "import h5py,sys; print(len([k for k in h5py.File(sys.argv[1])['simulation'] if k.startswith('step_')]))" "$2")" = 7 ]
 }
-run 3 ref.h5 || exit 1   # server + 2 compute ranks, collective
-for s in independent aggregated; do
+run 3 ref.h5 || exit 1   # server + 2 compute ranks, the default (auto)
+for s in collective independent aggregated; do
   run 3 $s.h5 --set "output.io.strategy=\"$s\"" || exit 1
-  check "$s: every step identical to the collective run's" "same_steps ref.h5 $s.h5"
+  check "$s: every step identical to the default run's" "same_steps ref.h5 $s.h5"
 done
 run 4 ded.h5 --set 'output.io.strategy="dedicated"' || exit 1   # server + 2 compute + 1 I/O rank
 check "dedicated (1 I/O rank): every step identical" "same_steps ref.h5 ded.h5"
@@ -54,7 +54,9 @@ refused() {  # refused NP PATTERN [options]: exit != 0, one error line matching 
     [ ! -e bad.h5 ] || { cat bad.out; return 1; }
 }
 check "an unknown strategy is refused with one line" \
-  "refused 3 'strategy.*must be \"collective\", \"independent\", \"aggregated\", \"dedicated\", not \"async\"' --set 'output.io.strategy=\"async\"'"
+  "refused 3 'strategy.*must be \"auto\", \"collective\", \"independent\", \"aggregated\", \"dedicated\", not \"async\"' --set 'output.io.strategy=\"async\"'"
+check "compression with independent transfers is refused with one line" \
+  "refused 3 'compression.*not strategy = \"independent\"' --set 'output.io.strategy=\"independent\"' --set 'output.io.compression=\"deflate\"'"
 check "steps_in_flight = 0 is refused with one line" "refused 3 'steps_in_flight.*at least 1' --set output.io.steps_in_flight=0"
 check "dedicated on 2 processes is refused with one line naming -np 3" \
   "refused 2 'needs an I/O rank.*mpirun -np 3 or more' --set 'output.io.strategy=\"dedicated\"'"

@@ -26,9 +26,9 @@ StepInfo step_info(int i) {
 
 /// Writes kSteps steps of the toy model through `comm` with `opt` (after Writer::prepare
 /// for a checkpoint, with `prepare`); returns the last stats.
-WriteStats write_run(MPI_Comm comm, const std::string& path, const IoOptions& opt, bool prepare = false) {
-  ToyModel m = ToyModel::build(comm);
-  Writer w = Writer::create(comm, path, ToyModel::common(), opt);
+WriteStats write_run(MPI_Comm comm, const std::string& path, const IoOptions& opt, bool prepare = false, int block = 4) {
+  ToyModel m = ToyModel::build(comm, block);
+  Writer w = Writer::create(comm, path, ToyModel::common(block), opt);
   if (prepare) w.prepare(step_info(2), m.describe());
   WriteStats last;
   for (int i = 1; i <= kSteps; ++i) {
@@ -40,8 +40,8 @@ WriteStats write_run(MPI_Comm comm, const std::string& path, const IoOptions& op
 }
 
 /// Restarts from step kSteps on the world and compares with a model run straight there.
-bool restarts_exactly(const std::string& path) {
-  ToyModel ref = ToyModel::build(MPI_COMM_SELF);
+bool restarts_exactly(const std::string& path, int block = 4) {
+  ToyModel ref = ToyModel::build(MPI_COMM_SELF, block);
   for (int i = 0; i < kSteps; ++i) ref.advance(kDt);
   Reader r = Reader::open(path, MPI_COMM_WORLD);
   ToyModel back = ToyModel::restart(r, kSteps, MPI_COMM_WORLD);
@@ -100,6 +100,40 @@ TEST_CASE("collective, independent and aggregated write the same file", "[kernel
     CHECK(file_summary(path) == want);
     CHECK(restarts_exactly(path));
   }
+}
+
+TEST_CASE("auto: long row runs go by independent transfers, short or filtered ones collectively; the same file",
+          "[kernel][mpi]") {
+  // 33 grids on 3 levels. Block 16: a field row is 32 KiB, so a field's runs average
+  // 33 * 32 KiB / (3 levels * ranks) >= 88 KiB on 1-4 ranks: independent. Block 4: 512 B
+  // rows, 17 KiB a field in all: every dataset collective.
+  IoOptions collective;
+  collective.write_views = false;
+  collective.strategy = "collective";
+  IoOptions automatic = collective;
+  automatic.strategy = "auto";
+  CHECK(IoOptions{}.strategy == "auto");  // the default
+  for (int block : {16, 4}) {
+    INFO("block " << block);
+    const std::string tag = "_b" + std::to_string(block);
+    const std::string ref_path = rwd::kernel::test::test_path("strategy_auto_ref" + tag);
+    CHECK(write_run(MPI_COMM_WORLD, ref_path, collective, false, block).all_collective);
+    const std::string path = rwd::kernel::test::test_path("strategy_auto" + tag);
+    const WriteStats st = write_run(MPI_COMM_WORLD, path, automatic, false, block);
+    CHECK(st.all_collective == (block == 4));
+    CHECK(file_summary(path) == file_summary(ref_path));
+    CHECK(restarts_exactly(path, block));
+  }
+  // Filtered datasets are written collectively whatever their runs (HDF5 needs it).
+  IoOptions deflate = automatic;
+  deflate.compression = "deflate";
+  const std::string path = rwd::kernel::test::test_path("strategy_auto_deflate");
+  CHECK(write_run(MPI_COMM_WORLD, path, deflate, false, 16).all_collective);
+  CHECK(restarts_exactly(path, 16));
+  // "independent" cannot write filtered datasets: refused before anything is written.
+  IoOptions bad = deflate;
+  bad.strategy = "independent";
+  CHECK_THAT(options_problem(bad), Catch::Contains("'compression' needs collective transfers, not strategy = \"independent\""));
 }
 
 TEST_CASE("dedicated I/O ranks write the same file while the compute ranks go on", "[kernel][mpi]") {
@@ -303,7 +337,7 @@ TEST_CASE("dedicated: the I/O ranks' errors reach the compute ranks, named, and 
 TEST_CASE("strategy values are checked with one line", "[kernel]") {
   IoOptions o;
   CHECK_THROWS_WITH(set_option(o, "strategy", std::string("async")),
-                    "I/O option 'strategy' must be \"collective\", \"independent\", \"aggregated\", \"dedicated\", not \"async\"");
+                    "I/O option 'strategy' must be \"auto\", \"collective\", \"independent\", \"aggregated\", \"dedicated\", not \"async\"");
   CHECK_THROWS_WITH(set_option(o, "steps_in_flight", std::int64_t{0}), "I/O option 'steps_in_flight' must be at least 1, not 0");
   set_option(o, "strategy", std::string("dedicated"));
   CHECK(option_string(o, "strategy") == "dedicated");

@@ -40,7 +40,13 @@ struct IoOptions {
   // --- transfer ---
   bool collective_transfer = true;         ///< H5FD_MPIO_COLLECTIVE for every data write/read
   // --- strategy: who writes (docs/file-format.md §4; the same file either way) ---
-  std::string strategy = "collective";     ///< "collective": every rank writes its rows in
+  std::string strategy = "auto";           ///< "auto": every rank writes its rows; a dataset
+                                           ///< whose row runs are long on average (>= 64 KiB,
+                                           ///< the usual case: one run per rank and level)
+                                           ///< with independent transfers, short runs and
+                                           ///< filtered datasets collectively (ROMIO's
+                                           ///< romio_cb_write = automatic, per dataset);
+                                           ///< "collective": every rank writes its rows in
                                            ///< one collective transfer per dataset;
                                            ///< "independent": the same rows, independent
                                            ///< transfers; "aggregated": one rank per node
