@@ -168,6 +168,15 @@ class Core {
     out.parent = r.value("parent", std::string());
     out.step = r.value("step", std::int64_t{0});
     out.time = r.value("time", 0.0);
+    {
+      // The run is on the branch now; its own status says so only at its next boundary,
+      // and a client asking at once must not see the file it left.
+      std::lock_guard lock(mutex_);
+      status_["file"] = out.file;
+      status_["parent"] = out.parent;
+      status_["step"] = out.step;
+      status_["time"] = out.time;
+    }
     return out;
   }
 
@@ -306,6 +315,7 @@ class Core {
   json steer(const json& c) {
     return post([this, c] {
       json r = command(c);
+      drain_status();  // what the root sent before its reply: a status read next is not older
       if (!r.value("ok", false)) {
         const auto msg = r.value("message", std::string("refused"));
         throw ServiceError(msg.find("has finished") != std::string::npos ? ErrorCode::conflict : ErrorCode::bad_argument,
