@@ -151,11 +151,12 @@ std::string option_string(const IoOptions& o, const std::string& name) {
 
 std::string options_problem(const IoOptions& o) {
   const bool zfp = o.visualisation_compression == "zfp";
+  const bool filters = o.compression != "none" || zfp;
   const char* filtered = zfp && o.compression == "none" ? "visualisation_compression" : "compression";
-  if ((o.compression != "none" || zfp) && !o.collective_transfer)
+  if (filters && !o.collective_transfer)
     return fmt::format("I/O option '{}' needs collective_transfer = true (HDF5 writes filtered datasets in parallel "
                        "only collectively)", filtered);
-  if ((o.compression != "none" || zfp) && o.strategy == "independent")
+  if (filters && o.strategy == "independent")
     return fmt::format("I/O option '{}' needs collective transfers, not strategy = \"independent\" (HDF5 writes "
                        "filtered datasets in parallel only collectively)", filtered);
   if (zfp && !(o.zfp_accuracy > 0))
