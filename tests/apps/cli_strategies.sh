@@ -21,10 +21,13 @@ same_steps() {  # every step of $2 is bit-identical to $1's
   [ "$(/usr/bin/python3 -c "import h5py,sys; print(len([k for k in h5py.File(sys.argv[1])['simulation'] if k.startswith('step_')]))" "$2")" = 7 ]
 }
 run 3 ref.h5 || exit 1   # server + 2 compute ranks, the default (auto)
+check "the default (auto) writes the cell data by independent transfers, and says so" \
+  "grep -q 'checkpoint step 30 .*cell data by independent transfers' ref.h5.log"
 for s in collective independent aggregated; do
   run 3 $s.h5 --set "output.io.strategy=\"$s\"" || exit 1
   check "$s: every step identical to the default run's" "same_steps ref.h5 $s.h5"
 done
+check "collective: every transfer collective (no independent ones reported)" "! grep -q 'independent transfers' collective.h5.log"
 run 4 ded.h5 --set 'output.io.strategy="dedicated"' || exit 1   # server + 2 compute + 1 I/O rank
 check "dedicated (1 I/O rank): every step identical" "same_steps ref.h5 ded.h5"
 check "dedicated: the compute ranks report the hand-off" "grep -q 'handed off in' ded.h5.log"
