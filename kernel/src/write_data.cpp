@@ -88,6 +88,29 @@ void return_buffer(std::unique_ptr<LinearBuffer> b, bool keep) {
   if (!kept_buffer || kept_buffer->size() < b->size()) kept_buffer = std::move(b);
 }
 
+/// Independent zero-copy write of `pieces` (one per local grid, in local order) on a rank
+/// bound to one CPU, where a helper thread's hash would take the writer's own time: each
+/// chunk of about an L2 of grids is written, then hashed by `hash(k0, k1)` on this thread
+/// while the write's copy has left its rows in the cache — one pass over DRAM, not two.
+/// Every chunk is hashed even after a failed write (the caller reports the error).
+template <typename Hash>
+std::string write_then_hash(MPI_File fh, std::int64_t base, const std::vector<Piece>& pieces, Hash&& hash) {
+  constexpr std::int64_t kChunkBytes = std::int64_t{1} << 20;  // about one core's L2
+  const std::size_t n = pieces.size();
+  if (n == 0) return "";
+  const auto per = static_cast<std::size_t>(std::max<std::int64_t>(1, kChunkBytes / std::max<std::int64_t>(1, pieces[0].bytes)));
+  std::string err;
+  for (std::size_t k0 = 0; k0 < n; k0 += per) {
+    const std::size_t k1 = std::min(n, k0 + per);
+    if (err.empty()) {
+      const std::vector<Piece> chunk(pieces.begin() + static_cast<std::ptrdiff_t>(k0), pieces.begin() + static_cast<std::ptrdiff_t>(k1));
+      err = write_pieces(fh, MPI_COMM_NULL, base, chunk, false);
+    }
+    hash(k0, k1);
+  }
+  return err;
+}
+
 }  // namespace
 
 DataStats write_data(WriterState& w, const StepInfo& info, const LocalGrids& grids, const StepRows& rows,
@@ -157,8 +180,9 @@ DataStats write_data(WriterState& w, const StepInfo& info, const LocalGrids& gri
   }
   std::shared_future<void> writeback;  // the last started; each waits for the one before
   // Row checksums (local order x dataset), each taken while its row is cache-hot: right
-  // after packing it, or, for a zero-copy dataset, on the helper thread while the
-  // dataset before it is written. Helpers write disjoint entries.
+  // after packing it; for a zero-copy dataset, on the helper thread while the dataset
+  // before it is written (the helper has a CPU of its own), or right after its chunk is
+  // written (a rank bound to one CPU). Helpers write disjoint entries.
   const std::size_t nd = plan.size();
   std::vector<std::uint64_t> sums(data.checksums ? nloc * nd : 0);
   auto sum = [&](std::size_t k, std::size_t d) -> std::uint64_t& { return sums[k * nd + d]; };
@@ -188,17 +212,24 @@ DataStats write_data(WriterState& w, const StepInfo& info, const LocalGrids& gri
       }
     };
     // Zero-copy datasets are hashed from the grids' arrays (a halo'd array row by row).
-    auto hash_direct = [&](std::size_t d) {
-      for (std::size_t k = 0; k < nloc; ++k) {
+    auto hash_direct = [&](std::size_t d, std::size_t k0, std::size_t k1) {
+      for (std::size_t k = k0; k < k1; ++k) {
         const GridRecord& g = grids.grids[perm[k]];
         sum(k, d) = plan[d].path == "cell_type"
                         ? hash_interior<std::uint8_t>(g.cell_type, blk, h)
                         : hash_interior<double>(g.fields[static_cast<std::size_t>(info.fields[d - first_field].slot)], blk, h);
       }
     };
+    // A zero-copy dataset written by independent transfers on a rank bound to one CPU is
+    // hashed a chunk at a time right after the chunk is written (write_then_hash): a helper
+    // would share the CPU, and its hash would read the rows from DRAM a second time.
+    auto collective_at = [&](std::size_t d) { return w.opts.collective_transfer && !data.independent[d]; };
+    auto hashed_after_write = [&](std::size_t d) {
+      return direct[d] && data.hashed[d] && !collective_at(d) && (w.one_cpu || !w.helper_threads);
+    };
     auto pack = [&](std::size_t d, unsigned char* b) {
       if (direct[d]) {  // written straight from the arrays
-        if (data.hashed[d]) hash_direct(d);
+        if (data.hashed[d] && !hashed_after_write(d)) hash_direct(d, 0, nloc);
         return;
       }
       const std::string& n = plan[d].path;
@@ -256,8 +287,12 @@ DataStats write_data(WriterState& w, const StepInfo& info, const LocalGrids& gri
         // A halo'd array: its interior, gathered by MPI.
         const InteriorType interior(blk.sx, blk.sy, blk.sz, h, p.elem_bytes == 1 ? MPI_UINT8_T : MPI_DOUBLE);
         for (auto& pc : pieces) pc.layout = interior.get();
-        const bool collective = w.opts.collective_transfer && !data.independent[d];
-        const std::string err = write_pieces(direct_fh, w.comm, data.direct_at[d], pieces, collective);
+        const bool collective = collective_at(d);
+        const std::string err =
+            hashed_after_write(d)
+                ? write_then_hash(direct_fh, data.direct_at[d], pieces,
+                                  [&](std::size_t k0, std::size_t k1) { hash_direct(d, k0, k1); })
+                : write_pieces(direct_fh, w.comm, data.direct_at[d], pieces, collective);
         if (next.valid()) next.get();
         if (!err.empty()) c.fail(ErrorKind::io, "write " + gpath + "/" + p.path + ": " + err);
         if (!collective) all_collective = false;

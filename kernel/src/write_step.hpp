@@ -35,6 +35,8 @@ struct WriterState {
   h5::Plist dxpl_indep;  ///< independent transfers (strategy "auto", large row runs)
   std::int64_t last_step = -1;
   bool helper_threads = false;  ///< MPI_THREAD_FUNNELED or more: helpers may exist
+  bool one_cpu = false;         ///< bound to one CPU (mpirun's default for ranks <= cores):
+                                ///< a helper thread takes the writer's own CPU time
   mpi::Comm node_comm;  ///< the ranks sharing this node (and page cache)
   int node_size = 1;
   bool early_writeback = false; ///< the node leader starts writeback after each dataset

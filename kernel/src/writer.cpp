@@ -13,6 +13,7 @@
 #include <set>
 
 #include <fcntl.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include "collective.hpp"
@@ -56,6 +57,9 @@ void detail::WriterState::open_common(MPI_Comm c, const std::string& p, const Io
   int level = MPI_THREAD_SINGLE;
   MPI_Query_thread(&level);
   helper_threads = level >= MPI_THREAD_FUNNELED;
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  one_cpu = sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) == 1;
 }
 
 /// After the file exists: a descriptor only for starting writeback (a file system
