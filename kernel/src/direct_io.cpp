@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <future>
 
+#include <sched.h>
+
 namespace rwd::kernel::detail {
 
 namespace {
@@ -80,6 +82,12 @@ std::string independent(MPI_File fh, std::int64_t base, const std::vector<Piece>
 }
 
 }  // namespace
+
+bool bound_to_one_cpu() {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  return sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) == 1;
+}
 
 MPI_File mpi_file_of(const h5::Ctx& c, hid_t file) {
   void* handle = nullptr;

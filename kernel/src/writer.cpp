@@ -13,7 +13,6 @@
 #include <set>
 
 #include <fcntl.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include "collective.hpp"
@@ -22,6 +21,7 @@
 #include "rewind/kernel/views.hpp"
 #include "checksum.hpp"
 #include "compression.hpp"
+#include "direct_io.hpp"
 #include "forward.hpp"
 #include "write_step.hpp"
 
@@ -57,9 +57,7 @@ void detail::WriterState::open_common(MPI_Comm c, const std::string& p, const Io
   int level = MPI_THREAD_SINGLE;
   MPI_Query_thread(&level);
   helper_threads = level >= MPI_THREAD_FUNNELED;
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  one_cpu = sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) == 1;
+  one_cpu = bound_to_one_cpu();
 }
 
 /// After the file exists: a descriptor only for starting writeback (a file system
