@@ -62,8 +62,8 @@ std::string write_pieces(MPI_File fh, MPI_Comm comm, std::int64_t base, const st
 /// so work that can be done while its data is in this core's cache is done inline.
 bool bound_to_one_cpu();
 
-/// Bytes per read or write call when checksums are taken inline on a rank bound to one
-/// CPU: about one core's L2, so the hash reads rows the transfer's copy left there.
+/// Bytes per write call when checksums are taken inline on a rank bound to one CPU:
+/// about one core's L2, so the hash reads rows the write's copy left there.
 constexpr std::int64_t kInlineHashChunkBytes = std::int64_t{1} << 20;
 
 /// One row to read: the `row_bytes` bytes at byte `offset` of the file go to `dst`.

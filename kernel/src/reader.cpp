@@ -457,7 +457,6 @@ void Reader::read_fields_into(std::int64_t step_number, const std::vector<FieldR
     std::string err;
     int level = MPI_THREAD_SINGLE;
     MPI_Query_thread(&level);
-    const bool inline_checks = detail::bound_to_one_cpu();
     std::function<void(const unsigned char*, void*)> place;
     if (halo > 0)
       place = [&](const unsigned char* row, void* dst) {
@@ -467,9 +466,9 @@ void Reader::read_fields_into(std::int64_t step_number, const std::vector<FieldR
       const std::string dpath = fields[f].group + "/" + fields[f].name;
       std::vector<detail::ReadRow> want;
       for (std::size_t i : order) want.push_back({dest[f][i], at[f] + rows[i] * row_bytes});
-      // Each row's bytes are hashed as read: on the helper while the next run is read or,
-      // on a rank bound to one CPU (where the helper would share it), right after each
-      // L2-sized chunk is read, from the cache.
+      // Each row's bytes are hashed as read, on the helper, while the next run is read
+      // (also on a rank bound to one CPU: the helper runs while the read waits for the
+      // disk; checking each 1 MiB inline instead was slower, docs/benchmarks.md).
       const int col = sums.empty() ? -1 : sums.column(dpath);
       std::int64_t bad_row = -1;  // written by the helper only; read after read_rows joined it
       detail::RowCheck check;
@@ -479,9 +478,7 @@ void Reader::read_fields_into(std::int64_t step_number, const std::vector<FieldR
           if (bad_row < 0 && detail::hash_bytes(bytes, static_cast<std::size_t>(row_bytes)) != sums.at(row, col))
             bad_row = row;
         };
-      err = col >= 0 && inline_checks
-                ? detail::read_rows(fh, want, row_bytes, place, false, check, detail::kInlineHashChunkBytes)
-                : detail::read_rows(fh, want, row_bytes, place, level >= MPI_THREAD_FUNNELED, check);
+      err = detail::read_rows(fh, want, row_bytes, place, level >= MPI_THREAD_FUNNELED, check);
       if (!err.empty()) err = dpath + ": " + err;
       else if (bad_row >= 0) c.fail(ErrorKind::corrupt, detail::checksum_mismatch(e.group, dpath, bad_row));
     }

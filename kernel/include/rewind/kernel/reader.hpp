@@ -106,7 +106,8 @@ class Reader {
   /// run of rows adjacent in the file and in memory) and, for halo'd arrays, through two
   /// 16 MiB bounce buffers whose rows a helper thread puts in place while the next chunk
   /// is read (MPI_THREAD_FUNNELED or more; inline otherwise); a serial reader reads
-  /// through a buffer. Collective.
+  /// through a buffer. Rows with checksums are verified as read, on the same helper while
+  /// the next run or chunk is read. Collective.
   void read_fields_into(std::int64_t step, const std::vector<FieldRef>& fields, const std::vector<std::int64_t>& rows,
                         const std::vector<std::vector<double*>>& dest, int halo) const;
   /// Same for cell_type (uint8).
