@@ -89,9 +89,10 @@ void return_buffer(std::unique_ptr<LinearBuffer> b, bool keep) {
 }
 
 /// Independent zero-copy write of `pieces` (one per local grid, in local order) on a rank
-/// bound to one CPU, where a helper thread's hash would take the writer's own time: each
-/// chunk of about an L2 of grids is written, then hashed by `hash(k0, k1)` on this thread
-/// while the write's copy has left its rows in the cache — one pass over DRAM, not two.
+/// bound to one CPU, where a helper thread's hash could only take turns with the writer:
+/// each chunk of about an L2 of grids is written, then hashed by `hash(k0, k1)` on this
+/// thread while the write's copy has left its rows in the cache (docs/benchmarks.md,
+/// "Checksums on a rank that mpirun binds to one core").
 /// Every chunk is hashed even after a failed write (the caller reports the error).
 template <typename Hash>
 std::string write_then_hash(MPI_File fh, std::int64_t base, const std::vector<Piece>& pieces, Hash&& hash) {
@@ -221,7 +222,7 @@ DataStats write_data(WriterState& w, const StepInfo& info, const LocalGrids& gri
     };
     // A zero-copy dataset written by independent transfers on a rank bound to one CPU is
     // hashed a chunk at a time right after the chunk is written (write_then_hash): a helper
-    // would share the CPU, and its hash would read the rows from DRAM a second time.
+    // would share the CPU, and its separate pass would read the rows from DRAM again.
     auto collective_at = [&](std::size_t d) { return w.opts.collective_transfer && !data.independent[d]; };
     auto hashed_after_write = [&](std::size_t d) {
       return direct[d] && data.hashed[d] && !collective_at(d) && (w.one_cpu || !w.helper_threads);
