@@ -58,13 +58,8 @@ std::string write_pieces(MPI_File fh, MPI_Comm comm, std::int64_t base, const st
                          bool collective, std::int64_t max_call_bytes = std::int64_t{1} << 30);
 
 /// This thread may run only on one CPU (mpirun binds a rank to a core when there are no
-/// more ranks than cores): a helper thread would then take this thread's own CPU time,
-/// so work that can be done while its data is in this core's cache is done inline.
+/// more ranks than cores): a helper thread would then take this thread's own CPU time.
 bool bound_to_one_cpu();
-
-/// Bytes per write call when checksums are taken inline on a rank bound to one CPU:
-/// about one core's L2, so the hash reads rows the write's copy left there.
-constexpr std::int64_t kInlineHashChunkBytes = std::int64_t{1} << 20;
 
 /// One row to read: the `row_bytes` bytes at byte `offset` of the file go to `dst`.
 struct ReadRow {

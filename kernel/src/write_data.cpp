@@ -96,9 +96,10 @@ void return_buffer(std::unique_ptr<LinearBuffer> b, bool keep) {
 /// Every chunk is hashed even after a failed write (the caller reports the error).
 template <typename Hash>
 std::string write_then_hash(MPI_File fh, std::int64_t base, const std::vector<Piece>& pieces, Hash&& hash) {
+  constexpr std::int64_t kChunkBytes = std::int64_t{1} << 20;  // about one core's L2
   const std::size_t n = pieces.size();
   if (n == 0) return "";
-  const auto per = static_cast<std::size_t>(std::max<std::int64_t>(1, kInlineHashChunkBytes / std::max<std::int64_t>(1, pieces[0].bytes)));
+  const auto per = static_cast<std::size_t>(std::max<std::int64_t>(1, kChunkBytes / std::max<std::int64_t>(1, pieces[0].bytes)));
   std::string err;
   for (std::size_t k0 = 0; k0 < n; k0 += per) {
     const std::size_t k1 = std::min(n, k0 + per);
