@@ -85,6 +85,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -204,28 +205,85 @@ int main(int argc, char** argv) {
   std::vector<std::string> io_sets;  // --io KEY=VALUE: more IoOptions for K (set_option)
   std::string only;  // "durable", "cache" or "read": run just that group (quicker experiments)
   std::string contenders;  // --contenders K,I,...: run just these (default all)
-  for (int i = 1; i < argc; ++i) {
+  // Bad arguments: one line on rank 0, exit status 2, before any file is touched.
+  std::string bad_arg;
+  bool help = false, have_dir = false;
+  auto number = [&](const char* opt, const char* v, int lo) {
+    char* end = nullptr;
+    const long x = std::strtol(v, &end, 10);
+    if (end == v || *end != '\0' || x < lo || x > 100000) {
+      bad_arg = std::string(opt) + " must be a whole number >= " + std::to_string(lo) + ", got '" + v + "'";
+      return lo;
+    }
+    return static_cast<int>(x);
+  };
+  for (int i = 1; i < argc && bad_arg.empty(); ++i) {
     const std::string a = argv[i];
-    if (a == "--quick") {
+    const bool has_value = i + 1 < argc;
+    if (a == "-h" || a == "--help") {
+      help = true;
+    } else if (a == "--quick") {
       rounds = 3;
       nvars = 2;
-    } else if (a == "--rounds" && i + 1 < argc) {
-      rounds = std::atoi(argv[++i]);
-    } else if (a == "--only" && i + 1 < argc) {
-      only = argv[++i];
-    } else if (a == "--contenders" && i + 1 < argc) {
-      contenders = argv[++i];
-    } else if (a == "--io" && i + 1 < argc) {
-      io_sets.emplace_back(argv[++i]);
     } else if (a == "--zero-copy-halo") {
       zero_copy_halo = true;
-    } else if (a == "--halo" && i + 1 < argc) {
-      halo = std::atoi(argv[++i]);
-    } else if (a == "--vars" && i + 1 < argc) {
-      nvars = std::atoi(argv[++i]);
+    } else if ((a == "--rounds" || a == "--only" || a == "--contenders" || a == "--io" || a == "--halo" ||
+                a == "--vars") && !has_value) {
+      bad_arg = a + " needs a value";
+    } else if (a == "--rounds") {
+      rounds = number("--rounds", argv[++i], 1);
+    } else if (a == "--only") {
+      only = argv[++i];
+      if (only != "durable" && only != "cache" && only != "read")
+        bad_arg = "--only must be durable, cache or read, got '" + only + "'";
+    } else if (a == "--contenders") {
+      contenders = argv[++i];
+      std::string item;
+      for (std::size_t at = 0; at <= contenders.size() && bad_arg.empty(); ++at) {
+        if (at < contenders.size() && contenders[at] != ',') {
+          item += contenders[at];
+          continue;
+        }
+        static const std::set<std::string> known{"K", "KN", "KC", "KI", "KS", "R", "P", "I", "Ii", "V", "D"};
+        if (!known.count(item))
+          bad_arg = "--contenders: unknown contender '" + item + "' (known: K,KN,KC,KI,KS,R,P,I,Ii,V,D)";
+        item.clear();
+      }
+    } else if (a == "--io") {
+      io_sets.emplace_back(argv[++i]);
+    } else if (a == "--halo") {
+      halo = number("--halo", argv[++i], 0);
+    } else if (a == "--vars") {
+      nvars = number("--vars", argv[++i], 1);
+    } else if (!a.empty() && a[0] == '-') {
+      bad_arg = "unknown option '" + a + "'";
+    } else if (have_dir) {
+      bad_arg = "one directory only, got '" + dir + "' and '" + a + "'";
     } else {
       dir = a;
+      have_dir = true;
     }
+  }
+  if (help) {
+    if (rank_ == 0)
+      std::puts(
+          "usage: mpiexec -n P rewind_bench_kernel DIR [--rounds R] [--vars V] [--halo H] [--quick]\n"
+          "         [--zero-copy-halo] [--only durable|cache|read] [--contenders K,KN,KC,KI,KS,R,P,I,Ii,V,D]\n"
+          "         [--io KEY=VALUE ...]\n"
+          "Writes and reads a 1.14 GiB step in DIR (an existing directory) with each contender in\n"
+          "interleaved rounds; see the comment at the top of bench/kernel/bench_kernel.cpp and\n"
+          "docs/benchmarks.md.");
+    MPI_Finalize();
+    return 0;
+  }
+  struct stat dir_st {};
+  if (bad_arg.empty() && !have_dir) bad_arg = "no directory given (usage: rewind_bench_kernel DIR [options]; --help)";
+  if (bad_arg.empty() && (::stat(dir.c_str(), &dir_st) != 0 || !S_ISDIR(dir_st.st_mode)))
+    bad_arg = "'" + dir + "' is not an existing directory";
+  if (!bad_arg.empty()) {
+    if (rank_ == 0) std::fprintf(stderr, "rewind_bench_kernel: %s\n", bad_arg.c_str());
+    MPI_Finalize();
+    return 2;
   }
 
   try {  // bad --io values: one line, before any file is touched

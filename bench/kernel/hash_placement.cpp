@@ -15,6 +15,10 @@
 //   hash-write    each chunk hashed, then written, on the writing thread
 //   write-hash    each chunk written, then hashed (its rows still in the cache) — what
 //                 the kernel does on a rank bound to one CPU (kernel/src/write_data.cpp)
+//   lockstep      a helper thread hashes each chunk while the writing thread writes it
+//                 (never ahead of the writer, so both read the chunk's rows at the same
+//                 time); when this process is bound to fewer CPUs than are online, the
+//                 helper is moved to a CPU outside the binding (a spare core)
 // Before each write the file is unlinked, then sync and 0.2 s (untimed). Order: a
 // Williams Latin square per round. Prints the median seconds and the median of the
 // per-round speed ratios to `write` (docs/benchmarks.md, "Checksums on a rank that
@@ -26,7 +30,10 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -40,10 +47,13 @@ namespace {
 
 constexpr std::size_t kRowBytes = 32 * 32 * 32 * 8;
 constexpr std::size_t kStepBytes = 1226960320;  // the kernel benchmark's step
-constexpr int kContenders = 4;
-const char* const kNames[kContenders] = {"write", "helper", "hash-write", "write-hash"};
-// Williams design for 4: every contender follows every other one once over 4 rounds.
-constexpr int kOrder[4][4] = {{0, 1, 3, 2}, {1, 2, 0, 3}, {2, 3, 1, 0}, {3, 0, 2, 1}};
+constexpr int kContenders = 5;
+const char* const kNames[kContenders] = {"write", "helper", "hash-write", "write-hash", "lockstep"};
+// Williams design for 5 (odd: 10 rows): every contender follows every other one equally
+// often over 10 rounds.
+constexpr int kOrder[10][5] = {{0, 1, 4, 2, 3}, {1, 2, 0, 3, 4}, {2, 3, 1, 4, 0}, {3, 4, 2, 0, 1},
+                               {4, 0, 3, 1, 2}, {3, 2, 4, 1, 0}, {4, 3, 0, 2, 1}, {0, 4, 1, 3, 2},
+                               {1, 0, 2, 4, 3}, {2, 1, 3, 0, 4}};
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -59,7 +69,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string path = argv[1];
-  int rounds = 16;
+  int rounds = 20;
   std::size_t chunk_kib = 1024;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
@@ -90,6 +100,15 @@ int main(int argc, char** argv) {
         std::exit(1);
       }
   };
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  const int ncpu = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : -1;
+  int spare = -1;  // an online CPU outside this process's binding, for lockstep's helper
+  for (int cpu = 0; cpu < static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)) && ncpu > 0; ++cpu)
+    if (!CPU_ISSET(cpu, &cpus)) {
+      spare = cpu;
+      break;
+    }
   auto run = [&](int c) {
     ::unlink(path.c_str());
     ::sync();
@@ -101,10 +120,26 @@ int main(int argc, char** argv) {
       std::exit(1);
     }
     std::thread helper;
+    std::atomic<std::size_t> started{0};  // lockstep: rows whose write has begun
     if (c == 1) helper = std::thread([&] { hash(0, nrows); });
+    if (c == 4) {
+      helper = std::thread([&] {
+        for (std::size_t k0 = 0; k0 < nrows; k0 += per) {
+          while (started.load(std::memory_order_acquire) <= k0) std::this_thread::yield();
+          hash(k0, std::min(nrows, k0 + per));
+        }
+      });
+      if (spare >= 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(spare, &one);
+        pthread_setaffinity_np(helper.native_handle(), sizeof one, &one);
+      }
+    }
     for (std::size_t k0 = 0; k0 < nrows; k0 += per) {
       const std::size_t k1 = std::min(nrows, k0 + per);
       if (c == 2) hash(k0, k1);
+      started.store(k1, std::memory_order_release);
       write(fd, k0, k1);
       if (c == 3) hash(k0, k1);
     }
@@ -114,16 +149,15 @@ int main(int argc, char** argv) {
     std::printf("op %d %-10s %.4f s\n", c, kNames[c], s);
     return s;
   };
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  const int ncpu = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : -1;
-  std::printf("# %zu rows of %zu bytes (%.3f GiB), chunks of %zu rows, %d rounds, CPUs allowed %d, page cache (no fsync)\n",
-              nrows, kRowBytes, nrows * kRowBytes / double(1 << 30), per, rounds, ncpu);
+  std::printf("# %zu rows of %zu bytes (%.3f GiB), chunks of %zu rows, %d rounds, CPUs allowed %d, "
+              "lockstep helper on %s, page cache (no fsync)\n",
+              nrows, kRowBytes, nrows * kRowBytes / double(1 << 30), per, rounds, ncpu,
+              spare >= 0 ? ("spare CPU " + std::to_string(spare)).c_str() : "the process's CPUs");
   std::vector<std::vector<double>> secs(kContenders), ratio(kContenders);
   for (int r = 0; r < rounds; ++r) {
     double t[kContenders];
     for (int i = 0; i < kContenders; ++i) {
-      const int c = kOrder[r % 4][i];
+      const int c = kOrder[r % 10][i];
       t[c] = run(c);
       secs[c].push_back(t[c]);
     }

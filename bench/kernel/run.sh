@@ -4,6 +4,9 @@
 # DIR: where to write (default /work/benchdata; must be on the disk you care about).
 # Prints the machine load before and after, then for 1, 2 and 4 ranks every measurement
 # ("op" lines) and the summary ("sum", "ratio", "brk" lines). See docs/benchmarks.md.
+# On a VM with free page reporting (this project's CI machines), run it as
+#   bench/steady_vm.sh --build BUILD -- bench/kernel/run.sh BUILD [DIR] ...
+# so that every contender meets host-backed memory (docs/benchmarks.md, "Steady memory").
 set -e
 BUILD=${1:?build dir}; shift
 DIR=/work/benchdata

@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <future>
+#include <thread>
+#include <vector>
 
+#include <pthread.h>
 #include <sched.h>
+#include <unistd.h>
 
 namespace rwd::kernel::detail {
 
@@ -89,6 +93,47 @@ bool bound_to_one_cpu() {
   return sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) == 1;
 }
 
+CpuPlan plan_cpus(MPI_Comm comm, bool bound) {
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int node_rank = 0, node_size = 1;
+  MPI_Comm_rank(node, &node_rank);
+  MPI_Comm_size(node, &node_size);
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  if (sched_getaffinity(0, sizeof mine, &mine) != 0) CPU_ZERO(&mine);
+  std::vector<cpu_set_t> all(static_cast<std::size_t>(node_size));
+  std::vector<int> bound_all(static_cast<std::size_t>(node_size));
+  int b = bound ? 1 : 0;
+  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, node);
+  MPI_Allgather(&b, 1, MPI_INT, bound_all.data(), 1, MPI_INT, node);
+  MPI_Comm_free(&node);
+  cpu_set_t taken;
+  CPU_ZERO(&taken);
+  for (const auto& s : all) CPU_OR(&taken, &taken, &s);
+  CpuPlan plan;
+  plan.node_has_spare = CPU_COUNT(&taken) > node_size;
+  if (!bound) return plan;
+  std::vector<int> spare;
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  for (int cpu = 0; cpu < online && cpu < CPU_SETSIZE; ++cpu)
+    if (!CPU_ISSET(cpu, &taken)) spare.push_back(cpu);
+  plan.node_has_spare = plan.node_has_spare || !spare.empty();
+  int nth = 0;  // this rank's place among the node's bound ranks
+  for (int r = 0; r < node_rank; ++r) nth += bound_all[static_cast<std::size_t>(r)];
+  if (nth >= static_cast<int>(spare.size())) return plan;
+  const int cpu = spare[static_cast<std::size_t>(nth)];
+  bool usable = false;  // try it once: a cpuset may forbid it
+  std::thread([&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    usable = pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
+  }).join();
+  if (usable) plan.spare_cpu = cpu;
+  return plan;
+}
+
 MPI_File mpi_file_of(const h5::Ctx& c, hid_t file) {
   void* handle = nullptr;
   c.check_status(H5Fget_vfd_handle(file, H5P_DEFAULT, &handle), "get the MPI-IO file handle");
@@ -135,10 +180,17 @@ bool adjacent(const std::vector<ReadRow>& rows, std::size_t i, std::int64_t row_
 
 std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_t row_bytes,
                       const std::function<void(const unsigned char*, void*)>& place, bool helper,
-                      const RowCheck& check, std::int64_t chunk_bytes) {
+                      const RowCheck& check, std::int64_t chunk_bytes, int helper_cpu) {
   std::string err;
+  auto on_helper_cpu = [helper_cpu] {
+    if (helper_cpu < 0) return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(helper_cpu, &one);
+    pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+  };
   if (!place) {  // straight into the arrays; each run checked while the next is read
-    // With checksums, runs of at most `chunk_bytes` (16 MiB, IOR's transfer size): the
+    // With checksums, runs of at most `chunk_bytes` (the reader's 32 MiB): the
     // helper then hashes rows mostly still in the cache while the next run is read (whole
     // runs, up to all of a rank's rows of a variable, were hashed from memory). Without
     // checksums, one call per run.
@@ -154,7 +206,10 @@ std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_
         auto job = [&rows, &check, a, b] {
           for (std::size_t i = a; i < b; ++i) check(i, static_cast<const unsigned char*>(rows[i].dst));
         };
-        if (helper) checking = std::async(std::launch::async, job);
+        if (helper) checking = std::async(std::launch::async, [&on_helper_cpu, job] {
+          on_helper_cpu();
+          job();
+        });
         else job();
       }
       a = b;
@@ -182,7 +237,10 @@ std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_
         place(row, rows[i].dst);
       }
     };
-    if (helper) placing = std::async(std::launch::async, job);
+    if (helper) placing = std::async(std::launch::async, [&on_helper_cpu, job] {
+      on_helper_cpu();
+      job();
+    });
     else job();
     a = b;
   }

@@ -61,6 +61,19 @@ std::string write_pieces(MPI_File fh, MPI_Comm comm, std::int64_t base, const st
 /// more ranks than cores): a helper thread would then take this thread's own CPU time.
 bool bound_to_one_cpu();
 
+/// Where a rank's row hashes can run beside its writes (collective over `comm`).
+struct CpuPlan {
+  int spare_cpu = -1;       ///< a bound rank's: an online CPU that no rank of `comm` on this
+                            ///< node is bound to, one per bound rank in node order, that a
+                            ///< thread may really run on (a batch system's cpuset can forbid
+                            ///< it); -1 if none, and always -1 for an unbound rank
+  bool node_has_spare = false;  ///< the node's ranks of `comm` may use more CPUs than they
+                                ///< are ranks (an unbound rank's helper then finds a CPU)
+};
+/// Ranks outside `comm` (another job, an I/O or server rank) are not seen: a CPU they are
+/// bound to may be handed out.
+CpuPlan plan_cpus(MPI_Comm comm, bool bound);
+
 /// One row to read: the `row_bytes` bytes at byte `offset` of the file go to `dst`.
 struct ReadRow {
   void* dst = nullptr;
@@ -76,11 +89,12 @@ struct ReadRow {
 /// on a helper thread while the next chunk is read when `helper` (it must make no MPI
 /// call). `check(i, bytes)`, if given, sees every row's bytes as read (row i of `rows`,
 /// in order) once they are in memory, on the same helper while the next run or chunk is
-/// read (checksums cost no extra wait). Returns an empty string or this rank's first MPI
-/// error.
+/// read (checksums cost no extra wait). `helper_cpu` >= 0: the helper runs on that CPU
+/// (plan_cpus). Returns an empty string or this rank's first MPI error.
 using RowCheck = std::function<void(std::size_t, const unsigned char*)>;
 std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_t row_bytes,
                       const std::function<void(const unsigned char*, void*)>& place, bool helper,
-                      const RowCheck& check = {}, std::int64_t chunk_bytes = std::int64_t{16} << 20);
+                      const RowCheck& check = {}, std::int64_t chunk_bytes = std::int64_t{16} << 20,
+                      int helper_cpu = -1);
 
 }  // namespace rwd::kernel::detail

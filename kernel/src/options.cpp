@@ -54,6 +54,7 @@ const Entry kEntries[] = {
     {"keep_buffer", &IoOptions::keep_buffer, "keep the linear write buffer mapped for the next step (one per process)"},
     {"early_writeback", &IoOptions::early_writeback, "durable steps: start writeback of each dataset's bytes (sync_file_range) as soon as it is written"},
     {"checksums", &IoOptions::checksums, "store a checksum (XXH3-64) per grid row and dataset; restarts and windows verify them"},
+    {"spare_cpus", &IoOptions::spare_cpus, "a rank bound to one CPU hashes rows on a node CPU no rank is bound to, in step with the write"},
     {"compression", &IoOptions::compression,
      "lossless compression of cell datasets, chunked, collective filtered writes (lz4, bitshuffle: HDF5 plugins)",
      {"none", "deflate", "lz4", "bitshuffle"}},

@@ -38,6 +38,10 @@ struct ReaderState {
   h5::Plist dxpl_indep;  ///< bulk reads made of large contiguous runs (see read_rows_impl)
   CommonInfo common;
   int major = 0, minor = 0;
+  /// A rank bound to one CPU checks the rows it reads on a helper pinned to a spare CPU
+  /// of the node (detail::plan_cpus), found at the first direct read (collective):
+  /// -2 until then, -1 for none.
+  mutable int spare_cpu = -2;
 
   ~ReaderState() { file.reset(); }  // before `comm`, which the file's MPI-IO handle uses
 };
@@ -457,6 +461,8 @@ void Reader::read_fields_into(std::int64_t step_number, const std::vector<FieldR
     std::string err;
     int level = MPI_THREAD_SINGLE;
     MPI_Query_thread(&level);
+    if (r.spare_cpu == -2)  // the same on every rank: the thread level is the job's
+      r.spare_cpu = level >= MPI_THREAD_FUNNELED ? detail::plan_cpus(r.comm, detail::bound_to_one_cpu()).spare_cpu : -1;
     std::function<void(const unsigned char*, void*)> place;
     if (halo > 0)
       place = [&](const unsigned char* row, void* dst) {
@@ -468,7 +474,8 @@ void Reader::read_fields_into(std::int64_t step_number, const std::vector<FieldR
       for (std::size_t i : order) want.push_back({dest[f][i], at[f] + rows[i] * row_bytes});
       // Each row's bytes are hashed as read, on the helper, while the next run is read
       // (also on a rank bound to one CPU: the helper runs while the read waits for the
-      // disk; checking each 1 MiB inline instead was slower, docs/benchmarks.md).
+      // disk, on a spare CPU if the node has one; checking each 1 MiB inline instead was
+      // slower, docs/benchmarks.md).
       const int col = sums.empty() ? -1 : sums.column(dpath);
       std::int64_t bad_row = -1;  // written by the helper only; read after read_rows joined it
       detail::RowCheck check;
@@ -478,7 +485,14 @@ void Reader::read_fields_into(std::int64_t step_number, const std::vector<FieldR
           if (bad_row < 0 && detail::hash_bytes(bytes, static_cast<std::size_t>(row_bytes)) != sums.at(row, col))
             bad_row = row;
         };
-      err = detail::read_rows(fh, want, row_bytes, place, level >= MPI_THREAD_FUNNELED, check);
+      // Checked runs of 32 MiB straight into the arrays: 1-rank K / KN restart reads (steady
+      // memory, 8 rounds each, two alternations) were 0.85-0.87 with 4 MiB runs, 0.93-0.94
+      // with 16, 0.98 with 32, 0.96-0.99 with 64, 0.90-0.92 with 256 (each read call's wait is
+      // a bubble in the disk's queue; too long a run is hashed from DRAM, not the cache);
+      // at 2 and 4 ranks 16 and 32 were the same. Halo'd rows keep 16 MiB bounce buffers.
+      const std::int64_t run_bytes = (place ? std::int64_t{16} : std::int64_t{32}) << 20;
+      err = detail::read_rows(fh, want, row_bytes, place, level >= MPI_THREAD_FUNNELED, check, run_bytes,
+                              r.spare_cpu);
       if (!err.empty()) err = dpath + ": " + err;
       else if (bad_row >= 0) c.fail(ErrorKind::corrupt, detail::checksum_mismatch(e.group, dpath, bad_row));
     }

@@ -22,6 +22,9 @@ namespace rwd::kernel {
 
 namespace detail {
 
+constexpr int kHashAnyCpu = -1;   ///< WriterState::hash_cpu: an unpinned helper
+constexpr int kHashInline = -2;   ///< WriterState::hash_cpu: the writing thread, chunk by chunk
+
 /// Writer's state: the open file, its communicators and settings.
 struct WriterState {
   mpi::Comm comm;  ///< the writer's duplicate of the caller's communicator
@@ -37,6 +40,10 @@ struct WriterState {
   bool helper_threads = false;  ///< MPI_THREAD_FUNNELED or more: helpers may exist
   bool one_cpu = false;         ///< bound to one CPU (mpirun's default for ranks <= cores):
                                 ///< a helper thread takes the writer's own CPU time
+  int hash_cpu = kHashInline;   ///< where zero-copy rows are hashed as they are written
+                                ///< (write_hashing): a CPU number (a bound rank's spare CPU,
+                                ///< IoOptions::spare_cpus), kHashAnyCpu (a helper the scheduler
+                                ///< places: the node has CPUs to spare) or kHashInline
   mpi::Comm node_comm;  ///< the ranks sharing this node (and page cache)
   int node_size = 1;
   bool early_writeback = false; ///< the node leader starts writeback after each dataset

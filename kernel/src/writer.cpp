@@ -58,6 +58,13 @@ void detail::WriterState::open_common(MPI_Comm c, const std::string& p, const Io
   MPI_Query_thread(&level);
   helper_threads = level >= MPI_THREAD_FUNNELED;
   one_cpu = bound_to_one_cpu();
+  // Collective over comm when helpers may exist (the same on every rank: the thread level
+  // and the options are the job's).
+  if (helper_threads) {
+    const CpuPlan cpus = plan_cpus(comm, one_cpu);
+    if (one_cpu) hash_cpu = opts.spare_cpus && cpus.spare_cpu >= 0 ? cpus.spare_cpu : kHashInline;
+    else hash_cpu = cpus.node_has_spare ? kHashAnyCpu : kHashInline;
+  }
 }
 
 /// After the file exists: a descriptor only for starting writeback (a file system

@@ -89,6 +89,12 @@ struct IoOptions {
   bool checksums = true;                   ///< store an XXH3-64 hash of every row of every
                                            ///< dataset (format 1.4), computed while the row is
                                            ///< cache-hot; readers verify what they read
+  bool spare_cpus = true;                  ///< a rank bound to one CPU hashes its zero-copy rows
+                                           ///< on a helper thread pinned to an online CPU that
+                                           ///< no rank of the writer's communicator on this node
+                                           ///< is bound to, in step with the write (the hash then
+                                           ///< costs the write nothing); off, or without such a
+                                           ///< CPU, it hashes each chunk just before writing it
   // --- compression (format 1.5; docs/file-format.md §4, "Compression") ---
   std::string compression = "none";        ///< lossless filter of every step's cell datasets
                                            ///< (cell_type, fields): "none" (contiguous, zero
