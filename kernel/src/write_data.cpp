@@ -127,14 +127,20 @@ std::string write_hashing(MPI_File fh, std::int64_t base, const std::vector<Piec
     });
   }
   std::string err;
-  for (std::size_t k0 = 0; k0 < n; k0 += per) {
-    const std::size_t k1 = std::min(n, k0 + per);
-    if (!helper.joinable()) hash(k0, k1);
-    started.store(k1, std::memory_order_release);
-    if (err.empty()) {
-      const std::vector<Piece> chunk(pieces.begin() + static_cast<std::ptrdiff_t>(k0), pieces.begin() + static_cast<std::ptrdiff_t>(k1));
-      err = write_pieces(fh, MPI_COMM_NULL, base, chunk, false);
+  try {
+    for (std::size_t k0 = 0; k0 < n; k0 += per) {
+      const std::size_t k1 = std::min(n, k0 + per);
+      if (!helper.joinable()) hash(k0, k1);
+      started.store(k1, std::memory_order_release);
+      if (err.empty()) {
+        const std::vector<Piece> chunk(pieces.begin() + static_cast<std::ptrdiff_t>(k0), pieces.begin() + static_cast<std::ptrdiff_t>(k1));
+        err = write_pieces(fh, MPI_COMM_NULL, base, chunk, false);
+      }
     }
+  } catch (...) {  // let the helper finish before the exception leaves (no thread left joinable)
+    started.store(n, std::memory_order_release);
+    if (helper.joinable()) helper.join();
+    throw;
   }
   if (helper.joinable()) helper.join();
   return err;
