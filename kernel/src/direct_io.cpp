@@ -9,6 +9,8 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include "rewind/mpi/comm.hpp"
+
 namespace rwd::kernel::detail {
 
 namespace {
@@ -93,9 +95,16 @@ bool bound_to_one_cpu() {
   return sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) == 1;
 }
 
+bool pin_this_thread(int cpu) {
+  if (cpu < 0) return true;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  return pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
+}
+
 CpuPlan plan_cpus(MPI_Comm comm, bool bound) {
-  MPI_Comm node = MPI_COMM_NULL;
-  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  const mpi::Comm node = mpi::Comm::split_shared(comm, "rewind kernel");
   int node_rank = 0, node_size = 1;
   MPI_Comm_rank(node, &node_rank);
   MPI_Comm_size(node, &node_size);
@@ -107,7 +116,6 @@ CpuPlan plan_cpus(MPI_Comm comm, bool bound) {
   int b = bound ? 1 : 0;
   MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, node);
   MPI_Allgather(&b, 1, MPI_INT, bound_all.data(), 1, MPI_INT, node);
-  MPI_Comm_free(&node);
   cpu_set_t taken;
   CPU_ZERO(&taken);
   for (const auto& s : all) CPU_OR(&taken, &taken, &s);
@@ -124,12 +132,7 @@ CpuPlan plan_cpus(MPI_Comm comm, bool bound) {
   if (nth >= static_cast<int>(spare.size())) return plan;
   const int cpu = spare[static_cast<std::size_t>(nth)];
   bool usable = false;  // try it once: a cpuset may forbid it
-  std::thread([&] {
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    usable = pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
-  }).join();
+  std::thread([&] { usable = pin_this_thread(cpu); }).join();
   if (usable) plan.spare_cpu = cpu;
   return plan;
 }
@@ -182,13 +185,7 @@ std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_
                       const std::function<void(const unsigned char*, void*)>& place, bool helper,
                       const RowCheck& check, std::int64_t chunk_bytes, int helper_cpu) {
   std::string err;
-  auto on_helper_cpu = [helper_cpu] {
-    if (helper_cpu < 0) return;
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(helper_cpu, &one);
-    pthread_setaffinity_np(pthread_self(), sizeof one, &one);
-  };
+  auto on_helper_cpu = [helper_cpu] { pin_this_thread(helper_cpu); };
   if (!place) {  // straight into the arrays; each run checked while the next is read
     // With checksums, runs of at most `chunk_bytes` (the reader's 32 MiB): the
     // helper then hashes rows mostly still in the cache while the next run is read (whole

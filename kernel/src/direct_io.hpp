@@ -61,6 +61,9 @@ std::string write_pieces(MPI_File fh, MPI_Comm comm, std::int64_t base, const st
 /// more ranks than cores): a helper thread would then take this thread's own CPU time.
 bool bound_to_one_cpu();
 
+/// Moves the calling thread to `cpu` (no-op for cpu < 0); false if the system refuses.
+bool pin_this_thread(int cpu);
+
 /// Where a rank's row hashes can run beside its writes (collective over `comm`).
 struct CpuPlan {
   int spare_cpu = -1;       ///< a bound rank's: an online CPU that no rank of `comm` on this

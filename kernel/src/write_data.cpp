@@ -18,8 +18,6 @@
 #include <type_traits>
 
 #include <fcntl.h>
-#include <pthread.h>
-#include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -114,12 +112,7 @@ std::string write_hashing(MPI_File fh, std::int64_t base, const std::vector<Piec
   std::thread helper;
   if (hash_cpu != kHashInline) {
     helper = std::thread([&] {
-      if (hash_cpu >= 0) {
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(hash_cpu, &one);
-        pthread_setaffinity_np(pthread_self(), sizeof one, &one);  // checked at setup; else it shares a CPU
-      }
+      pin_this_thread(hash_cpu);  // checked at setup (kHashAnyCpu: not pinned)
       for (std::size_t k0 = 0; k0 < n; k0 += per) {
         while (started.load(std::memory_order_acquire) <= k0) std::this_thread::yield();
         hash(k0, std::min(n, k0 + per));
