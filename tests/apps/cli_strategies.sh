@@ -6,6 +6,7 @@
 #  - a restart from a file written by I/O ranks, itself on I/O ranks, continues exactly
 #    as the collective run does;
 #  - the compute ranks report the hand-off and the I/O ranks their writing;
+#  - spare_cpus off writes the same file, and a restart on a bound rank continues exactly;
 #  - bad values and a job too small for an I/O rank are refused with one line.
 #   cli_strategies.sh REWIND SOURCE_DIR MPIEXEC
 source "$(dirname "$0")/lib.sh" "$@"
@@ -48,6 +49,16 @@ check "dedicated with deflate: every step identical, the file smaller" \
 check "restart from a dedicated file, on I/O ranks: step 30 identical to the collective run" \
   "$rewind diff ref.h5@30 branch.h5@30 >/dev/null"
 
+# spare_cpus: on 2 processes mpirun binds the one compute rank to one core, so its row
+# hashes and the restart's checks may run on another; the file is the same either way,
+# and a restart read through the pinned checker continues exactly.
+run 2 spare_on.h5 || exit 1
+run 2 spare_off.h5 --set output.io.spare_cpus=false || exit 1
+check "spare_cpus = false: every step identical to the default's" "same_steps spare_on.h5 spare_off.h5"
+"$mpiexec" -n 2 "$rewind" run --restart spare_on.h5@10 --steps 20 -o spare_branch.h5 -q >spare_branch.log 2>&1 || cat spare_branch.log
+check "restart on 1 compute rank (checks on the spare CPU): step 30 identical" \
+  "$rewind diff spare_on.h5@30 spare_branch.h5@30 >/dev/null && $rewind verify spare_branch.h5 >/dev/null"
+
 # Refusals: one line, non-zero exit, nothing written.
 refused() {  # refused NP PATTERN [options]: exit != 0, one error line matching PATTERN, no abort, no file
   local np=$1 pat=$2; shift 2
@@ -60,6 +71,7 @@ check "an unknown strategy is refused with one line" \
   "refused 3 'strategy.*must be \"auto\", \"collective\", \"independent\", \"aggregated\", \"dedicated\", not \"async\"' --set 'output.io.strategy=\"async\"'"
 check "compression with independent transfers is refused with one line" \
   "refused 3 'compression.*not strategy = \"independent\"' --set 'output.io.strategy=\"independent\"' --set 'output.io.compression=\"deflate\"'"
+check "spare_cpus = \"maybe\" is refused with one line" "refused 3 'spare_cpus.*expected true or false' --set output.io.spare_cpus=maybe"
 check "steps_in_flight = 0 is refused with one line" "refused 3 'steps_in_flight.*at least 1' --set output.io.steps_in_flight=0"
 check "dedicated on 2 processes is refused with one line naming -np 3" \
   "refused 2 'needs an I/O rank.*mpirun -np 3 or more' --set 'output.io.strategy=\"dedicated\"'"
