@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 
 #include "rewind/kernel/options.hpp"
 #include "rewind/mpi/message.hpp"
@@ -262,6 +263,19 @@ std::int64_t type_offset(std::size_t slots, std::size_t grids, std::int64_t cell
 
 }  // namespace
 
+namespace {
+/// Some array of `grids` starts in [begin, end).
+bool points_into(const LocalGrids& grids, const std::byte* begin, const std::byte* end) {
+  const auto in = [&](const void* p) {
+    const auto* b = static_cast<const std::byte*>(p);
+    return p != nullptr && !std::less<const std::byte*>{}(b, begin) && std::less<const std::byte*>{}(b, end);
+  };
+  return std::any_of(grids.grids.begin(), grids.grids.end(), [&](const GridRecord& r) {
+    return in(r.cell_type) || std::any_of(r.fields.begin(), r.fields.end(), in);
+  });
+}
+}  // namespace
+
 SlotLayout slot_layout(const StepInfo& info, bool write, const std::vector<FieldSpec>* consume) {
   SlotLayout l;
   if (write)
@@ -281,13 +295,13 @@ std::int64_t slot_bytes(const SlotLayout& layout, const LocalGrids& grids) {
   return type_offset(layout.slots.size(), n, cells) + (layout.types ? static_cast<std::int64_t>(n) * cells : 0);
 }
 
-void pack_step(const SlotLayout& layout, const LocalGrids& grids, std::byte* slot, Packer& msg) {
+void pack_step(const SlotLayout& layout, const LocalGrids& grids, std::byte* slot, Packer& msg, bool copy) {
   const auto& slots = layout.slots;
   const int halo = layout.padded ? grids.halo : 0;  // shipped
   const std::int64_t cells = shipped_cells(grids.block, halo);
   const std::size_t n = grids.grids.size();
   // A padded array is copied whole (one memcpy); an interior is cut out of it.
-  const auto copy = [&](const auto* src, auto* dst) {
+  const auto copy_array = [&](const auto* src, auto* dst) {
     if (layout.padded) std::memcpy(dst, src, static_cast<std::size_t>(cells) * sizeof(*src));
     else copy_interior(src, dst, grids.block, grids.halo);
   };
@@ -313,10 +327,32 @@ void pack_step(const SlotLayout& layout, const LocalGrids& grids, std::byte* slo
       // A missing array is the writer's error to report: send zeros, mark it absent.
       const bool present = sl < r.fields.size() && r.fields[sl] != nullptr;
       msg.put(static_cast<std::uint8_t>(present));
-      if (present) copy(r.fields[sl], values + (k * n + g) * static_cast<std::size_t>(cells));
+      if (present && copy) copy_array(r.fields[sl], values + (k * n + g) * static_cast<std::size_t>(cells));
     }
-    if (has_type) copy(r.cell_type, types + g * static_cast<std::size_t>(cells));
+    if (has_type && copy) copy_array(r.cell_type, types + g * static_cast<std::size_t>(cells));
   }
+}
+
+LocalGrids slot_grids(const SlotLayout& layout, const LocalGrids& like, std::byte* slot) {
+  const auto& slots = layout.slots;
+  const std::size_t n = like.grids.size();
+  const std::int64_t cells = shipped_cells(like.block, 0);
+  auto* values = reinterpret_cast<double*>(slot);
+  auto* types = reinterpret_cast<std::uint8_t*>(slot + type_offset(slots.size(), n, cells));
+  const std::size_t width = slots.empty() ? 0 : static_cast<std::size_t>(slots.back()) + 1;
+  LocalGrids out;
+  out.block = like.block;
+  out.halo = 0;
+  out.grids.reserve(n);
+  for (std::size_t g = 0; g < n; ++g) {
+    GridRecord r = like.grids[g];
+    r.fields.assign(width, nullptr);
+    for (std::size_t k = 0; k < slots.size(); ++k)
+      r.fields[static_cast<std::size_t>(slots[k])] = values + (k * n + g) * static_cast<std::size_t>(cells);
+    r.cell_type = layout.types ? types + g * static_cast<std::size_t>(cells) : nullptr;
+    out.grids.push_back(std::move(r));
+  }
+  return out;
 }
 
 void unpack_grids(Unpacker& msg, const std::byte* slot, LocalGrids& into) {
@@ -458,19 +494,38 @@ WriteStats Forwarder::write_step(const StepInfo& info, const LocalGrids& grids) 
 WriteStats Forwarder::hand_off(const StepInfo& info, const LocalGrids& grids, bool write,
                                 const std::vector<FieldSpec>* consume) {
   if (!open_) throw FileError(ErrorKind::invalid_argument, path_, "writer is closed");
-  WriteStats st;
+  // A span lent for this step (Writer::span) is taken as it is or dropped: either way this
+  // hand-off ends it.
+  const std::optional<Lent> lent = std::move(lent_);
+  lent_.reset();
+  WriteStats st = lent ? lent->waited : WriteStats{};
   st.handed_off = true;
-  const double t0 = MPI_Wtime();
+  const double t0 = MPI_Wtime() - st.wait_seconds;
   // Room for this step: at most slots_ steps in flight (the same count on every rank, so
   // every rank settles, and throws, at the same call).
   while (static_cast<std::int64_t>(in_flight_.size()) >= slots_) settle_one(&st);
   const SlotLayout layout = slot_layout(info, write, consume);
   const std::int64_t need = slot_bytes(layout, grids);
+  const bool from_span = lent && is_lent(*lent, layout, grids);
+  // The span's arrays are in a slot already; a hand-off of other arrays that points into
+  // it (a consumer's step, or one laid out otherwise) would copy the slot onto itself.
+  const bool misused = lent && !from_span && points_into(grids, lent->begin, lent->end);
   // One reduction for the window decision and the step's totals: {ranks that must grow,
-  // bytes, grids}.
-  std::int64_t mine[3] = {need > slot_capacity_ ? 1 : 0, need, static_cast<std::int64_t>(grids.grids.size())};
-  std::int64_t totals[3] = {0, 0, 0};
-  MPI_Allreduce(mine, totals, 3, MPI_INT64_T, MPI_SUM, comm_);
+  // bytes, grids, ranks handing over a span, ranks handing a span over wrongly}.
+  std::int64_t mine[5] = {need > slot_capacity_ ? 1 : 0, need, static_cast<std::int64_t>(grids.grids.size()),
+                          from_span ? 1 : 0, misused ? 1 : 0};
+  std::int64_t totals[5] = {0, 0, 0, 0, 0};
+  MPI_Allreduce(mine, totals, 5, MPI_INT64_T, MPI_SUM, comm_);
+  if (totals[4] != 0)
+    throw FileError(ErrorKind::invalid_argument, path_,
+                    fmt::format("step {}: a span (Writer::span) goes to the write_step of the step it was taken for, "
+                                "with the same fields; not to a hand-off of other fields",
+                                info.step));
+  if (totals[0] != 0 && totals[3] != 0)  // a new window would drop the spans' contents
+    throw FileError(ErrorKind::invalid_argument, path_,
+                    fmt::format("step {}: a rank's step is larger than the span it was lent (Writer::span): "
+                                "hand every rank's span to write_step, or none",
+                                info.step));
   ensure_capacity(need, totals[0] != 0, &st);
   st.wait_seconds = MPI_Wtime() - t0;
   const std::int64_t offset = (next_slot_++ % slots_) * slot_capacity_;
@@ -480,7 +535,8 @@ WriteStats Forwarder::hand_off(const StepInfo& info, const LocalGrids& grids, bo
   msg.put(static_cast<std::uint8_t>((write ? kWriteStep : 0) | (consume ? kConsumeStep : 0)));
   msg.put(info);
   msg.put(consume ? *consume : std::vector<FieldSpec>{});
-  pack_step(layout, grids, window().mine() + offset, msg);
+  pack_step(layout, grids, window().mine() + offset, msg, !from_span);
+  st.copied_bytes = from_span ? 0 : need;
   window().sync();
   command(msg, false);
   in_flight_.push_back(info.step);  // a step for the consumer only holds its slot too
@@ -498,10 +554,44 @@ WriteStats Forwarder::hand_off(const StepInfo& info, const LocalGrids& grids, bo
   return st;
 }
 
+LocalGrids Forwarder::span(const StepInfo& info, const LocalGrids& like) {
+  if (!open_) throw FileError(ErrorKind::invalid_argument, path_, "writer is closed");
+  lent_.reset();
+  WriteStats waited;
+  const double t0 = MPI_Wtime();
+  while (static_cast<std::int64_t>(in_flight_.size()) >= slots_) settle_one(&waited);
+  const SlotLayout layout = slot_layout(info, true, nullptr);
+  const std::int64_t need = slot_bytes(layout, like);
+  std::int64_t grow = need > slot_capacity_ ? 1 : 0, any = 0;
+  MPI_Allreduce(&grow, &any, 1, MPI_INT64_T, MPI_SUM, comm_);
+  ensure_capacity(need, any != 0, &waited);
+  waited.wait_seconds = MPI_Wtime() - t0;
+  // The slot the next hand-off takes (hand_off's offset).
+  std::byte* slot = window().mine() + (next_slot_ % slots_) * slot_capacity_;
+  lent_ = Lent{layout, slot_grids(layout, like, slot), waited, slot, slot + need};
+  return lent_->grids;
+}
+
+bool Forwarder::is_lent(const Lent& lent, const SlotLayout& layout, const LocalGrids& grids) {
+  if (layout.slots != lent.layout.slots || layout.types != lent.layout.types || layout.padded || grids.halo != 0 ||
+      grids.block != lent.grids.block || grids.grids.size() != lent.grids.grids.size())
+    return false;
+  for (std::size_t g = 0; g < grids.grids.size(); ++g) {
+    const GridRecord &a = grids.grids[g], &b = lent.grids.grids[g];
+    if (layout.types && a.cell_type != b.cell_type) return false;
+    for (int s : layout.slots) {
+      const auto i = static_cast<std::size_t>(s);
+      if (i >= a.fields.size() || a.fields[i] != b.fields[i]) return false;
+    }
+  }
+  return true;
+}
+
 void Forwarder::ensure_capacity(std::int64_t need, bool grow_any, WriteStats* st) {
   if (!grow_any) return;
-  // A new window for the group: nothing of the old one may be in flight.
+  // A new window for the group: nothing of the old one may be in flight, nor lent.
   while (!in_flight_.empty()) settle_one(st);
+  lent_.reset();
   slot_capacity_ = std::max(slot_capacity_, need + need / 8 + 4096);  // room for a little growth
   Packer msg;
   msg.put(Op::resize);

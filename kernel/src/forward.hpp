@@ -144,9 +144,12 @@ struct SlotLayout {
 SlotLayout slot_layout(const StepInfo& info, bool write, const std::vector<FieldSpec>* consume);
 /// Bytes of one client's step in its slot.
 std::int64_t slot_bytes(const SlotLayout& layout, const LocalGrids& grids);
-/// Copies the arrays into `slot` (the layout slot_bytes measures) and appends the layout
-/// and the grids' metadata to `msg`.
-void pack_step(const SlotLayout& layout, const LocalGrids& grids, std::byte* slot, Packer& msg);
+/// Copies the arrays into `slot` (the layout slot_bytes measures; `copy` false: they are
+/// there already, a span's) and appends the layout and the grids' metadata to `msg`.
+void pack_step(const SlotLayout& layout, const LocalGrids& grids, std::byte* slot, Packer& msg, bool copy = true);
+/// `like`'s grids with their arrays in `slot` as pack_step lays them out (a write-only
+/// layout: interiors, halo 0): Writer::span.
+LocalGrids slot_grids(const SlotLayout& layout, const LocalGrids& like, std::byte* slot);
 /// Appends one client's grids (layout and metadata from `msg`, data in `slot`) to `into`
 /// (halo as shipped: 0 for interiors; GridRecord::fields indexed by the step's slots, as
 /// the client had them).
@@ -200,6 +203,8 @@ class Forwarder {
   WriteStats write_step(const StepInfo& info, const LocalGrids& grids);
   /// Writer::hand_off (dedicated only; the caller checks); `consume` null: write only.
   WriteStats hand_off(const StepInfo& info, const LocalGrids& grids, bool write, const std::vector<FieldSpec>* consume);
+  /// Writer::span: a free slot, sized for the step, as `like`'s grids.
+  LocalGrids span(const StepInfo& info, const LocalGrids& like);
   /// Writer::prepare: the shared window sized (and this rank's slots touched) for steps
   /// like this one (with `consume`: handed to the consumer too), before the first of them.
   void prepare(const StepInfo& info, const LocalGrids& grids, const std::vector<FieldSpec>* consume);
@@ -234,6 +239,16 @@ class Forwarder {
   bool open_ = false;
   bool dedicated_ = false;                   ///< the server is an I/O rank (not the node leader)
   bool consumer_active_ = true;              ///< as the last settled step's reply said
+  /// The span lent for the next step (Writer::span), until a hand-off takes or drops it.
+  struct Lent {
+    SlotLayout layout;
+    LocalGrids grids;                        ///< as returned: the pointers to recognise
+    WriteStats waited;                       ///< the span's wait and the steps it settled
+    const std::byte *begin, *end;            ///< its bytes in this rank's segment
+  };
+  std::optional<Lent> lent_;
+  /// `grids` are the `lent` span's, for a step of `layout`.
+  static bool is_lent(const Lent& lent, const SlotLayout& layout, const LocalGrids& grids);
 };
 
 }  // namespace rwd::kernel::detail

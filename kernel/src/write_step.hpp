@@ -48,6 +48,7 @@ struct WriterState {
   int node_size = 1;
   bool early_writeback = false; ///< the node leader starts writeback after each dataset
   int writeback_fd = -1;        ///< node leader only: descriptor for sync_file_range, or -1
+  std::vector<double> span_memory;  ///< Writer::span's arrays (doubles: aligned for any of them)
 
   void hook(const char* phase_name) const {
     if (opts.on_phase) opts.on_phase(phase_name);

@@ -113,6 +113,17 @@ void Writer::prepare(const StepInfo& info, const LocalGrids& grids, const std::v
   if (fwd_) fwd_->prepare(info, grids, fwd_->dedicated() ? consume : nullptr);
 }
 
+LocalGrids Writer::span(const StepInfo& info, const LocalGrids& like) {
+  if (fwd_) return fwd_->span(info, like);
+  if (!impl_ || !impl_->file.valid()) throw FileError(ErrorKind::invalid_argument, impl_ ? impl_->path : "?", "writer is closed");
+  // The writer writes from wherever the arrays are: any memory will do, kept for the next.
+  const detail::SlotLayout layout = detail::slot_layout(info, true, nullptr);
+  const auto need = static_cast<std::size_t>(detail::slot_bytes(layout, like));
+  auto& m = impl_->span_memory;
+  if (m.size() < need) m = std::vector<double>((need + sizeof(double) - 1) / sizeof(double));
+  return detail::slot_grids(layout, like, reinterpret_cast<std::byte*>(m.data()));
+}
+
 WriteStats Writer::hand_off(const StepInfo& info, const LocalGrids& grids, bool write,
                             const std::vector<FieldSpec>& consume) {
   if (!fwd_ || !fwd_->dedicated())

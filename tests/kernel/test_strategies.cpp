@@ -186,6 +186,167 @@ TEST_CASE("dedicated I/O ranks write the same file while the compute ranks go on
 }
 
 namespace {
+/// Every cell of every step, as a user reading the file sees it: the step's datasets
+/// (serial reader, every row), bytes as read.
+std::string file_cells(const std::string& path) {
+  Reader r = Reader::open(path);
+  std::string s;
+  for (const auto& e : r.steps()) {
+    const auto n = static_cast<std::int64_t>(r.read_topology(e.step).uid.size());
+    std::vector<std::int64_t> rows(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) rows[static_cast<std::size_t>(i)] = i;
+    const std::size_t cells = static_cast<std::size_t>(r.common().block.cells()) * rows.size();
+    const StepInfo info = step_info(static_cast<int>(e.step));
+    for (const auto& f : info.fields) {
+      std::vector<double> v(cells);
+      r.read_rows(e.step, f.group, f.name, rows, v.data());
+      s.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(double));
+    }
+    if (!info.write_cell_type) continue;
+    std::vector<std::uint8_t> t(cells);
+    r.read_cell_types(e.step, rows, t.data());
+    s.append(reinterpret_cast<const char*>(t.data()), t.size());
+  }
+  return s;
+}
+
+/// What a code computing its output in the writer's memory does: the step's arrays
+/// (the interiors of `own`'s) produced in `span`.
+void fill_span(const LocalGrids& span, const LocalGrids& own, const StepInfo& info) {
+  const BlockShape b = own.block;
+  const int h = own.halo, px = b.sx + 2 * h, py = b.sy + 2 * h;
+  auto interior = [&](const auto* src, auto* dst) {
+    for (int z = 0; z < b.sz; ++z)
+      for (int y = 0; y < b.sy; ++y)
+        for (int x = 0; x < b.sx; ++x) *dst++ = src[((z + h) * py + y + h) * px + x + h];
+  };
+  for (std::size_t g = 0; g < own.grids.size(); ++g) {
+    for (const auto& f : info.fields) {
+      const auto sl = static_cast<std::size_t>(f.slot);
+      interior(own.grids[g].fields[sl], const_cast<double*>(span.grids[g].fields[sl]));
+    }
+    if (info.write_cell_type) interior(own.grids[g].cell_type, const_cast<std::uint8_t*>(span.grids[g].cell_type));
+  }
+}
+
+/// write_run, every step computed in Writer::span; checks what the spans said.
+void write_run_in_spans(MPI_Comm comm, const std::string& path, const IoOptions& opt) {
+  ToyModel m = ToyModel::build(comm);
+  Writer w = Writer::create(comm, path, ToyModel::common(), opt);
+  const bool handed = opt.strategy == "dedicated" || opt.strategy == "aggregated";
+  std::vector<const double*> seen;  // each span's first array
+  // Two slots: sized for the largest step first, so they stay put; one slot: the window
+  // grows at the first checkpoint, under the span it lends.
+  const bool prepared = handed && opt.steps_in_flight == 2;
+  if (prepared) w.prepare(step_info(2), m.describe());
+  for (int i = 1; i <= kSteps; ++i) {
+    m.advance(kDt);
+    const StepInfo info = step_info(i);
+    const LocalGrids own = m.describe();
+    const LocalGrids span = w.span(info, own);
+    CHECK(span.halo == 0);
+    if (prepared && !span.grids.empty()) {
+      // Slots in turn: step i's span lies where step i - 2's did, not where i - 1's is
+      // still being written from.
+      seen.push_back(span.grids[0].fields[0]);
+      if (seen.size() > 2) CHECK(seen[seen.size() - 1] == seen[seen.size() - 3]);
+      if (seen.size() > 1) CHECK(seen[seen.size() - 1] != seen[seen.size() - 2]);
+    }
+    CHECK(span.grids.size() == own.grids.size());
+    fill_span(span, own, info);
+    const WriteStats st = w.write_step(info, span);
+    CHECK(st.handed_off == handed);
+    CHECK(st.copied_bytes == 0);  // the step went over as it was: no pass over its data
+    CHECK(st.n_grids == 33);
+  }
+  // A hand-off of the code's own arrays copies them (the comparison above means something).
+  if (handed) {
+    m.advance(kDt);
+    CHECK(w.write_step(step_info(kSteps + 1), m.describe()).copied_bytes > 0);
+  }
+  w.close();
+}
+}  // namespace
+
+TEST_CASE("steps computed in Writer::span go over without a copy and make the same file, whoever writes",
+          "[kernel][mpi]") {
+  IoOptions base;
+  base.write_views = false;
+  DedicatedLayout lay;
+  const bool dedicated = rwd::test::world_size() >= 2;
+  // The reference: the compute ranks writing their own arrays collectively.
+  const std::string ref_path = rwd::kernel::test::test_path("span_ref");
+  if (!lay.is_io || !dedicated) write_run(dedicated ? lay.compute : MPI_COMM_WORLD, ref_path, base);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const std::string want = file_cells(ref_path);
+  // Dedicated twice: one slot (each span waits for the step before), and two (a span is
+  // filled while the step before is written from the other).
+  for (const char* strategy : {"collective", "aggregated", "dedicated", "dedicated2"}) {
+    const bool io_ranks = std::string(strategy).rfind("dedicated", 0) == 0;
+    if (io_ranks && !dedicated) continue;
+    INFO("strategy " << strategy);
+    const std::string path = rwd::kernel::test::test_path(std::string("span_") + strategy);
+    IoOptions opt = base;
+    set_option(opt, "strategy", std::string(io_ranks ? "dedicated" : strategy));
+    opt.steps_in_flight = std::string(strategy) == "dedicated2" ? 2 : 1;
+    if (io_ranks) {
+      opt.io_group = lay.group;
+      if (lay.is_io) {
+        CHECK(serve_io_ranks(lay.group, lay.io).steps == kSteps + 1);
+      } else {
+        write_run_in_spans(lay.compute, path, opt);
+        release_io_ranks(lay.group);
+      }
+    } else if (!lay.is_io || !dedicated) {
+      write_run_in_spans(dedicated ? lay.compute : MPI_COMM_WORLD, path, opt);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    const std::string got = file_cells(path);
+    // A handed-off run in spans wrote one step more (the copied one); the first kSteps are
+    // the same.
+    CHECK(got.substr(0, want.size()) == want);
+    CHECK((got.size() > want.size()) == (std::string(strategy) != "collective"));
+  }
+}
+
+TEST_CASE("dedicated: a span given to a hand-off it was not taken for is refused on every rank, named",
+          "[kernel][mpi]") {
+  if (rwd::test::world_size() < 2) return;
+  DedicatedLayout lay;
+  const std::string path = rwd::kernel::test::test_path("span_misused");
+  IoOptions opt;
+  opt.write_views = false;
+  opt.strategy = "dedicated";
+  opt.io_group = lay.group;
+  if (lay.is_io) {
+    CHECK(serve_io_ranks(lay.group, lay.io).steps == 1);
+  } else {
+    ToyModel m = ToyModel::build(lay.compute);
+    Writer w = Writer::create(lay.compute, path, ToyModel::common(), opt);
+    m.advance(kDt);
+    // Taken for a checkpoint (six fields), handed over as a visualisation step (two).
+    const LocalGrids span = w.span(step_info(2), m.describe());
+    fill_span(span, m.describe(), step_info(2));
+    try {
+      (void)w.write_step(step_info(1), span);
+      FAIL("a span was handed over for a step it was not taken for");
+    } catch (const FileError& e) {
+      CHECK(e.kind() == ErrorKind::invalid_argument);
+      CHECK_THAT(e.what(), Catch::Contains("step 1: a span (Writer::span)"));
+    }
+    // The writer goes on: the next step, from the code's own arrays, is written.
+    CHECK(w.write_step(step_info(2), m.describe()).copied_bytes > 0);
+    w.close();
+    release_io_ranks(lay.group);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  Reader r = Reader::open(path);
+  REQUIRE(r.steps().size() == 1);
+  CHECK(r.steps()[0].step == 2);
+  CHECK(r.steps()[0].committed);
+}
+
+namespace {
 /// Gives every halo cell of u and v a value of its own (the toy model leaves them 0), so a
 /// hand-off that dropped or shifted a halo cell shows.
 void mark_halos(ToyModel& m) {

@@ -84,6 +84,8 @@ struct WriteStats {
   std::int64_t written_step = -1;  ///< the last step whose write finished meanwhile, or -1
   double written_seconds = 0.0;    ///< that write's time on the writing ranks, flushes included
   double written_bandwidth = 0.0;  ///< its bytes / written_seconds
+  std::int64_t copied_bytes = 0;   ///< bytes this rank copied into the hand-off's shared
+                                   ///< memory (0 for a step written from span())
 };
 namespace detail {
 struct WriterState;
@@ -123,6 +125,21 @@ class Writer {
   /// on the I/O ranks will take, halos included. No effect under the other strategies.
   /// Throws FileError (same on all ranks).
   void prepare(const StepInfo& info, const LocalGrids& grids, const std::vector<FieldSpec>* consume = nullptr);
+
+  /// Collective. Memory for the arrays of the next step, owned by the writer: what ADIOS2
+  /// offers as Put(span) and Damaris as damaris_alloc, for a code that computes its output
+  /// there instead of in arrays of its own. Returns `like`'s grids (records, block) with
+  /// halo 0, whose fields[f.slot] for info.fields (and cell_type, if info.write_cell_type)
+  /// point at interiors for the caller to fill (x fastest, as GridRecord's arrays);
+  /// write_step(info, span) then takes them as they are. Under "dedicated" and
+  /// "aggregated" they lie in the hand-off's shared memory, so handing the step over costs
+  /// a message, not a copy (WriteStats::copied_bytes 0); under the other strategies, a
+  /// buffer of the writer's, reused from step to step. Waits for a free slot as write_step
+  /// would (steps_in_flight); the next write_step's wait_seconds includes that wait. The
+  /// span is valid until the next write_step or hand_off, which must get the same
+  /// info.fields and write_cell_type; the caller must not touch it afterwards (the I/O
+  /// ranks may still be writing from it). Throws FileError (same on all ranks).
+  LocalGrids span(const StepInfo& info, const LocalGrids& like);
 
   /// Collective. Strategy "dedicated" only: hands the step to the I/O ranks' StepConsumer
   /// (io_ranks.hpp), which sees `consume` (names and GridRecord::fields slots) as the
