@@ -17,7 +17,7 @@
 //      phase (here: copy it there from their arrays, outside the timer, as a code computing
 //      its output there would produce it), then hand it over; the cost is span()'s time
 //      (waiting for a free slot) + write_step's.
-// Before step 2 the compute ranks "compute" (sleep) as long as the round's collective
+// Before step 2 the compute ranks "compute" (sleep) as long as the last collective
 // write took, so step 2 shows the steady state: the I/O rank has finished step 1 unless it
 // is slower than the collective write. Step 1's cost also holds the shared window's
 // allocation (once per file).
