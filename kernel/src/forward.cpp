@@ -562,9 +562,7 @@ LocalGrids Forwarder::span(const StepInfo& info, const LocalGrids& like) {
   while (static_cast<std::int64_t>(in_flight_.size()) >= slots_) settle_one(&waited);
   const SlotLayout layout = slot_layout(info, true, nullptr);
   const std::int64_t need = slot_bytes(layout, like);
-  std::int64_t grow = need > slot_capacity_ ? 1 : 0, any = 0;
-  MPI_Allreduce(&grow, &any, 1, MPI_INT64_T, MPI_SUM, comm_);
-  ensure_capacity(need, any != 0, &waited);
+  fit(need, &waited);
   waited.wait_seconds = MPI_Wtime() - t0;
   // The slot the next hand-off takes (hand_off's offset).
   std::byte* slot = window().mine() + (next_slot_ % slots_) * slot_capacity_;
@@ -587,6 +585,13 @@ bool Forwarder::is_lent(const Lent& lent, const SlotLayout& layout, const LocalG
   return true;
 }
 
+bool Forwarder::fit(std::int64_t need, WriteStats* st) {
+  std::int64_t grow = need > slot_capacity_ ? 1 : 0, any = 0;
+  MPI_Allreduce(&grow, &any, 1, MPI_INT64_T, MPI_SUM, comm_);
+  ensure_capacity(need, any != 0, st);
+  return any != 0;
+}
+
 void Forwarder::ensure_capacity(std::int64_t need, bool grow_any, WriteStats* st) {
   if (!grow_any) return;
   // A new window for the group: nothing of the old one may be in flight, nor lent.
@@ -603,13 +608,9 @@ void Forwarder::ensure_capacity(std::int64_t need, bool grow_any, WriteStats* st
 
 void Forwarder::prepare(const StepInfo& info, const LocalGrids& grids, const std::vector<FieldSpec>* consume) {
   if (!open_) throw FileError(ErrorKind::invalid_argument, path_, "writer is closed");
-  const std::int64_t need = slot_bytes(slot_layout(info, true, consume), grids);
-  std::int64_t grow = need > slot_capacity_ ? 1 : 0, any = 0;
-  MPI_Allreduce(&grow, &any, 1, MPI_INT64_T, MPI_SUM, comm_);
-  ensure_capacity(need, any != 0, nullptr);
   // First touch now, not in the first hand-off's copy: fresh pages cost a fault each
   // (on a VM a host fault, ~0.4 GB/s), several milliseconds for a few MiB.
-  if (any != 0) std::memset(window().mine(), 0, static_cast<std::size_t>(slot_capacity_ * slots_));
+  if (fit(slot_bytes(slot_layout(info, true, consume), grids), nullptr)) std::memset(window().mine(), 0, static_cast<std::size_t>(slot_capacity_ * slots_));
 }
 
 void Forwarder::close() {

@@ -224,6 +224,9 @@ class Forwarder {
   /// Collective: a new window if any rank needs more than slot_capacity_ (`grow`: this
   /// rank's need, or 0); settles every step in flight first.
   void ensure_capacity(std::int64_t need, bool grow_any, WriteStats* st);
+  /// Collective: ensure_capacity with the ranks' agreement on growing taken here; true if
+  /// the window grew.
+  bool fit(std::int64_t need, WriteStats* st);
   SharedSlots& window() { return local_server_ ? local_server_->window() : own_window_; }
   mpi::Comm comm_, node_, leaders_;          ///< node_/leaders_: aggregated only
   MPI_Comm group_ = MPI_COMM_NULL;
