@@ -248,14 +248,13 @@ class Client:
         return self._call("steps_request", {})[0]["steps"]
 
     def window(self, box, budget, variables=None, time="live", file=None, out=None):
-        """box = ((x0, y0, z0), (x1, y1, z1)); variables None = all the server has.
+        """box = ((x0, y0, z0), (x1, y1, z1)); variables None = every variable the step
+        holds (a visualisation step: the ones written; the live state: all).
         out: a previous Window whose arrays are refilled when their sizes match (codec
         none): asking for the same window again and again then allocates nothing; `out`
         is the caller's to give up (its arrays are the new window's)."""
-        if variables is None:
-            variables = [v["name"] for v in self.info()["variables"]]
         req = {"box": {"lo": list(map(float, box[0])), "hi": list(map(float, box[1]))}, "budget": int(budget),
-               "time": time, "variables": list(variables)}
+               "time": time, "variables": list(variables or [])}
         if file:
             req["file"] = file
         reuse = [out.values[v] for v in out.variables] + [out.cell_type] if out is not None else ()

@@ -36,7 +36,7 @@ Side open_side(const std::string& spec) {
   const auto [file, sel] = k::split_step_spec(spec);
   auto reader = k::Reader::open(file);
   auto step = reader.find_step(sel);
-  if (const auto note = k::time_selector_note(sel, step, reader.steps().back()); !note.empty())
+  if (const auto note = k::time_selector_note(sel, step); !note.empty())
     fmt::print(stderr, "rewind diff: note: {}: {}\n", file, note);
   return Side{std::move(reader), step};
 }

@@ -4,8 +4,10 @@
 // Prints the level chosen, the cells returned and the time taken.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <sstream>
 
@@ -61,12 +63,6 @@ col::WindowRequest make_request(const WindowOptions& o) {
   return r;
 }
 
-/// The variables to fetch: --vars, or all the source has.
-void default_vars(col::WindowRequest& r, const col::ServerInfo& info) {
-  if (!r.variables.empty()) return;
-  for (const auto& v : info.variables) r.variables.push_back(v.name);
-}
-
 int run_window(const WindowOptions& o) {
   auto req = make_request(o);
   const auto t0 = std::chrono::steady_clock::now();
@@ -79,7 +75,6 @@ int run_window(const WindowOptions& o) {
     if (step_given && !o.time.empty()) throw std::invalid_argument("give the step either as FILE@STEP or as --time, not both");
     if (!o.file.empty()) throw std::invalid_argument("--file picks one of a server's files; for a file give FILE@STEP");
     req.time = !o.time.empty() ? o.time : step;
-    default_vars(req, service.info());
     col::Handler handler(service);
     auto reply = handler.handle(req);
     if (const auto* e = std::get_if<col::ErrorReply>(&reply)) throw std::runtime_error(std::string(col::to_string(e->code)) + ": " + e->message);
@@ -91,13 +86,24 @@ int run_window(const WindowOptions& o) {
     col::Client client(remote->first, remote->second, o.token, co);
     req.time = o.time.empty() ? "live" : o.time;
     req.file = o.file;
-    if (req.variables.empty()) default_vars(req, client.info());
     w = client.window(req);
   }
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   fmt::print("step {} (t={:.6g}) of {}: level {}{}, {} pieces, {} cells per variable ({} variables), {:.1f} ms\n", w.step,
              w.time, w.file, w.level, w.stride > 1 ? fmt::format(" stride {}", w.stride) : "", w.pieces.size(), w.cells,
              w.variables.size(), ms);
+  // What the window holds, so a coarse level's values can be told at a glance (the flow,
+  // not an initial state): each variable's range over the window's fluid cells.
+  std::string ranges;
+  for (std::size_t v = 0; v < w.variables.size(); ++v) {
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (std::size_t c = 0; c < w.values[v].size(); ++c) {
+      if (!w.cell_type.empty() && w.cell_type[c] == 1) continue;  // solid: not flow
+      lo = std::min(lo, w.values[v][c]), hi = std::max(hi, w.values[v][c]);
+    }
+    if (lo <= hi) ranges += fmt::format("{}{} {:.4g}..{:.4g}", ranges.empty() ? "" : ", ", w.variables[v], lo, hi);
+  }
+  if (!ranges.empty()) fmt::print("  range over fluid cells: {}\n", ranges);
   if (!o.out.empty()) {
     write_window(o.out, w);
     fmt::print("wrote {}\n", o.out);
@@ -112,7 +118,7 @@ const Registration reg{Command{
       sub.add_option("source", o->source, "FILE[@STEP] or HOST:PORT of `rewind serve`")->required();
       sub.add_option("--box", o->box, "x0,y0,z0,x1,y1,z1 (physical coordinates)")->required();
       sub.add_option("--budget", o->budget, "Most cell values per variable")->required();
-      sub.add_option("--vars", o->vars, "Variables, comma-separated (default: all)");
+      sub.add_option("--vars", o->vars, "Variables, comma-separated (default: every variable the step holds)");
       sub.add_option("--time", o->time, "live, latest, N, #i or t=T (default: latest for a file, live for a server)");
       sub.add_option("--file", o->file,
                      "With a server: which of its files (a run's in-job branches) --time refers to (default: the first)");

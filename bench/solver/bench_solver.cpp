@@ -1,9 +1,18 @@
 // Solver throughput: cell updates per second per core and the pressure solver's
 // share of a time step, on a case of at least one million cells.
 //
-//   bench_solver [--case 3d|2d] [--depth D] [--steps N]
+//   bench_solver [--case 3d|2d|CASE.toml] [--depth D] [--steps N] [--set key=value ...]
 //   mpirun -np P bench_solver ...   (every rank computes; plans from the in-process
 //                                    topology, so no server rank is involved)
+//
+// CASE.toml: a case file as `rewind run` takes it (cases/default.toml, the cylinder;
+// cases/cavity-3d.toml), with --set overrides; --depth then sets tree.depth.
+//
+// The line "restrict" is Solver::sync_coarse_levels(), the bottom-up pass that makes a
+// uniform tree's parents the average of their leaves (0 for an adaptive tree, whose
+// halo exchange restricts anyway). `rewind run` pays it only at steps that are written
+// or windowed; here every step pays it, so its share of a step is what a written or
+// windowed step costs more.
 //
 // 3d: lid-driven cube, 16^3 d-grids, depth 3 -> 128^3 = 2.1 M cells.
 // 2d: lid-driven square, 16^2 d-grids, depth 6 -> 1024^2 = 1.05 M cells.
@@ -14,7 +23,10 @@
 
 #include <chrono>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "rewind/solver/solver.hpp"
 #include "rewind/spacetree/case_file.hpp"
@@ -30,14 +42,35 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   std::string kind = "3d";
   int depth = -1, steps = 20;
+  std::vector<std::string> sets;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--case")) kind = argv[i + 1];
     else if (!std::strcmp(argv[i], "--depth")) depth = std::stoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--steps")) steps = std::stoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--set")) sets.emplace_back(argv[i + 1]);
+    else {
+      if (rank == 0) fmt::print(stderr, "bench_solver: unknown option {}\n", argv[i]);
+      MPI_Finalize();
+      return 2;
+    }
   }
+  const bool from_file = kind != "3d" && kind != "2d";
   const bool three = kind == "3d";
-  if (depth < 0) depth = three ? 3 : 6;
-  const std::string text = fmt::format(R"(
+  if (depth < 0 && !from_file) depth = three ? 3 : 6;
+  if (from_file && depth >= 0) sets.push_back(fmt::format("tree.depth={}", depth));
+  std::string text;
+  if (from_file) {
+    std::ifstream in(kind);
+    if (!in) {
+      if (rank == 0) fmt::print(stderr, "bench_solver: cannot open case file {}\n", kind);
+      MPI_Finalize();
+      return 2;
+    }
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  } else {
+    text = fmt::format(R"(
 [domain]
 lo = [0.0, 0.0, 0.0]
 hi = [1.0, 1.0, 1.0]
@@ -55,7 +88,8 @@ velocity = [1.0, 0.0, 0.0]
 [solver]
 tolerance = 1e-6
 )", three ? 2 : 1, three ? 16 : 1, depth);
-  auto doc = spacetree::CaseDocument::parse(text, "bench");
+  }
+  auto doc = spacetree::CaseDocument::parse(text, from_file ? kind : "bench", sets);
   auto sc = solver::parse_solver_case(doc);
   const auto tree = spacetree::build_tree(sc.tree);
   spacetree::Topology topo(tree, spacetree::partition_morton(tree, size));
@@ -65,7 +99,10 @@ tolerance = 1e-6
   MPI_Barrier(MPI_COMM_WORLD);
   const auto before = s.phase_times();
   const auto t0 = std::chrono::steady_clock::now();
-  for (int n = 0; n < steps; ++n) s.step();
+  for (int n = 0; n < steps; ++n) {
+    s.step();
+    s.sync_coarse_levels();
+  }
   MPI_Barrier(MPI_COMM_WORLD);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto& t = s.phase_times();
@@ -73,7 +110,7 @@ tolerance = 1e-6
     const double per_step = wall / steps;
     const double pressure = (t.pressure - before.pressure) / steps;
     const double cycles = static_cast<double>(t.pressure_cycles - before.pressure_cycles) / steps;
-    fmt::print("case {} depth {}: {} leaf cells, {} rank(s), {} steps\n", kind, depth, cells, size, steps);
+    fmt::print("case {} depth {}: {} leaf cells, {} rank(s), {} steps\n", kind, sc.tree.base_depth, cells, size, steps);
     fmt::print("  wall per step          {:8.3f} s\n", per_step);
     fmt::print("  cell updates/s         {:8.2f} M  ({:.2f} M per core)\n", cells / per_step * 1e-6,
                cells / per_step * 1e-6 / size);
@@ -83,6 +120,9 @@ tolerance = 1e-6
                (t.predictor - before.predictor) / steps, (t.projection_rhs - before.projection_rhs) / steps,
                (t.correction - before.correction) / steps, (t.exchange - before.exchange) / steps,
                (t.dt - before.dt) / steps);
+    const double restrict = (t.restrict - before.restrict) / steps;
+    fmt::print("  restrict (coarse levels = leaves' average) {:.4f} s per written or windowed step, {:.2f} % of a "
+               "step\n", restrict, 100 * restrict / (per_step - restrict));
   }
   MPI_Finalize();
   return 0;

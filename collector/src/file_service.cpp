@@ -2,6 +2,9 @@
 // only + window::extract (see file_service.hpp).
 #include "rewind/collector/file_service.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <optional>
 #include <stdexcept>
@@ -94,6 +97,29 @@ std::vector<StepRecord> FileService::steps() {
 
 WindowReply FileService::window(const WindowRequest& req) { return window(req, WindowOptions{}); }
 
+namespace {
+// The variables a window of `step` sends: those asked for, or (none asked) every cell
+// variable the step stores, in the file's order. A name the step does not store is
+// refused with the names it does store (a visualisation step holds a chosen few), or
+// skipped with `stored_only`.
+std::vector<std::string> step_variables(const k::Reader& reader, std::int64_t step, const std::vector<std::string>& asked,
+                                        bool stored_only) {
+  std::vector<std::string> stored;
+  for (const auto& v : reader.common().variables)
+    for (const auto& f : reader.fields(step))
+      if (f.group == "cell_data" && f.name == v.name) stored.push_back(v.name);
+  if (asked.empty()) return stored;
+  std::vector<std::string> out;
+  for (const auto& v : asked) {
+    if (std::find(stored.begin(), stored.end(), v) != stored.end()) out.push_back(v);
+    else if (!stored_only)
+      throw ServiceError(ErrorCode::unknown_variable,
+                         fmt::format("step {} does not store \"{}\" (it stores {})", step, v, fmt::join(stored, ", ")));
+  }
+  return out;
+}
+}  // namespace
+
 WindowReply FileService::window(const WindowRequest& req, const WindowOptions& opt) {
   if (opt.pieces < 1 || opt.piece < 0 || opt.piece >= opt.pieces)
     throw std::invalid_argument("file service: piece " + std::to_string(opt.piece) + " of " + std::to_string(opt.pieces));
@@ -107,13 +133,7 @@ WindowReply FileService::window(const WindowRequest& req, const WindowOptions& o
     if (e.kind() == k::ErrorKind::no_such_step) throw ServiceError(ErrorCode::no_such_step, e.what());
     throw;
   }
-  const auto fields = reader.fields(step.step);
-  std::vector<std::string> variables;
-  for (const auto& v : req.variables) {
-    const bool stored = std::any_of(fields.begin(), fields.end(), [&](const k::FieldInfo& x) { return x.group == "cell_data" && x.name == v; });
-    if (stored) variables.push_back(v);
-    else if (!opt.stored_only) throw ServiceError(ErrorCode::unknown_variable, "step " + std::to_string(step.step) + " does not store \"" + v + "\"");
-  }
+  const std::vector<std::string> variables = step_variables(reader, step.step, req.variables, opt.stored_only);
   const auto& common = reader.common();
   const auto& topo = s.topology(f, step.step);
   win::Window w;

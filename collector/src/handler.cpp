@@ -195,17 +195,20 @@ Body Handler::handle_query(const Body& request, WindowStream* stream) {
   if (std::holds_alternative<StatusRequest>(request)) return StatusReply{service_.status()};
   if (std::holds_alternative<ParametersRequest>(request)) return ParametersReply{service_.parameters()};
   const auto info = service_.info();
+  std::string names;
+  for (const auto& v : info.variables) names += (names.empty() ? "" : ", ") + v.name;
   for (const auto& v : w->variables) {
     const bool known = std::any_of(info.variables.begin(), info.variables.end(), [&](const VariableInfo& x) { return x.name == v; });
-    if (!known) return error(ErrorCode::unknown_variable, "no variable \"" + v + "\"");
+    if (!known) return error(ErrorCode::unknown_variable, "no variable \"" + v + "\" (there are " + names + ")");
   }
   if (auto e = unknown_file(info.files, w->file)) return *e;
-  if (w->time == "live" && !info.live) {
-    WindowRequest latest = *w;
-    latest.time = "latest";  // an offline server's newest step is what "live" can mean
-    return service_.window(latest, stream);
-  }
-  return service_.window(*w, stream);
+  WindowRequest q = *w;
+  if (q.time == "live" && !info.live) q.time = "latest";  // an offline server's newest step is what "live" can mean
+  // No variables named (revision 1.3): every variable of the step. A file's step says
+  // which it stores (FileService); the live state holds them all.
+  if (q.variables.empty() && q.time == "live")
+    for (const auto& v : info.variables) q.variables.push_back(v.name);
+  return service_.window(q, stream);
 }
 
 }  // namespace rwd::collector

@@ -95,9 +95,14 @@ class Core {
     if (r.time != "live") {
       return post([this, r] {
         return with_files([&](FileService& fs) {
-          WindowRequest q = r;
-          if (q.time == "live") q.time = "latest";
-          return fs.window(q);
+          try {
+            return fs.window(r);
+          } catch (const ServiceError& e) {
+            if (e.code() != ErrorCode::no_such_step) throw;
+            const auto now = status();  // a time not reached yet: say where the job is
+            throw ServiceError(e.code(), fmt::format("{}; the running job is at step {} (t = {:.6g}): ask for time "
+                                                     "\"live\"", e.what(), now.step, now.time));
+          }
         });
       });
     }

@@ -328,6 +328,7 @@ void LiveLink::serve(Run& run, bool ending) {
         // The reply goes first: the collector posts its receives for the values only
         // once it has it (a large send would otherwise wait for a receive forever).
         if (compute_rank_ == 0) send_text(service_, collector_, kLiveReplyTag, reply.dump());
+        run.solver().sync_coarse_levels();  // a coarse window shows this step, not the last one written
         if (send_window(run, c, service_, collector_, compute_rank_, values_, types_, sends_, attached_)) ++in_place_;
         if (values_.capacity() > kKeepValues) {
           MPI_Waitall(static_cast<int>(sends_.size()), sends_.data(), MPI_STATUSES_IGNORE);

@@ -38,7 +38,7 @@ RestartPoint find_restart_point(const std::string& spec) {
     if (it == steps.rend())
       throw std::runtime_error(fmt::format("{}: no checkpoint at or before {} to restart from", rp.file, sel));
     rp.step = *it;
-    rp.note = k::time_selector_note(sel, rp.step, steps.back());
+    rp.note = k::time_selector_note(sel, rp.step);
     if (rp.step.step != in_force.step)
       rp.note = fmt::format("{}: step {} (t = {:.6g}) is a visualisation output; restarting from the last checkpoint "
                             "at or before it, step {} (t = {:.6g})",

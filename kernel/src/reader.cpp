@@ -171,6 +171,10 @@ StepEntry Reader::find_step(const std::string& sel) const {
     std::transform(all.begin(), all.end(), times.begin(), [](const StepEntry& e) { return e.time; });
     const std::ptrdiff_t best = index_at_or_before(times, t);
     if (best < 0) c.fail(ErrorKind::no_such_step, fmt::format("no committed step at or before t={}", t));
+    const StepEntry& last = all.back();
+    if (index_at_or_before(std::span<const double>(&t, 1), last.time) < 0)  // t after the last step, beyond round-off
+      c.fail(ErrorKind::no_such_step,
+             fmt::format("t={} has not been reached: the last committed step is {} (t = {:.6g})", t, last.step, last.time));
     return all[static_cast<std::size_t>(best)];
   }
   long long s = std::strtoll(sel.c_str(), &end, 10);
@@ -178,13 +182,10 @@ StepEntry Reader::find_step(const std::string& sel) const {
   return step(s);
 }
 
-std::string time_selector_note(const std::string& sel, const StepEntry& chosen, const StepEntry& last) {
+std::string time_selector_note(const std::string& sel, const StepEntry& chosen) {
   if (sel.rfind("t=", 0) != 0) return "";
   const double t = std::strtod(sel.c_str() + 2, nullptr);
   if (std::abs(chosen.time - t) <= 1e-9 * std::max(1.0, std::abs(t))) return "";
-  if (chosen.step == last.step && t > last.time)
-    return fmt::format("{} is after the last committed step; using the last, step {} (t = {:.6g})", sel, chosen.step,
-                       chosen.time);
   return fmt::format("{} is not an output time; using the step in force then, step {} (t = {:.6g})", sel, chosen.step,
                      chosen.time);
 }

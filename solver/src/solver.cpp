@@ -72,14 +72,11 @@ void Solver::set_physics(const Physics& p) {
   impl_->cfg.physics = p;
 }
 
+void Solver::sync_coarse_levels() { impl_->sync_coarse_levels(); }
+
 void Solver::set_time_limits(double end, std::int64_t max_steps) {
   impl_->cfg.time.end = end;
   impl_->cfg.time.max_steps = max_steps;
-}
-
-void Solver::restrict_state() {
-  static constexpr int sv[] = {kU, kV, kW, kP, kT};
-  impl_->forest.restrict_levels(sv);
 }
 
 }  // namespace rwd::solver

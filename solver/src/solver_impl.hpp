@@ -82,6 +82,7 @@ struct Solver::Impl {
   bool full = true;      // every leaf on lmax
   bool matched = true;   // level jumps flux-matched (2:1 balanced tree)
   bool singular = true;  // no Dirichlet face for the pressure
+  bool coarse_stale = false;  // parents of a uniform tree behind the leaves (sync_coarse_levels)
   std::vector<GridData> grids;
   std::vector<std::size_t> leaves;
   std::vector<std::vector<std::size_t>> by_level;
@@ -234,6 +235,9 @@ struct Solver::Impl {
   void pressure_gradient();
 
   void finish_state();
+
+  // Parents = average of their children for the current step, if they are behind.
+  void sync_coarse_levels();
 
   StepResult step();
 

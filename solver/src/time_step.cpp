@@ -233,7 +233,19 @@ void Solver::Impl::pressure_gradient() {
 void Solver::Impl::finish_state() {
   static constexpr int sv[] = {kU, kV, kW, kP, kT};
   exchange(sv);
+  // A uniform tree's exchange touches only the leaves, so its parents fall behind
+  // until sync_coarse_levels(); an adaptive tree's exchange has just restricted them.
+  coarse_stale = full;
   pressure_gradient();
+}
+
+void Solver::Impl::sync_coarse_levels() {
+  if (!coarse_stale) return;
+  static constexpr int sv[] = {kU, kV, kW, kP, kT};
+  const auto t0 = std::chrono::steady_clock::now();
+  forest.restrict_levels(sv);
+  times.restrict += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  coarse_stale = false;
 }
 
 StepResult Solver::Impl::step() {

@@ -215,17 +215,28 @@ void Forest::restrict_level(std::span<const int> vars, int child_level) {
   const std::int64_t sy = stride_y(), sz = stride_z();
 
   // The average of the r0*r1*r2 child cells under each parent cell, summed in fixed
-  // (k, j, i) order, written to `out` with strides (1, oy, oz).
+  // (k, j, i) order, written to `out` with strides (1, oy, oz). Uniform trees run this
+  // at every step (Solver: the parents show the current step), so a parent row's
+  // r1*r2 child rows are found once and walked with unit stride.
+  // r1*r2 child rows are summed into a row of accumulators, one per parent cell: each
+  // parent cell still adds its values in (k, j, i) order, and the pass over a row is
+  // unit-stride and vectorisable.
+  const std::int64_t r0 = sh.r[0];
+  std::vector<double> acc(static_cast<std::size_t>(m[0]));
   auto average = [&](const double* child, double* out, std::int64_t oy, std::int64_t oz) {
     for (std::int64_t pk = 0; pk < m[2]; ++pk)
-      for (std::int64_t pj = 0; pj < m[1]; ++pj)
-        for (std::int64_t pi = 0; pi < m[0]; ++pi) {
-          double sum = 0.0;
-          for (std::int64_t k = pk * sh.r[2]; k < (pk + 1) * sh.r[2]; ++k)
-            for (std::int64_t j = pj * sh.r[1]; j < (pj + 1) * sh.r[1]; ++j)
-              for (std::int64_t i = pi * sh.r[0]; i < (pi + 1) * sh.r[0]; ++i) sum += child[index(i, j, k)];
-          out[pi + oy * pj + oz * pk] = sum * inv;
-        }
+      for (std::int64_t pj = 0; pj < m[1]; ++pj) {
+        std::fill(acc.begin(), acc.end(), 0.0);
+        for (std::int64_t k = pk * sh.r[2]; k < (pk + 1) * sh.r[2]; ++k)
+          for (std::int64_t j = pj * sh.r[1]; j < (pj + 1) * sh.r[1]; ++j) {
+            const double* row = child + index(0, j, k);
+            double* a = acc.data();
+            for (std::int64_t pi = 0; pi < m[0]; ++pi, row += r0)
+              for (std::int64_t i = 0; i < r0; ++i) a[pi] += row[i];
+          }
+        double* o = out + oy * pj + oz * pk;
+        for (std::int64_t pi = 0; pi < m[0]; ++pi) o[pi] = acc[static_cast<std::size_t>(pi)] * inv;
+      }
   };
   auto parent_block = [&](std::size_t parent, int var, const Int3& pos) {
     return data(parent, var) + index(pos[0] * m[0], pos[1] * m[1], pos[2] * m[2]);

@@ -40,6 +40,7 @@ for entry in "${cases[@]}"; do
     check "$name np=$np: the file records the same tree" \
       "same_info_tree $name.np$np.h5 $name.np1.h5"
     check "$name np=$np: last step bit-identical to one process" "same $name.np1.h5 $name.np$np.h5"
+    check "$name np=$np: every parent is the average of its leaves (h5py oracle)" "lod_ok $name.np$np.h5"
     check "$name np=$np: step 2 bit-identical to one process" "same $name.np1.h5@2 $name.np$np.h5@2"
   done
   # Restart: half the run, then continue in the same file (1 -> 3 compute ranks).

@@ -62,15 +62,19 @@ check "diff: an error (a missing file) exits 2, one line" "[ $? = 2 ] && [ \$(li
 "$rewind" diff a.h5 b.h5 --tol -1 >d3.out 2>&1
 check "diff: a bad option exits 2, one readable line" "[ $? = 2 ] && grep -q 'not a number >= 0' d3.out"
 
-# Step selectors: malformed ones refused, a time between outputs or after the end
-# noted; a restart at a time on a visualisation step takes the checkpoint before it.
+# Step selectors: malformed ones refused, a time between outputs noted, a time after the
+# last committed step (not reached) refused; a restart at a time on a visualisation step
+# takes the checkpoint before it.
 for sel in '#' 't=' 't=x' '#1x'; do
   "$rewind" diff "a.h5@$sel" b.h5 >sel.out 2>&1
   check "the selector '$sel' is refused (exit 2, one line)" "[ $? = 2 ] && [ \$(lines sel.out) = 1 ] && grep -q 'bad' sel.out"
 done
 "$rewind" diff a.h5@t=99 b.h5@t=99 >late.out 2>&1
-check "t=99, after the last step: a note says the last step stands for it" \
-  "grep -q 'note: a.h5: t=99 is after the last committed step' late.out"
+check "t=99, after the last step: refused with one line naming the last step (exit 2)" \
+  "[ $? = 2 ] && [ \$(lines late.out) = 1 ] && grep -q 't=99 has not been reached: the last committed step is' late.out"
+"$rewind" run --restart a.h5@t=99 --output late.h5 >late_restart.out 2>&1
+check "a restart at t=99 is refused the same way, and writes nothing" \
+  "[ $? != 0 ] && grep -q 't=99 has not been reached' late_restart.out && [ ! -e late.h5 ]"
 "$rewind" run "$case_file" --output v.h5 --set time.end=0.3 --set output.checkpoint_interval=0.2 -q >v.log 2>&1
 "$rewind" run --restart v.h5@t=0.15 --output vb.h5 --set time.end=0.2 >vb.log 2>&1
 check "restart at t=0.15 (a visualisation step in force): from the checkpoint before it, with a note" \

@@ -20,6 +20,7 @@ for n in 1 2 4; do
 done
 check "2 ranks == 1 rank, bit for bit" "same full1.h5 full2.h5"
 check "4 ranks == 1 rank, bit for bit" "same full1.h5 full4.h5"
+check "... and every parent of every step is the average of its leaves (h5py oracle)" "lod_ok full1.h5 && lod_ok full4.h5"
 
 restart() {  # ranks-before, ranks-after, label
   local a=$1 b=$2
@@ -49,6 +50,7 @@ sys.exit(0 if ok else 1)'"
 check "lineage shows the branch under its parent" "grep -q 'full1.h5' lineage.out && grep -q 'branch.h5' lineage.out"
 check "branch differs from its parent after the change" "! same full1.h5 branch.h5"
 check "branch starts from the parent's state" "$rewind diff full1.h5@t=0.1 branch.h5@#0 | grep -q '^identical'"
+check "the branch's parents are the averages of its leaves (h5py oracle)" "lod_ok branch.h5"
 
 # Bad restarts and outputs: one line, non-zero exit, nothing damaged.
 bad() {  # label, expected text, args...

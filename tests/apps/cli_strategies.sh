@@ -19,7 +19,8 @@ run() {  # run NP OUTPUT [more options]: a run that must succeed (log in OUTPUT.
 same_steps() {  # every step of $2 is bit-identical to $1's
   local s
   for s in 0 10 20 30; do "$rewind" diff "$1@$s" "$2@$s" >/dev/null 2>&1 || return 1; done
-  [ "$(/usr/bin/python3 -c "import h5py,sys; print(len([k for k in h5py.File(sys.argv[1])['simulation'] if k.startswith('step_')]))" "$2")" = 7 ]
+  [ "$(/usr/bin/python3 -c "import h5py,sys; print(len([k for k in h5py.File(sys.argv[1])['simulation'] if k.startswith('step_')]))" "$2")" = 7 ] &&
+    lod_ok "$2"  # identical to the reference is not enough: both could be stale
 }
 run 3 ref.h5 || exit 1   # server + 2 compute ranks, the default (auto)
 check "the default (auto) writes the cell data by independent transfers, and says so" \

@@ -24,6 +24,17 @@ import re, sys
 levels = [int(m) for m in re.findall(r'of base.h5: level (\d+)', open(sys.argv[1]).read())]
 assert len(levels) >= 2 and levels[1] > levels[0], levels
 PYEOF"
+# The whole channel comes back on a coarse level (2): it must show the flow of that
+# step, not the initial state (u = 1 everywhere, p = 0) that coarse levels once kept.
+check "the whole-channel live window (level 2) shows the developing flow: u above the initial 1, p not 0" \
+  "$py - ../demo.log <<'PYEOF'
+import re, sys
+log = open(sys.argv[1]).read()
+m = re.search(r'of base.h5: level 2, .*\n\s*range over fluid cells: u (\S+)\.\.(\S+), v \S+, p (\S+)\.\.(\S+)', log)
+assert m, 'no level-2 window with its ranges in the log'
+u_hi, p_lo, p_hi = float(m.group(2)), float(m.group(3)), float(m.group(4))
+assert u_hi > 1.05 and p_hi - p_lo > 0.1, m.group(0)
+PYEOF"
 "$rewind" lineage base.h5 >lineage.out 2>&1
 check "lineage: both branches from base.h5 at t = 0.1 with their changes" \
   "grep -q 'fast.h5.*t=0.1.*boundary.xmin.velocity=\[2.25, 0, 0\]' lineage.out && grep -q 'tilted.h5.*t=0.1.*boundary.xmin.velocity=\[1.5, 0.45, 0\]' lineage.out"
@@ -34,6 +45,8 @@ check "... and ends elsewhere (the change took effect)" "[ $? = 1 ] && grep -q '
 "$rewind" run --restart base.h5@t=0.1 --set 'boundary.xmin.velocity=[2.25, 0, 0]' --output cli-fast.h5 -q >cli.log 2>&1
 check "the in-job branch equals a command-line branch of the same step, bit for bit" \
   "'$rewind' diff fast.h5@t=0.2 cli-fast.h5@t=0.2 >d4.out 2>&1"
+check "... and both could be stale: every parent of the three timelines is its leaves' average (h5py oracle)" \
+  "lod_ok base.h5 && lod_ok fast.h5 && lod_ok tilted.h5"
 check "the drag/lift plot of the three timelines is written" "[ -s fig8-monitors.png ]"
 if [ -n "$plugin" ]; then
   check "Fig. 8 is written: three timelines x two times" \

@@ -17,3 +17,7 @@ run_compute() {
 }
 # same A B: `rewind diff A B` finds every compared value bit-for-bit equal.
 same() { "$rewind" diff "$1" "$2" >diff.out 2>&1 && grep -q '^identical' diff.out; }
+# lod_ok FILE [--step N | --window W.json ...]: the h5py + numpy oracle (no Rewind code)
+# finds every parent grid of every committed step equal to the average of its leaves —
+# `same` alone compares Rewind with Rewind, which agree even when both are stale.
+lod_ok() { /usr/bin/python3 "$src/tests/support/lod_oracle.py" "$@" >oracle.out 2>&1 || { head -3 oracle.out; return 1; }; }

@@ -1,14 +1,21 @@
 """Checks a `rewind window --out X.json` dump against the HDF5 file read directly with
 h5py: every piece's uid and level, and every value and cell type, bit for bit. Live
-windows (pieces with row -1) are matched to the step's rows by uid.
+windows (pieces with row -1) are matched to the step's rows by uid. The file and the
+window could agree and both be wrong, so every value is also checked against what the
+step's leaves imply at its level (tests/support/lod_oracle.py: parents are the average
+of their children, computed with numpy from the leaves).
 
 usage: check_window.py FILE.h5 WINDOW.json [OTHER.json ...]   (others must be identical)
 """
 import json
+import os
 import sys
 
 import h5py
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import lod_oracle  # noqa: E402
 
 
 def check(h5, dump):
@@ -36,6 +43,8 @@ def check(h5, dump):
         if w["cell_type"]:
             assert np.array_equal(cut(step["cell_type"]), np.array(w["cell_type"][offset:offset + n])), f"cell_type row {row}"
         offset += n
+    problems, _ = lod_oracle.check_window(h5, dump)
+    assert not problems, problems[0]
     return w
 
 
@@ -47,7 +56,7 @@ def main():
             for k in ("step", "level", "stride", "cells", "pieces", "values", "cell_type"):
                 assert first[k] == o[k], f"{other}: {k} differs from {sys.argv[2]}"
     print(f"ok {sys.argv[2]}: level {first['level']}, {len(first['pieces'])} pieces, {first['cells']} cells, "
-          f"{len(first['variables'])} variables, every value equal to the file")
+          f"{len(first['variables'])} variables, every value equal to the file and to the average of its leaves")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 # The live path, the way a user runs it: `mpiexec -n P rewind run CASE --listen
 # 127.0.0.1:0` (rank 0 neighbourhood server, rank 1 collector, 1..4 compute ranks),
 # queried and steered with `rewind window` / `rewind steer` while it runs.
-#  - every live window value equals the same cells of the same step in the file;
+#  - every live window value equals the same cells of the same step in the file and
+#    what the file's leaves imply at its level (check_window.py: h5py oracle);
+#  - a window or a branch at a time the run has not reached is refused with one line;
 #  - two clients at once, a client that vanishes mid-request, the run keeps going;
 #  - windows written from the collector's memory shared with the compute ranks equal
 #    those received over MPI (codec zstd, and a rank that cannot map it), and slow
@@ -159,6 +161,13 @@ start_run 4 steer.log "$case_file" --output s.h5 --set time.end=30 --set output.
 "$rewind" steer 127.0.0.1:$port parameters >params.out 2>&1
 check "parameters lists viscosity and the inflow velocity with ranges" \
   "grep -q 'physics.nu' params.out && grep -q 'boundary.xmin.velocity' params.out"
+# A time the run has not reached (time.end is 30): refused with one line, not the latest step.
+"$rewind" window 127.0.0.1:$port $whole --time t=25 >late.out 2>&1
+check "a window at a time not reached: one error line saying where the running job is" \
+  "[ $? != 0 ] && [ \$(wc -l <late.out) = 1 ] && grep -q 'has not been reached.*the running job is at step' late.out"
+"$rewind" steer 127.0.0.1:$port branch --from t=25 >lateb.out 2>&1
+check "a branch from a time not reached: one error line" \
+  "[ $? != 0 ] && [ \$(wc -l <lateb.out) = 1 ] && grep -q 't=25 has not been reached' lateb.out"
 "$rewind" steer 127.0.0.1:$port set physics.nu=-1 >bad.out 2>&1
 check "set outside the range: one error line, non-zero exit" "[ $? != 0 ] && [ \$(wc -l <bad.out) = 1 ] && grep -q 'physics.nu' bad.out"
 "$rewind" steer 127.0.0.1:$port pause >/dev/null 2>&1

@@ -6,7 +6,7 @@ set -u
 rewind=$1 src=$2 py=$3
 . "$src/tests/collector/serve_util.sh"
 in_tmpdir
-"$rewind" run "$src/cases/default.toml" --output f.h5 --set time.end=0.05 -q >run.log 2>&1
+"$rewind" run "$src/cases/default.toml" --output f.h5 --set time.end=0.05 --set output.visualisation_interval=0.025 -q >run.log 2>&1
 start_serve f.h5 --token pytok
 check "rewind serve is listening" "[ -n '$port' ]"
 check "the Python client fetches, errors and refuses as documented" "$py $src/tests/collector/python_client_check.py $src $port pytok py.json"

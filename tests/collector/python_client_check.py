@@ -24,9 +24,14 @@ with Client("127.0.0.1", port, token=token, timeout=10) as c:
         json.dump({"step": w.step, "time": w.time, "level": w.level, "stride": w.stride, "cells": w.cells,
                    "pieces": w.pieces, "variables": w.variables,
                    "values": [w.values[v].tolist() for v in w.variables], "cell_type": w.cell_type.tolist()}, f)
+    # No variables named: the step's own (a visualisation step of the default case: u, v, p).
+    vis = next(s for s in c.steps() if s["kind"] == "visualisation")
+    wv = c.window(((0, 0, 0), (2.2, 0.41, 0)), 3000, time=str(vis["step"]))
+    assert wv.variables == ["u", "v", "p"], wv.variables
     for bad, code in ((dict(box=((1, 0, 0), (0, 1, 1)), budget=5), "bad_argument"),
                       (dict(box=((0, 0, 0), (1, 1, 1)), budget=5, variables=["rho"]), "unknown_variable"),
-                      (dict(box=((0, 0, 0), (1, 1, 1)), budget=5, time="77"), "no_such_step")):
+                      (dict(box=((0, 0, 0), (1, 1, 1)), budget=5, time="77"), "no_such_step"),
+                      (dict(box=((0, 0, 0), (1, 1, 1)), budget=5, time="t=99"), "no_such_step")):
         try:
             c.window(**bad)
             raise SystemExit(f"accepted {bad}")

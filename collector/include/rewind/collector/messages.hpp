@@ -37,8 +37,9 @@ namespace rwd::collector {
 inline constexpr std::uint16_t kProtocolVersion = 1;
 /// Revision of version 1 this code speaks (docs only: the header still says 1). 1.1
 /// added the steering messages (types 11-20) and error codes 12-13; 1.2 the codec of
-/// the arrays, negotiated in the hello.
-inline constexpr const char* kProtocolRevision = "1.2";
+/// the arrays, negotiated in the hello; 1.3 an empty window_request.variables meaning
+/// every variable of the step.
+inline constexpr const char* kProtocolRevision = "1.3";
 inline constexpr std::size_t kHeaderSize = 24;
 /// Default cap of a request frame (requests carry no arrays).
 inline constexpr std::uint64_t kMaxRequestBytes = std::uint64_t{64} << 10;
@@ -177,6 +178,9 @@ struct WindowRequest {
   std::array<double, 3> lo{}, hi{};  ///< the box, physical coordinates, lo <= hi
   std::uint64_t budget = 0;          ///< most cell values returned per variable
   std::string time = "live";         ///< "live", "latest", "N", "#i", "t=T" (kernel::Reader::find_step)
+  /// Names from info().variables; empty (revision 1.3) = every variable of the step: the
+  /// ones a file's step stores (a visualisation step holds a chosen few), or all of the
+  /// live state. The reply's `variables` says which came.
   std::vector<std::string> variables;
   std::string file;  ///< which of info().files ("" = the first); optional on the wire
 };

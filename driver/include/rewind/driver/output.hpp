@@ -60,7 +60,8 @@ std::vector<std::vector<std::uint8_t>> padded_cell_types(solver::Solver& s);
 /// This rank's grids as the kernel (and an in-situ hook) takes them: one GridRecord per
 /// grid, fields[i] pointing into the forest's array of `fields[i]` (no copies, valid
 /// until the solver's next step), cell_type into `padded_types` (none if it does not
-/// match the forest). Local.
+/// match the forest). Parents hold their children's averages for the current step
+/// (Solver::sync_coarse_levels, called first). Collective over the solver's ranks.
 kernel::LocalGrids describe_grids(solver::Solver& s, const std::vector<solver::Variable>& fields,
                                   const std::vector<std::vector<std::uint8_t>>& padded_types);
 /// The step the in-situ hook is handed at `state`: step, time, dt and every state field

@@ -74,7 +74,8 @@ class Reader {
   /// step, negative counts from the end), or "t=0.5" (the last step with time <= 0.5:
   /// the step in force at that time). The one rule for every command and the ParaView
   /// plugin. Throws FileError(no_such_step) for a malformed selector ("#", "t=", "t=x")
-  /// or one that matches nothing (t before the first step, an index out of range).
+  /// or one that matches nothing (t before the first step, an index out of range, t
+  /// after the last committed step: a time not reached, whose step is not known yet).
   [[nodiscard]] StepEntry find_step(const std::string& selector) const;
   /// The step with this step number; committed unless allow_uncommitted.
   [[nodiscard]] StepEntry step(std::int64_t step_number, bool allow_uncommitted = false) const;
@@ -144,9 +145,9 @@ std::ptrdiff_t index_at_or_before(std::span<const double> times, double t);
 std::pair<std::string, std::string> split_step_spec(const std::string& spec);
 
 /// For a "t=T" selector whose step is not at T: one line saying which step stands for
-/// it and why (T is not an output time, or lies after the last step `last`), for the
-/// commands to print as a note. "" when the step is at T, or for other selectors. Pure.
-std::string time_selector_note(const std::string& selector, const StepEntry& chosen, const StepEntry& last);
+/// it (T is not an output time: the step in force then), for the commands to print as a
+/// note. "" when the step is at T, or for other selectors. Pure.
+std::string time_selector_note(const std::string& selector, const StepEntry& chosen);
 
 /// Restart partition: the rows `rank` of `nranks` should own. Splits the grids into
 /// nranks contiguous pieces of the (level-major, curve-ordered) row list within every

@@ -30,10 +30,19 @@
 // gathered and added in UID order. So 1, 2, 3 or 4 compute ranks give bit-identical
 // fields (tests/solver/test_determinism.cpp).
 //
+// Coarse levels: the leaves carry the solution; a parent grid shows the current step
+// when its state variables (u, v, w, p, T) hold the average of its children's cells —
+// plain means over the r0*r1*r2 child cells under each parent cell, solid cells
+// entering with the values they store. Adaptive trees keep it so at every step (their
+// halo exchange restricts); a uniform tree's parents are brought up to date by
+// sync_coarse_levels(), which every reader of the state beyond the leaves calls first
+// (the output, live windows, in-situ hooks: driver::describe_grids and the live link),
+// so only steps that are looked at pay for it (PhaseTimes::restrict).
+//
 // Checkpoint / restart contract (for the I/O kernel):
 //  - per-cell arrays to write for a bit-exact restart: state_fields() — u, v, w, p, T
-//    (Forest variables kU.. kT) on every grid (leaves carry the solution; parents are
-//    rewritten by restore() anyway); there is no "previous" time level (explicit
+//    (Forest variables kU.. kT) on every grid (leaves carry the solution, parents
+//    their averages: sync_coarse_levels() first); there is no "previous" time level (explicit
 //    Euler is one-step) and no temporary needs saving: gpx/gpy/gpz are derived from p
 //    and the scratch variables are overwritten before they are read;
 //  - scalar state: ScalarState {time, step, dt_prev};
@@ -111,6 +120,10 @@ struct PressureStats {
 /// Wall-clock seconds spent in each phase since construction (this rank).
 struct PhaseTimes {
   double dt = 0, predictor = 0, obstacles = 0, projection_rhs = 0, pressure = 0, correction = 0, exchange = 0;
+  /// sync_coarse_levels(): restricting a uniform tree's state into its parents, at the
+  /// steps something beyond the leaves was read (an adaptive tree's exchange restricts
+  /// as part of its communication phase, counted in `exchange`).
+  double restrict = 0;
   std::int64_t pressure_cycles = 0;
   std::int64_t steps = 0;
 };
@@ -200,10 +213,12 @@ class Solver {
   void set_physics(const Physics& p);
   /// Changes the end time / step limit at run time. Not collective (as set_physics).
   void set_time_limits(double end, std::int64_t max_steps);
-  /// Restricts the state variables into every parent grid (call before writing a
-  /// snapshot: parents then hold the averages the paper's file layout expects).
-  /// Collective over the solver's communicator.
-  void restrict_state();
+  /// Makes every parent grid's state the average of its children for the current step
+  /// (see "Coarse levels" above): one bottom-up pass when the tree is uniform and a
+  /// step, restore() or the initial state left the parents behind, else nothing. Call
+  /// it before reading anything but leaves from forest(). Collective (every rank calls
+  /// it at the same step boundary).
+  void sync_coarse_levels();
   /// Max-norm of (kRhs - L kPhi) over leaf cells. Collective.
   double pressure_residual();
   /// Max |div U| over leaf cells for the current face velocities. Collective.
