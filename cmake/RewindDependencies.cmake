@@ -1,5 +1,8 @@
 # Every third-party dependency, found once, as namespaced imported targets.
 find_package(MPI REQUIRED COMPONENTS C CXX)
+if(CMAKE_Fortran_COMPILER)
+  find_package(MPI REQUIRED COMPONENTS Fortran)
+endif()
 
 # Debian ships serial and OpenMPI flavours of HDF5 side by side; ParaView links the
 # OpenMPI one, so we pin it: one HDF5 library per process.

@@ -153,10 +153,7 @@ IoOptions Unpacker::options() {
     const std::string name = string(), value = string();
     const auto row = std::find_if(table.begin(), table.end(), [&](const OptionDoc& d) { return d.name == name; });
     if (row == table.end()) continue;  // both sides run the same binary; tolerate anyway
-    if (row->type == "bool") set_option(o, name, value == "true");
-    else if (row->type == "int") set_option(o, name, std::int64_t{value == "MPI default" ? 0 : std::stoll(value)});
-    else if (row->type == "number") set_option(o, name, std::stod(value));
-    else set_option(o, name, value);
+    set_option_text(o, name, value);
   }
   return o;
 }

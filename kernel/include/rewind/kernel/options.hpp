@@ -143,6 +143,10 @@ using OptionValue = std::variant<bool, std::int64_t, std::string, double>;
 /// with one line naming the option and what is wrong (unknown name, wrong type, a
 /// negative size, a hint that is not enable/disable/automatic).
 void set_option(IoOptions& options, const std::string& name, const OptionValue& value);
+/// set_option from text, as a case file's or a C caller's value reads: "true"/"false" for
+/// a bool, an integer ("MPI default" = 0) for an int, a number, or one of a string
+/// option's choices. Throws std::invalid_argument with one line naming the option.
+void set_option_text(IoOptions& options, const std::string& name, const std::string& text);
 /// The current value of option `name` as the table prints it ("true", "4096", "MPI
 /// default" for a 0 size, a hint string). Throws std::invalid_argument for an unknown name.
 std::string option_string(const IoOptions& options, const std::string& name);
