@@ -6,8 +6,10 @@ does not hold.
 Attacks (--attack, repeatable):
   idle:N        N connections that send nothing (before any hello: pending)
   hello:N       N connections that send a hello, then nothing (idle sessions)
+  trickle:N     N connections that send a hello and one byte of a request, then nothing
   slow:N        N clients that ask for the largest window (whole domain, every
-                variable, budget 2^28) and never read the reply
+                variable, budget 2^28, codec none) and never read the reply
+  slowz:N       the same with codec zstd (the server compresses, and holds both)
 
 During each attack a good client (connect, hello, info, a window of --good-budget cells
 of one variable) must be answered within --max-latency seconds; the server's resident
@@ -79,19 +81,22 @@ class Sampler(threading.Thread):
 
 
 def attackers(rc, kind, n, port, token, info, when):
+    d = info["domain"]
+    window = rc.encode("window_request", 2, {"box": {"lo": d["lo"], "hi": d["hi"]}, "budget": 1 << 28, "time": when,
+                                             "variables": [v["name"] for v in info["variables"]]})
     socks = []
     for i in range(n):
         s = socket.socket()
-        if kind == "slow":
+        if kind.startswith("slow"):
             s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         s.connect(("127.0.0.1", port))
-        if kind in ("hello", "slow"):
+        if kind != "idle":
             s.sendall(rc.encode("hello", 1, {"protocol": rc.PROTOCOL_VERSION, "token": token, "client": f"{kind}{i}",
-                                             "codecs": ["none"]}))
-        if kind == "slow":
-            d = info["domain"]
-            s.sendall(rc.encode("window_request", 2, {"box": {"lo": d["lo"], "hi": d["hi"]}, "budget": 1 << 28,
-                                                      "time": when, "variables": [v["name"] for v in info["variables"]]}))
+                                             "codecs": ["zstd" if kind == "slowz" else "none"]}))
+        if kind.startswith("slow"):
+            s.sendall(window)
+        elif kind == "trickle":
+            s.sendall(window[:1])
         socks.append(s)
     return socks
 
