@@ -13,6 +13,7 @@
 
 #include "rewind/kernel/error.hpp"
 #include "rewind/kernel/reader.hpp"
+#include "rewind/kernel/step_lock.hpp"
 #include "rewind/window/kernel_view.hpp"
 #include "rewind/window/select.hpp"
 
@@ -37,9 +38,11 @@ Stamp stamp_of(const std::string& path) {
   return {st.st_dev, st.st_ino, st.st_size, std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec};
 }
 
-/// A file modified within kSettle may be in the middle of a writer's step (HDF5 metadata
-/// on disk half updated until the step's flush): a request that fails on it is tried
-/// again on a fresh open, kRetryPause apart, kAttempts times at most (about 2 s).
+/// Longest wait for a writer to finish a step before a request is answered busy.
+constexpr std::chrono::milliseconds kWriterWait{5000};
+/// Where the writer's lock cannot be had (a file system without OFD locks), a request
+/// that fails on a file modified within kSettle may have met a step half written: it is
+/// tried again on a fresh open, kRetryPause apart, kAttempts times at most (about 2 s).
 constexpr std::chrono::seconds kSettle{2};
 constexpr int kAttempts = 100;
 constexpr std::chrono::milliseconds kRetryPause{20};
@@ -101,16 +104,23 @@ struct FileService::Impl {
     return *readers[f];
   }
 
-  /// op() on a settled view of file f: a kernel::FileError raised while the file may be
-  /// half written (recently_modified) is retried on a fresh open; one raised on a file
-  /// at rest is the file's answer.
+  /// op() on a settled view of file f: while it runs, no writer is in the middle of a
+  /// step (kernel::StepLock, shared); a kernel::FileError raised while the file may be
+  /// half written anyway (no lock on this file system, recently_modified) is retried on
+  /// a fresh open; one raised on a file at rest is the file's answer.
   template <class Op>
   auto settled(std::size_t f, Op op) -> decltype(op()) {
     for (int attempt = 1;; ++attempt) {
-      try {
-        return op();
-      } catch (const k::FileError&) {
-        if (attempt == kAttempts || !recently_modified(paths[f])) throw;
+      {
+        const auto lock = k::StepLock::take(paths[f], k::StepLock::Mode::shared, kWriterWait);
+        if (lock.supported() && !lock.held())
+          throw ServiceError(ErrorCode::busy, paths[f] + ": a step has been being written for over " +
+                                                  std::to_string(kWriterWait.count() / 1000) + " s; try again");
+        try {
+          return op();
+        } catch (const k::FileError&) {
+          if (attempt == kAttempts || !recently_modified(paths[f])) throw;
+        }
       }
       readers[f].reset();
       std::this_thread::sleep_for(kRetryPause);

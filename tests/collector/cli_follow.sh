@@ -25,4 +25,21 @@ check "the server follows the file while it is written and after" "$py $src/test
 wait "$writer_pid"
 check "the writer finished (exit 0)" "[ $? = 0 ]"
 writer_pid=
+
+# The writer's lock (kernel/step_lock.hpp), held here by Python for 1.5 s as rewind run
+# holds it while a step goes to disk: a reader of the file waits for it, then answers.
+$py - f.h5 >lock.out 2>&1 <<'PY' &
+import fcntl, os, struct, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY)
+fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack("hh4xqqi4x", fcntl.F_WRLCK, 0, 1 << 62, 1, 0))  # struct flock
+print("locked", flush=True)
+time.sleep(1.5)
+PY
+locker=$!
+for _ in $(seq 1 100); do grep -q locked lock.out && break; sleep 0.05; done
+t0=$(date +%s%N)
+"$rewind" window f.h5 --box 0,0,0,2.2,0.41,0 --budget 500 >locked.out 2>&1
+rc=$? ms=$((($(date +%s%N) - t0) / 1000000))
+wait "$locker"
+check "a reader waits while the writer's lock is held (${ms} ms), then answers" "[ $rc = 0 ] && [ $ms -ge 1200 ]"
 exit $fail
