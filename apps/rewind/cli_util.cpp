@@ -52,7 +52,7 @@ void add_token_options(CLI::App& sub, std::string& token, std::string& token_fil
                  std::string(server ? "Shared secret clients must send (required off 127.0.0.1)" : "Token of the server") +
                      "; visible to every local user in ps: prefer --token-file or REWIND_TOKEN");
   sub.add_option("--token-file", token_file,
-                 std::string("File holding the token (its first line; chmod 600)") + (server ? ", read on rank 0" : "") +
+                 std::string("File holding the token (its first line; chmod 600)") +
                      "; default: the environment, REWIND_TOKEN or REWIND_TOKEN_FILE");
 }
 

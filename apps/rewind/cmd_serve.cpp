@@ -64,7 +64,9 @@ const Registration reg{Command{
       sub.add_option("files", o->files, "Rewind HDF5 files (a run and its branches)")->required();
       sub.add_option("--listen", o->listen, "HOST:PORT to listen on; port 0 picks a free one (printed)")->capture_default_str();
       add_token_options(sub, o->token, o->token_file, true);
-      sub.add_option("--max-clients", o->max_clients, "Concurrent clients; more are refused (busy)")->capture_default_str();
+      sub.add_option("--max-clients", o->max_clients,
+                     "Sessions at once; beyond, one idle for 1 s gives way, else the newcomer is refused (busy)")
+          ->capture_default_str();
       sub.add_option("--idle-timeout", o->idle_timeout, "Seconds a client may stay idle")->capture_default_str();
       return [o] { return run_serve(*o); };
     },
