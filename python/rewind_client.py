@@ -1,8 +1,8 @@
 """A small Python client of the Rewind collector (docs/collector-protocol.md, version 1,
-revision 1.2).
+revision 1.3).
 
     from rewind_client import Client
-    with Client("127.0.0.1", 7400, token="") as c:
+    with Client("127.0.0.1", 7400) as c:
         print(c.info()["variables"])
         w = c.window(box=((0, 0, 0), (1, 1, 0)), budget=100_000, variables=["p"], time="latest")
         for piece, p in zip(w.pieces, w.piece_arrays("p")):   # p: numpy array (nz, ny, nx)
@@ -27,12 +27,21 @@ library. Every socket call has a timeout; server errors raise
 CollectorError with the protocol's code name ("bad_argument", "conflict", ...), and a
 request the server does not announce in its capabilities raises "unsupported" before
 anything is sent.
+
+The token (a server started with one): Client(..., token_file="~/.rewind/token"), a file
+only its owner may read (chmod 600; its first line), or the environment: REWIND_TOKEN, or
+REWIND_TOKEN_FILE naming such a file -- as the rewind commands take it. token="..." works
+too, but a token in a command line is visible to every user of the machine. The protocol
+is not encrypted: reach a remote job through an SSH tunnel (docs/collector-protocol.md,
+"Security").
 """
 import io
 import ipaddress
 import json
 import math
+import os
 import socket
+import stat
 import struct
 
 PROTOCOL_VERSION = 1
@@ -55,6 +64,50 @@ class CollectorError(Exception):
     def __init__(self, code, message):
         super().__init__(f"{code}: {message}")
         self.code = code
+
+
+MAX_TOKEN = 4096
+
+
+def read_token_file(path):
+    """The token in `path` (its first line), as `rewind --token-file` reads it: refused
+    (ValueError naming the file, never the token) if group or others may read or write it,
+    or if it is empty."""
+    path = os.path.expanduser(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as e:
+        raise ValueError(f"token file {path} cannot be opened: {e.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError(f"token file {path} is not a regular file")
+        if st.st_mode & 0o077:
+            raise ValueError(f"token file {path} may be read by group or others "
+                             f"(mode {stat.S_IMODE(st.st_mode):04o}): chmod 600 {path}")
+        text = f.read(MAX_TOKEN + 2)
+    token = text.split(b"\n", 1)[0].rstrip(b"\r").decode()
+    if not token:
+        raise ValueError(f"token file {path} is empty (the token is its first line)")
+    if len(token) > MAX_TOKEN:
+        raise ValueError(f"token file {path} holds a token longer than {MAX_TOKEN} bytes")
+    return token
+
+
+def resolve_token(token=None, token_file=None):
+    """The token to send: `token`, else the one in `token_file`, else $REWIND_TOKEN, else
+    the one in the file $REWIND_TOKEN_FILE names; "" if none (the rule of the rewind
+    commands' --token / --token-file)."""
+    if token and token_file:
+        raise ValueError("give token or token_file, not both")
+    if token:
+        return token
+    if token_file:
+        return read_token_file(token_file)
+    env, env_file = os.environ.get("REWIND_TOKEN", ""), os.environ.get("REWIND_TOKEN_FILE", "")
+    if env and env_file:
+        raise ValueError("both REWIND_TOKEN and REWIND_TOKEN_FILE are set; unset one")
+    return read_token_file(env_file) if env_file else env
 
 
 class Window:
@@ -198,10 +251,13 @@ def _values(values):
 
 
 class Client:
-    def __init__(self, host="127.0.0.1", port=7400, token="", timeout=30.0, name="rewind_client.py", codec=None):
+    def __init__(self, host="127.0.0.1", port=7400, token=None, timeout=30.0, name="rewind_client.py", codec=None,
+                 token_file=None):
         """codec: None (default) offers "none" first on a loopback address, "zstd" first
         otherwise; "none" or "zstd" offers only that one. self.server["codec"] says what
-        the server chose (absent from a revision 1.1 server: zstd)."""
+        the server chose (absent from a revision 1.1 server: zstd). token / token_file:
+        see resolve_token (default: the environment)."""
+        token = resolve_token(token, token_file)
         self.sock = socket.create_connection((host, port), timeout=timeout)
         self.sock.settimeout(timeout)
         self.next_id = 1

@@ -25,6 +25,7 @@
 #include "rewind/mpi/comm.hpp"
 #include "rewind/collector/file_service.hpp"
 #include "rewind/collector/server.hpp"
+#include "rewind/collector/token.hpp"
 #include "rewind/driver/insitu.hpp"
 #include "rewind/driver/live.hpp"
 #include "rewind/driver/observers.hpp"
@@ -54,7 +55,8 @@ struct RunOptions {
   bool quiet = false;
   std::string memory_limit;
   std::string listen;  ///< --listen HOST:PORT: serve live windows and steering (collector rank)
-  std::string token;
+  std::string token;       ///< --token (visible in ps), or from --token-file / the environment
+  std::string token_file;  ///< --token-file
   bool pause_at_end = false;  ///< with --listen: pause at the end instead of exiting
 };
 
@@ -247,7 +249,32 @@ int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::functi
   return rc;
 }
 
-int run_run(const RunOptions& o) {
+/// The --listen token, found on world rank 0 (--token, --token-file, its environment)
+/// and sent to every rank, so that every rank decides alike (a rank of another node may
+/// lack the file or the variable); AgreedError if it cannot be read.
+std::string agreed_token(const RunOptions& o) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::string text;
+  int head[2] = {0, 0};  // failed, bytes
+  if (rank == 0) {
+    try {
+      text = collector::resolve_token(o.token, o.token_file);
+    } catch (const std::invalid_argument& e) {
+      text = e.what();
+      head[0] = 1;
+    }
+    head[1] = static_cast<int>(text.size());
+  }
+  MPI_Bcast(head, 2, MPI_INT, 0, MPI_COMM_WORLD);
+  text.resize(static_cast<std::size_t>(head[1]));
+  MPI_Bcast(text.data(), head[1], MPI_CHAR, 0, MPI_COMM_WORLD);
+  if (head[0] != 0) throw AgreedError(text);
+  return text;
+}
+
+int run_run(RunOptions o) {
+  if (!o.listen.empty()) o.token = agreed_token(o);
   driver::RunRequest request{.case_file = o.case_file, .restart = o.restart, .overrides = o.overrides,
                              .output = o.output, .monitor = o.monitor, .force = o.force,
                              .orphan_branches = o.orphan_branches};
@@ -286,7 +313,8 @@ int run_run(const RunOptions& o) {
                                     "neighbourhood server, rank 1 collector, ranks 2.. compute); this job has {}",
                                     world_size));
     if (!collector::is_loopback_host(ep->first) && o.token.empty())
-      throw AgreedError("--listen " + o.listen + ": a non-loopback address needs --token (a shared secret)");
+      throw AgreedError("--listen " + o.listen + ": a non-loopback address needs a token (a shared secret: --token-file, "
+                        "REWIND_TOKEN or --token)");
   }
   // Before any tree or field exists, every rank checks that its part fits: world rank 0
   // holds the tree (and, alone, the fields), the others share the fields.
@@ -354,7 +382,7 @@ const Registration reg{Command{
       sub.add_option("--listen", o->listen,
                      "Serve live windows and steering on HOST:PORT (port 0: a free one, printed); needs mpirun -np 3+ "
                      "(rank 1 becomes the collector)");
-      sub.add_option("--token", o->token, "Shared secret clients must present (required off loopback)");
+      add_token_options(sub, o->token, o->token_file, true);
       sub.add_flag("--pause-at-end", o->pause_at_end,
                    "With --listen: at the end time or step limit, pause (last step written) instead of exiting, so "
                    "clients can still look, branch, or set a later time.end; `rewind steer ... resume` or `stop` ends it");

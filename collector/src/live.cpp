@@ -197,6 +197,12 @@ class Core {
     if (pool_.size() < kPoolReplies && bytes <= kPoolBytes) pool_.push_back(std::move(w));
   }
 
+  /// Frees the kept replies (their arrays); the shared slots stay (at most two).
+  void release_pool() noexcept {
+    const std::lock_guard lock(pool_mutex_);
+    pool_.clear();  // keeps the capacity reserved for recycle()
+  }
+
   /// A command to the compute ranks, answered at their next boundary. Main thread.
   json command(const json& c) {
     Pending p = send_command(c);
@@ -578,6 +584,7 @@ class LiveService final : public Service {
   WindowReply window(const WindowRequest& r) override { return core_.window(r, nullptr); }
   WindowReply window(const WindowRequest& r, WindowStream* stream) override { return core_.window(r, stream); }
   void recycle(WindowReply&& reply) noexcept override { core_.recycle(std::move(reply)); }
+  void release_kept() noexcept override { core_.release_pool(); }
   [[nodiscard]] std::vector<std::string> capabilities() const override {
     return {"info", "steps", "window", "status", "control", "parameters", "set", "branch"};
   }

@@ -18,6 +18,7 @@
 #include "collective.hpp"
 #include "format.hpp"
 #include "rewind/kernel/reader.hpp"
+#include "rewind/kernel/step_lock.hpp"
 #include "rewind/kernel/views.hpp"
 #include "checksum.hpp"
 #include "compression.hpp"
@@ -33,6 +34,15 @@ using detail::agree;
 using detail::phase;
 
 namespace {
+
+/// How long a writer waits for readers following the file to finish their request
+/// before it writes anyway (step_lock.hpp): a reader never stalls a run for long.
+constexpr std::chrono::milliseconds kReadersWait{10000};
+
+/// Rank 0 keeps readers that follow the file out while the file's metadata changes.
+StepLock readers_out(const detail::WriterState& w) {
+  return w.rank == 0 ? StepLock::take(w.path, StepLock::Mode::exclusive, kReadersWait) : StepLock{};
+}
 
 bool valid_name(const std::string& n) {
   return !n.empty() && n.find('/') == std::string::npos && n.find('.') == std::string::npos &&
@@ -212,6 +222,7 @@ Writer Writer::append(MPI_Comm comm, const std::string& path, const IoOptions& o
     }
   });
   phase(w.comm, path, [&] {
+    const StepLock lock = uncommitted.empty() ? StepLock{} : readers_out(w);
     // A crash left these half-written; unlink them so the step numbers can be reused.
     for (const auto& g : uncommitted)
       w.ctx.check_status(H5Ldelete(w.file, g.c_str(), H5P_DEFAULT), "unlink uncommitted " + g);
@@ -318,6 +329,8 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
   const Ctx& c = w.ctx;
   MPI_Barrier(w.comm);
   const double t0 = MPI_Wtime();
+  // Held from before any rank changes the file to after its last flush (commit_step).
+  StepLock lock = readers_out(w);
   const BlockShape blk = w.common.block;
   const std::int64_t cells = blk.cells();
   const int nc = w.common.max_children;
@@ -550,6 +563,7 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
   const detail::IndexRow index_row{info.step, info.time, info.dt, static_cast<std::uint8_t>(info.kind), 1,
                                    n_grids, n_levels, bytes_global};
   detail::commit_step(w, index_row, step_group, dsets);
+  lock.release();
   w.last_step = info.step;
   const double t1 = MPI_Wtime();
   w.hook("committed");

@@ -1,7 +1,7 @@
 """Plot windows of a variable on the x-y plane, from `rewind serve` or a running job.
 
     python3 python/examples/window_plot.py 127.0.0.1:7400 --box 0,0,0,2.2,0.41,0 \
-        --budget 20000 --var p --out window.png [--time latest] [--token T]
+        --budget 20000 --var p --out window.png [--time latest] [--token-file F]
 
 Against a running job (`mpirun -np 4 rewind run CASE --listen 127.0.0.1:7400`), the
 default time "live" is the run's current state, and `--frames N --every S` follows it:
@@ -30,7 +30,8 @@ def main():
     ap.add_argument("--budget", type=int, default=20000)
     ap.add_argument("--var", default="p")
     ap.add_argument("--time", default="live")
-    ap.add_argument("--token", default="")
+    ap.add_argument("--token", default=None, help="visible to every user in ps: prefer --token-file or REWIND_TOKEN")
+    ap.add_argument("--token-file", default=None, help="file holding the token (chmod 600); default: the environment")
     ap.add_argument("--out", default="window.png")
     ap.add_argument("--frames", type=int, default=1, help="pictures to take (a running job: one per --every)")
     ap.add_argument("--every", type=float, default=1.0, help="seconds between pictures")
@@ -38,7 +39,7 @@ def main():
     host, port = a.server.rsplit(":", 1)
     b = [float(x) for x in a.box.split(",")]
     stem, ext = os.path.splitext(a.out)
-    with Client(host, int(port), token=a.token, timeout=30) as c:
+    with Client(host, int(port), token=a.token, token_file=a.token_file, timeout=30) as c:
         for i in range(a.frames):
             if i:
                 time.sleep(a.every)
