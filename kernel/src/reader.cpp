@@ -149,8 +149,14 @@ std::ptrdiff_t index_at_or_before(std::span<const double> times, double t) {
 }
 
 StepEntry Reader::find_step(const std::string& sel) const {
-  const Ctx& c = impl_->ctx;
-  auto all = steps(true);
+  char* end = nullptr;
+  const long long s = std::strtoll(sel.c_str(), &end, 10);
+  if (!sel.empty() && sel[0] != '#' && *end == '\0' && end != sel.c_str()) return step(s);  // one step's attributes
+  return select_step(steps(true), sel, impl_->path);
+}
+
+StepEntry select_step(std::span<const StepEntry> all, const std::string& sel, const std::string& file) {
+  const Ctx c{file};
   if (all.empty()) c.fail(ErrorKind::no_such_step, "the file has no committed step");
   if (sel.empty() || sel == "latest") return all.back();
   char* end = nullptr;
@@ -175,7 +181,9 @@ StepEntry Reader::find_step(const std::string& sel) const {
   }
   long long s = std::strtoll(sel.c_str(), &end, 10);
   if (*end != '\0' || end == sel.c_str()) c.fail(ErrorKind::no_such_step, "bad step selector '" + sel + "' (use latest, N, #i or t=T)");
-  return step(s);
+  const auto it = std::find_if(all.begin(), all.end(), [&](const StepEntry& e) { return e.step == s; });
+  if (it == all.end()) c.fail(ErrorKind::no_such_step, fmt::format("no committed step {}", s));
+  return *it;
 }
 
 std::string time_selector_note(const std::string& sel, const StepEntry& chosen, const StepEntry& last) {
@@ -576,7 +584,10 @@ void unpack_interior(const std::uint8_t* packed, const BlockShape& b, int h, std
 }
 
 CommonInfo make_branch_common(const Reader& parent, std::int64_t parent_step, const std::vector<std::string>& changes) {
-  StepEntry e = parent.step(parent_step);
+  return make_branch_common(parent, parent.step(parent_step), changes);
+}
+
+CommonInfo make_branch_common(const Reader& parent, const StepEntry& e, const std::vector<std::string>& changes) {
   CommonInfo cm = parent.common();
   char buf[PATH_MAX];
   cm.lineage.parent_file = ::realpath(parent.path().c_str(), buf) ? std::string(buf) : parent.path();

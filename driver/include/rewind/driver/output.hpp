@@ -153,4 +153,10 @@ class RunOutput {
   bool prepared_ = false;  // Writer::prepare called (at the first boundary)
 };
 
+/// After a branch failed to start: closes its output (collective over `comm`; a failed
+/// close is ignored) and removes `file`, which the branch created (compute rank 0), so a
+/// retry under the same name is not refused and no half-written file is left. Never
+/// throws.
+void discard_output(MPI_Comm comm, std::unique_ptr<RunOutput> output, const std::string& file) noexcept;
+
 }  // namespace rwd::driver

@@ -139,6 +139,12 @@ class Reader {
 /// timeline (lineage.hpp: timeline()), so the ParaView plugin and the kernel share it.
 std::ptrdiff_t index_at_or_before(std::span<const double> times, double t);
 
+/// Reader::find_step's rule over a list: the step `selector` names among `committed`
+/// (a file's committed steps, ascending by step). Pure; throws FileError(no_such_step)
+/// naming `file` as find_step does. An in-job branch resolves its selector with it
+/// before the run's pending checkpoint is in the file.
+StepEntry select_step(std::span<const StepEntry> committed, const std::string& selector, const std::string& file);
+
 /// Splits "FILE[@STEP]" at the last '@' into {file, selector}; the selector (for
 /// Reader::find_step) is "latest" when absent. Pure.
 std::pair<std::string, std::string> split_step_spec(const std::string& spec);
@@ -164,6 +170,10 @@ void unpack_interior(const std::uint8_t* packed, const BlockShape& block, int ha
 /// (parent file, step) and the list of changed settings. The caller then applies the
 /// changes to the returned constants. Serial, read-only on the parent.
 CommonInfo make_branch_common(const Reader& parent, std::int64_t parent_step,
+                              const std::vector<std::string>& changes);
+/// The same for a step given by its entry, which need not be in the parent yet (an
+/// in-job branch checks its plan before the run checkpoints the step it branches from).
+CommonInfo make_branch_common(const Reader& parent, const StepEntry& parent_step,
                               const std::vector<std::string>& changes);
 
 }  // namespace rwd::kernel
