@@ -1,9 +1,13 @@
 #include "format.hpp"
 
 #include <fmt/core.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstddef>
+#include <cstring>
 
 namespace rwd::kernel::detail {
 
@@ -195,12 +199,30 @@ CommonInfo read_header(const Ctx& c, hid_t file, int* major, int* minor) {
   return cm;
 }
 
+namespace {
+// Why a path cannot be opened, in the words a user knows (the kernel's one line).
+std::string cannot_open(int err) {
+  switch (err) {
+    case ENOENT: return "no such file";
+    case EACCES: return "permission denied";
+    case ELOOP: return "too many levels of symbolic links";
+    case ENOTDIR: return "a component of the path is not a directory";
+    case ENAMETOOLONG: return "file name too long";
+    default: return std::string("cannot open: ") + std::strerror(err);
+  }
+}
+}  // namespace
+
 h5::File open_readonly_serial(const std::string& path) {
   h5::silence_errors();
   Ctx c{path};
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) c.fail(ErrorKind::not_found, "no such file");
+  if (::stat(path.c_str(), &st) != 0) c.fail(ErrorKind::not_found, cannot_open(errno));
+  if (S_ISDIR(st.st_mode)) c.fail(ErrorKind::not_found, "is a directory, not a file");
   if (!S_ISREG(st.st_mode)) c.fail(ErrorKind::not_found, "not a regular file");
+  // Readable? (HDF5 would call an unreadable file "not an HDF5 file".)
+  if (const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC); fd < 0) c.fail(ErrorKind::not_found, cannot_open(errno));
+  else ::close(fd);
   htri_t is = H5Fis_hdf5(path.c_str());
   if (is <= 0) {
     h5::error_stack();
