@@ -211,6 +211,19 @@ std::string cannot_open(int err) {
     default: return std::string("cannot open: ") + std::strerror(err);
   }
 }
+
+// An HDF5 file whose signature differs in one byte: damaged, not some other kind of file.
+bool signature_damaged(const std::string& path) {
+  static constexpr unsigned char kSignature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+  unsigned char head[8] = {};
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const auto n = ::read(fd, head, sizeof head);
+  ::close(fd);
+  int differ = 0;
+  for (std::size_t i = 0; i < sizeof head; ++i) differ += head[i] != kSignature[i] ? 1 : 0;
+  return n == static_cast<ssize_t>(sizeof head) && differ == 1;
+}
 }  // namespace
 
 h5::File open_readonly_serial(const std::string& path) {
@@ -226,6 +239,7 @@ h5::File open_readonly_serial(const std::string& path) {
   htri_t is = H5Fis_hdf5(path.c_str());
   if (is <= 0) {
     h5::error_stack();
+    if (signature_damaged(path)) c.fail(ErrorKind::corrupt, "its HDF5 signature (bytes 0-7) is damaged");
     c.fail(ErrorKind::not_hdf5, "not an HDF5 file");
   }
   IoOptions o;
