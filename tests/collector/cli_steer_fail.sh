@@ -16,7 +16,7 @@ rewind=$1 src=$2 py=$3 mpiexec=$4
 if [ -z "${REWIND_STEER_FAIL_NS:-}" ] && [ "$(id -u)" = 0 ] && unshare -m --propagation private true 2>/dev/null; then
   REWIND_STEER_FAIL_NS=1 exec unshare -m --propagation private bash "$0" "$@"
 fi
-. "$src/tests/collector/serve_util.sh"  # check, start_listener, one_error
+. "$src/tests/collector/serve_util.sh"  # check, start_listener, one_error, wait_job
 tmp=$(mktemp -d)
 server_pid=
 cleanup() {
@@ -88,13 +88,10 @@ check "200 fuzzed steering requests (at most 45 s) are all refused, the run answ
   "[ $rc = 0 ] && [ \"\$(status | cut -d' ' -f1,4)\" = \"$(echo "$before" | cut -d' ' -f1,4)\" ]"
 
 "${steer[@]}" resume >/dev/null 2>&1
-ended=
-for _ in $(seq 1 1200); do kill -0 "$server_pid" 2>/dev/null || { ended=1; break; }; sleep 0.1; done
+wait_job 120
 check "the run resumes and finishes by itself" "[ -n '$ended' ]"
-wait "$server_pid"; rc=$?
-server_pid=
-check "... and exits 0" "[ $rc = 0 ]"
-[ $rc = 0 ] || tail -5 serve.log
+check "... and exits 0" "[ '$rc' = 0 ]"
+[ "$rc" = 0 ] || tail -5 serve.log
 "$rewind" verify -q a.h5 >verify.out 2>&1
 check "its file verifies" "[ $? = 0 ]"
 
