@@ -10,7 +10,8 @@ to no dataset's raw data), with a fixed seed. Each byte is found with h5py (data
 offsets, the index's chunk), independently of Rewind. For every flip it runs `rewind
 verify` and then a window of each step and a restart from each checkpoint (1 step),
 compared with the same of the undamaged file (window values and cell types exactly,
-restarts with `rewind diff`). A flip passes when verify exits 1 naming the damaged step
+restarts with `rewind diff`); after a flip in a step's attributes `rewind info` must say
+the step is damaged. A flip passes when verify exits 1 naming the damaged step
 (and the dataset, for a step's dataset) or the file, OR when verify exits 0 and every
 window and restart is bit-identical to the undamaged file's (harmless damage).
 
@@ -195,6 +196,11 @@ for kind, step, dataset, at in targets:
     ok = verdict == "damaged (exit 1)" or (rc == 0 and harmless)
     if any(r[2] == "CRASHED" for r in res):
         ok = False
+    if kind.startswith("step attribute"):  # `rewind info` must not show the step as merely uncommitted
+        rc_info, info = run("info", "d.h5")
+        if rc_info == 0 and "DAMAGED" not in info:
+            ok = False
+            out += "\nrewind info does not say the step is damaged:\n" + info
     done += 1
     key = (kind if not kind.startswith("metadata") else kind, verdict, "/".join(then))
     matrix[key] = matrix.get(key, 0) + 1
