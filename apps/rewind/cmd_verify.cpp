@@ -68,8 +68,9 @@ int run_verify(const VerifyOptions& o) {
     } catch (const k::FileError& e) {
       // A step that is gone because its group is damaged is damage, not a wrong selector.
       const auto n = step_number(sel);
-      if (e.kind() != k::ErrorKind::no_such_step || std::none_of(index.begin(), index.end(), [&](const auto& p) { return p.step == n; }))
-        throw;
+      const bool listed = std::any_of(index.begin(), index.end(), [&](const auto& p) { return p.step == n; });
+      if (!is_damage(e.kind()) && !(e.kind() == k::ErrorKind::no_such_step && listed)) throw;
+      if (!listed) index.push_back({n, e.problem()});
     }
     const auto n = steps.empty() ? step_number(sel) : steps[0].step;
     std::erase_if(index, [&](const k::Reader::IndexProblem& p) { return p.step != n && p.step != -1; });

@@ -48,7 +48,12 @@ RestartPoint find_restart_point(const std::string& spec, const std::optional<Pen
                             "at or before it, step {} (t = {:.6g})",
                             sel, in_force.step, in_force.time, rp.step.step, rp.step.time);
   } else {
-    rp.step = k::select_step(steps, sel, rp.file);
+    try {
+      rp.step = k::select_step(steps, sel, rp.file);
+    } catch (const k::FileError& e) {
+      if (e.kind() == k::ErrorKind::no_such_step) (void)reader.find_step(sel);  // says so if the step is damaged
+      throw;
+    }
     if (rp.step.kind != k::StepKind::checkpoint) {
       std::vector<std::string> cps;
       for (const auto& e : steps)

@@ -127,7 +127,11 @@ StepEntry Reader::step(std::int64_t step_number, bool allow_uncommitted) const {
     try {
       StepEntry e = detail::read_step_entry(c, impl_->file, detail::step_group_name(step_number), impl_->common.block.cells());
       if (e.step == step_number && (e.committed || allow_uncommitted)) return e;
-    } catch (const FileError&) {
+    } catch (const FileError& e) {
+      // A group without attributes is a writer killed while creating it: not committed. One
+      // HDF5 cannot read is damaged, which "no committed step" would hide.
+      if (e.kind() != ErrorKind::missing_object)
+        c.fail(ErrorKind::corrupt, fmt::format("step {}: its group cannot be read ({})", step_number, e.problem()));
     }
   }
   for (const auto& e : steps(!allow_uncommitted))
