@@ -292,10 +292,11 @@ void check_branch(Run& run, const std::string& from, const std::vector<std::stri
   if (probing) probe_create(spec.output.file);
 }
 
-// The `branch` command, its reply's fields. Checked on every rank before anything changes (the checkpoint of the current state
-// included); undone if the branch cannot start (Run::branch). On any failure the run is
-// where it was: same solver, same file, reopened. Only if that file cannot be reopened
-// does the run pause there (`pause`), saying so (resume and stop retry the reopening).
+// The `branch` command: its reply's fields. Checked on every rank before anything
+// changes (before the current state is checkpointed, too); undone if the branch cannot
+// start (Run::branch). On any failure the run is where it was: same solver, same file,
+// reopened. Only if that file cannot be reopened does the run pause there (`pause`),
+// saying so (resume, stop, set and branch retry the reopening).
 json steer_branch(Run& run, const json& c, MPI_Comm compute, const std::function<void()>& pause) {
   int rank = 0;
   MPI_Comm_rank(compute, &rank);
