@@ -48,6 +48,8 @@ before=$(status)
 echo "paused: $before"
 check "paused a few steps in" "[ \"\$(echo '$before' | cut -d' ' -f1)\" = paused ]"
 
+live_window() { "$rewind" window "127.0.0.1:$port" --box 0,0,0,2.2,0.41,0 --budget 4000 --vars u,p --out "$1" >/dev/null 2>&1; }
+live_window w0.json
 echo "not an HDF5 file" >exists.txt
 mkdir adir
 long=$(printf 'x%.0s' $(seq 1 300)).h5
@@ -80,6 +82,10 @@ if [ -n "${REWIND_STEER_FAIL_NS:-}" ] && mkdir full && mount -t tmpfs -o size=96
 else
   echo "skip full disk: no private mount namespace with a tmpfs here (needs root and unshare -m)"
 fi
+
+live_window w1.json
+check "a live window after the failed branches is the one before, value by value (step, time, file too)" \
+  "[ -s w0.json ] && $py -c 'import json, sys; sys.exit(json.load(open(\"w0.json\")) != json.load(open(\"w1.json\")))'"
 
 $py "$src/tests/collector/steer_fuzz.py" "$port" "$tmp" 200 45 31 >fuzz.out 2>&1
 rc=$?

@@ -60,16 +60,17 @@ def bad_branch(r, d, own):
              os.path.join(d, "exists.txt", "b.h5"), "/" + "y" * 5000]
     selectors = ["99999999", "#99999", "#-99999", "t=-1", "t=nan", "t=", "#", "abc", "live", "", "1e3", "-5",
                  "latest@x", "9" * 40, "t=1e400"]
-    req = {"from": r.choice(selectors) if r.random() < 0.4 else "latest"}
+    req = {"from": r.choice(selectors) if r.random() < 0.3 else "latest"}
     if req["from"] == "latest" or r.random() < 0.8:
         req["output"] = r.choice(paths)
-    if r.random() < 0.3:
+    req["values"] = {}  # a branch_request always has values (may be empty)
+    if r.random() < 0.1:
         req["values"] = bad_set(r, [{"name": "physics.nu", "type": "number", "min": 1e-9, "max": 10}])
-    elif r.random() < 0.5:
-        req["values"] = {}
+    elif r.random() < 0.05:
+        del req["values"]
     if r.random() < 0.1:
         req["file"] = r.choice([os.path.join(d, "other.h5"), own + "x", "", 7])
-    if r.random() < 0.1:
+    if r.random() < 0.05:
         req["from"] = r.choice([7, None, [], {"a": 1}])
     return req
 
