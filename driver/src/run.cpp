@@ -305,6 +305,7 @@ void Run::branch(RunSpec spec) {
   try {
     im.start_timeline();
     im.output->after_step(*im.solver, true, im.solver->finished());  // what the first boundary writes
+    im.output->settle();  // ... written, also by I/O ranks
   } catch (...) {
     discard_output(im.comm, std::move(im.output), existed ? std::string() : im.spec.output.file);
     im.solver = std::move(previous_solver);

@@ -221,6 +221,10 @@ Writer Writer::append(MPI_Comm comm, const std::string& path, const IoOptions& o
   return Writer(std::move(im));
 }
 
+void Writer::settle() {
+  if (fwd_) fwd_->settle();
+}
+
 void Writer::close() {
   if (fwd_) return fwd_->close();
   if (!impl_ || !impl_->file.valid()) throw FileError(ErrorKind::invalid_argument, impl_ ? impl_->path : "?", "writer is closed");

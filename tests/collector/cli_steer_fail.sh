@@ -8,7 +8,8 @@
 #    file afterwards; no branch file is left behind;
 #  - a bounded fuzz of set / branch / control arguments (steer_fuzz.py);
 #  - then the run resumes and finishes: it exits 0, its file verifies, and every step
-#    it wrote is bit for bit the step of a run that never got a command (rewind diff).
+#    it wrote is bit for bit the step of a run that never got a command (rewind diff);
+#  - the full disk again with dedicated I/O ranks (which write after the hand-off).
 #   cli_steer_fail.sh REWIND SOURCE_DIR PYTHON MPIEXEC
 set -u
 rewind=$1 src=$2 py=$3 mpiexec=$4
@@ -21,7 +22,7 @@ tmp=$(mktemp -d)
 server_pid=
 cleanup() {
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
-  mountpoint -q "$tmp/full" 2>/dev/null && umount "$tmp/full"
+  for m in full full2; do mountpoint -q "$tmp/$m" 2>/dev/null && umount "$tmp/$m"; done
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -114,4 +115,25 @@ for s in $(steps_of b.h5); do
 done
 check "every step of the unsteered run ($n) is bit for bit the same step of the steered one" "[ -n '$same' ] && [ $n -ge 2 ]"
 check "both reach step $steps" "[ \"\$(steps_of a.h5 | tr ' ' '\n' | tail -1)\" = $steps ] && [ \"\$(steps_of b.h5 | tr ' ' '\n' | tail -1)\" = $steps ]"
+
+# The same full disk with dedicated I/O ranks, which write a step after the compute
+# ranks handed it over: the branch waits for its first step to be written before it
+# counts as started.
+if [ -n "${REWIND_STEER_FAIL_NS:-}" ] && mkdir full2 && mount -t tmpfs -o size=96k tmpfs full2 2>/dev/null; then
+  start_listener "$mpiexec" -n 5 "$rewind" run "${args[@]}" --set output.io.strategy='"dedicated"' --output d.h5 \
+    --listen 127.0.0.1:0
+  steer=("$rewind" steer "127.0.0.1:$port")
+  "${steer[@]}" pause >/dev/null 2>&1
+  before=$(status)
+  refused "onto a full disk, dedicated I/O ranks" "branch did not start.*written by the I/O ranks.*goes on from step" \
+    --from latest --output "$tmp/full2/b.h5"
+  check "... the branch file is removed" "[ -z \"\$(ls full2)\" ]"
+  "${steer[@]}" resume >/dev/null 2>&1
+  wait_job 120
+  check "... and the run finishes, exit 0" "[ -n '$ended' ] && [ '$rc' = 0 ]"
+  check "... its file verifies" "\"$rewind\" verify -q d.h5 >/dev/null 2>&1"
+  umount full2
+else
+  echo "skip full disk with dedicated I/O ranks: no private mount namespace with a tmpfs here"
+fi
 exit $fail

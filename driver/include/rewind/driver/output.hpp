@@ -111,6 +111,12 @@ class RunOutput {
   /// Writes a checkpoint of the current step now, unless that step is already in the
   /// file. Collective.
   void checkpoint_now(solver::Solver& s);
+  /// Returns once the steps written so far are in the file (Writer::settle: with
+  /// dedicated or aggregated I/O ranks they are written after write() returns); throws
+  /// their error. Collective.
+  void settle() {
+    if (writer_) writer_->settle();
+  }
   [[nodiscard]] const std::string& path() const { return settings_.file; }
   [[nodiscard]] const OutputSettings& settings() const { return settings_; }
   /// Changes the intervals (steering); the file and variables stay. Not collective,
