@@ -2,6 +2,8 @@
 // cells, bytes, committed), variables, lineage. Serial and read-only; needs no MPI.
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -65,6 +67,11 @@ int run_info(const InfoOptions& o) {
   const auto steps = r.steps(false);
   const auto chain = k::lineage_chain(o.file);
   const auto [major, minor] = r.format_version();
+  // A step the index lists but whose group HDF5 cannot read reads as uncommitted: say it is damaged.
+  const auto index_problems = r.check_index();
+  const auto damaged = [&](std::int64_t step) {
+    return std::any_of(index_problems.begin(), index_problems.end(), [&](const auto& p) { return p.step == step; });
+  };
   if (o.json) {
     nlohmann::json j;
     j["file"] = o.file;
@@ -89,7 +96,7 @@ int run_info(const InfoOptions& o) {
       j["steps"].push_back({{"step", s.step}, {"time", s.time}, {"dt", s.dt}, {"kind", k::to_string(s.kind)},
                             {"grids", s.n_grids}, {"cells", s.n_cells}, {"bytes", s.bytes},
                             {"levels", s.n_levels}, {"leaf_cells_per_level", leaf_cells(r, s)},
-                            {"committed", s.committed}});
+                            {"committed", s.committed}, {"damaged", damaged(s.step)}});
     fmt::print("{}\n", j.dump(2));
     return 0;
   }
@@ -131,7 +138,11 @@ int run_info(const InfoOptions& o) {
                "bytes", "committed");
   for (const auto& s : steps)
     fmt::print("  {:>10}  {:>14.6g}  {:<13}  {:>8}  {:>12}  {:>10}  {}\n", s.step, s.time, k::to_string(s.kind),
-               s.n_grids, s.n_cells, human_bytes(s.bytes), s.committed ? "yes" : "NO (ignored by restart)");
+               s.n_grids, s.n_cells, human_bytes(s.bytes),
+               damaged(s.step) ? "DAMAGED (see rewind verify)" : s.committed ? "yes" : "NO (ignored by restart)");
+  if (!index_problems.empty())
+    fmt::print("damaged     the step index and the steps disagree ({}): rewind verify {}\n", index_problems.front().problem,
+               o.file);
   return 0;
 }
 

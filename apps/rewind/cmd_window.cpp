@@ -70,7 +70,8 @@ int run_window(const WindowOptions& o) {
   col::WindowReply w;
   const auto [file, step] = kernel::split_step_spec(o.source);
   const auto remote = parse_host_port(o.source);
-  if (std::filesystem::exists(file) || !remote) {
+  std::error_code ec;  // a path that exists but cannot be looked at (a symlink loop) is a file: the kernel says why
+  if (std::filesystem::exists(file, ec) || ec || !remote) {
     col::FileService service({file});
     const bool step_given = o.source.find('@') != std::string::npos;
     if (step_given && !o.time.empty()) throw std::invalid_argument("give the step either as FILE@STEP or as --time, not both");

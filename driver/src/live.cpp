@@ -1,12 +1,18 @@
 #include "rewind/driver/live.hpp"
 
+#include <fcntl.h>
 #include <fmt/core.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <vector>
@@ -235,6 +241,114 @@ bool send_window(Run& run, const json& c, MPI_Comm service, int collector, int r
   return false;
 }
 
+// Runs `f` on every compute rank; if it throws on any, every rank throws the message
+// of the lowest failing rank. Collective over `comm`.
+template <class F>
+void agreed(MPI_Comm comm, F f) {
+  std::string message;
+  bool failed = false;
+  try {
+    f();
+  } catch (const std::exception& e) {
+    failed = true;
+    message = e.what();
+  }
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const int mine = failed ? rank : size;
+  int first = size;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+  if (first == size) return;
+  long long n = static_cast<long long>(message.size());
+  MPI_Bcast(&n, 1, MPI_LONG_LONG, first, comm);
+  message.resize(static_cast<std::size_t>(n));
+  if (n > 0) MPI_Bcast(message.data(), static_cast<int>(n), MPI_CHAR, first, comm);
+  throw std::runtime_error(message);
+}
+
+// The branch file can be created: made and removed again (one rank only: O_EXCL).
+void probe_create(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error(fmt::format("{}: cannot create the branch file: {}", path, std::strerror(errno)));
+  ::close(fd);
+  ::unlink(path.c_str());
+}
+
+// Everything an in-job branch needs, checked before the run changes anything: `from`
+// names a committed checkpoint of one of the job's files (or `pending`, the one the
+// branch writes first), the values and the output name pass plan_branch, and (on the
+// `probing` rank) the branch file can be created. Serial; throws one line.
+void check_branch(Run& run, const std::string& from, const std::vector<std::string>& changes,
+                  const std::string& output, const std::optional<PendingCheckpoint>& pending, bool probing) {
+  const auto file = kernel::split_step_spec(from).first;
+  const auto& files = run.files();
+  if (std::none_of(files.begin(), files.end(), [&](const std::string& f) { return same_file(f, file); }))
+    throw std::invalid_argument(fmt::format("{} is not one of this job's files", file));
+  std::error_code ec;  // a name the system refuses (too long, a loop), in its words
+  if (!output.empty()) (void)std::filesystem::symlink_status(output, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) throw std::invalid_argument(fmt::format("{}: {}", output, ec.message()));
+  const auto spec = plan_branch(find_restart_point(from, pending), changes, output);
+  if (probing) probe_create(spec.output.file);
+}
+
+// The `branch` command: its reply's fields. Checked on every rank before anything
+// changes (before the current state is checkpointed, too); undone if the branch cannot
+// start (Run::branch). On any failure the run is where it was: same solver, same file,
+// reopened. Only if that file cannot be reopened does the run pause there (`pause`),
+// saying so (resume, stop, set and branch retry the reopening).
+json steer_branch(Run& run, const json& c, MPI_Comm compute, const std::function<void()>& pause) {
+  int rank = 0;
+  MPI_Comm_rank(compute, &rank);
+  const auto changes = overrides_of(run, c.at("values"));
+  const auto from = c.at("from").get<std::string>();
+  const auto output = c.value("output", std::string());
+  const auto now = run.solver().scalar_state();
+  std::optional<PendingCheckpoint> pending;
+  if (!run.spec().output.file.empty() && now.step > run.output().last_written_step()) {
+    kernel::StepEntry e;
+    e.step = now.step;
+    e.time = now.time;
+    e.kind = kernel::StepKind::checkpoint;
+    e.committed = true;
+    e.case_overrides = run.spec().recorded_overrides;
+    pending = PendingCheckpoint{run.spec().output.file, e};
+  }
+  const auto back = [&](const std::string& why) {
+    try {
+      run.reopen_output();
+    } catch (const std::exception& e) {
+      pause();
+      throw std::runtime_error(fmt::format("{}; the run is paused at step {}: its file cannot be reopened ({})", why,
+                                           now.step, e.what()));
+    }
+    throw std::runtime_error(why);
+  };
+  RestartPoint rp;
+  RunSpec spec;
+  run.close_output();  // its steps are read below
+  try {
+    agreed(compute, [&] { check_branch(run, from, changes, output, pending, rank == 0); });
+    run.reopen_output();
+    run.output().checkpoint_now(run.solver());  // nothing is lost
+    run.close_output();
+    agreed(compute, [&] {
+      rp = find_restart_point(from);
+      spec = plan_branch(rp, changes, output);
+    });
+  } catch (const std::exception& e) {
+    back(e.what());
+  }
+  json reply = {{"file", spec.output.file}, {"parent", rp.file}, {"step", rp.step.step}, {"time", rp.step.time}};
+  try {
+    run.branch(std::move(spec));
+  } catch (const std::exception& e) {
+    back(fmt::format("the branch did not start: {}; the run goes on from step {} (t = {:.6g}) in {}", e.what(),
+                     now.step, now.time, run.spec().output.file));
+  }
+  return reply;
+}
+
 }  // namespace
 
 LiveLink::LiveLink(MPI_Comm service, int collector, MPI_Comm compute, bool pause_at_end)
@@ -320,6 +434,9 @@ void LiveLink::serve(Run& run, bool ending) {
     json reply = {{"ok", true}};
     bool leave = false;
     try {
+      // The file is closed only after a failed branch that could not reopen it (the run
+      // then paused): whatever would write again tries first.
+      if (op == "resume" || op == "stop" || op == "set" || op == "branch") run.reopen_output();
       if (op == "window") {
         const double t0 = MPI_Wtime();
         for (const auto& v : c.at("vars")) var_index(v.get<std::string>());  // every rank throws alike
@@ -367,26 +484,12 @@ void LiveLink::serve(Run& run, bool ending) {
         reply["applied"] = changes;
       } else if (op == "branch") {
         if (ending) throw std::invalid_argument("the run has finished");
-        const auto changes = overrides_of(run, c.at("values"));
-        // Nothing is lost: the current state goes into the current file first.
-        run.output().checkpoint_now(run.solver());
-        run.close_output();
-        RunSpec spec;
-        RestartPoint rp;
-        try {
-          rp = find_restart_point(c.at("from").get<std::string>());
-          spec = plan_branch(rp, changes, c.value("output", std::string()));
-        } catch (...) {
-          run.reopen_output();
-          throw;
-        }
-        reply["file"] = spec.output.file;
-        reply["parent"] = rp.file;
-        reply["step"] = rp.step.step;
-        reply["time"] = rp.step.time;
+        reply.update(steer_branch(run, c, compute_, [&] {
+          paused_ = true;
+          send_status(run, "paused");
+        }));
         held_ = false;
         branched_ = true;
-        run.branch(std::move(spec));
         leave = true;
       } else if (op == "bye") {
         leave = true;

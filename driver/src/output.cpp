@@ -1,10 +1,12 @@
 #include "rewind/driver/output.hpp"
 
 #include <fmt/core.h>
+#include <unistd.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <stdexcept>
 #include <utility>
@@ -299,6 +301,23 @@ k::WriteStats RunOutput::write(solver::Solver& s, k::StepKind kind, bool hook) {
     std::fflush(stdout);
   }
   return stats;
+}
+
+void discard_output(MPI_Comm comm, std::unique_ptr<RunOutput> output, const std::string& file) noexcept {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  // Emptied first: on a full disk HDF5 could not flush the file's metadata at the close,
+  // and a file it failed to close would still be open (and crash) at MPI_Finalize.
+  if (rank == 0 && !file.empty() && output) (void)::truncate(file.c_str(), 0);
+  MPI_Barrier(comm);
+  try {
+    output.reset();
+  } catch (...) {
+    // the branch's own error is the one reported
+  }
+  std::error_code ec;
+  if (rank == 0 && !file.empty()) std::filesystem::remove(file, ec);
+  MPI_Barrier(comm);  // gone before any rank goes on (a retry may name it again)
 }
 
 }  // namespace rwd::driver

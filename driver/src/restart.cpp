@@ -14,12 +14,16 @@ namespace rwd::driver {
 namespace k = rwd::kernel;
 namespace st = rwd::spacetree;
 
-RestartPoint find_restart_point(const std::string& spec) {
+RestartPoint find_restart_point(const std::string& spec) { return find_restart_point(spec, std::nullopt); }
+
+RestartPoint find_restart_point(const std::string& spec, const std::optional<PendingCheckpoint>& pending) {
   RestartPoint rp;
   std::string sel;
   std::tie(rp.file, sel) = k::split_step_spec(spec);
   const auto reader = k::Reader::open(rp.file);
-  const auto steps = reader.steps(/*committed_only=*/true);
+  auto steps = reader.steps(/*committed_only=*/true);
+  if (pending && same_file(pending->file, rp.file) && (steps.empty() || pending->step.step > steps.back().step))
+    steps.push_back(pending->step);
   if (steps.empty()) throw std::runtime_error(fmt::format("{}: no committed step to restart from", rp.file));
   rp.last_committed = steps.back().step;
   for (const auto& e : steps)
@@ -31,7 +35,7 @@ RestartPoint find_restart_point(const std::string& spec) {
     rp.step = *it;
   } else if (sel.rfind("t=", 0) == 0) {
     // The step in force at T, then the last checkpoint at or before it.
-    const auto in_force = reader.find_step(sel);
+    const auto in_force = k::select_step(steps, sel, rp.file);
     const auto it = std::find_if(steps.rbegin(), steps.rend(), [&](const k::StepEntry& e) {
       return e.kind == k::StepKind::checkpoint && e.time <= in_force.time;
     });
@@ -44,7 +48,12 @@ RestartPoint find_restart_point(const std::string& spec) {
                             "at or before it, step {} (t = {:.6g})",
                             sel, in_force.step, in_force.time, rp.step.step, rp.step.time);
   } else {
-    rp.step = reader.find_step(sel);
+    try {
+      rp.step = k::select_step(steps, sel, rp.file);
+    } catch (const k::FileError& e) {
+      if (e.kind() == k::ErrorKind::no_such_step) (void)reader.find_step(sel);  // says so if the step is damaged
+      throw;
+    }
     if (rp.step.kind != k::StepKind::checkpoint) {
       std::vector<std::string> cps;
       for (const auto& e : steps)

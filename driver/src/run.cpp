@@ -9,6 +9,7 @@
 #include <functional>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 namespace rwd::driver {
 
@@ -48,7 +49,7 @@ std::string beside(const std::string& file, const char* ext) {
 // A branch file: lineage from the parent, never overwriting the parent.
 void make_branch(RunSpec& spec, const RestartPoint& rp, const std::vector<std::string>& changes) {
   const auto parent = kernel::Reader::open(rp.file);
-  spec.common.lineage = kernel::make_branch_common(parent, rp.step.step, changes).lineage;
+  spec.common.lineage = kernel::make_branch_common(parent, rp.step, changes).lineage;
 }
 
 }  // namespace
@@ -288,14 +289,32 @@ void Run::reopen_output() {
 }
 
 void Run::branch(RunSpec spec) {
-  if (spec.steps < 0) spec.steps = impl_->spec.steps;
+  auto& im = *impl_;
+  if (spec.steps < 0) spec.steps = im.spec.steps;
   // The job's I/O ranks are the launch's, not the case's: the branch's file goes to them too.
-  spec.output.io.io_group = impl_->spec.output.io.io_group;
-  spec.quiet = spec.quiet || impl_->spec.quiet;
-  impl_->spec = std::move(spec);
-  impl_->stop = false;
-  impl_->start_timeline();
-  impl_->branched = true;
+  spec.output.io.io_group = im.spec.output.io.io_group;
+  spec.quiet = spec.quiet || im.spec.quiet;
+  // All or nothing: the previous timeline stays in memory, untouched, until the branch
+  // has started and written its first step; if that fails it comes back as it was.
+  RunSpec previous_spec = std::exchange(im.spec, std::move(spec));
+  auto previous_solver = std::move(im.solver);
+  const auto previous_files = im.files.size();
+  const bool previous_stop = std::exchange(im.stop, false);
+  std::error_code ec;
+  const bool existed = std::filesystem::exists(im.spec.output.file, ec);  // plan_branch refused it; a race did not
+  try {
+    im.start_timeline();
+    im.output->after_step(*im.solver, true, im.solver->finished());  // what the first boundary writes
+    im.output->settle();  // ... written, also by I/O ranks
+  } catch (...) {
+    discard_output(im.comm, std::move(im.output), existed ? std::string() : im.spec.output.file);
+    im.solver = std::move(previous_solver);
+    im.spec = std::move(previous_spec);
+    im.files.resize(previous_files);
+    im.stop = previous_stop;
+    throw;
+  }
+  im.branched = true;
 }
 
 RunSummary Run::run() {

@@ -610,17 +610,26 @@ void Forwarder::prepare(const StepInfo& info, const LocalGrids& grids, const std
   if (fit(slot_bytes(slot_layout(info, true, consume), grids), nullptr)) std::memset(window().mine(), 0, static_cast<std::size_t>(slot_capacity_ * slots_));
 }
 
-void Forwarder::close() {
-  if (!open_) throw FileError(ErrorKind::invalid_argument, path_, "writer is closed");
-  open_ = false;
+std::optional<FileError> Forwarder::settle_all() {
   std::optional<FileError> first;
-  while (!in_flight_.empty()) {  // the last steps are written before the file closes
+  while (!in_flight_.empty()) {
     try {
       settle_one(nullptr);
     } catch (const FileError& e) {
       if (!first) first = e;
     }
   }
+  return first;
+}
+
+void Forwarder::settle() {
+  if (auto e = settle_all()) throw *e;
+}
+
+void Forwarder::close() {
+  if (!open_) throw FileError(ErrorKind::invalid_argument, path_, "writer is closed");
+  open_ = false;
+  std::optional<FileError> first = settle_all();  // the last steps are written before the file closes
   Packer msg;
   msg.put(Op::close);
   command(msg, true);

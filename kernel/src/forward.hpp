@@ -209,6 +209,8 @@ class Forwarder {
   /// like this one (with `consume`: handed to the consumer too), before the first of them.
   void prepare(const StepInfo& info, const LocalGrids& grids, const std::vector<FieldSpec>* consume);
   void close();
+  /// Writer::settle: every step in flight settled; throws the first one's error.
+  void settle();
   [[nodiscard]] bool dedicated() const { return dedicated_; }
   [[nodiscard]] bool consumer_active() const { return !dedicated_ || consumer_active_; }
   [[nodiscard]] const std::string& path() const { return path_; }
@@ -221,6 +223,7 @@ class Forwarder {
   void complete_sends(std::size_t n);        ///< waits for the n oldest command sends
   std::vector<std::byte> reply();            ///< the server's next reply to this rank
   void settle_one(WriteStats* into);         ///< the oldest outstanding step's reply; throws its error
+  std::optional<FileError> settle_all();     ///< every outstanding step's reply; the first error
   /// Collective: a new window if any rank needs more than slot_capacity_ (`grow`: this
   /// rank's need, or 0); settles every step in flight first.
   void ensure_capacity(std::int64_t need, bool grow_any, WriteStats* st);

@@ -232,6 +232,10 @@ Writer Writer::append(MPI_Comm comm, const std::string& path, const IoOptions& o
   return Writer(std::move(im));
 }
 
+void Writer::settle() {
+  if (fwd_) fwd_->settle();
+}
+
 void Writer::close() {
   if (fwd_) return fwd_->close();
   if (!impl_ || !impl_->file.valid()) throw FileError(ErrorKind::invalid_argument, impl_ ? impl_->path : "?", "writer is closed");
@@ -522,6 +526,7 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
       H5Sselect_none(ms);
     }
     c.check_status(H5Dwrite(lo, H5T_NATIVE_INT64, ms, sp, w.dxpl_coll, level_start.data()), "write level_offsets");
+    h5::write_whole_checksum(c, lo, level_start.data(), nl * sizeof(std::int64_t));  // little-endian hosts (verify)
   });
   w.hook("created");
   // The file offset of every zero-copy dataset (allocated at creation: the same on all

@@ -52,9 +52,12 @@ f = open('a.h5', 'r+b'); f.seek($at); b = f.read(4); f.seek($at); f.write(bytes(
 check "info still lists the damaged file" "[ $? = 0 ]"
 "$rewind" verify a.h5 >v1.log 2>&1
 check "verify exits 1 for the damaged file" "[ $? = 1 ]"
-check "... naming the step, the dataset and the grid row" \
-  "grep -q \"CORRUPT /simulation/step_0*$nstep/cell_data/u: grid row [0-9]* does not match its checksum\" v1.log"
-check "... and only that row" "[ \$(grep -c CORRUPT v1.log) = 1 ]"
+check "... naming the step and the dataset, with a count" \
+  "grep -Eq \"^step +$nstep .* DAMAGED cell_data/u: 1 row does not match its checksum\" v1.log"
+check "... and only that dataset" "[ \$(grep -c '^step.*DAMAGED' v1.log) = 1 ]"
+"$rewind" verify --rows a.h5 >v1r.log 2>&1
+check "--rows: the grid row" \
+  "[ $? = 1 ] && grep -q \"/simulation/step_0*$nstep/cell_data/u: grid row [0-9]* does not match its checksum\" v1r.log"
 "$rewind" verify a.h5@0 >v2.log 2>&1
 check "an intact step still verifies" "[ $? = 0 ]"
 

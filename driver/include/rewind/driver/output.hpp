@@ -112,6 +112,12 @@ class RunOutput {
   /// Writes a checkpoint of the current step now, unless that step is already in the
   /// file. Collective.
   void checkpoint_now(solver::Solver& s);
+  /// Returns once the steps written so far are in the file (Writer::settle: with
+  /// dedicated or aggregated I/O ranks they are written after write() returns); throws
+  /// their error. Collective.
+  void settle() {
+    if (writer_) writer_->settle();
+  }
   [[nodiscard]] const std::string& path() const { return settings_.file; }
   [[nodiscard]] const OutputSettings& settings() const { return settings_; }
   /// Changes the intervals (steering); the file and variables stay. Not collective,
@@ -153,5 +159,11 @@ class RunOutput {
   bool hook_expected_ = false;
   bool prepared_ = false;  // Writer::prepare called (at the first boundary)
 };
+
+/// After a branch failed to start: closes its output (collective over `comm`; a failed
+/// close is ignored) and removes `file`, which the branch created (compute rank 0), so a
+/// retry under the same name is not refused and no half-written file is left. Never
+/// throws.
+void discard_output(MPI_Comm comm, std::unique_ptr<RunOutput> output, const std::string& file) noexcept;
 
 }  // namespace rwd::driver

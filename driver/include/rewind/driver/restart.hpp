@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,15 @@ struct RestartPoint {
 /// checkpoint. Serial, read-only. Throws kernel::FileError / std::runtime_error with
 /// one line.
 RestartPoint find_restart_point(const std::string& spec);
+/// A checkpoint a run is about to write into `file` (an in-job branch checks its plan
+/// before it writes anything): `step` with the run's steered overrides in force.
+struct PendingCheckpoint {
+  std::string file;
+  kernel::StepEntry step;
+};
+/// find_restart_point as if `pending` were already a committed checkpoint of its file
+/// (when it is later than the file's last step). Serial, read-only; throws alike.
+RestartPoint find_restart_point(const std::string& spec, const std::optional<PendingCheckpoint>& pending);
 /// The tree stored in the checkpoint (serial, read-only).
 spacetree::Tree restart_tree(const RestartPoint& rp, const spacetree::TreeShape& shape);
 /// Collective over `comm`: fills the solver's state from the checkpoint and restores

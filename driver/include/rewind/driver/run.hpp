@@ -163,7 +163,12 @@ class Run {
   void apply(const std::vector<std::string>& changes);
   /// Continues from `spec` (plan_branch) in this job: the current file is left as it
   /// is (its committed steps stay), a new solver restores the branch point on the
-  /// same grids, the branch file is created. The next boundary has first = true.
+  /// same grids, the branch file is created and its first step written. The next
+  /// boundary has first = true. All or nothing: if any of that fails (the restart
+  /// read, the file's creation, a full disk in its first step), the branch file is
+  /// removed, the previous timeline is back exactly as it was (its solver is kept in
+  /// memory meanwhile: a branch briefly needs room for two) and the error is rethrown,
+  /// the same on every rank; the previous output stays closed (reopen_output()).
   /// Collective.
   void branch(RunSpec spec);
   /// Closes the output file, e.g. so the job can read it for a branch; reopen_output()
