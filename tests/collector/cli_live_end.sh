@@ -40,7 +40,7 @@ done
 $py - "$port" "$src/python" >slow.out 2>&1 <<'PYEOF' &
 import socket, sys, time
 sys.path.insert(0, sys.argv[2])
-from rewind_client import PROTOCOL_VERSION, encode
+from rewind.client import PROTOCOL_VERSION, encode
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
 s.sendall(encode("hello", 1, {"protocol": PROTOCOL_VERSION, "client": "slow", "token": ""}))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# python/rewind_client.py and python/examples/window_plot.py against `rewind serve`:
+# python/rewind/client.py and python/examples/window_plot.py against `rewind serve`:
 # the Python client's window equals the file read with h5py, value by value.
 #   python_client.sh REWIND SOURCE_DIR PYTHON
 set -u
