@@ -1,4 +1,5 @@
 """Plot a window of a Rewind file on the x-y plane, offline (no server), with the rewind package.
+(The rewind package installed -- python/README.md -- or PYTHONPATH=python.)
 
     python3 python/examples/file_window.py cylinder.h5 --time t=2 --var u \
         --box 0,0,0,2.2,0.41,0 --budget 20000 --out u.png
@@ -17,11 +18,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-try:
-    import rewind
-except ImportError:  # not installed (pip install ./python): the source tree's package
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-    import rewind
+import rewind  # noqa: E402 - pip install ./python (python/README.md), or PYTHONPATH=python
 
 
 def main():

@@ -1,4 +1,5 @@
 """Plot windows of a variable on the x-y plane, from `rewind serve` or a running job.
+(The rewind package installed -- python/README.md -- or PYTHONPATH=python.)
 
     python3 python/examples/window_plot.py 127.0.0.1:7400 --box 0,0,0,2.2,0.41,0 \
         --budget 20000 --var p --out window.png [--time latest] [--token-file F]
@@ -12,18 +13,13 @@ for 3-D windows the lowest z layer of each piece is drawn.
 """
 import argparse
 import os
-import sys
 import time
 
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-try:
-    import rewind
-except ImportError:  # not installed (pip install ./python): the source tree's package
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-    import rewind
+import rewind  # noqa: E402 - pip install ./python (python/README.md), or PYTHONPATH=python
 
 
 def main():

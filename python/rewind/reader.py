@@ -530,18 +530,21 @@ class Step:
         `rewind window FILE@STEP` and `rewind serve` compute it (window::select, same
         pieces, same values): box ((x0, y0, z0), (x1, y1, z1)), None = the whole domain
         (lo == hi on an axis: a slice); budget: most values per variable (0 = unlimited);
-        variables: names (None = every variable the step stores); max_level: deepest
+        variables: names (None or [] = every variable the step stores); max_level: deepest
         level (-1 = no cap). A rewind.Window (values float64, cell_type uint8)."""
         run, t = self.run, self.topology
         if box is None:
             d = run.domain
             box = ((d[0], d[2], d[4]), (d[1], d[3], d[5]))
-        box = tuple(np.asarray(b, dtype=float).reshape(3) for b in box)
-        if budget is None:
-            budget = 0
-        names = self.variables if variables is None else list(variables)
+        try:
+            box = np.asarray(box, dtype=float).reshape(2, 3)
+        except (TypeError, ValueError):
+            raise InvalidArgument(f"box {box!r}: expected ((x0, y0, z0), (x1, y1, z1))") from None
+        if isinstance(variables, str):
+            variables = [variables]
+        names = list(variables) if variables else self.variables
         paths = [self._check_variable(v) for v in names]
-        sel = selection.select(t.level, t.bbox, t.child_rows, run.block_cells, box, int(budget), int(max_level))
+        sel = selection.select(t.level, t.bbox, t.child_rows, run.block_cells, box, int(budget or 0), int(max_level))
         rows = sel.rows
         arrays = [self._extract(sel, run._read(run._dataset(self, p), rows), np.float64) for p in paths]
         types = np.empty(0, dtype=np.uint8)
