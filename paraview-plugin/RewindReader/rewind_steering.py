@@ -2,7 +2,8 @@
 
 Shipped inside the Rewind ParaView plugin: after LoadPlugin it imports in pvpython and
 pvbatch. Everything the GUI's steering panel does is here; it speaks the collector
-protocol with rewind_client.py (docs/collector-protocol.md, revision 1.1):
+protocol with rewind_client.py (the rewind package's client, python/rewind/client.py,
+shipped alone; docs/collector-protocol.md, revision 1.1):
 
     from paraview.simple import *
     LoadPlugin(".../RewindReader.so", remote=False, ns=globals())

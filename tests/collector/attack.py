@@ -132,7 +132,7 @@ def main():
     ap.add_argument("--label", default="")
     a = ap.parse_args()
     sys.path.insert(0, os.path.join(a.src, "python"))
-    import rewind_client as rc
+    from rewind import client as rc
 
     token = rc.resolve_token(None, a.token_file)
     pid = listening_pid(a.port)

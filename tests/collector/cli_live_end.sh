@@ -40,7 +40,7 @@ done
 $py - "$port" "$src/python" >slow.out 2>&1 <<'PYEOF' &
 import socket, sys, time
 sys.path.insert(0, sys.argv[2])
-from rewind_client import PROTOCOL_VERSION, encode
+from rewind.client import PROTOCOL_VERSION, encode
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
 s.sendall(encode("hello", 1, {"protocol": PROTOCOL_VERSION, "client": "slow", "token": ""}))
@@ -60,7 +60,7 @@ rc=$?
 cat py.out
 check "the Python client pauses, windows, sets and branches a live run" "[ $rc = 0 ]"
 
-$py "$src/python/examples/window_plot.py" 127.0.0.1:$port --box 0,0,0,2.2,0.41,0 --budget 4000 --var u \
+PYTHONPATH="$src/python" $py "$src/python/examples/window_plot.py" 127.0.0.1:$port --box 0,0,0,2.2,0.41,0 --budget 4000 --var u \
   --out live.png --frames 2 --every 0.5 >plot.out 2>&1
 check "the Python example follows the job (two pictures, titled with its state)" \
   "[ $? = 0 ] && [ -s live-000.png ] && [ -s live-001.png ] && grep -q paused plot.out"

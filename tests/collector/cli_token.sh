@@ -41,7 +41,7 @@ check "rewind steer with REWIND_TOKEN_FILE gets past the token (an offline serve
 cat >client.py <<'PY'
 import os, sys
 sys.path.insert(0, os.path.join(sys.argv[1], "python"))
-import rewind_client as rc
+from rewind import client as rc
 port = int(sys.argv[2])
 with rc.Client("127.0.0.1", port, token_file="token") as c:
     assert c.info()["variables"]

@@ -43,7 +43,7 @@ def main():
     sys.path.insert(0, os.path.join(src, "python"))
     sys.path.insert(0, os.path.join(src, "tests", "collector"))
     import check_window
-    import rewind_client as rc
+    from rewind import client as rc
 
     box, budget, variables = ((0, 0, 0), (2.2, 0.41, 1)), 2000, ["u", "p"]
     counts, errors, served, requests = [], [], {}, 0
