@@ -4,7 +4,7 @@
 // client may hold, behaviour only (1.3, server.hpp)).
 //
 // Pure code: no sockets, no HDF5. A frame is the shared 24-byte header of
-// rewind/nbserver/wire.hpp with magic "RWCL", followed by
+// rewind/wire/wire.hpp with magic "RWCL", followed by
 //
 //   u32 json_bytes, json_bytes of UTF-8 JSON (the message's fields), then the binary
 //   arrays the JSON lists in "arrays", each zstd-compressed or as they are (codec
