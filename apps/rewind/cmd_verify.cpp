@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "rewind/kernel/error.hpp"
 #include "rewind/kernel/reader.hpp"
 
 namespace rwd::cli {
@@ -31,9 +32,20 @@ int run_verify(const VerifyOptions& o) {
   } else {
     steps.push_back(reader.find_step(sel));
   }
+  if (const auto missing = reader.bytes_missing(); missing > 0)
+    fmt::print("{}: truncated: {} byte{} short of its end; the steps that reach into it are damaged, the others "
+               "read as ever\n",
+               file, missing, missing == 1 ? "" : "s");
   std::int64_t bad_steps = 0, unverified = 0, rows = 0;
   for (const auto& e : steps) {
-    const auto v = reader.verify_step(e.step);
+    k::Reader::Verification v;
+    try {
+      v = reader.verify_step(e.step);
+    } catch (const k::FileError& err) {  // its metadata cannot be read (a truncated file): name it, go on
+      ++bad_steps;
+      fmt::print("step {:>8}  t = {:<12.6g} DAMAGED {}\n", e.step, e.time, err.what());
+      continue;
+    }
     rows += v.rows;
     if (v.datasets == 0) {
       ++unverified;

@@ -372,20 +372,23 @@ void LiveLink::serve(Run& run, bool ending) {
         run.close_output();
         RunSpec spec;
         RestartPoint rp;
+        kernel::FileClaim claim;  // the branch file's, on the compute root, before it is created
         try {
           rp = find_restart_point(c.at("from").get<std::string>());
           spec = plan_branch(rp, changes, c.value("output", std::string()));
+          claim = claim_output(spec, RunRequest{}, compute_, 0, true);
         } catch (...) {
           run.reopen_output();
           throw;
         }
+        if (run.print() && !claim.note().empty()) fmt::print(stderr, "rewind run: note: {}\n", claim.note());
         reply["file"] = spec.output.file;
         reply["parent"] = rp.file;
         reply["step"] = rp.step.step;
         reply["time"] = rp.step.time;
         held_ = false;
         branched_ = true;
-        run.branch(std::move(spec));
+        run.branch(std::move(spec), std::move(claim));
         leave = true;
       } else if (op == "bye") {
         leave = true;
