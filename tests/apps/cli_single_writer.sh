@@ -3,7 +3,8 @@
 #  - two runs started together into one file with different settings: one writes it, the
 #    other is refused with one line naming the first (host, process, since), before it
 #    touches the file; the file is the winner's run, step for step and bit for bit (3 tries);
-#  - while a run writes w.h5: `rewind info` reads it and names the writer; a continue in
+#  - while a run writes w.h5: `rewind info` reads it and names the writer, `rewind window`
+#    reads a step of it; a continue in
 #    place (`--restart w.h5`) and a `--force` run over it (under mpirun) are refused
 #    naming the writer;
 #  - that run killed with -9: its claim is recognised as stale and taken over by the
@@ -60,6 +61,8 @@ wait_steps w.h5 2
 "$rewind" info w.h5 >info.out 2>&1
 check "rewind info reads the file being written and names its writer" \
   "[ $? = 0 ] && grep -q '^writer      being written by .*(process $pw on host' info.out"
+"$rewind" window w.h5 --box 0,0,0,2.2,0.41,0 --budget 2000 --out win.json >win.log 2>&1
+check "... and rewind window reads a committed step of it" "[ $? = 0 ] && [ -s win.json ]"
 "$rewind" run --restart w.h5 --set time.end=31 >cont.log 2>&1
 check "a continue in place while the run writes is refused, naming the run" "[ $? != 0 ] && one_line_naming cont.log $pw"
 "$mpiexec" -q -n 3 "$rewind" run "$case_file" -o w.h5 --force --set time.end=0.1 "${sched[@]}" >force.log 2>&1
