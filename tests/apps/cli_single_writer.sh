@@ -58,6 +58,9 @@ check "two runs into one file: one writes it, the other is refused naming it; th
 pw=$!
 pids+=($pw)
 wait_steps w.h5 2
+# Stopped (alive, its claim held, wherever it is in a step) so that it is still before
+# t = 0.3 when it is killed below, however slow the checks in between are.
+kill -STOP $pw
 "$rewind" info w.h5 >info.out 2>&1
 check "rewind info reads the file being written and names its writer" \
   "[ $? = 0 ] && grep -q '^writer      being written by .*(process $pw on host' info.out"
