@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "resource_guard.hpp"
+#include "rewind/kernel/error.hpp"
 
 namespace rwd::cli {
 
@@ -79,6 +80,7 @@ struct MpiSession {
     int already = 0;
     MPI_Initialized(&already);
     if (want && !already) {
+      kernel::keep_hdf5_until_exit();  // before MPI: a failed close must not crash MPI_Finalize
       int provided = 0;
       MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
       active = true;

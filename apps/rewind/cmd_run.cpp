@@ -48,6 +48,7 @@ struct RunOptions {
   std::string restart;  ///< --restart FILE[@STEP]
   bool force = false;   ///< overwrite an existing output file
   bool orphan_branches = false;  ///< ... even one with branches
+  bool break_lock = false;       ///< take over a claim left by a job on another host
   std::vector<std::string> overrides;
   std::string monitor;
   std::string profiles;
@@ -325,7 +326,7 @@ int run_run(RunOptions o) {
   if (!o.listen.empty()) o.token = agreed_token(o);
   driver::RunRequest request{.case_file = o.case_file, .restart = o.restart, .overrides = o.overrides,
                              .output = o.output, .monitor = o.monitor, .force = o.force,
-                             .orphan_branches = o.orphan_branches};
+                             .orphan_branches = o.orphan_branches, .break_lock = o.break_lock};
   auto spec = driver::plan_run(request, [](spacetree::CaseDocument& doc) {
     read_case_header(doc);
     mark_sections_of_other_modules(doc, {"case", "domain", "tree", "run", "physics", "time", "boundary", "obstacle",
@@ -342,8 +343,20 @@ int run_run(RunOptions o) {
   int world_rank = 0, world_size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-  if (world_rank == 0 && spec.restart && !spec.restart->note.empty())
-    fmt::print(stderr, "rewind run: note: {}\n", spec.restart->note);
+  // One writing job per file: world rank 0 (the neighbourhood server, which outlives every
+  // write of the job; or the one process) claims it before anything is created, and
+  // holds the claim until it returns. In-job branches claim theirs on the compute root.
+  kernel::FileClaim claim;
+  try {
+    claim = driver::claim_output(spec, request, MPI_COMM_WORLD, 0);
+  } catch (const std::exception& e) {
+    throw AgreedError(e.what());  // every rank has this verdict
+  }
+  if (world_rank == 0) {
+    if (spec.restart && !spec.restart->note.empty()) fmt::print(stderr, "rewind run: note: {}\n", spec.restart->note);
+    for (const auto& n : spec.notes) fmt::print(stderr, "rewind run: note: {}\n", n);
+    if (!claim.note().empty()) fmt::print(stderr, "rewind run: note: {}\n", claim.note());
+  }
   if (o.pause_at_end && o.listen.empty())
     throw AgreedError("--pause-at-end needs --listen (a client must be able to resume, branch or stop the run)");
   const bool dedicated = spec.output.io.strategy == "dedicated";
@@ -426,6 +439,9 @@ const Registration reg{Command{
       sub.add_flag("--force", o->force, "Overwrite an existing output file (never a branch's parent)");
       sub.add_flag("--orphan-branches", o->orphan_branches,
                    "With --force: overwrite even a file that has branches (they then point at steps that are gone)");
+      sub.add_flag("--break-lock", o->break_lock,
+                   "Take over the output file's claim (FILE.lock) left by a job on another host that has ended; a "
+                   "claim of this host is checked (and taken over when its process is gone) without it");
       sub.add_option("--monitor", o->monitor,
                      "Monitor CSV file (default: OUTPUT.monitor.csv with --output, else monitor.file of the case; "
                      "never overwritten without --force)");

@@ -75,14 +75,18 @@ int run_verify(const VerifyOptions& o) {
     const auto n = steps.empty() ? step_number(sel) : steps[0].step;
     std::erase_if(index, [&](const k::Reader::IndexProblem& p) { return p.step != n && p.step != -1; });
   }
+  if (const auto missing = reader.bytes_missing(); missing > 0)
+    fmt::print("{}: truncated: {} byte{} short of its end; the steps that reach into it are damaged, the others "
+               "read as ever\n",
+               file, missing, missing == 1 ? "" : "s");
   std::int64_t damaged_steps = 0, unverified = 0, rows = 0;
   std::set<std::string> uncovered;
   for (const auto& e : steps) {
     k::Reader::Verification v;
     try {
       v = reader.verify_step(e.step);
-    } catch (const k::FileError& err) {
-      if (!is_damage(err.kind())) throw;
+    } catch (const k::FileError& err) {  // its metadata cannot be read (a truncated file): name it, go on
+      if (!is_damage(err.kind()) && err.kind() != k::ErrorKind::io) throw;
       v.damaged.push_back({"", 0, err.problem()});
     }
     rows += v.rows;

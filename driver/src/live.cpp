@@ -113,6 +113,7 @@ void steer_branch(Run& run, const live::BranchCommand& c, MPI_Comm compute, live
   };
   RestartPoint rp;
   RunSpec spec;
+  kernel::FileClaim claim;  // held on the compute root
   run.close_output();  // its steps are read below
   try {
     agreed(compute, [&] { check_branch(run, from, changes, output, pending, rank == 0); });
@@ -123,15 +124,17 @@ void steer_branch(Run& run, const live::BranchCommand& c, MPI_Comm compute, live
       rp = find_restart_point(from);
       spec = plan_branch(rp, changes, output);
     });
+    claim = claim_output(spec, RunRequest{}, compute, 0, true);  // the branch file's, before it is created
   } catch (const std::exception& e) {
     back(e.what());
   }
+  if (run.print() && !claim.note().empty()) fmt::print(stderr, "rewind run: note: {}\n", claim.note());
   reply.file = spec.output.file;
   reply.parent = rp.file;
   reply.step = rp.step.step;
   reply.time = rp.step.time;
   try {
-    run.branch(std::move(spec));
+    run.branch(std::move(spec), std::move(claim));
   } catch (const std::exception& e) {
     back(fmt::format("the branch did not start: {}; the run goes on from step {} (t = {:.6g}) in {}", e.what(),
                      now.step, now.time, run.spec().output.file));

@@ -1,10 +1,27 @@
 #include "h5util.hpp"
 
 #include "checksum.hpp"
+#include "collective.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+
+namespace rwd::kernel::h5 {
+
+}  // namespace rwd::kernel::h5
+
+namespace rwd::kernel {
+void keep_hdf5_until_exit() noexcept {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // Both before HDF5 starts: H5dont_atexit has no effect after, and H5open hooks its
+    // shutdown onto MPI_Finalize only when MPI is already running.
+    H5dont_atexit();
+    H5open();
+  });
+}
+}  // namespace rwd::kernel
 
 namespace rwd::kernel::h5 {
 
@@ -52,13 +69,22 @@ void Ctx::fail(ErrorKind kind, const std::string& problem) const {
   throw FileError(kind, file, problem);
 }
 
+namespace {
+[[noreturn]] void throw_checked(const std::string& file, const std::string& what, ErrorKind kind) {
+  std::string stack = error_stack();
+  if (const auto cause = detail::no_space_cause(stack); !cause.empty())
+    throw FileError(ErrorKind::no_space, file, what + ": " + cause, std::move(stack));
+  throw FileError(kind, file, what, std::move(stack));
+}
+}  // namespace
+
 hid_t Ctx::check(hid_t id, const std::string& what, ErrorKind kind) const {
-  if (id < 0) throw FileError(kind, file, what, error_stack());
+  if (id < 0) throw_checked(file, what, kind);
   return id;
 }
 
 void Ctx::check_status(herr_t status, const std::string& what, ErrorKind kind) const {
-  if (status < 0) throw FileError(kind, file, what, error_stack());
+  if (status < 0) throw_checked(file, what, kind);
 }
 
 namespace {

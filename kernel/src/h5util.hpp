@@ -67,7 +67,9 @@ using Plist = Handle<&H5Pclose>;
 struct Ctx {
   std::string file;
   [[noreturn]] void fail(ErrorKind kind, const std::string& problem) const;
-  /// Checks an hid_t result; on failure throws FileError(kind, problem, HDF5 stack).
+  /// Checks an hid_t result; on failure throws FileError(kind, problem, HDF5 stack) —
+  /// FileError(no_space, "<problem>: No space left on device", stack) when the stack
+  /// says the file system is full (detail::no_space_cause).
   hid_t check(hid_t id, const std::string& what, ErrorKind kind = ErrorKind::io) const;
   void check_status(herr_t status, const std::string& what, ErrorKind kind = ErrorKind::io) const;
 };

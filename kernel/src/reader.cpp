@@ -39,6 +39,7 @@ struct ReaderState {
   h5::Plist dxpl_indep;  ///< bulk reads made of large contiguous runs (see read_rows_impl)
   CommonInfo common;
   int major = 0, minor = 0;
+  std::int64_t missing = 0;  ///< bytes the file lacks at its end (open_readonly_serial)
   /// A rank bound to one CPU checks the rows it reads on a helper pinned to a spare CPU
   /// of the node (detail::plan_cpus), found at the first direct read (collective):
   /// -2 until then, -1 for none.
@@ -58,7 +59,7 @@ Reader Reader::open(const std::string& path) {
   auto im = std::make_unique<Impl>();
   im->path = path;
   im->ctx = Ctx{path};
-  im->file = detail::open_readonly_serial(path);
+  im->file = detail::open_readonly_serial(path, &im->missing);
   im->common = detail::read_header(im->ctx, im->file, &im->major, &im->minor);
   im->dxpl = h5::Plist(H5Pcreate(H5P_DATASET_XFER));
   return Reader(std::move(im));
@@ -74,13 +75,14 @@ Reader Reader::open(const std::string& path, MPI_Comm comm) {
   Impl& r = *im;
   detail::phase(r.comm, path, [&] {
     // Classify bad files with a serial probe first (stat, signature, truncation).
-    h5::File probe = detail::open_readonly_serial(path);
+    h5::File probe = detail::open_readonly_serial(path, &r.missing);
     probe.close();
   });
   detail::phase(r.comm, path, [&] {
     IoOptions o;
     h5::Plist fapl = detail::make_fapl(r.ctx, r.comm, o);
     H5Pset_libver_bounds(fapl, H5F_LIBVER_EARLIEST, H5F_LIBVER_LATEST);
+    if (r.missing > 0) detail::skip_eof_check(r.ctx, fapl);
     r.file = h5::File(r.ctx.check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), "HDF5 cannot open the file", ErrorKind::corrupt));
   });
   detail::phase(r.comm, path, [&] { r.common = detail::read_header(r.ctx, r.file, &r.major, &r.minor); });
@@ -94,6 +96,7 @@ Reader Reader::open(const std::string& path, MPI_Comm comm) {
 const std::string& Reader::path() const { return impl_->path; }
 const CommonInfo& Reader::common() const { return impl_->common; }
 std::pair<int, int> Reader::format_version() const { return {impl_->major, impl_->minor}; }
+std::int64_t Reader::bytes_missing() const { return impl_->missing; }
 
 std::vector<StepEntry> Reader::steps(bool committed_only) const {
   const Ctx& c = impl_->ctx;

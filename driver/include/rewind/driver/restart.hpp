@@ -50,8 +50,14 @@ spacetree::Tree restart_tree(const RestartPoint& rp, const spacetree::TreeShape&
 void restore_solver(solver::Solver& s, const RestartPoint& rp, MPI_Comm comm);
 
 /// The file a branch goes to when none is named: beside the parent, named after the
-/// restart step (cylinder.branch40.h5, then -2, -3 ...), never an existing file.
+/// restart step (cylinder.branch40.h5, then -2, -3 ...), never an existing file but an
+/// empty leftover.
 std::string branch_name(const std::string& parent, std::int64_t step);
+/// True if `file` is a Rewind file with no committed step that no live job claims: what a
+/// job leaves that ended before its first step was committed (e.g. killed after an in-job
+/// branch, while paused). It holds nothing to lose: a run or branch may write over it
+/// without --force. Serial, read-only.
+bool empty_leftover(const std::string& file);
 /// True if a and b name the same file (or would, once created).
 bool same_file(const std::string& a, const std::string& b);
 /// Throws if an override changes a key the key table marks OnRestart::fixed (domain,

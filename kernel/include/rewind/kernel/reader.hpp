@@ -66,6 +66,12 @@ class Reader {
   [[nodiscard]] const CommonInfo& common() const;
   /// Format version stored in the file {major, minor}.
   [[nodiscard]] std::pair<int, int> format_version() const;
+  /// Bytes the file lacks at its end (0: whole). A truncated file (a copy cut short, a
+  /// writer killed while the file grew) is opened all the same: what is missing reads as
+  /// zeros, so every read of a step that reaches into it fails its checksums (or HDF5's
+  /// metadata checks) naming the step, and the intact steps read, verify and restart as
+  /// ever.
+  [[nodiscard]] std::int64_t bytes_missing() const;
 
   /// Steps in time order. committed_only: only steps whose committed marker is set
   /// (the only ones restart may use).
