@@ -52,8 +52,13 @@ TEST_CASE("a branch records its parent, leaves it untouched, and lineage follows
     w.write_step({5, 0.065, 0.005, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}}, b.describe());
   }
   MPI_Barrier(MPI_COMM_WORLD);
-  // Checks run serially on rank 0 only (no sections: every rank must run the collectives once).
-  if (rwd::test::world_rank() != 0) return;
+  // Checks run serially on rank 0 only (no sections: every rank must run the collectives
+  // once); the others check what each of them sees of the chain.
+  if (rwd::test::world_rank() != 0) {
+    CHECK(Reader::open(grandchild).common().lineage.parent_step == 4);
+    CHECK(Reader::open(child).common().lineage.is_branch());
+    return;
+  }
 
   {  // the parent file is byte-for-byte unchanged
     CHECK(slurp(parent) == before);

@@ -124,7 +124,10 @@ TEST_CASE("a full disk in a step's data, checksums or commit: one line naming th
 
 TEST_CASE("a full disk on dedicated I/O ranks: the compute ranks get it naming the step; the file continues",
           "[kernel][mpi]") {
-  if (rwd::test::world_size() < 2) return;
+  if (rwd::test::world_size() < 2) {  // no I/O rank at one process: refused, naming the cure
+    CHECK_THAT(rwd::kernel::test::dedicated_alone_error("full_disk_alone"), Catch::Contains("needs I/O ranks"));
+    return;
+  }
   const std::string whole = reference("full_dedicated_ref");
   IoOptions base;
   base.write_views = false;

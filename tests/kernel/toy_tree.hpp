@@ -294,4 +294,17 @@ inline std::string test_path(const std::string& name, MPI_Comm comm = MPI_COMM_W
   return "kernel_test_" + name + "_np" + std::to_string(size) + "_" + (io ? io : "default") + ".h5";
 }
 
+/// One process has no I/O rank: what a dedicated writer's creation says ("" if it was
+/// created, which it must not be). Tests of the dedicated strategy check it at one rank.
+inline std::string dedicated_alone_error(const std::string& name) {
+  IoOptions opt;
+  opt.strategy = "dedicated";
+  try {
+    (void)Writer::create(MPI_COMM_WORLD, test_path(name), ToyModel::common(), opt);
+  } catch (const FileError& e) {
+    return e.kind() == ErrorKind::invalid_argument ? e.what() : std::string("a FileError of another kind: ") + e.what();
+  }
+  return "";
+}
+
 }  // namespace rwd::kernel::test
