@@ -70,6 +70,12 @@ macro(rewind_find_dependency name)
     if(NOT HDF5_C_COMPILER_EXECUTABLE AND EXISTS /usr/bin/h5pcc.openmpi)
       set(HDF5_C_COMPILER_EXECUTABLE /usr/bin/h5pcc.openmpi CACHE FILEPATH "HDF5 parallel compiler wrapper")
     endif()
+    # FindHDF5 compiles a C test even for a C++ project (a static Rewind's consumer
+    # links HDF5's C library): C must be enabled.
+    get_property(_rewind_languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+    if(NOT C IN_LIST _rewind_languages)
+      enable_language(C)
+    endif()
     _rewind_find_package(HDF5 COMPONENTS C)
     if(NOT HDF5_IS_PARALLEL)
       set(_rewind_hdf5_message "Rewind needs parallel HDF5 (Debian: libhdf5-openmpi-dev; Spack: hdf5+mpi); found a serial HDF5 at ${HDF5_INCLUDE_DIRS}")
