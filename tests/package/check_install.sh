@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # An installed Rewind, checked the way a code that adopts it meets it:
-#   check_install.sh PREFIX SOURCE_DIR MPIEXEC
+#   check_install.sh PREFIX SOURCE_DIR MPIEXEC      (REWIND_MPIEXEC_FLAGS: mpiexec's extra flags)
 # Each check_* function is one thing a user does with the installation; the list at the
 # bottom runs them. To check another piece (the C API's and the Fortran module's example
 # codes), add a function and a line there; $prefix, $src, $here, $mpiexec, $libdir, $static
@@ -48,7 +48,7 @@ check_cmake_consumer() {
     || { show consumer.log; return; }
   check "... only the asked components (and what they link) are loaded" \
     "grep -q 'loaded Rewind::kernel' consumer.log && ! grep -q 'loaded Rewind::solver' consumer.log"
-  "$mpiexec" -n 2 cmake-consumer/writer cmake.h5 >writer.log 2>&1
+  "$mpiexec" ${REWIND_MPIEXEC_FLAGS:-} -n 2 cmake-consumer/writer cmake.h5 >writer.log 2>&1
   check "... the writer under mpiexec -n 2 reads back its restart step; h5py finds every value it wrote" \
     "writer_ok writer.log cmake.h5" || show writer.log
 }
@@ -61,7 +61,7 @@ check_pkg_config() {
     $(pkg-config --cflags --libs $mode rewind) -Wl,-rpath,"$libdir" >pc.log 2>&1
   check "mpicxx -std=c++17 foreign_writer.cpp \$(pkg-config --cflags --libs${mode:+ $mode} rewind)" "[ $? = 0 ]" \
     || { show pc.log; return; }
-  "$mpiexec" -n 2 ./writer_pc pc.h5 >writer_pc.log 2>&1
+  "$mpiexec" ${REWIND_MPIEXEC_FLAGS:-} -n 2 ./writer_pc pc.h5 >writer_pc.log 2>&1
   check "... which writes and reads back on 2 ranks (h5py agrees)" "writer_ok writer_pc.log pc.h5" || show writer_pc.log
 }
 
