@@ -116,6 +116,7 @@ class Rewind(CMakePackage):
         pkg-config consumers that write and read back a step under mpiexec (h5py checks
         the file), the headers at C++17, a C hook, and the rewind command and the plugin
         when they are installed."""
+        os.environ["REWIND_EXPECT_PLUGIN"] = "yes" if self.spec.satisfies("+paraview") else "no"
         if "python" in self.spec:  # a test dependency: with h5py and numpy
             os.environ["REWIND_PYTHON"] = self.spec["python"].command.path
         bash = which("bash", required=True)
