@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "resource_guard.hpp"
+#include "rewind/kernel/error.hpp"
 
 namespace rwd::cli {
 
@@ -47,6 +48,15 @@ CLI::Validator non_negative_number() {
       "NUMBER>=0");
 }
 
+void add_token_options(CLI::App& sub, std::string& token, std::string& token_file, bool server) {
+  sub.add_option("--token", token,
+                 std::string(server ? "Shared secret clients must send (required off 127.0.0.1)" : "Token of the server") +
+                     "; visible to every local user in ps: prefer --token-file or REWIND_TOKEN");
+  sub.add_option("--token-file", token_file,
+                 std::string("File holding the token (its first line; chmod 600)") +
+                     "; default: the environment, REWIND_TOKEN or REWIND_TOKEN_FILE");
+}
+
 bool all_failed(MPI_Comm errors, double seconds) {
   MPI_Request r = MPI_REQUEST_NULL;
   MPI_Ibarrier(errors, &r);
@@ -70,6 +80,7 @@ struct MpiSession {
     int already = 0;
     MPI_Initialized(&already);
     if (want && !already) {
+      kernel::keep_hdf5_until_exit();  // before MPI: a failed close must not crash MPI_Finalize
       int provided = 0;
       MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
       active = true;

@@ -2,7 +2,10 @@
 // cells, bytes, committed), variables, lineage. Serial and read-only; needs no MPI.
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
@@ -59,12 +62,26 @@ std::string levels_text(const std::vector<std::int64_t>& per_level) {
   return fmt::format("{} leaf cells: {}", all, t);
 }
 
+// Who writes the file now (its claim, claim.hpp), in words; "" if no job claims it.
+std::string writer_text(const std::optional<k::ClaimState>& c) {
+  if (!c) return "";
+  if (c->live) return "being written by " + c->record.describe();
+  if (!c->checkable) return "claimed by " + c->record.describe() + "; that host cannot be checked from here";
+  return "a claim left by " + c->record.describe() + ", which has ended (the next run takes it over)";
+}
+
 int run_info(const InfoOptions& o) {
   k::Reader r = k::Reader::open(o.file);
   const auto& c = r.common();
   const auto steps = r.steps(false);
   const auto chain = k::lineage_chain(o.file);
   const auto [major, minor] = r.format_version();
+  // A step the index lists but whose group HDF5 cannot read reads as uncommitted: say it is damaged.
+  const auto index_problems = r.check_index();
+  const auto damaged = [&](std::int64_t step) {
+    return std::any_of(index_problems.begin(), index_problems.end(), [&](const auto& p) { return p.step == step; });
+  };
+  const std::string writer = writer_text(k::read_claim(o.file));
   if (o.json) {
     nlohmann::json j;
     j["file"] = o.file;
@@ -84,12 +101,14 @@ int run_info(const InfoOptions& o) {
     j["lineage"]["chain"] = nlohmann::json::array();
     for (const auto& n : chain)
       j["lineage"]["chain"].push_back({{"path", n.path}, {"parent_step", n.lineage.parent_step}, {"error", n.error}});
+    j["writer"] = writer;
+    j["bytes_missing"] = r.bytes_missing();
     j["steps"] = nlohmann::json::array();
     for (const auto& s : steps)
       j["steps"].push_back({{"step", s.step}, {"time", s.time}, {"dt", s.dt}, {"kind", k::to_string(s.kind)},
                             {"grids", s.n_grids}, {"cells", s.n_cells}, {"bytes", s.bytes},
                             {"levels", s.n_levels}, {"leaf_cells_per_level", leaf_cells(r, s)},
-                            {"committed", s.committed}});
+                            {"committed", s.committed}, {"damaged", damaged(s.step)}});
     fmt::print("{}\n", j.dump(2));
     return 0;
   }
@@ -125,13 +144,26 @@ int run_info(const InfoOptions& o) {
         same = same && s.leaf_grids_per_level == last->leaf_grids_per_level;
     fmt::print("tree        {}{}\n", levels_text(tree), same ? "" : " (at the last step; the tree changes between steps)");
   }
+  if (!writer.empty()) fmt::print("writer      {}\n", writer);
+  if (const auto missing = r.bytes_missing(); missing > 0)
+    fmt::print("truncated   {} byte{} short of its end (a copy cut short, or a writer killed as the file grew): the "
+               "steps that reach into it are damaged (rewind verify names them), the others read as ever\n",
+               missing, missing == 1 ? "" : "s");
   fmt::print("steps       {} committed, {} uncommitted\n", committed, steps.size() - committed);
+  if (committed == 0)
+    fmt::print("note        no committed step: {}; nothing to restart from, and a run or branch may write over it\n",
+               c.lineage.is_branch() ? "a branch whose job ended before the branch's first step was written"
+                                     : "a run that ended before its first step was written");
   if (!steps.empty())
     fmt::print("  {:>10}  {:>14}  {:<13}  {:>8}  {:>12}  {:>10}  {}\n", "step", "time", "kind", "grids", "cells",
                "bytes", "committed");
   for (const auto& s : steps)
     fmt::print("  {:>10}  {:>14.6g}  {:<13}  {:>8}  {:>12}  {:>10}  {}\n", s.step, s.time, k::to_string(s.kind),
-               s.n_grids, s.n_cells, human_bytes(s.bytes), s.committed ? "yes" : "NO (ignored by restart)");
+               s.n_grids, s.n_cells, human_bytes(s.bytes),
+               damaged(s.step) ? "DAMAGED (see rewind verify)" : s.committed ? "yes" : "NO (ignored by restart)");
+  if (!index_problems.empty())
+    fmt::print("damaged     the step index and the steps disagree ({}): rewind verify {}\n", index_problems.front().problem,
+               o.file);
   return 0;
 }
 

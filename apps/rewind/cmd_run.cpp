@@ -21,12 +21,14 @@
 #include "resource_guard.hpp"
 #include "window_output.hpp"
 #include "commands.hpp"
-#include "rewind/collector/live.hpp"
 #include "rewind/mpi/comm.hpp"
 #include "rewind/collector/file_service.hpp"
 #include "rewind/collector/server.hpp"
+#include "rewind/collector/token.hpp"
 #include "rewind/driver/insitu.hpp"
 #include "rewind/driver/live.hpp"
+#include "rewind/live/collector.hpp"
+#include "rewind/live/link.hpp"
 #include "rewind/driver/observers.hpp"
 #include "rewind/driver/run.hpp"
 #include "rewind/kernel/io_ranks.hpp"
@@ -46,6 +48,7 @@ struct RunOptions {
   std::string restart;  ///< --restart FILE[@STEP]
   bool force = false;   ///< overwrite an existing output file
   bool orphan_branches = false;  ///< ... even one with branches
+  bool break_lock = false;       ///< take over a claim left by a job on another host
   std::vector<std::string> overrides;
   std::string monitor;
   std::string profiles;
@@ -54,7 +57,8 @@ struct RunOptions {
   bool quiet = false;
   std::string memory_limit;
   std::string listen;  ///< --listen HOST:PORT: serve live windows and steering (collector rank)
-  std::string token;
+  std::string token;       ///< --token (visible in ps), or from --token-file / the environment
+  std::string token_file;  ///< --token-file
   bool pause_at_end = false;  ///< with --listen: pause at the end instead of exiting
 };
 
@@ -160,13 +164,61 @@ std::optional<insitu::Hook> load_on_io_ranks(const nbserver::Roles& roles, const
   return hook;
 }
 
+collector::ServerOptions server_options(const RunOptions& o) {
+  const auto ep = parse_host_port(o.listen);
+  collector::ServerOptions so;
+  so.host = ep->first;
+  so.port = ep->second;
+  so.token = o.token;
+  so.name = "rewind-run";
+  return so;
+}
+
+void say_listening(const RunOptions& o, std::uint16_t port) {
+  const auto host = parse_host_port(o.listen)->first;
+  fmt::print("collector   listening on {}:{} (live windows and steering: rewind window / rewind steer {}:{})\n", host,
+             port, host, port);
+  std::fflush(stdout);
+}
+
+void report_collector(const live::CollectorStats& stats, bool quiet) {
+  if (!quiet && stats.windows > 0)
+    fmt::print("collector   {} live window{}: {} sent from memory shared with the compute ranks, {} through the "
+               "collector's own arrays (zstd, or both shared slots still being written)\n",
+               stats.windows, stats.windows == 1 ? "" : "s", stats.from_shared_memory, stats.windows - stats.from_shared_memory);
+}
+
+// The neighbourhood server's selection of a window, as the live collector takes it.
+live::Selection nb_selection(nbserver::Client& nb, const window::Window& w) {
+  nbserver::WindowRequest q;
+  q.box = spacetree::Box{w.box.lo, w.box.hi};
+  q.budget = w.budget;
+  q.max_level = w.max_level;
+  const auto sel = nb.select_window(q);
+  live::Selection out;
+  out.level = sel.level;
+  out.stride = sel.stride;
+  out.covered = {sel.covered.lo, sel.covered.hi};
+  for (const auto& p : sel.pieces) {
+    live::SelectedPiece s;
+    s.uid = p.uid.raw();
+    s.owner = p.owner;
+    window::copy_placement(p, s.piece);
+    out.pieces.push_back(s);
+  }
+  return out;
+}
+
 // World rank 0 serves the topology; the compute ranks ask it for their plans.
 int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::function<spacetree::Tree()>& make_tree,
                     const std::string& estimate, std::optional<insitu::Hook> hook) {
   const bool live = !o.listen.empty();
+  int world_size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  const bool collector_rank = live && world_size >= 3;  // else a thread of compute rank 0
   const bool dedicated = spec.output.io.strategy == "dedicated";
   auto roles = nbserver::split_roles(
-      MPI_COMM_WORLD, nbserver::RoleLayout{.collector = live,
+      MPI_COMM_WORLD, nbserver::RoleLayout{.collector = collector_rank,
                                            .io_ranks_per_node = dedicated ? static_cast<int>(spec.output.io.io_ranks_per_node) : 0});
   if (driver::insitu_on_io_ranks(spec)) hook = load_on_io_ranks(roles, spec.insitu.library);
   if (roles.role == nbserver::Role::io) {
@@ -188,30 +240,20 @@ int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::functi
     // Only the server holds the whole tree (built from the case, or from a file).
     const spacetree::Tree tree = make_tree();
     nbserver::Server server(spacetree::Topology(tree, spacetree::partition_morton(tree, roles.compute_size)),
-                            roles.service(), live ? 2 : 1);  // with a collector: until it is done too
+                            roles.service(), collector_rank ? 2 : 1);  // with a collector rank: until it is done too
     server.serve();
     return 0;
   }
   if (roles.role == nbserver::Role::collector) {
-    const auto ep = parse_host_port(o.listen);
-    collector::ServerOptions so;
-    so.host = ep->first;
-    so.port = ep->second;
-    so.token = o.token;
-    so.name = "rewind-run";
-    collector::ServerInfo info = collector::server_info_of(spec.common);
-    const collector::LiveLayout layout{.service = roles.service(), .nbserver = roles.server_rank,
-                                       .first_compute = 2, .compute_size = roles.compute_size};
-    const auto stats = collector::run_live_collector(layout, std::move(info), so, [&](std::uint16_t port) {
-      fmt::print("collector   listening on {}:{} (live windows and steering: rewind window / rewind steer {}:{})\n",
-                 so.host, port, so.host, port);
-      std::fflush(stdout);
-    });
-    if (!spec.quiet && stats.windows > 0)
-      fmt::print("collector   {} live window{}: {} sent from memory shared with the compute ranks, {} through the "
-                 "collector's own arrays (zstd, or both shared slots still being written)\n",
-                 stats.windows, stats.windows == 1 ? "" : "s", stats.from_shared_memory,
-                 stats.windows - stats.from_shared_memory);
+    // Windows are selected on the neighbourhood server's tree; it stops once this rank
+    // and the compute ranks have said they are done.
+    nbserver::Client nb(roles.service(), roles.server_rank, -1);
+    const live::Selector select = [&nb](const window::Window& w) { return nb_selection(nb, w); };
+    const live::RankLayout layout{.service = roles.service(), .first_compute = 2, .compute_size = roles.compute_size};
+    const auto stats = live::run_collector(layout, select, collector::server_info_of(spec.common), server_options(o),
+                                           [&](std::uint16_t port) { say_listening(o, port); });
+    nb.shutdown_one();
+    report_collector(stats, spec.quiet);
     return 0;
   }
   if (roles.role != nbserver::Role::compute) return 0;
@@ -225,8 +267,16 @@ int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::functi
   spec.output.io.io_group = roles.io_group();
   nbserver::Client client(roles);
   auto plan = client.plan();
+  // The collector: a rank of its own (3+ processes), else a thread of compute rank 0.
+  std::optional<live::ThreadCollector> thread;
   std::optional<driver::LiveLink> link;
-  if (live) link.emplace(roles.service(), roles.collector_rank, roles.compute(), o.pause_at_end);
+  if (live && roles.collector_rank >= 0) {
+    link.emplace(live::Link::to_rank(roles.service(), roles.collector_rank, roles.compute()), o.pause_at_end);
+  } else if (live) {
+    if (roles.compute_rank == 0) thread.emplace(collector::server_info_of(spec.common), server_options(o), roles.compute_size);
+    if (thread) say_listening(o, thread->port());
+    link.emplace(live::Link::to_thread(thread ? thread->channel() : nullptr, roles.compute()), o.pause_at_end);
+  }
   // For agreeing on a failure of every compute rank (a damaged checkpoint, a blow-up):
   // nothing else talks on it, so the Ibarrier below meets only other failing ranks.
   const mpi::Comm failures = mpi::Comm::dup(roles.compute(), "rewind run");
@@ -244,13 +294,39 @@ int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::functi
     throw ReportedError(e.what());
   }
   client.shutdown_server(roles.compute());
+  if (thread) report_collector(thread->join(), o.quiet);
   return rc;
 }
 
-int run_run(const RunOptions& o) {
+/// The --listen token, found on world rank 0 (--token, --token-file, its environment)
+/// and sent to every rank, so that every rank decides alike (a rank of another node may
+/// lack the file or the variable); AgreedError if it cannot be read.
+std::string agreed_token(const RunOptions& o) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::string text;
+  int head[2] = {0, 0};  // failed, bytes
+  if (rank == 0) {
+    try {
+      text = collector::resolve_token(o.token, o.token_file);
+    } catch (const std::invalid_argument& e) {
+      text = e.what();
+      head[0] = 1;
+    }
+    head[1] = static_cast<int>(text.size());
+  }
+  MPI_Bcast(head, 2, MPI_INT, 0, MPI_COMM_WORLD);
+  text.resize(static_cast<std::size_t>(head[1]));
+  MPI_Bcast(text.data(), head[1], MPI_CHAR, 0, MPI_COMM_WORLD);
+  if (head[0] != 0) throw AgreedError(text);
+  return text;
+}
+
+int run_run(RunOptions o) {
+  if (!o.listen.empty()) o.token = agreed_token(o);
   driver::RunRequest request{.case_file = o.case_file, .restart = o.restart, .overrides = o.overrides,
                              .output = o.output, .monitor = o.monitor, .force = o.force,
-                             .orphan_branches = o.orphan_branches};
+                             .orphan_branches = o.orphan_branches, .break_lock = o.break_lock};
   auto spec = driver::plan_run(request, [](spacetree::CaseDocument& doc) {
     read_case_header(doc);
     mark_sections_of_other_modules(doc, {"case", "domain", "tree", "run", "physics", "time", "boundary", "obstacle",
@@ -267,8 +343,20 @@ int run_run(const RunOptions& o) {
   int world_rank = 0, world_size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-  if (world_rank == 0 && spec.restart && !spec.restart->note.empty())
-    fmt::print(stderr, "rewind run: note: {}\n", spec.restart->note);
+  // One writing job per file: world rank 0 (the neighbourhood server, which outlives every
+  // write of the job; or the one process) claims it before anything is created, and
+  // holds the claim until it returns. In-job branches claim theirs on the compute root.
+  kernel::FileClaim claim;
+  try {
+    claim = driver::claim_output(spec, request, MPI_COMM_WORLD, 0);
+  } catch (const std::exception& e) {
+    throw AgreedError(e.what());  // every rank has this verdict
+  }
+  if (world_rank == 0) {
+    if (spec.restart && !spec.restart->note.empty()) fmt::print(stderr, "rewind run: note: {}\n", spec.restart->note);
+    for (const auto& n : spec.notes) fmt::print(stderr, "rewind run: note: {}\n", n);
+    if (!claim.note().empty()) fmt::print(stderr, "rewind run: note: {}\n", claim.note());
+  }
   if (o.pause_at_end && o.listen.empty())
     throw AgreedError("--pause-at-end needs --listen (a client must be able to resume, branch or stop the run)");
   const bool dedicated = spec.output.io.strategy == "dedicated";
@@ -281,12 +369,9 @@ int run_run(const RunOptions& o) {
   if (!o.listen.empty()) {  // checked identically on every rank, before any rank splits off
     const auto ep = parse_host_port(o.listen);
     if (!ep) throw AgreedError("--listen " + o.listen + ": expected HOST:PORT, e.g. 127.0.0.1:7400 (port 0: a free one)");
-    if (world_size < 3)
-      throw AgreedError(fmt::format("--listen needs a collector rank: run under mpirun -np 3 or more (rank 0 "
-                                    "neighbourhood server, rank 1 collector, ranks 2.. compute); this job has {}",
-                                    world_size));
     if (!collector::is_loopback_host(ep->first) && o.token.empty())
-      throw AgreedError("--listen " + o.listen + ": a non-loopback address needs --token (a shared secret)");
+      throw AgreedError("--listen " + o.listen + ": a non-loopback address needs a token (a shared secret: --token-file, "
+                        "REWIND_TOKEN or --token)");
   }
   // Before any tree or field exists, every rank checks that its part fits: world rank 0
   // holds the tree (and, alone, the fields), the others share the fields.
@@ -301,9 +386,10 @@ int run_run(const RunOptions& o) {
     cost = estimate_case(sc.tree);
   }
   const int io_ranks = dedicated ? static_cast<int>(spec.output.io.io_ranks_per_node) : 0;  // one node's worth
-  const int compute_ranks = world_size == 1 ? 1 : std::max(1, world_size - (o.listen.empty() ? 1 : 2) - io_ranks);
+  const bool collector_rank = !o.listen.empty() && world_size >= 3;  // else the collector is a thread
+  const int compute_ranks = world_size == 1 ? 1 : std::max(1, world_size - (collector_rank ? 2 : 1) - io_ranks);
   const GuardRole role{.holds_tree = world_rank == 0,
-                       .compute_ranks = world_size == 1 ? 1 : (world_rank == 0 || (!o.listen.empty() && world_rank == 1) ? 0 : compute_ranks),
+                       .compute_ranks = world_size == 1 ? 1 : (world_rank == 0 || (collector_rank && world_rank == 1) ? 0 : compute_ranks),
                        .variables = solver::kNumVars};
   guard(cost, role, o.memory_limit, MPI_COMM_WORLD);
   const std::string estimate = describe(cost, GuardRole{.holds_tree = world_size == 1, .compute_ranks = std::max(1, compute_ranks)},
@@ -328,7 +414,16 @@ int run_run(const RunOptions& o) {
   const spacetree::Tree tree = make_tree();
   spacetree::Topology topo(tree, spacetree::partition_morton(tree, world_size));
   auto plan = spacetree::make_local_plan(topo, world_rank);
-  return run_compute(o, std::move(spec), std::move(plan), MPI_COMM_WORLD, world_rank == 0, estimate, std::move(hook));
+  if (o.listen.empty())
+    return run_compute(o, std::move(spec), std::move(plan), MPI_COMM_WORLD, world_rank == 0, estimate, std::move(hook));
+  // Live on one process: the collector is a thread of this one (the Catalyst Live model).
+  live::ThreadCollector thread(collector::server_info_of(spec.common), server_options(o), 1);
+  say_listening(o, thread.port());
+  driver::LiveLink link(live::Link::to_thread(thread.channel(), MPI_COMM_WORLD), o.pause_at_end);
+  const bool quiet = o.quiet;
+  const int rc = run_compute(o, std::move(spec), std::move(plan), MPI_COMM_WORLD, true, estimate, std::move(hook), &link);
+  report_collector(thread.join(), quiet);
+  return rc;
 }
 
 const Registration reg{Command{
@@ -344,6 +439,9 @@ const Registration reg{Command{
       sub.add_flag("--force", o->force, "Overwrite an existing output file (never a branch's parent)");
       sub.add_flag("--orphan-branches", o->orphan_branches,
                    "With --force: overwrite even a file that has branches (they then point at steps that are gone)");
+      sub.add_flag("--break-lock", o->break_lock,
+                   "Take over the output file's claim (FILE.lock) left by a job on another host that has ended; a "
+                   "claim of this host is checked (and taken over when its process is gone) without it");
       sub.add_option("--monitor", o->monitor,
                      "Monitor CSV file (default: OUTPUT.monitor.csv with --output, else monitor.file of the case; "
                      "never overwritten without --force)");
@@ -352,9 +450,9 @@ const Registration reg{Command{
       sub.add_option("--profile-points", o->profile_points, "Points per profile line")->check(CLI::Range(2, 100000));
       sub.add_flag("-q,--quiet", o->quiet, "No report or progress lines, only errors (and the collector's address)");
       sub.add_option("--listen", o->listen,
-                     "Serve live windows and steering on HOST:PORT (port 0: a free one, printed); needs mpirun -np 3+ "
-                     "(rank 1 becomes the collector)");
-      sub.add_option("--token", o->token, "Shared secret clients must present (required off loopback)");
+                     "Serve live windows and steering on HOST:PORT (port 0: a free one, printed); under mpirun -np 3+ "
+                     "rank 1 becomes the collector, with fewer processes a thread of the compute rank serves");
+      add_token_options(sub, o->token, o->token_file, true);
       sub.add_flag("--pause-at-end", o->pause_at_end,
                    "With --listen: at the end time or step limit, pause (last step written) instead of exiting, so "
                    "clients can still look, branch, or set a later time.end; `rewind steer ... resume` or `stop` ends it");

@@ -1,4 +1,4 @@
-// `rewind steer HOST:PORT [--token T] [--json] COMMAND`: steer the collector of a running
+// `rewind steer HOST:PORT [--token-file F] [--json] COMMAND`: steer the collector of a running
 // `rewind run` (docs/collector-protocol.md, revision 1.1). COMMAND: status, pause,
 // resume, stop, parameters, set KEY=VALUE..., branch --from SEL [--set KEY=VALUE]...
 // [--file F] [--output F]. VALUEs are read as `rewind run --set` reads them (TOML: a
@@ -13,6 +13,7 @@
 #include "commands.hpp"
 #include "rewind/collector/client.hpp"
 #include "rewind/collector/handler.hpp"
+#include "rewind/collector/token.hpp"
 #include "rewind/spacetree/case_file.hpp"
 #include "window_output.hpp"
 
@@ -23,7 +24,7 @@ namespace col = rwd::collector;
 
 struct SteerOptions {
   std::string server;
-  std::string token;
+  std::string token, token_file;
   bool json = false;
   double timeout = 30;
   std::vector<std::string> assignments;  ///< set KEY=VALUE..., branch --set
@@ -111,7 +112,7 @@ int run_steer(const SteerOptions& o, const std::string& command) {
   col::ClientOptions co;
   co.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout * 1000));
   co.name = "rewind-steer";
-  col::Client client(ep->first, ep->second, o.token, co);
+  col::Client client(ep->first, ep->second, col::resolve_token(o.token, o.token_file), co);
   col::Body reply;
   if (command == "status") reply = col::StatusReply{client.status()};
   else if (command == "parameters") reply = col::ParametersReply{client.parameters()};
@@ -144,13 +145,13 @@ const Registration reg{Command{
     [](CLI::App& sub) -> std::function<int()> {
       auto o = std::make_shared<SteerOptions>();
       sub.add_option("server", o->server, "HOST:PORT of the run's collector")->required();
-      sub.add_option("--token", o->token, "Token of the collector");
+      add_token_options(sub, o->token, o->token_file, false);
       sub.add_flag("--json", o->json, "Print the server's reply as JSON");
       sub.add_option("--timeout", o->timeout, "Seconds for each network call")->capture_default_str();
       sub.require_subcommand(1);
       const auto command = [&sub](const char* name, const char* help) {
         auto* c = sub.add_subcommand(name, help);
-        c->fallthrough();  // --json, --token after the command
+        c->fallthrough();  // --json, --token, --token-file after the command
         return c;
       };
       command("status", "State, step, time, speed, file, ranks and clients of the run");

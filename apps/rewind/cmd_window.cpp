@@ -1,5 +1,5 @@
 // `rewind window FILE[@STEP]|HOST:PORT --box x0,y0,z0,x1,y1,z1 --budget N [--vars p,u]
-// [--time SEL] [--token T] [--out F.vtm|F.vti|F.json]`: one sliding-window query, from
+// [--time SEL] [--token-file F] [--out F.vtm|F.vti|F.json]`: one sliding-window query, from
 // a file (in-process, the same FileService a server uses) or from `rewind serve`.
 // Prints the level chosen, the cells returned and the time taken.
 #include <fmt/core.h>
@@ -14,6 +14,7 @@
 #include "commands.hpp"
 #include "rewind/collector/client.hpp"
 #include "rewind/collector/file_service.hpp"
+#include "rewind/collector/token.hpp"
 #include "rewind/kernel/reader.hpp"
 #include "window_output.hpp"
 
@@ -28,7 +29,7 @@ struct WindowOptions {
   std::uint64_t budget = 0;
   std::string vars;
   std::string time;
-  std::string token;
+  std::string token, token_file;
   std::string out;
   std::string file;  ///< a server's timeline (one of its files); "" = its first
   double timeout = 60;
@@ -69,7 +70,8 @@ int run_window(const WindowOptions& o) {
   col::WindowReply w;
   const auto [file, step] = kernel::split_step_spec(o.source);
   const auto remote = parse_host_port(o.source);
-  if (std::filesystem::exists(file) || !remote) {
+  std::error_code ec;  // a path that exists but cannot be looked at (a symlink loop) is a file: the kernel says why
+  if (std::filesystem::exists(file, ec) || ec || !remote) {
     col::FileService service({file});
     const bool step_given = o.source.find('@') != std::string::npos;
     if (step_given && !o.time.empty()) throw std::invalid_argument("give the step either as FILE@STEP or as --time, not both");
@@ -83,7 +85,7 @@ int run_window(const WindowOptions& o) {
     col::ClientOptions co;
     co.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout * 1000));
     co.name = "rewind-window";
-    col::Client client(remote->first, remote->second, o.token, co);
+    col::Client client(remote->first, remote->second, col::resolve_token(o.token, o.token_file), co);
     req.time = o.time.empty() ? "live" : o.time;
     req.file = o.file;
     w = client.window(req);
@@ -122,7 +124,7 @@ const Registration reg{Command{
       sub.add_option("--time", o->time, "live, latest, N, #i or t=T (default: latest for a file, live for a server)");
       sub.add_option("--file", o->file,
                      "With a server: which of its files (a run's in-job branches) --time refers to (default: the first)");
-      sub.add_option("--token", o->token, "Token of the server");
+      add_token_options(sub, o->token, o->token_file, false);
       sub.add_option("--timeout", o->timeout, "Seconds for each network call")->capture_default_str();
       sub.add_option("--out", o->out, "Write the window: .vtm (ParaView), .vti (one piece) or .json");
       return [o] { return run_window(*o); };

@@ -43,6 +43,11 @@ CLI::Validator positive_integer();
 bool all_failed(MPI_Comm errors, double seconds);
 CLI::Validator non_negative_number();
 
+/// --token and --token-file of a collector's server (`run --listen`, `serve`: the
+/// secret clients must send) or client (`window`, `steer`); the token itself comes from
+/// collector::resolve_token (which also reads REWIND_TOKEN / REWIND_TOKEN_FILE).
+void add_token_options(CLI::App& sub, std::string& token, std::string& token_file, bool server);
+
 /// Runs the CLI on argv (used by main and by in-process tests).
 int run_cli(int argc, char** argv);
 

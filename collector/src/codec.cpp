@@ -9,11 +9,11 @@
 #include <optional>
 
 #include "codec_detail.hpp"
-#include "rewind/nbserver/wire.hpp"
+#include "rewind/wire/wire.hpp"
 
 namespace rwd::collector {
 
-namespace wire = rwd::nbserver::wire;
+namespace wire = rwd::wire;
 using detail::json;
 using detail::malformed;
 

@@ -1,6 +1,13 @@
 // One collector session: wait for a request (idle deadline), read it whole (request
-// deadline), hand it to the worker, write the reply (write deadline), repeat.
+// deadline), hand it to the worker, write the reply (write deadline), repeat. And the
+// admission rules connections share (server.hpp: pending, slots, reply memory).
 #include "connection.hpp"
+
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+#include <algorithm>
 
 namespace rwd::collector::detail {
 
@@ -11,6 +18,25 @@ constexpr std::chrono::milliseconds kLinger{1000};
 // large window costs a page fault per 4 KiB (host faults on a VM that hands freed
 // memory back; docs/benchmarks.md, "Live windows (online)").
 constexpr std::size_t kKeepReply = std::size_t{256} << 20;
+
+/// Bytes of a reply's value arrays (its own, or the shared ones it points into).
+std::uint64_t array_bytes(const Body& b) {
+  const auto* w = std::get_if<WindowReply>(&b);
+  if (w == nullptr) return 0;
+  std::uint64_t n = w->cell_type.capacity();
+  for (const auto& v : w->values) n += v.capacity() * sizeof(double);
+  if (w->shared) {
+    n += w->shared->cell_type.size_bytes();
+    for (const auto& v : w->shared->values) n += v.size_bytes();
+  }
+  return n;
+}
+
+/// What a reply holds until written: its frame's buffer and its arrays (codec none
+/// writes from them; with zstd they stay until the service gets them back).
+std::uint64_t reply_bytes(const Reply& r) { return r.frame.head.capacity() + array_bytes(r.message.body); }
+
+std::string mib(std::uint64_t bytes) { return std::to_string((bytes + (std::uint64_t{1} << 19)) >> 20) + " MiB"; }
 }  // namespace
 
 // --- Worker --------------------------------------------------------------------------
@@ -51,9 +77,90 @@ void Worker::run() {
   }
 }
 
+// --- Admission -------------------------------------------------------------------------
+
+Context::Context(asio::io_context& io_, const ServerOptions& options_, Handler& handler_, Worker& queries_,
+                 Worker& steering_, AtomicStats& stats_)
+    : io(io_), options(options_), handler(handler_), queries(queries_), steering(steering_), stats(stats_) {}
+
 void Context::stop_all() {
+  trim.cancel();
   const auto all = open;  // close() erases from `open`
   for (const auto& c : all) c->close();
+}
+
+namespace {
+/// The open connection that `pick` accepts with the earliest `when`, or null.
+template <class Pick, class When>
+std::shared_ptr<Connection> oldest(const std::set<std::shared_ptr<Connection>>& open, Pick pick, When when) {
+  std::shared_ptr<Connection> out;
+  for (const auto& c : open)
+    if (pick(*c) && (!out || when(*c) < when(*out))) out = c;
+  return out;
+}
+}  // namespace
+
+void Context::make_pending_room() {
+  if (pending < options.max_pending) return;
+  const auto c = oldest(open, [](const Connection& x) { return x.pending(); }, [](const Connection& x) { return x.since(); });
+  if (c) c->evict();
+}
+
+bool Context::take_slot() {
+  if (active < options.max_clients) return true;
+  const auto now = Clock::now();
+  const auto c = oldest(open, [&](const Connection& x) { return x.evictable(now); }, [](const Connection& x) { return x.last_active(); });
+  if (!c) return false;
+  c->evict();
+  return active < options.max_clients;
+}
+
+bool Context::fits(std::uint64_t bytes) const {
+  const auto held_now = stats.reply_bytes.load(std::memory_order_relaxed);
+  return held_now == 0 || bytes <= kSmallReply || held_now + bytes <= options.reply_memory;
+}
+
+bool Context::any_stalled() const {
+  const auto now = Clock::now();
+  return std::any_of(open.begin(), open.end(), [&](const auto& c) { return c->stalled(now); });
+}
+
+bool Context::room_for(std::uint64_t bytes) {
+  if (fits(bytes)) return true;
+  for (const auto& c : open) c->drop_spare();
+  const auto now = Clock::now();
+  while (!fits(bytes)) {
+    const auto c = oldest(open, [&](const Connection& x) { return x.stalled(now); }, [](const Connection& x) { return x.last_active(); });
+    if (!c) return false;
+    c->evict();
+  }
+  return true;
+}
+
+void Context::held(std::uint64_t before, std::uint64_t after) {
+  const auto now = stats.reply_bytes.load(std::memory_order_relaxed) - before + after;
+  stats.reply_bytes.store(now, std::memory_order_relaxed);
+  if (now > stats.reply_bytes_peak.load(std::memory_order_relaxed)) stats.reply_bytes_peak.store(now, std::memory_order_relaxed);
+}
+
+void Context::trim_freed() {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+  // A moment later: the replies of connections closed together are freed by their
+  // handlers first. glibc keeps freed blocks below its (dynamic, up to 32 MiB) mmap
+  // threshold for reuse, which a session asking for window after window wants; what
+  // closed connections leave beyond kKeepFreed is handed back.
+  if (trimming) return;
+  trimming = true;
+  trim.expires_after(std::chrono::milliseconds(200));
+  trim.async_wait([this](const boost::system::error_code& ec) {
+    trimming = false;
+    if (ec) return;
+    handler.release_kept();
+    if (mallinfo2().fordblks > kKeepFreed) malloc_trim(0);
+  });
+#else
+  handler.release_kept();
+#endif
 }
 
 // --- Connection ----------------------------------------------------------------------
@@ -66,15 +173,13 @@ void Connection::start() {
   // for the peer's (possibly delayed) ACK of the previous (Nagle).
   boost::system::error_code ignored;
   socket_.set_option(tcp::no_delay(true), ignored);
+  ctx_.make_pending_room();
+  since_ = last_active_ = Clock::now();
   ctx_.open.insert(shared_from_this());
   ctx_.stats.open = ctx_.open.size();
-  if (ctx_.active >= ctx_.options.max_clients) {
-    ++ctx_.stats.refused_busy;
-    fail(ErrorCode::busy, "too many clients (" + std::to_string(ctx_.options.max_clients) + "); try again later");
-    return;
-  }
-  ++ctx_.active;
-  counted_ = true;
+  pending_ = true;
+  ++ctx_.pending;
+  set_deadline(ctx_.options.hello_timeout);  // for the whole first request, not re-armed before it
   wait_request();
 }
 
@@ -87,11 +192,67 @@ void Connection::close() {
   timer_.cancel();
   steer_timer_.cancel();
   if (counted_) --ctx_.active;
+  leave_pending();
   stream_.reset();  // a streamed reply still due is recycled by stream_done()
   if (streamed_) ctx_.handler.recycle(std::move(*streamed_));
   streamed_.reset();
+  std::vector<std::byte>().swap(spare_);
+  // A reply being written is freed when its write handler runs (operation_aborted).
+  if (held_ > kSmallReply) ctx_.trim_freed();
+  ctx_.held(held_, 0);
+  held_ = 0;
   ctx_.open.erase(shared_from_this());
   ctx_.stats.open = ctx_.open.size();
+}
+
+void Connection::evict() {
+  ++ctx_.stats.evicted;
+  close();
+}
+
+bool Connection::stalled(Clock::time_point now) const {
+  return !closed_ && in_write_ && now - last_active_ >= ctx_.options.evict_after;
+}
+
+bool Connection::evictable(Clock::time_point now) const {
+  // Not while the service works for it (a job, or a streamed reply waiting for its
+  // arrays): then the server, not the client, is the slow one.
+  if (closed_ || !counted_ || awaiting_ || (stream_ && !in_write_)) return false;
+  return now - last_active_ >= ctx_.options.evict_after;
+}
+
+void Connection::drop_spare() {
+  if (closed_ || spare_.capacity() == 0) return;
+  std::vector<std::byte>().swap(spare_);
+  account();
+}
+
+void Connection::leave_pending() {
+  if (!pending_) return;
+  pending_ = false;
+  --ctx_.pending;
+}
+
+bool Connection::promote() {
+  if (!pending_) return true;
+  leave_pending();
+  if (!ctx_.take_slot()) {
+    ++ctx_.stats.refused_busy;
+    fail(ErrorCode::busy, "too many clients (" + std::to_string(ctx_.options.max_clients) + " sessions, none idle); try again later");
+    return false;
+  }
+  ++ctx_.active;
+  counted_ = true;
+  return true;
+}
+
+void Connection::account() {
+  if (closed_) return;
+  std::uint64_t now = spare_.capacity();
+  if (out_) now += reply_bytes(*out_);
+  if (stream_) now += stream_->frame_.head.capacity() + stream_->total_;
+  ctx_.held(held_, now);
+  held_ = now;
 }
 
 void Connection::set_deadline(std::chrono::milliseconds d) {
@@ -109,16 +270,23 @@ void Connection::clear_deadline() { timer_.cancel(); }
 
 void Connection::wait_request() {
   if (closed_) return;
-  set_deadline(ctx_.options.idle_timeout);
+  if (!pending_) set_deadline(ctx_.options.idle_timeout);
+  waiting_ = true;
+  last_active_ = Clock::now();
   socket_.async_wait(tcp::socket::wait_read, [self = shared_from_this()](const boost::system::error_code& ec) {
+    self->waiting_ = false;
     if (ec || self->closed_) return self->close();
     self->read_header();
   });
 }
 
 void Connection::read_header() {
-  // From the first byte on, the whole request must arrive within request_timeout.
-  set_deadline(ctx_.options.request_timeout);
+  // From the first byte on, the whole request must arrive within request_timeout (and a
+  // pending connection's within its hello_timeout).
+  auto limit = ctx_.options.request_timeout;
+  if (pending_)
+    limit = std::min(limit, std::chrono::duration_cast<std::chrono::milliseconds>(since_ + ctx_.options.hello_timeout - Clock::now()));
+  set_deadline(std::max(limit, std::chrono::milliseconds(0)));
   asio::async_read(socket_, asio::buffer(header_), [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
     if (ec || self->closed_) return self->close();
     self->read_body();
@@ -144,6 +312,7 @@ void Connection::read_body() {
 
 void Connection::on_frame() {
   clear_deadline();
+  last_active_ = Clock::now();
   Message m;
   try {
     m = decode(frame_, Limits{ctx_.options.max_request, 0});
@@ -168,6 +337,7 @@ void Connection::dispatch(Message m) {
       if (e->code == ErrorCode::unauthorized) ++ctx_.stats.refused_token;
       return fail(e->code, e->message, m.request_id);
     }
+    if (!promote()) return;
     authed_ = true;
     codec_ = std::get<HelloReply>(reply).codec;
     return write(frame(Message{m.request_id, reply}, codec_, ctx_.options.max_reply), false);
@@ -176,7 +346,9 @@ void Connection::dispatch(Message m) {
     ++ctx_.stats.refused_token;
     return fail(ErrorCode::unauthorized, "this server needs a hello with its token first", m.request_id);
   }
+  if (!promote()) return;
   ++ctx_.stats.requests;
+  if (refuse_early(m)) return;
   // The service runs on a worker; the reply comes back to the I/O thread. No read is
   // outstanding meanwhile, so there is at most one reply (one write) in flight.
   const bool steering = Handler::is_steering(type);
@@ -195,6 +367,7 @@ void Connection::dispatch(Message m) {
       self->answer(job, frame(Message{id, late}, self->codec_, self->ctx_.options.max_reply));
     });
   }
+  last_active_ = Clock::now();
   auto& io = ctx_.io;
   (steering ? ctx_.steering : ctx_.queries).post([self = shared_from_this(), &io, job, m = std::move(m), codec = codec_,
                                                   head = std::move(spare_)]() mutable {
@@ -211,6 +384,25 @@ void Connection::dispatch(Message m) {
     auto reply = frame(Message{m.request_id, std::move(body)}, codec, self->ctx_.options.max_reply, std::move(head));
     asio::post(io, [self, job, reply = std::move(reply)]() mutable { self->answer(job, std::move(reply)); });
   });
+  account();  // the kept buffer went with the job
+}
+
+bool Connection::refuse_early(const Message& m) {
+  // With the reply memory full and no stalled reply to close, a window that may be
+  // large is refused before the service builds it (it could not be admitted anyway).
+  const auto* w = std::get_if<WindowRequest>(&m.body);
+  if (w == nullptr || ctx_.stats.reply_bytes.load(std::memory_order_relaxed) < ctx_.options.reply_memory) return false;
+  if (w->budget * (8 * w->variables.size() + 1) <= kSmallReply || ctx_.any_stalled()) return false;
+  refuse_for_memory(m.request_id);
+  return true;
+}
+
+void Connection::refuse_for_memory(std::uint32_t request_id) {
+  ++ctx_.stats.refused_memory;
+  const auto held_now = ctx_.stats.reply_bytes.load(std::memory_order_relaxed);
+  const ErrorReply busy{ErrorCode::busy, "the server holds " + mib(held_now) + " of replies its clients have not read (limit " +
+                                             mib(ctx_.options.reply_memory) + "); try again later"};
+  write(frame(Message{request_id, busy}, codec_, ctx_.options.max_reply), false);
 }
 
 std::shared_ptr<Reply> Connection::frame(Message m, Codec codec, std::uint64_t max_payload, std::vector<std::byte> head) {
@@ -230,7 +422,36 @@ void Connection::answer(std::uint64_t job, std::shared_ptr<Reply> reply) {
   if (!awaiting_ || job != job_) return;  // answered already (timeout): drop
   awaiting_ = false;
   steer_timer_.cancel();
+  if (!ctx_.room_for(reply_bytes(*reply))) {
+    const auto id = reply->message.request_id;
+    ctx_.handler.recycle(std::move(reply->message.body));
+    reply.reset();
+    ctx_.trim_freed();
+    return refuse_for_memory(id);
+  }
   write(std::move(reply), false);
+}
+
+template <class Done>
+void Connection::write_all(Done done) {
+  in_write_ = true;
+  op_written_ = 0;
+  last_active_ = Clock::now();
+  // Called before every write_some with the bytes sent so far: a reply that moves is
+  // not stalled (stalled(): may be closed when its memory is wanted).
+  const auto progress = [this](const boost::system::error_code& ec, std::size_t n) -> std::size_t {
+    if (n > op_written_) {
+      op_written_ = n;
+      last_active_ = Clock::now();
+    }
+    return asio::transfer_all()(ec, n);
+  };
+  asio::async_write(socket_, out_bufs_, progress,
+                    [self = shared_from_this(), done = std::move(done)](const boost::system::error_code& ec, std::size_t) mutable {
+                      self->in_write_ = false;
+                      self->last_active_ = Clock::now();
+                      done(ec);
+                    });
 }
 
 void Connection::write(std::shared_ptr<Reply> reply, bool then_close) {
@@ -241,17 +462,21 @@ void Connection::write(std::shared_ptr<Reply> reply, bool then_close) {
   out_bufs_.push_back(asio::buffer(out_->frame.head));
   for (const auto& a : out_->frame.arrays)
     if (!a.empty()) out_bufs_.push_back(asio::buffer(a.data(), a.size()));
+  account();
   set_deadline(ctx_.options.write_timeout);
-  const auto done = [self = shared_from_this(), then_close](const boost::system::error_code& ec, std::size_t) {
+  write_all([self = shared_from_this(), then_close](const boost::system::error_code& ec) {
+    // A large reply its client did not take (gone, or cut by a deadline): freed here.
+    const bool dropped = ec && !self->closed_ && self->held_ > kSmallReply;
     if (self->out_->frame.head.capacity() <= kKeepReply) self->spare_ = std::move(self->out_->frame.head);
     self->ctx_.handler.recycle(std::move(self->out_->message.body));
     self->out_.reset();
     self->out_bufs_.clear();
+    self->account();
+    if (dropped) self->ctx_.trim_freed();
     if (ec || self->closed_) return self->close();
     if (then_close) return self->linger_close();
     self->wait_request();
-  };
-  asio::async_write(socket_, out_bufs_, done);
+  });
 }
 
 // --- Streamed window replies ----------------------------------------------------------
@@ -272,7 +497,8 @@ bool Stream::begin(WindowReply& reply) {
     ok = false;  // e.g. too large: the ordinary path answers with the error
   }
   reply = std::move(std::get<WindowReply>(m.body));
-  if (!ok) return false;
+  // Beyond the reply memory: the ordinary path decides (it may close stalled sessions).
+  if (!ok || !conn_->ctx_.fits(frame_.head.capacity() + frame_.size() - frame_.head.size())) return false;
   total_ = frame_.size() - frame_.head.size();
   begun_ = true;
   asio::post(conn_->ctx_.io, [c = conn_, s = shared_from_this()]() mutable { c->stream_start(std::move(s)); });
@@ -294,13 +520,14 @@ void Connection::stream_start(std::shared_ptr<Stream> s) {
   awaiting_ = false;
   stream_ = std::move(s);
   sent_ = 0;
-  head_sent_ = writing_ = false;
+  head_sent_ = false;
   streamed_.reset();
+  account();
   pump();
 }
 
 void Connection::pump() {
-  if (closed_ || !stream_ || writing_) return;
+  if (closed_ || !stream_ || in_write_) return;
   const auto ready = std::min(stream_->ready_.load(std::memory_order_acquire), stream_->total_);
   if (head_sent_ && ready <= sent_) {
     if (sent_ < stream_->total_ || !streamed_) return;  // more to come, or the reply is not back yet
@@ -309,6 +536,7 @@ void Connection::pump() {
     ctx_.handler.recycle(std::move(*streamed_));
     streamed_.reset();
     out_bufs_.clear();
+    account();
     return wait_request();
   }
   // Everything ready and not yet written, in one gathering write.
@@ -320,11 +548,10 @@ void Connection::pump() {
     if (lo < hi) out_bufs_.push_back(asio::buffer(a.data() + (lo - at), hi - lo));
     at += a.size();
   }
-  head_sent_ = writing_ = true;
+  head_sent_ = true;
   sent_ = std::max(sent_, ready);
   set_deadline(ctx_.options.write_timeout);
-  asio::async_write(socket_, out_bufs_, [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
-    self->writing_ = false;
+  write_all([self = shared_from_this()](const boost::system::error_code& ec) {
     if (ec || self->closed_) return self->close();
     self->pump();
   });
@@ -340,6 +567,7 @@ void Connection::stream_done(const std::shared_ptr<Stream>& s, Body body) {
 }
 
 void Connection::fail(ErrorCode code, const std::string& message, std::uint32_t request_id) {
+  leave_pending();  // refused: it lingers briefly, holding no slot
   write(frame(Message{request_id, ErrorReply{code, message}}, codec_, ctx_.options.max_reply), true);
 }
 

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <utility>  // before Asio: Boost 1.74 awaitable.hpp needs std::exchange under C++20
 #include <boost/asio.hpp>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -45,7 +46,11 @@ class Worker {
 struct AtomicStats {
   std::atomic<std::uint64_t> accepted{0}, refused_busy{0}, refused_token{0}, timeouts{0}, protocol_errors{0}, requests{0};
   std::atomic<std::size_t> open{0};
+  std::atomic<std::uint64_t> evicted{0}, refused_memory{0};
+  std::atomic<std::uint64_t> reply_bytes{0}, reply_bytes_peak{0};  ///< written on the I/O thread only
 };
+
+using Clock = std::chrono::steady_clock;
 
 class Connection;
 
@@ -83,8 +88,11 @@ struct Reply {
 };
 
 /// What connections share: options, handler, worker, the I/O context, the set of open
-/// connections (manipulated on the I/O thread only) and the counters.
+/// connections (manipulated on the I/O thread only) and the counters. The admission
+/// rules (server.hpp: pending connections, session slots, reply memory) live here.
 struct Context {
+  Context(asio::io_context& io, const ServerOptions& options, Handler& handler, Worker& queries, Worker& steering,
+          AtomicStats& stats);
   asio::io_context& io;
   const ServerOptions& options;
   Handler& handler;
@@ -92,18 +100,54 @@ struct Context {
   Worker& steering;  ///< control, set, branch
   AtomicStats& stats;
   std::set<std::shared_ptr<Connection>> open;  ///< I/O thread only
-  std::size_t active = 0;                      ///< open minus those being refused
+  std::size_t active = 0;                      ///< sessions holding a slot
+  std::size_t pending = 0;                     ///< connections before their first request
+  asio::steady_timer trim{io};
+  bool trimming = false;
   void stop_all();
+  /// Before a new connection becomes pending: closes the oldest pending one if
+  /// max_pending are. I/O thread.
+  void make_pending_room();
+  /// A session slot for `c` (closing the session idle or stalled longest if none is
+  /// free); false if every session is busy. I/O thread.
+  bool take_slot();
+  /// True if a reply of `bytes` may be held now (see server.hpp). Any thread.
+  [[nodiscard]] bool fits(std::uint64_t bytes) const;
+  /// Some session's reply has not progressed for evict_after. I/O thread.
+  [[nodiscard]] bool any_stalled() const;
+  /// fits(bytes), after dropping idle sessions' kept buffers and closing sessions whose
+  /// reply stalled for evict_after, longest stalled first, as needed. I/O thread.
+  bool room_for(std::uint64_t bytes);
+  /// A connection's held bytes went from `before` to `after`. I/O thread.
+  void held(std::uint64_t before, std::uint64_t after);
+  /// After a large reply was dropped (a connection that held one closed, or a reply
+  /// refused): soon, the service drops the buffers it keeps (Service::release_kept) and
+  /// freed memory goes back to the system if more than kKeepFreed lies unused. I/O thread.
+  void trim_freed();
 };
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   Connection(tcp::socket socket, Context& ctx);
-  /// Registers with the context and starts the session; refuses it (busy) if the
-  /// context already holds max_clients active sessions.
+  /// Registers with the context as a pending connection (hello_timeout) and waits for
+  /// its first request.
   void start();
   /// Closes the socket and cancels the timer; pending handlers see operation_aborted.
   void close();
+  /// Closes it to make room for another client (counted in stats.evicted).
+  void evict();
+
+  // What the context's admission rules look at (I/O thread).
+  [[nodiscard]] bool pending() const { return pending_; }
+  [[nodiscard]] bool session() const { return counted_ && !closed_; }
+  /// Waiting for its next request (idle), or its reply not progressing, for evict_after.
+  [[nodiscard]] bool evictable(Clock::time_point now) const;
+  /// Its reply's write is stalled (no progress) for evict_after.
+  [[nodiscard]] bool stalled(Clock::time_point now) const;
+  [[nodiscard]] Clock::time_point last_active() const { return last_active_; }
+  [[nodiscard]] Clock::time_point since() const { return since_; }
+  /// Frees the buffer kept for the next reply, if no write uses it.
+  void drop_spare();
 
  private:
   void wait_request();
@@ -127,6 +171,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void linger_close();
   void set_deadline(std::chrono::milliseconds d);
   void clear_deadline();
+  /// Takes a session slot (first request); false: refused busy (and closing).
+  bool promote();
+  void leave_pending();
+  /// Re-counts the bytes this connection holds (reply being written, kept buffer).
+  void account();
+  /// Writes everything in out_bufs_, noting progress, then calls `done`.
+  template <class Done>
+  void write_all(Done done);
+  /// Answers busy for want of reply memory; the session goes on.
+  void refuse_for_memory(std::uint32_t request_id);
+  /// A window request whose reply cannot fit even at its budget's size: refused before
+  /// the service builds it (busy). True if refused.
+  bool refuse_early(const Message& m);
 
   tcp::socket socket_;
   asio::steady_timer timer_;
@@ -138,7 +195,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::vector<asio::const_buffer> out_bufs_;  ///< its frame as one buffer sequence
   std::shared_ptr<Stream> stream_;  ///< the streamed reply being written
   std::uint64_t sent_ = 0;           ///< its array bytes handed to writes
-  bool head_sent_ = false, writing_ = false;
+  bool head_sent_ = false;
   std::optional<Body> streamed_;     ///< its reply, once the worker has it
   std::vector<std::byte> spare_;  ///< the last reply's head buffer, reused for the next (up to kKeepReply)
   Codec codec_ = Codec::zstd;     ///< of window arrays, negotiated in the hello
@@ -150,6 +207,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool authed_ = false;
   bool closed_ = false;
   bool lingering_ = false;  ///< refused: half-closed, draining until EOF or kLinger
+  bool pending_ = false;    ///< one of ctx.pending: no whole request yet
+  bool waiting_ = false;    ///< waiting for the next request
+  bool in_write_ = false;   ///< a reply's write is in flight
+  std::uint64_t held_ = 0;  ///< bytes counted in ctx.stats.reply_bytes
+  std::size_t op_written_ = 0;  ///< bytes of the write in flight sent so far
+  Clock::time_point since_{}, last_active_{};  ///< accepted; last request, reply progress or idle start
 };
 
 }  // namespace rwd::collector::detail

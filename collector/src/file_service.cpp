@@ -4,14 +4,18 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "rewind/kernel/error.hpp"
 #include "rewind/kernel/reader.hpp"
+#include "rewind/kernel/step_lock.hpp"
 #include "rewind/window/kernel_view.hpp"
 #include "rewind/window/select.hpp"
 
@@ -20,9 +24,49 @@ namespace rwd::collector {
 namespace k = rwd::kernel;
 namespace win = rwd::window;
 
+namespace {
+/// What tells that a file changed: which file, its size, its modification time (ns).
+struct Stamp {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  off_t size = -1;
+  std::int64_t mtime_ns = 0;
+  bool operator==(const Stamp&) const = default;
+};
+
+Stamp stamp_of(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {};
+  return {st.st_dev, st.st_ino, st.st_size, std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec};
+}
+
+/// Longest wait for a writer to finish a step before a request is answered busy.
+constexpr std::chrono::milliseconds kWriterWait{5000};
+/// Where the writer's lock cannot be had (a file system without OFD locks), a request
+/// that fails on a file modified within kSettle may have met a step half written: it is
+/// tried again on a fresh open, kRetryPause apart, kAttempts times at most (about 2 s).
+constexpr std::chrono::seconds kSettle{2};
+constexpr int kAttempts = 100;
+constexpr std::chrono::milliseconds kRetryPause{20};
+
+bool recently_modified(const std::string& path) {
+  const Stamp s = stamp_of(path);
+  const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch());
+  return s.size >= 0 && now.count() - s.mtime_ns < std::chrono::nanoseconds(kSettle).count();
+}
+
+bool same_geometry(const k::CommonInfo& a, const k::CommonInfo& b) {
+  return a.block == b.block && a.dim == b.dim && a.domain == b.domain;
+}
+}  // namespace
+
 struct FileService::Impl {
   std::vector<std::string> paths;
-  std::vector<k::Reader> readers;
+  // Open readers, each with the stamp its file had when opened; empty until needed
+  // again after a failed reopen.
+  std::vector<std::optional<k::Reader>> readers;
+  std::vector<Stamp> stamps;
+  k::CommonInfo common;  ///< files[0]'s, which every file shares
   // The topology of the last step windowed (panning and zooming stay on one step).
   std::size_t cached_file = 0;
   std::int64_t cached_step = -1;
@@ -46,10 +90,53 @@ struct FileService::Impl {
     return static_cast<std::size_t>(it - paths.begin());
   }
 
-  const k::StepTopology& topology(std::size_t f, std::int64_t step) {
+  /// The reader of file f, opened afresh if the file changed since (a writer appending
+  /// steps: HDF5 1.10 without SWMR shows a reader the file as it was when opened, up to
+  /// the end of the space it had then, so new steps stay invisible or unreadable).
+  const k::Reader& reader(std::size_t f) {
+    const Stamp now = stamp_of(paths[f]);
+    if (readers[f] && now == stamps[f]) return *readers[f];
+    readers[f].reset();  // first: HDF5 hands an already open file back, with its old view
+    if (cached_file == f) cached_step = -1;
+    k::Reader r = k::Reader::open(paths[f]);
+    if (!same_geometry(r.common(), common))
+      throw ServiceError(ErrorCode::internal, paths[f] + " now holds a run of another geometry; restart the server");
+    readers[f].emplace(std::move(r));
+    stamps[f] = now;
+    return *readers[f];
+  }
+
+  /// op() on a settled view of file f: while it runs, no writer is in the middle of a
+  /// step (kernel::StepLock, shared); a kernel::FileError raised while the file may be
+  /// half written anyway (no lock on this file system, recently_modified) is retried on
+  /// a fresh open; one raised on a file at rest is the file's answer.
+  template <class Op>
+  auto settled(std::size_t f, Op op) -> decltype(op()) {
+    for (int attempt = 1;; ++attempt) {
+      {
+        const auto lock = k::StepLock::take(paths[f], k::StepLock::Mode::shared, kWriterWait);
+        if (lock.supported() && !lock.held())
+          throw ServiceError(ErrorCode::busy, paths[f] + ": a step has been being written for over " +
+                                                  std::to_string(kWriterWait.count() / 1000) + " s; try again");
+        try {
+          return op();
+        } catch (const k::FileError&) {
+          if (attempt == kAttempts || !recently_modified(paths[f])) throw;
+        }
+      }
+      readers[f].reset();
+      std::this_thread::sleep_for(kRetryPause);
+    }
+  }
+
+  /// A window of file f's view now (FileService::window without the retries).
+  WindowReply window(std::size_t f, const WindowRequest& req, const WindowOptions& opt);
+
+  /// The topology of `step` of file f, read with `r` (file f's reader of this attempt).
+  const k::StepTopology& topology(std::size_t f, const k::Reader& r, std::int64_t step) {
     if (f != cached_file || step != cached_step) {
       cached_step = -1;
-      topo = readers[f].read_topology(step);
+      topo = r.read_topology(step);
       cached_file = f;
       cached_step = step;
     }
@@ -60,11 +147,13 @@ struct FileService::Impl {
 FileService::FileService(const std::vector<std::string>& files) : impl_(std::make_unique<Impl>()) {
   if (files.empty()) throw std::invalid_argument("file service: no files");
   for (const auto& f : files) {
-    impl_->readers.push_back(k::Reader::open(f));
+    const Stamp stamp = stamp_of(f);
+    impl_->readers.emplace_back(k::Reader::open(f));
+    impl_->stamps.push_back(stamp);
     impl_->paths.push_back(f);
-    const auto& c0 = impl_->readers.front().common();
-    const auto& c = impl_->readers.back().common();
-    if (c.block != c0.block || c.dim != c0.dim || c.domain != c0.domain)
+    const auto& c = impl_->readers.back()->common();
+    if (impl_->readers.size() == 1) impl_->common = c;
+    if (!same_geometry(c, impl_->common))
       throw std::invalid_argument("file service: " + f + " has another geometry than " + files.front());
   }
 }
@@ -83,15 +172,17 @@ ServerInfo server_info_of(const kernel::CommonInfo& c) {
 }
 
 ServerInfo FileService::info() {
-  ServerInfo i = server_info_of(impl_->readers.front().common());
+  ServerInfo i = server_info_of(impl_->common);
   i.files = impl_->paths;
   return i;
 }
 
 std::vector<StepRecord> FileService::steps() {
+  auto& s = *impl_;
   std::vector<StepRecord> out;
-  for (std::size_t f = 0; f < impl_->readers.size(); ++f)
-    for (const auto& s : impl_->readers[f].steps(true)) out.push_back({s.step, s.time, k::to_string(s.kind), impl_->paths[f]});
+  for (std::size_t f = 0; f < s.paths.size(); ++f)
+    for (const auto& e : s.settled(f, [&] { return s.reader(f).steps(true); }))
+      out.push_back({e.step, e.time, k::to_string(e.kind), s.paths[f]});
   return out;
 }
 
@@ -125,7 +216,12 @@ WindowReply FileService::window(const WindowRequest& req, const WindowOptions& o
     throw std::invalid_argument("file service: piece " + std::to_string(opt.piece) + " of " + std::to_string(opt.pieces));
   auto& s = *impl_;
   const std::size_t f = s.file_index(req.file);
-  const auto& reader = s.readers[f];
+  return s.settled(f, [&] { return s.window(f, req, opt); });
+}
+
+WindowReply FileService::Impl::window(std::size_t f, const WindowRequest& req, const WindowOptions& opt) {
+  auto& s = *this;
+  const auto& reader = s.reader(f);
   k::StepEntry step;
   try {
     step = reader.find_step(req.time == "live" ? "latest" : req.time);
@@ -134,14 +230,14 @@ WindowReply FileService::window(const WindowRequest& req, const WindowOptions& o
     throw;
   }
   const std::vector<std::string> variables = step_variables(reader, step.step, req.variables, opt.stored_only);
-  const auto& common = reader.common();
-  const auto& topo = s.topology(f, step.step);
+  const auto& cm = reader.common();
+  const auto& tp = s.topology(f, reader, step.step);
   win::Window w;
   w.box.lo = req.lo;
   w.box.hi = req.hi;
   w.budget = static_cast<std::int64_t>(req.budget);
   w.max_level = opt.max_level;
-  auto sel = win::select(win::view_of(topo, common.block), w);
+  auto sel = win::select(win::view_of(tp, cm.block), w);
   if (opt.pieces > 1) {
     // This caller's contiguous share of the pieces (and of the values).
     const auto n = static_cast<std::ptrdiff_t>(sel.pieces.size());
@@ -163,24 +259,24 @@ WindowReply FileService::window(const WindowRequest& req, const WindowOptions& o
   r.cells = static_cast<std::uint64_t>(sel.values);
   r.variables = variables;
   for (const auto& p : sel.pieces)
-    r.pieces.push_back({p.row, topo.uid[static_cast<std::size_t>(p.row)], p.level, p.first, p.count, p.stride, p.origin, p.spacing});
+    r.pieces.push_back({p.row, tp.uid[static_cast<std::size_t>(p.row)], p.level, p.first, p.count, p.stride, p.origin, p.spacing});
   const std::vector<std::int64_t> rows = sel.rows();
-  const std::array<int, 3> cells{common.block.sx, common.block.sy, common.block.sz};
-  const auto per_grid = static_cast<std::size_t>(common.block.cells());
-  double* grids = Impl::scratch(s.grids, rows.size() * per_grid);
+  const std::array<int, 3> cells{cm.block.sx, cm.block.sy, cm.block.sz};
+  const auto per_grid = static_cast<std::size_t>(cm.block.cells());
+  double* rows_at = Impl::scratch(s.grids, rows.size() * per_grid);
   for (const auto& v : variables) {
-    reader.read_rows(step.step, "cell_data", v, rows, grids);
+    reader.read_rows(step.step, "cell_data", v, rows, rows_at);
     std::vector<double> out(r.cells);
     double* o = out.data();
-    for (std::size_t i = 0; i < sel.pieces.size(); ++i) o = win::extract(sel.pieces[i], cells, grids + i * per_grid, o);
+    for (std::size_t i = 0; i < sel.pieces.size(); ++i) o = win::extract(sel.pieces[i], cells, rows_at + i * per_grid, o);
     r.values.push_back(std::move(out));
   }
   try {
-    std::uint8_t* types = Impl::scratch(s.types, rows.size() * per_grid);
-    reader.read_cell_types(step.step, rows, types);
+    std::uint8_t* types_at = Impl::scratch(s.types, rows.size() * per_grid);
+    reader.read_cell_types(step.step, rows, types_at);
     r.cell_type.resize(r.cells);
     std::uint8_t* o = r.cell_type.data();
-    for (std::size_t i = 0; i < sel.pieces.size(); ++i) o = win::extract(sel.pieces[i], cells, types + i * per_grid, o);
+    for (std::size_t i = 0; i < sel.pieces.size(); ++i) o = win::extract(sel.pieces[i], cells, types_at + i * per_grid, o);
   } catch (const k::FileError& e) {
     if (e.kind() != k::ErrorKind::missing_object) throw;
     r.cell_type.clear();  // a step without cell types: the reply says so with an empty array

@@ -77,7 +77,7 @@ void Server::start() {
   s.port = s.acceptor.local_endpoint().port();
   s.queries = std::make_unique<Worker>();
   s.steering = std::make_unique<Worker>();
-  s.ctx = std::unique_ptr<Context>(new Context{s.io, s.options, s.handler, *s.queries, *s.steering, s.stats, {}, 0});
+  s.ctx = std::unique_ptr<Context>(new Context(s.io, s.options, s.handler, *s.queries, *s.steering, s.stats));
   s.guard.emplace(s.io.get_executor());
   s.accept();
   s.thread = std::thread([&s] { s.io.run(); });
@@ -109,7 +109,9 @@ void Server::stop() {
 
 ServerStats Server::stats() const {
   const auto& a = impl_->stats;
-  return {a.accepted, a.refused_busy, a.refused_token, a.timeouts, a.protocol_errors, a.requests, a.open};
+  return {a.accepted,       a.refused_busy, a.refused_token,  a.timeouts,    a.protocol_errors,
+          a.requests,       a.open,         a.evicted,        a.refused_memory, a.reply_bytes,
+          a.reply_bytes_peak};
 }
 
 }  // namespace rwd::collector

@@ -2,7 +2,9 @@
 
 #include <fmt/core.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <fstream>
 #include <limits>
@@ -68,12 +70,17 @@ void MonitorCsv::write(Run& run) {
     if (!append_) *csv_ << monitor_csv_header(m, run.spec().case_name);
   }
   *csv_ << monitor_csv_row(m);
-  csv_->flush();
+  if (!csv_->flush() && !failed_) {  // a full disk: said once; the run and its HDF5 file go on
+    failed_ = true;
+    fmt::print(stderr, "rewind run: warning: monitor file {}: rows from step {} on could not be written ({})\n", file,
+               m.step, std::strerror(errno));
+  }
 }
 
 void MonitorCsv::at_boundary(Run& run, const Boundary& b) {
   if (b.first) {
-    csv_.reset();  // a new timeline writes its own CSV (or continues its parent's)
+    csv_.reset();
+    failed_ = false;  // a new timeline writes its own CSV (or continues its parent's)
     append_ = run.spec().monitor_append;
     if (append_) {  // a continued CSV already has the restart step's row, maybe later ones
       last_step_ = run.solver().scalar_state().step;

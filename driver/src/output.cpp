@@ -1,10 +1,12 @@
 #include "rewind/driver/output.hpp"
 
 #include <fmt/core.h>
+#include <unistd.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <stdexcept>
 #include <utility>
@@ -128,6 +130,33 @@ RunOutput::RunOutput(MPI_Comm comm, OutputSettings settings, const k::CommonInfo
 }
 
 RunOutput::~RunOutput() = default;
+
+namespace {
+// A failed write as the user reads it: the cause, the step, and for a full disk what to
+// do (the committed steps are intact; the kernel removed the failed one).
+[[noreturn]] void rethrow_write_error(const k::FileError& e, const std::string& file) {
+  if (e.kind() != k::ErrorKind::no_space) throw;
+  throw std::runtime_error(fmt::format("{}: {}; the file keeps its committed steps: when there is room again, "
+                                       "`rewind run --restart {}` continues it",
+                                       e.file(), e.problem(), file));
+}
+}  // namespace
+
+void RunOutput::close() {
+  if (!writer_) return;
+  const std::int64_t handed = last_written_step_;
+  try {
+    writer_->close();
+  } catch (const k::FileError& e) {
+    writer_.reset();
+    rethrow_write_error(e, settings_.file);
+  }
+  writer_.reset();
+  if (print_ && handed_off_ && handed > committed_step_) {
+    fmt::print("output      step {} committed: every step handed off is in {}\n", handed, settings_.file);
+    std::fflush(stdout);
+  }
+}
 
 Due outputs_due(const OutputSettings& s, std::int64_t step, double time, double dt, bool first, bool last) {
   const double prev = time - dt;
@@ -276,17 +305,27 @@ std::pair<k::StepInfo, k::LocalGrids> RunOutput::describe_step(solver::Solver& s
 k::WriteStats RunOutput::write(solver::Solver& s, k::StepKind kind, bool hook) {
   const auto state = s.scalar_state();
   const auto [step, grids] = describe_step(s, kind, hook);
-  const auto stats = hook ? writer_->hand_off(step, grids, true, hook_step(state).fields) : writer_->write_step(step, grids);
+  k::WriteStats stats;
+  try {
+    stats = hook ? writer_->hand_off(step, grids, true, hook_step(state).fields) : writer_->write_step(step, grids);
+  } catch (const k::FileError& e) {
+    rethrow_write_error(e, settings_.file);
+  }
   last_written_step_ = state.step;
+  handed_off_ = stats.handed_off;
+  if (!stats.handed_off) committed_step_ = state.step;
+  else if (stats.written_step >= 0) committed_step_ = stats.written_step;
   if (print_ && stats.handed_off) {
     // Another rank writes it (strategy aggregated / dedicated): what the compute ranks paid,
-    // and the last write the writing ranks finished.
+    // and the last step the writing ranks committed — a step handed off is in the file
+    // only once they have (a killed I/O rank loses the steps it holds).
     fmt::print("output      {} step {} t = {:.6g} -> {}: {:.2f} MiB handed off in {:.4f} s (waited {:.4f} s for a free slot)",
                kind == k::StepKind::checkpoint ? "checkpoint" : "visualisation", state.step, state.time,
                settings_.file, stats.bytes / 1048576.0, stats.seconds, stats.wait_seconds);
     if (stats.written_step >= 0)
-      fmt::print("; step {} written in {:.3f} s ({:.0f} MiB/s, flush included)", stats.written_step, stats.written_seconds,
-                 stats.written_bandwidth / 1048576.0);
+      fmt::print("; step {} committed, written in {:.3f} s ({:.0f} MiB/s, flush included)", stats.written_step,
+                 stats.written_seconds, stats.written_bandwidth / 1048576.0);
+    if (stats.written_step != state.step) fmt::print("; step {} not committed yet", state.step);
     fmt::print("\n");
     std::fflush(stdout);
   } else if (print_) {
@@ -299,6 +338,23 @@ k::WriteStats RunOutput::write(solver::Solver& s, k::StepKind kind, bool hook) {
     std::fflush(stdout);
   }
   return stats;
+}
+
+void discard_output(MPI_Comm comm, std::unique_ptr<RunOutput> output, const std::string& file) noexcept {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  // Emptied first: on a full disk HDF5 could not flush the file's metadata at the close,
+  // and a file it failed to close would still be open (and crash) at MPI_Finalize.
+  if (rank == 0 && !file.empty() && output) (void)::truncate(file.c_str(), 0);
+  MPI_Barrier(comm);
+  try {
+    output.reset();
+  } catch (...) {
+    // the branch's own error is the one reported
+  }
+  std::error_code ec;
+  if (rank == 0 && !file.empty()) std::filesystem::remove(file, ec);
+  MPI_Barrier(comm);  // gone before any rank goes on (a retry may name it again)
 }
 
 }  // namespace rwd::driver

@@ -14,13 +14,28 @@ namespace rwd::driver {
 namespace k = rwd::kernel;
 namespace st = rwd::spacetree;
 
-RestartPoint find_restart_point(const std::string& spec) {
+RestartPoint find_restart_point(const std::string& spec) { return find_restart_point(spec, std::nullopt); }
+
+RestartPoint find_restart_point(const std::string& spec, const std::optional<PendingCheckpoint>& pending) {
   RestartPoint rp;
   std::string sel;
   std::tie(rp.file, sel) = k::split_step_spec(spec);
   const auto reader = k::Reader::open(rp.file);
-  const auto steps = reader.steps(/*committed_only=*/true);
-  if (steps.empty()) throw std::runtime_error(fmt::format("{}: no committed step to restart from", rp.file));
+  auto steps = reader.steps(/*committed_only=*/true);
+  if (pending && same_file(pending->file, rp.file) && (steps.empty() || pending->step.step > steps.back().step))
+    steps.push_back(pending->step);
+  if (steps.empty()) {
+    const auto& l = reader.common().lineage;
+    throw std::runtime_error(
+        l.is_branch()
+            ? fmt::format("{}: no committed step to restart from: it is a branch of {} at step {} whose job ended "
+                          "before the branch's first step was written; branch from {}@{} again (a new branch may "
+                          "take this file's name)",
+                          rp.file, l.parent_file, l.parent_step, l.parent_file, l.parent_step)
+            : fmt::format("{}: no committed step to restart from: its run ended before its first step was written; "
+                          "run the case again (the file holds nothing, --force is not needed)",
+                          rp.file));
+  }
   rp.last_committed = steps.back().step;
   for (const auto& e : steps)
     if (e.kind == k::StepKind::checkpoint) rp.last_checkpoint = e.step;
@@ -31,7 +46,7 @@ RestartPoint find_restart_point(const std::string& spec) {
     rp.step = *it;
   } else if (sel.rfind("t=", 0) == 0) {
     // The step in force at T, then the last checkpoint at or before it.
-    const auto in_force = reader.find_step(sel);
+    const auto in_force = k::select_step(steps, sel, rp.file);
     const auto it = std::find_if(steps.rbegin(), steps.rend(), [&](const k::StepEntry& e) {
       return e.kind == k::StepKind::checkpoint && e.time <= in_force.time;
     });
@@ -44,7 +59,12 @@ RestartPoint find_restart_point(const std::string& spec) {
                             "at or before it, step {} (t = {:.6g})",
                             sel, in_force.step, in_force.time, rp.step.step, rp.step.time);
   } else {
-    rp.step = reader.find_step(sel);
+    try {
+      rp.step = k::select_step(steps, sel, rp.file);
+    } catch (const k::FileError& e) {
+      if (e.kind() == k::ErrorKind::no_such_step) (void)reader.find_step(sel);  // says so if the step is damaged
+      throw;
+    }
     if (rp.step.kind != k::StepKind::checkpoint) {
       std::vector<std::string> cps;
       for (const auto& e : steps)
@@ -116,8 +136,19 @@ std::string branch_name(const std::string& parent, std::int64_t step) {
   for (int n = 1;; ++n) {
     const std::string suffix = n == 1 ? "" : fmt::format("-{}", n);
     fs::path candidate = p.parent_path() / fmt::format("{}.branch{}{}.h5", p.stem().string(), step, suffix);
-    if (!fs::exists(candidate)) return candidate.string();
+    if (!fs::exists(candidate) || empty_leftover(candidate.string())) return candidate.string();
   }
+}
+
+bool empty_leftover(const std::string& file) {
+  if (!std::filesystem::exists(file)) return false;
+  try {
+    if (!k::Reader::open(file).steps(true).empty()) return false;
+  } catch (const k::FileError&) {
+    return false;  // unreadable: not known to be empty
+  }
+  const auto claim = k::read_claim(file);
+  return !claim || claim->ours || (claim->checkable && !claim->live);
 }
 
 bool same_file(const std::string& a, const std::string& b) {

@@ -9,6 +9,7 @@
 #include <functional>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 namespace rwd::driver {
 
@@ -48,7 +49,41 @@ std::string beside(const std::string& file, const char* ext) {
 // A branch file: lineage from the parent, never overwriting the parent.
 void make_branch(RunSpec& spec, const RestartPoint& rp, const std::vector<std::string>& changes) {
   const auto parent = kernel::Reader::open(rp.file);
-  spec.common.lineage = kernel::make_branch_common(parent, rp.step.step, changes).lineage;
+  spec.common.lineage = kernel::make_branch_common(parent, rp.step, changes).lineage;
+}
+
+// What plan_run (or, `in_job`, plan_branch) requires of the output file; made again
+// under the file's claim (claim_output). Adds a note when the run writes over an empty
+// leftover (spec.notes).
+void check_output(RunSpec& spec, const RunRequest& o, bool in_job) {
+  const auto& file = spec.output.file;
+  // A file another process claims: its claim decides (claim_output refuses naming the
+  // writer; or that process is this job's claiming rank, which checks again under it).
+  if (file.empty() || kernel::claimed_elsewhere(file)) return;
+  if (spec.mode == RunOutput::Mode::create && std::filesystem::exists(file)) {
+    if (spec.restart && same_file(file, spec.restart->file))
+      throw std::runtime_error(fmt::format("{}: a branch never overwrites its parent, not even with --force", file));
+    if (empty_leftover(file)) {
+      spec.notes.push_back(fmt::format("{} has no committed step (its job ended before writing one): writing over it",
+                                       file));
+    } else if (in_job) {
+      throw std::runtime_error(fmt::format("{} exists; a branch never overwrites a file", file));
+    } else if (!o.force) {
+      throw std::runtime_error(fmt::format("{} exists; use --force to overwrite it (or --output another file)", file));
+    } else {
+      // Overwriting a parent would leave its branches pointing at steps that are gone.
+      const auto dir = std::filesystem::path(file).parent_path().string();
+      const auto branches = kernel::find_branches(file, dir.empty() ? "." : dir);
+      if (!branches.empty() && !o.orphan_branches)
+        throw std::runtime_error(fmt::format(
+            "{} has branches ({}); overwriting it would orphan them: choose another file, or add --orphan-branches",
+            file, fmt::join(branches, ", ")));
+    }
+  }
+  if (!in_job && !spec.monitor_append && !spec.monitor_file.empty() && std::filesystem::exists(spec.monitor_file) &&
+      !o.force && !empty_leftover(file))
+    throw std::runtime_error(fmt::format("monitor file {} exists; use --force to overwrite it (or --monitor another file)",
+                                         spec.monitor_file));
 }
 
 }  // namespace
@@ -136,24 +171,7 @@ RunSpec plan_run(const RunRequest& o, const std::function<void(spacetree::CaseDo
       if (o.monitor.empty()) spec.monitor_file = beside(spec.output.file, ".monitor.csv");
     }
   }
-  if (spec.mode == RunOutput::Mode::create && !spec.output.file.empty() && std::filesystem::exists(spec.output.file)) {
-    if (!o.force)
-      throw std::runtime_error(fmt::format("{} exists; use --force to overwrite it (or --output another file)",
-                                           spec.output.file));
-    if (spec.restart && same_file(spec.output.file, spec.restart->file))
-      throw std::runtime_error(fmt::format("{}: a branch never overwrites its parent, not even with --force",
-                                           spec.output.file));
-    // Overwriting a parent would leave its branches pointing at steps that are gone.
-    const auto dir = std::filesystem::path(spec.output.file).parent_path().string();
-    const auto branches = kernel::find_branches(spec.output.file, dir.empty() ? "." : dir);
-    if (!branches.empty() && !o.orphan_branches)
-      throw std::runtime_error(fmt::format(
-          "{} has branches ({}); overwriting it would orphan them: choose another file, or add --orphan-branches",
-          spec.output.file, fmt::join(branches, ", ")));
-  }
-  if (!spec.monitor_append && !spec.monitor_file.empty() && std::filesystem::exists(spec.monitor_file) && !o.force)
-    throw std::runtime_error(fmt::format("monitor file {} exists; use --force to overwrite it (or --monitor another file)",
-                                         spec.monitor_file));
+  check_output(spec, o, false);
   return spec;
 }
 
@@ -172,12 +190,54 @@ RunSpec plan_branch(const RestartPoint& rp, const std::vector<std::string>& chan
   spec.output.file = output.empty() ? branch_name(rp.file, rp.step.step) : output;
   if (same_file(spec.output.file, rp.file))
     throw std::runtime_error(fmt::format("{}: a branch never writes into its parent", spec.output.file));
-  if (std::filesystem::exists(spec.output.file))
-    throw std::runtime_error(fmt::format("{} exists; a branch never overwrites a file", spec.output.file));
   spec.common = make_common(spec.solver_case, parsed.effective_text);
   make_branch(spec, rp, spec.overrides);
   spec.monitor_file = beside(spec.output.file, ".monitor.csv");
+  check_output(spec, RunRequest{}, true);
   return spec;
+}
+
+namespace {
+// A continued file must still end where the plan saw it end: another job may have
+// continued it meanwhile (and ended: its claim is gone).
+void check_unchanged(const RestartPoint& planned) {
+  const auto now = find_restart_point(planned.file + "@" + std::to_string(planned.step.step));
+  if (now.last_committed != planned.last_committed || now.last_checkpoint != planned.last_checkpoint)
+    throw std::runtime_error(fmt::format(
+        "{}: another job wrote to it since this run looked at it (its last committed step is now {}, was {}): "
+        "start the restart again",
+        planned.file, now.last_committed, planned.last_committed));
+}
+
+void bcast_string(MPI_Comm comm, int root, std::string& s) {
+  int n = static_cast<int>(s.size());
+  MPI_Bcast(&n, 1, MPI_INT, root, comm);
+  s.resize(static_cast<std::size_t>(n));
+  if (n > 0) MPI_Bcast(s.data(), n, MPI_CHAR, root, comm);
+}
+}  // namespace
+
+kernel::FileClaim claim_output(const RunSpec& spec, const RunRequest& request, MPI_Comm comm, int root, bool in_job) {
+  if (spec.output.file.empty()) return {};
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  kernel::FileClaim claim;
+  std::string error;
+  if (rank == root) {
+    try {
+      claim = kernel::FileClaim::take(spec.output.file, {.break_lock = request.break_lock});
+      RunSpec again = spec;  // the checks may add notes; the plan's are printed already
+      check_output(again, request, in_job);
+      if (spec.mode == RunOutput::Mode::append && spec.restart) check_unchanged(*spec.restart);
+    } catch (const std::exception& e) {
+      claim.release();
+      error = e.what();
+      if (error.empty()) error = "could not claim " + spec.output.file;
+    }
+  }
+  bcast_string(comm, root, error);
+  if (!error.empty()) throw std::runtime_error(error);
+  return claim;
 }
 
 namespace {
@@ -200,6 +260,9 @@ struct Run::Impl {
   spacetree::LocalPlan plan;
   MPI_Comm comm;
   bool print;
+  /// Of in-job branch files (on the compute root): released after the output (below) has
+  /// closed the last of them.
+  std::vector<kernel::FileClaim> claims;
   std::unique_ptr<solver::Solver> solver;
   std::unique_ptr<RunOutput> output;
   std::vector<Observer*> observers;
@@ -213,7 +276,8 @@ struct Run::Impl {
     const auto t0 = std::chrono::steady_clock::now();
     const bool talk = print && !spec.quiet;
     solver.reset();
-    output.reset();  // closes the previous file (collective) before the next is created
+    if (output) output->close();  // the previous file (collective), before the next is created
+    output.reset();
     if (spec.steps >= 0) spec.solver_case.time.max_steps = (spec.restart ? spec.restart->step.step : 0) + spec.steps;
     solver = std::make_unique<solver::Solver>(spec.solver_case, plan, comm);
     if (spec.restart) {
@@ -278,7 +342,10 @@ void Run::apply(const std::vector<std::string>& changes) {
   im.output->set_overrides(im.spec.recorded_overrides);
 }
 
-void Run::close_output() { impl_->output.reset(); }
+void Run::close_output() {
+  if (impl_->output) impl_->output->close();
+  impl_->output.reset();
+}
 
 void Run::reopen_output() {
   auto& im = *impl_;
@@ -287,15 +354,36 @@ void Run::reopen_output() {
   im.output->set_overrides(im.spec.recorded_overrides);
 }
 
-void Run::branch(RunSpec spec) {
-  if (spec.steps < 0) spec.steps = impl_->spec.steps;
+void Run::branch(RunSpec spec, kernel::FileClaim claim) {
+  auto& im = *impl_;
+  const bool claimed = claim.held();
+  if (claimed) im.claims.push_back(std::move(claim));
+  if (spec.steps < 0) spec.steps = im.spec.steps;
   // The job's I/O ranks are the launch's, not the case's: the branch's file goes to them too.
-  spec.output.io.io_group = impl_->spec.output.io.io_group;
-  spec.quiet = spec.quiet || impl_->spec.quiet;
-  impl_->spec = std::move(spec);
-  impl_->stop = false;
-  impl_->start_timeline();
-  impl_->branched = true;
+  spec.output.io.io_group = im.spec.output.io.io_group;
+  spec.quiet = spec.quiet || im.spec.quiet;
+  // All or nothing: the previous timeline stays in memory, untouched, until the branch
+  // has started and written its first step; if that fails it comes back as it was.
+  RunSpec previous_spec = std::exchange(im.spec, std::move(spec));
+  auto previous_solver = std::move(im.solver);
+  const auto previous_files = im.files.size();
+  const bool previous_stop = std::exchange(im.stop, false);
+  std::error_code ec;
+  const bool existed = std::filesystem::exists(im.spec.output.file, ec);  // plan_branch refused it; a race did not
+  try {
+    im.start_timeline();
+    im.output->after_step(*im.solver, true, im.solver->finished());  // what the first boundary writes
+    im.output->settle();  // ... written, also by I/O ranks
+  } catch (...) {
+    discard_output(im.comm, std::move(im.output), existed ? std::string() : im.spec.output.file);
+    im.solver = std::move(previous_solver);
+    im.spec = std::move(previous_spec);
+    im.files.resize(previous_files);
+    im.stop = previous_stop;
+    if (claimed) im.claims.pop_back();  // the branch file is gone: so is its claim
+    throw;
+  }
+  im.branched = true;
 }
 
 RunSummary Run::run() {
@@ -339,6 +427,7 @@ RunSummary Run::run() {
     first = false;
     schedule();
   }
+  if (im.output) im.output->close();  // the last steps handed off are committed, or their error thrown
   sum.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();
   sum.setup_seconds = im.setup_seconds;
   sum.stopped = im.stop;

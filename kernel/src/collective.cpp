@@ -4,6 +4,14 @@
 
 namespace rwd::kernel::detail {
 
+std::string no_space_cause(const std::string& text) {
+  for (const char* s : {"No space left on device", "MPI_ERR_NO_SPACE", "errno = 28,"})
+    if (text.find(s) != std::string::npos) return "No space left on device";
+  for (const char* s : {"Disk quota exceeded", "MPI_ERR_QUOTA", "errno = 122,"})
+    if (text.find(s) != std::string::npos) return "Disk quota exceeded";
+  return "";
+}
+
 /// Collective: every rank learns whether any rank failed; if so all throw the error of
 /// the lowest failing rank (its kind and text are broadcast).
 void agree(MPI_Comm comm, const std::optional<FileError>& local, const std::string& file) {

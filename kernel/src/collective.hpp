@@ -14,7 +14,13 @@ namespace rwd::kernel::detail {
 /// (serial mode), where a local error is simply thrown.
 void agree(MPI_Comm comm, const std::optional<FileError>& local, const std::string& file);
 
-/// Runs `f`, catching its exception, then agree()s.
+/// The operating system's reason a write failed for lack of space, when an HDF5, MPI-IO
+/// or errno text names it (ENOSPC: "No space left on device", EDQUOT: "Disk quota
+/// exceeded", as errno text or MPI error class), or "".
+std::string no_space_cause(const std::string& text);
+
+/// Runs `f`, catching its exception, then agree()s. Another exception than FileError
+/// becomes FileError(io), or FileError(no_space) when its text names a full disk.
 template <typename F>
 void phase(MPI_Comm comm, const std::string& file, F&& f) {
   std::optional<FileError> err;
@@ -23,7 +29,7 @@ void phase(MPI_Comm comm, const std::string& file, F&& f) {
   } catch (const FileError& e) {
     err = e;
   } catch (const std::exception& e) {
-    err = FileError(ErrorKind::io, file, e.what());
+    err = FileError(no_space_cause(e.what()).empty() ? ErrorKind::io : ErrorKind::no_space, file, e.what());
   }
   agree(comm, err, file);
 }

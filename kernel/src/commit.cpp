@@ -2,18 +2,86 @@
 // A step is visible to readers only once its index row says committed, and that row is
 // written only after the step's data reached the file: a crash at any point leaves
 // either the old index or the complete step.
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <filesystem>
+
 #include "collective.hpp"
 #include "write_step.hpp"
 
 namespace rwd::kernel::detail {
 
+namespace {
+// Below this, a file system counts as full: a write that failed there failed for room.
+constexpr std::int64_t kNearlyFull = 1 << 20;
+
+/// Bytes the writing user may still write on the file system of `path`, or -1.
+std::int64_t free_bytes(const std::string& path) {
+  struct statvfs s {};
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  if (::statvfs(dir.empty() ? "." : dir.c_str(), &s) != 0) return -1;
+  const auto blocks = ::geteuid() == 0 ? s.f_bfree : s.f_bavail;  // root may use the reserve
+  return static_cast<std::int64_t>(blocks) * static_cast<std::int64_t>(s.f_frsize);
+}
+
+/// Gives the bytes of an abandoned step's datasets back to the file system (their pages
+/// may be all that is left for the flushes that follow). Best effort: where hole punching
+/// is not supported, the space comes back when the file is truncated or reused.
+void punch_holes(const std::string& path, const std::vector<std::pair<std::int64_t, std::int64_t>>& extents) {
+#ifdef FALLOC_FL_PUNCH_HOLE
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  for (const auto& [at, n] : extents)
+    if (n > 0) (void)::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, at, n);
+  ::close(fd);
+#else
+  (void)path;
+  (void)extents;
+#endif
+}
+}  // namespace
+
+FileError abandon_step(WriterState& w, const StepInfo& step, const FileError& e) {
+  w.failed = true;
+  // MPI-IO does not always pass the errno on (OMPIO reports MPI_ERR_OTHER): a write that
+  // failed on a file system with no room left failed for room. Rank 0 judges for all.
+  int full = 0;
+  if (w.rank == 0 && e.kind() == ErrorKind::io) {
+    const std::int64_t left = free_bytes(w.path);
+    full = left >= 0 && left < kNearlyFull ? 1 : 0;
+  }
+  MPI_Bcast(&full, 1, MPI_INT, 0, w.comm);
+  const bool failed_write = e.kind() == ErrorKind::io || e.kind() == ErrorKind::no_space || full;
+  const std::string problem = (failed_write ? fmt::format("step {} (t = {:.6g}) not written: ", step.step, step.time) : "") +
+                              e.problem() + (full ? ": No space left on device" : "");
+  const FileError err(full ? ErrorKind::no_space : e.kind(), e.file(), problem, e.detail());
+  if (w.open_step.empty()) return err;
+  const std::string group = std::exchange(w.open_step, std::string());
+  if (w.rank == 0) punch_holes(w.path, w.open_extents);
+  w.open_extents.clear();
+  try {
+    phase(w.comm, w.path, [&] {
+      w.ctx.check_status(H5Ldelete(w.file, group.c_str(), H5P_DEFAULT), "unlink " + group);
+      if (w.opts.flush_on_commit) w.flush();
+    });
+  } catch (const FileError&) {
+    // The group stays, uncommitted: readers ignore it, Writer::append unlinks it.
+  }
+  return err;
+}
+
 void commit_step(WriterState& w, const IndexRow& row, h5::Group& step_group, std::vector<h5::Dataset>& dsets) {
   const h5::Ctx& c = w.ctx;
   phase(w.comm, w.path, [&] {
+    w.hook("commit");  // inside the phase: a fault injected here is a failed flush
     if (w.opts.flush_on_commit) w.flush();
   });
   w.hook("flushed");
   phase(w.comm, w.path, [&] {
+    w.hook("index");
     h5::rewrite_attr_u8(c, step_group, "committed", 1);
     h5::Dataset idx(c.check(H5Dopen2(w.file, fmt_names::kIndex, H5P_DEFAULT), "open index"));
     auto d = h5::dims(c, idx, "index");

@@ -16,6 +16,8 @@ const char* to_string(ErrorKind kind) noexcept {
     case ErrorKind::bad_shape: return "bad_shape";
     case ErrorKind::no_such_step: return "no_such_step";
     case ErrorKind::io: return "io";
+    case ErrorKind::no_space: return "no_space";
+    case ErrorKind::claimed: return "claimed";
     case ErrorKind::invalid_argument: return "invalid_argument";
   }
   return "unknown";

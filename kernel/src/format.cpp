@@ -1,9 +1,14 @@
 #include "format.hpp"
 
 #include <fmt/core.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstddef>
+#include <cstring>
 
 namespace rwd::kernel::detail {
 
@@ -195,25 +200,72 @@ CommonInfo read_header(const Ctx& c, hid_t file, int* major, int* minor) {
   return cm;
 }
 
-h5::File open_readonly_serial(const std::string& path) {
+namespace {
+// Why a path cannot be opened, in the words a user knows (the kernel's one line).
+std::string cannot_open(int err) {
+  switch (err) {
+    case ENOENT: return "no such file";
+    case EACCES: return "permission denied";
+    case ELOOP: return "too many levels of symbolic links";
+    case ENOTDIR: return "a component of the path is not a directory";
+    case ENAMETOOLONG: return "file name too long";
+    default: return std::string("cannot open: ") + std::strerror(err);
+  }
+}
+
+// An HDF5 file whose signature differs in one byte: damaged, not some other kind of file.
+bool signature_damaged(const std::string& path) {
+  static constexpr unsigned char kSignature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+  unsigned char head[8] = {};
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const auto n = ::read(fd, head, sizeof head);
+  ::close(fd);
+  int differ = 0;
+  for (std::size_t i = 0; i < sizeof head; ++i) differ += head[i] != kSignature[i] ? 1 : 0;
+  return n == static_cast<ssize_t>(sizeof head) && differ == 1;
+}
+}  // namespace
+
+void skip_eof_check(const Ctx& c, hid_t fapl) {
+  hbool_t skip = 1;  // a property HDF5 registers for h5clear; set through the generic call
+  c.check_status(H5Pset(fapl, "skip_eof_check", &skip), "set skip_eof_check");
+}
+
+h5::File open_readonly_serial(const std::string& path, std::int64_t* missing) {
   h5::silence_errors();
   Ctx c{path};
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) c.fail(ErrorKind::not_found, "no such file");
+  if (::stat(path.c_str(), &st) != 0) c.fail(ErrorKind::not_found, cannot_open(errno));
+  if (S_ISDIR(st.st_mode)) c.fail(ErrorKind::not_found, "is a directory, not a file");
   if (!S_ISREG(st.st_mode)) c.fail(ErrorKind::not_found, "not a regular file");
+  // Readable? (HDF5 would call an unreadable file "not an HDF5 file".)
+  if (const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC); fd < 0) c.fail(ErrorKind::not_found, cannot_open(errno));
+  else ::close(fd);
   htri_t is = H5Fis_hdf5(path.c_str());
   if (is <= 0) {
     h5::error_stack();
+    if (signature_damaged(path)) c.fail(ErrorKind::corrupt, "its HDF5 signature (bytes 0-7) is damaged");
     c.fail(ErrorKind::not_hdf5, "not an HDF5 file");
   }
   IoOptions o;
   h5::Plist fapl = make_fapl(c, MPI_COMM_NULL, o);
   // Readers never take a write lock and never open for writing.
   H5Pset_libver_bounds(fapl, H5F_LIBVER_EARLIEST, H5F_LIBVER_LATEST);
+  if (missing) *missing = 0;
   hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl);
   if (f < 0) {
     std::string stack = h5::error_stack();
-    if (stack.find("truncated file") != std::string::npos)
+    const bool truncated = stack.find("truncated file") != std::string::npos;
+    if (truncated && missing) {
+      skip_eof_check(c, fapl);
+      f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl);
+      haddr_t eoa = 0;
+      if (f >= 0 && H5Fget_eoa(f, &eoa) >= 0) *missing = std::max<std::int64_t>(1, static_cast<std::int64_t>(eoa) - st.st_size);
+      if (f >= 0) return h5::File(f);
+      stack = h5::error_stack();
+    }
+    if (truncated)
       throw FileError(ErrorKind::truncated, path, "file is truncated (shorter than its metadata says)", stack);
     throw FileError(ErrorKind::corrupt, path, "HDF5 cannot open the file (damaged metadata?)", stack);
   }

@@ -48,8 +48,14 @@ struct IndexRow {
 h5::Datatype index_type(const h5::Ctx& c);
 
 /// Opens a file serially, read-only, classifying failures (not_found, not_hdf5,
-/// truncated, corrupt).
-h5::File open_readonly_serial(const std::string& path);
+/// truncated, corrupt). With `missing`, a file shorter than its metadata says (a copy cut
+/// short, a writer killed while the file grew) is opened all the same and *missing set
+/// to the bytes it lacks at its end (0 for a whole file): what lies there reads as zeros,
+/// so the checksums of the steps that reach into it fail and name them, and the others
+/// read as ever.
+h5::File open_readonly_serial(const std::string& path, std::int64_t* missing = nullptr);
+/// Lets a file access list open a truncated file (HDF5's skip_eof_check, as h5clear sets it).
+void skip_eof_check(const h5::Ctx& c, hid_t fapl);
 
 /// Reads a step entry from a step group's attributes.
 StepEntry read_step_entry(const h5::Ctx& c, hid_t file, const std::string& group_name,

@@ -153,10 +153,7 @@ IoOptions Unpacker::options() {
     const std::string name = string(), value = string();
     const auto row = std::find_if(table.begin(), table.end(), [&](const OptionDoc& d) { return d.name == name; });
     if (row == table.end()) continue;  // both sides run the same binary; tolerate anyway
-    if (row->type == "bool") set_option(o, name, value == "true");
-    else if (row->type == "int") set_option(o, name, std::int64_t{value == "MPI default" ? 0 : std::stoll(value)});
-    else if (row->type == "number") set_option(o, name, std::stod(value));
-    else set_option(o, name, value);
+    set_option_text(o, name, value);
   }
   return o;
 }
@@ -407,7 +404,7 @@ Forwarder::Forwarder(MPI_Comm comm, bool append, const std::string& path, const 
     leaders_ = mpi::Comm::split(comm_, me_ == 0 ? 0 : MPI_UNDEFINED, comm_.rank(), "Writer");
     group_ = node_;
     server_ = 0;
-    if (me_ == 0) local_server_.emplace(node_, leaders_, true);
+    if (me_ == 0) local_server_.emplace(node_, leaders_, true, nullptr, options.on_phase);
   }
   slots_ = std::max<std::int64_t>(1, options.steps_in_flight);
   Packer msg;
@@ -430,7 +427,8 @@ Forwarder::~Forwarder() {
   try {
     close();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "rewind: closing %s: %s\n", path_.c_str(), e.what());
+    // Every rank has the same error: one line, unless a step's error said it already.
+    if (!failed_ && comm_.rank() == 0) std::fprintf(stderr, "rewind: closing %s: %s\n", path_.c_str(), e.what());
   }
 }
 
@@ -473,8 +471,17 @@ void Forwarder::settle_one(WriteStats* into) {
   const auto r = reply();
   Unpacker u(r);
   if (u.get<std::uint8_t>() == 0) {
+    failed_ = true;
     const FileError e = u.error();
-    throw FileError(e.kind(), e.file(), fmt::format("step {} (written by the I/O ranks): {}", step, e.problem()), e.detail());
+    const char* by = dedicated_ ? "the I/O ranks" : "the node's writing rank";
+    // A failed write names its step already (detail::abandon_step): say who failed there.
+    std::string problem = e.problem();
+    const auto at = problem.find(") not written: ");
+    if (problem.rfind(fmt::format("step {} (t = ", step), 0) == 0 && at != std::string::npos)
+      problem.insert(at + 13, fmt::format(" by {}", by));
+    else
+      problem = fmt::format("step {} (written by {}): {}", step, by, problem);
+    throw FileError(e.kind(), e.file(), problem, e.detail());
   }
   const auto written = u.get<std::int64_t>();
   const auto bytes = u.get<std::int64_t>();
@@ -541,7 +548,10 @@ WriteStats Forwarder::hand_off(const StepInfo& info, const LocalGrids& grids, bo
   command(msg, false);
   in_flight_.push_back(info.step);  // a step for the consumer only holds its slot too
   if (write) last_step_ = info.step;
-  if (local_server_) settle_one(&st);  // the leader wrote it just now; its reply is here
+  // Aggregated: the node leader writes the step inside this call (its command serves it),
+  // so every rank of the node settles it now, the leader's error with the others: a rank
+  // that settled later would compute on into a collective the failed ones have left.
+  if (!dedicated_) settle_one(&st);
 
   double times[2] = {MPI_Wtime() - t0, st.wait_seconds}, most[2] = {0, 0};
   MPI_Allreduce(times, most, 2, MPI_DOUBLE, MPI_MAX, comm_);
@@ -613,17 +623,26 @@ void Forwarder::prepare(const StepInfo& info, const LocalGrids& grids, const std
   if (fit(slot_bytes(slot_layout(info, true, consume), grids), nullptr)) std::memset(window().mine(), 0, static_cast<std::size_t>(slot_capacity_ * slots_));
 }
 
-void Forwarder::close() {
-  if (!open_) throw FileError(ErrorKind::invalid_argument, path_, "writer is closed");
-  open_ = false;
+std::optional<FileError> Forwarder::settle_all() {
   std::optional<FileError> first;
-  while (!in_flight_.empty()) {  // the last steps are written before the file closes
+  while (!in_flight_.empty()) {
     try {
       settle_one(nullptr);
     } catch (const FileError& e) {
       if (!first) first = e;
     }
   }
+  return first;
+}
+
+void Forwarder::settle() {
+  if (auto e = settle_all()) throw *e;
+}
+
+void Forwarder::close() {
+  if (!open_) throw FileError(ErrorKind::invalid_argument, path_, "writer is closed");
+  open_ = false;
+  std::optional<FileError> first = settle_all();  // the last steps are written before the file closes
   Packer msg;
   msg.put(Op::close);
   command(msg, true);

@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -164,7 +165,9 @@ class StepServer {
  public:
   /// `self_client`: this rank is also a client of the group (aggregated). `consumer`
   /// (borrowed, may be null): takes the steps handed to it, collectively over `writers`.
-  StepServer(MPI_Comm group, MPI_Comm writers, bool self_client, StepConsumer* consumer = nullptr);
+  /// `on_phase`: the writers' IoOptions::on_phase (a std::function does not cross the wire).
+  StepServer(MPI_Comm group, MPI_Comm writers, bool self_client, StepConsumer* consumer = nullptr,
+             std::function<void(const char*)> on_phase = {});
   ~StepServer();  ///< waits for the replies still being sent
   StepServer(const StepServer&) = delete;
   StepServer& operator=(const StepServer&) = delete;
@@ -181,6 +184,7 @@ class StepServer {
   bool self_client_;
   std::optional<Writer> writer_;
   StepConsumer* consumer_;
+  std::function<void(const char*)> on_phase_;
   bool consumer_active_;
   SharedSlots window_;
   IoRankStats stats_;
@@ -209,6 +213,8 @@ class Forwarder {
   /// like this one (with `consume`: handed to the consumer too), before the first of them.
   void prepare(const StepInfo& info, const LocalGrids& grids, const std::vector<FieldSpec>* consume);
   void close();
+  /// Writer::settle: every step in flight settled; throws the first one's error.
+  void settle();
   [[nodiscard]] bool dedicated() const { return dedicated_; }
   [[nodiscard]] bool consumer_active() const { return !dedicated_ || consumer_active_; }
   [[nodiscard]] const std::string& path() const { return path_; }
@@ -221,6 +227,7 @@ class Forwarder {
   void complete_sends(std::size_t n);        ///< waits for the n oldest command sends
   std::vector<std::byte> reply();            ///< the server's next reply to this rank
   void settle_one(WriteStats* into);         ///< the oldest outstanding step's reply; throws its error
+  std::optional<FileError> settle_all();     ///< every outstanding step's reply; the first error
   /// Collective: a new window if any rank needs more than slot_capacity_ (`grow`: this
   /// rank's need, or 0); settles every step in flight first.
   void ensure_capacity(std::int64_t need, bool grow_any, WriteStats* st);
@@ -240,6 +247,7 @@ class Forwarder {
   std::deque<std::int64_t> in_flight_;       ///< steps handed off and not yet settled
   std::deque<std::pair<MPI_Request, std::vector<std::byte>>> sends_;  ///< command sends in progress
   bool open_ = false;
+  bool failed_ = false;                      ///< a step's error was thrown: a failing close is not news
   bool dedicated_ = false;                   ///< the server is an I/O rank (not the node leader)
   bool consumer_active_ = true;              ///< as the last settled step's reply said
   /// The span lent for the next step (Writer::span), until a hand-off takes or drops it.

@@ -1,8 +1,27 @@
 #include "h5util.hpp"
 
+#include "checksum.hpp"
+#include "collective.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+
+namespace rwd::kernel::h5 {
+
+}  // namespace rwd::kernel::h5
+
+namespace rwd::kernel {
+void keep_hdf5_until_exit() noexcept {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // Both before HDF5 starts: H5dont_atexit has no effect after, and H5open hooks its
+    // shutdown onto MPI_Finalize only when MPI is already running.
+    H5dont_atexit();
+    H5open();
+  });
+}
+}  // namespace rwd::kernel
 
 namespace rwd::kernel::h5 {
 
@@ -50,13 +69,22 @@ void Ctx::fail(ErrorKind kind, const std::string& problem) const {
   throw FileError(kind, file, problem);
 }
 
+namespace {
+[[noreturn]] void throw_checked(const std::string& file, const std::string& what, ErrorKind kind) {
+  std::string stack = error_stack();
+  if (const auto cause = detail::no_space_cause(stack); !cause.empty())
+    throw FileError(ErrorKind::no_space, file, what + ": " + cause, std::move(stack));
+  throw FileError(kind, file, what, std::move(stack));
+}
+}  // namespace
+
 hid_t Ctx::check(hid_t id, const std::string& what, ErrorKind kind) const {
-  if (id < 0) throw FileError(kind, file, what, error_stack());
+  if (id < 0) throw_checked(file, what, kind);
   return id;
 }
 
 void Ctx::check_status(herr_t status, const std::string& what, ErrorKind kind) const {
-  if (status < 0) throw FileError(kind, file, what, error_stack());
+  if (status < 0) throw_checked(file, what, kind);
 }
 
 namespace {
@@ -82,7 +110,7 @@ void write_attr_array(const Ctx& c, hid_t obj, const char* name, hid_t type, con
 template <typename T>
 std::vector<T> read_attr_array(const Ctx& c, hid_t obj, const char* name, hid_t memtype,
                                H5T_class_t cls) {
-  if (H5Aexists(obj, name) <= 0)
+  if (!has_attr(obj, name))
     throw FileError(ErrorKind::missing_object, c.file, std::string("attribute '") + name + "' is missing");
   Attribute a(c.check(H5Aopen(obj, name, H5P_DEFAULT), std::string("open attribute ") + name,
                       ErrorKind::corrupt));
@@ -120,6 +148,9 @@ void write_attr_f64(const Ctx& c, hid_t obj, const char* name, const std::vector
 void write_attr_u8(const Ctx& c, hid_t obj, const char* name, std::uint8_t v) {
   write_attr_array(c, obj, name, H5T_NATIVE_UINT8, std::vector<std::uint8_t>{v});
 }
+void write_attr_u64(const Ctx& c, hid_t obj, const char* name, std::uint64_t v) {
+  write_attr_array(c, obj, name, H5T_NATIVE_UINT64, std::vector<std::uint64_t>{v});
+}
 void rewrite_attr_u8(const Ctx& c, hid_t obj, const char* name, std::uint8_t v) {
   Attribute a(c.check(H5Aopen(obj, name, H5P_DEFAULT), std::string("open attribute ") + name));
   c.check_status(H5Awrite(a, H5T_NATIVE_UINT8, &v), std::string("write attribute ") + name);
@@ -137,7 +168,10 @@ void write_string_dataset(const Ctx& c, hid_t parent, const char* name,
   H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY);
   Dataset d(c.check(H5Dcreate2(parent, name, t, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT),
                     std::string("create dataset ") + name));
-  if (n == 0) return;
+  if (n == 0) {
+    write_whole_checksum(c, d, "", 0);
+    return;
+  }
   std::vector<char> buf(n * len, '\0');
   for (std::size_t i = 0; i < values.size(); ++i) std::memcpy(&buf[i * len], values[i].data(), values[i].size());
   hsize_t mn = i_write ? n : 0;
@@ -147,7 +181,31 @@ void write_string_dataset(const Ctx& c, hid_t parent, const char* name,
     H5Sselect_none(ms);
   }
   c.check_status(H5Dwrite(d, t, ms, fs, dxpl, buf.data()), std::string("write dataset ") + name);
+  write_whole_checksum(c, d, buf.data(), buf.size());
 }
+
+void write_whole_checksum(const Ctx& c, hid_t dataset, const void* bytes, std::size_t n) {
+  write_attr_u64(c, dataset, kWholeChecksum, detail::hash_bytes(bytes, n));
+}
+
+void check_whole_checksum(const Ctx& c, hid_t dataset, const void* bytes, std::size_t n) {
+  if (!has_attr(dataset, kWholeChecksum)) return;  // before format 1.6
+  if (read_attr_u64(c, dataset, kWholeChecksum) == detail::hash_bytes(bytes, n)) return;
+  char path[512] = "?";
+  H5Iget_name(dataset, path, sizeof path);
+  throw FileError(ErrorKind::corrupt, c.file, std::string(path) + " does not match its checksum");
+}
+
+namespace {
+// An HDF5 error where only absence was expected (an object header or link that fails its
+// own checksum): damage, not absence.
+[[noreturn]] void unreadable(hid_t obj, const std::string& what) {
+  char file[4096] = "?";
+  H5Fget_name(obj, file, sizeof file);
+  const std::string stack = error_stack();
+  throw FileError(ErrorKind::corrupt, file, what + " cannot be read (damaged metadata?)", stack);
+}
+}  // namespace
 
 bool exists(hid_t parent, const std::string& path) {
   // Check each component so a missing intermediate group is not an error.
@@ -156,16 +214,20 @@ bool exists(hid_t parent, const std::string& path) {
     std::size_t next = path.find('/', pos + 1);
     std::string part = path.substr(0, next);
     if (!part.empty() && part != "/") {
-      if (H5Lexists(parent, part.c_str(), H5P_DEFAULT) <= 0) return false;
+      const htri_t link = H5Lexists(parent, part.c_str(), H5P_DEFAULT);
+      if (link < 0) unreadable(parent, "'" + part + "'");
+      if (link == 0) return false;
     }
     if (next == std::string::npos) break;
     pos = next;
   }
-  return H5Oexists_by_name(parent, path.c_str(), H5P_DEFAULT) > 0;
+  const htri_t object = H5Oexists_by_name(parent, path.c_str(), H5P_DEFAULT);
+  if (object < 0) unreadable(parent, "'" + path + "'");
+  return object > 0;
 }
 
 std::string read_attr_string(const Ctx& c, hid_t obj, const char* name) {
-  if (H5Aexists(obj, name) <= 0)
+  if (!has_attr(obj, name))
     throw FileError(ErrorKind::missing_object, c.file, std::string("attribute '") + name + "' is missing");
   Attribute a(c.check(H5Aopen(obj, name, H5P_DEFAULT), std::string("open attribute ") + name, ErrorKind::corrupt));
   Datatype ft(c.check(H5Aget_type(a), "attribute type", ErrorKind::corrupt));
@@ -198,7 +260,16 @@ std::uint8_t read_attr_u8(const Ctx& c, hid_t obj, const char* name) {
   if (v.size() != 1) throw FileError(ErrorKind::bad_shape, c.file, std::string("attribute '") + name + "' is not a scalar");
   return v[0];
 }
-bool has_attr(hid_t obj, const char* name) { return H5Aexists(obj, name) > 0; }
+std::uint64_t read_attr_u64(const Ctx& c, hid_t obj, const char* name) {
+  auto v = read_attr_array<std::uint64_t>(c, obj, name, H5T_NATIVE_UINT64, H5T_INTEGER);
+  if (v.size() != 1) throw FileError(ErrorKind::bad_shape, c.file, std::string("attribute '") + name + "' is not a scalar");
+  return v[0];
+}
+bool has_attr(hid_t obj, const char* name) {
+  const htri_t r = H5Aexists(obj, name);
+  if (r < 0) unreadable(obj, std::string("attribute '") + name + "'");
+  return r > 0;
+}
 
 std::vector<std::string> read_string_dataset(const Ctx& c, hid_t parent, const char* name) {
   Dataset d = open_dataset(c, parent, name);
@@ -212,6 +283,7 @@ std::vector<std::string> read_string_dataset(const Ctx& c, hid_t parent, const c
   if (d1[0] > 0)
     c.check_status(H5Dread(d, ft, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()),
                    std::string("read dataset ") + name, ErrorKind::corrupt);
+  check_whole_checksum(c, d, buf.data(), d1[0] * len);
   std::vector<std::string> out;
   for (hsize_t i = 0; i < d1[0]; ++i) {
     std::string s(&buf[i * len], len);

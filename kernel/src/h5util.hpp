@@ -67,7 +67,9 @@ using Plist = Handle<&H5Pclose>;
 struct Ctx {
   std::string file;
   [[noreturn]] void fail(ErrorKind kind, const std::string& problem) const;
-  /// Checks an hid_t result; on failure throws FileError(kind, problem, HDF5 stack).
+  /// Checks an hid_t result; on failure throws FileError(kind, problem, HDF5 stack) —
+  /// FileError(no_space, "<problem>: No space left on device", stack) when the stack
+  /// says the file system is full (detail::no_space_cause).
   hid_t check(hid_t id, const std::string& what, ErrorKind kind = ErrorKind::io) const;
   void check_status(herr_t status, const std::string& what, ErrorKind kind = ErrorKind::io) const;
 };
@@ -79,9 +81,11 @@ void write_attr_i64(const Ctx& c, hid_t obj, const char* name, const std::vector
 void write_attr_i64_array(const Ctx& c, hid_t obj, const char* name, const std::vector<std::int64_t>& v);
 void write_attr_f64(const Ctx& c, hid_t obj, const char* name, const std::vector<double>& v);
 void write_attr_u8(const Ctx& c, hid_t obj, const char* name, std::uint8_t v);
+void write_attr_u64(const Ctx& c, hid_t obj, const char* name, std::uint64_t v);
 /// Overwrites an existing scalar uint8 attribute.
 void rewrite_attr_u8(const Ctx& c, hid_t obj, const char* name, std::uint8_t v);
-/// Small dataset of fixed-length strings (1-D), written by rank `writer` (collectively).
+/// Small dataset of fixed-length strings (1-D), written by rank `writer` (collectively),
+/// with its checksum (kWholeChecksum, format 1.6).
 void write_string_dataset(const Ctx& c, hid_t parent, const char* name,
                           const std::vector<std::string>& values, hid_t dxpl, bool i_write);
 
@@ -91,8 +95,19 @@ std::string read_attr_string(const Ctx& c, hid_t obj, const char* name);
 std::vector<std::int64_t> read_attr_i64(const Ctx& c, hid_t obj, const char* name);
 std::vector<double> read_attr_f64(const Ctx& c, hid_t obj, const char* name);
 std::uint8_t read_attr_u8(const Ctx& c, hid_t obj, const char* name);
+std::uint64_t read_attr_u64(const Ctx& c, hid_t obj, const char* name);
 bool has_attr(hid_t obj, const char* name);
+/// Reads a string dataset; throws FileError(corrupt) if it has a checksum (format 1.6)
+/// its bytes do not match.
 std::vector<std::string> read_string_dataset(const Ctx& c, hid_t parent, const char* name);
+/// The attribute holding a whole dataset's XXH3-64 (its bytes as stored), on datasets the
+/// row checksums do not cover: level_offsets and /common's string datasets (format 1.6).
+inline constexpr const char* kWholeChecksum = "xxh3";
+/// Writes kWholeChecksum of `bytes` on `dataset` (collective: every rank the same bytes).
+void write_whole_checksum(const Ctx& c, hid_t dataset, const void* bytes, std::size_t n);
+/// Checks `bytes` (the dataset's, as stored) against its kWholeChecksum, if it has one;
+/// throws FileError(corrupt) "<path> does not match its checksum".
+void check_whole_checksum(const Ctx& c, hid_t dataset, const void* bytes, std::size_t n);
 /// Names of the links in a group, sorted.
 std::vector<std::string> list_links(const Ctx& c, hid_t group);
 /// Dimensions of a dataset.

@@ -11,8 +11,10 @@ namespace rwd::kernel {
 
 namespace detail {
 
-StepServer::StepServer(MPI_Comm group, MPI_Comm writers, bool self_client, StepConsumer* consumer)
-    : group_(group), writers_(writers), self_client_(self_client), consumer_(consumer), consumer_active_(consumer != nullptr) {
+StepServer::StepServer(MPI_Comm group, MPI_Comm writers, bool self_client, StepConsumer* consumer,
+                       std::function<void(const char*)> on_phase)
+    : group_(group), writers_(writers), self_client_(self_client), consumer_(consumer), on_phase_(std::move(on_phase)),
+      consumer_active_(consumer != nullptr) {
   int n = 0;
   MPI_Comm_rank(group_, &me_);
   MPI_Comm_size(group_, &n);
@@ -70,6 +72,7 @@ bool StepServer::serve_one() {
       const CommonInfo common = u[0].common();
       IoOptions options = u[0].options();
       options.strategy = "collective";  // among the writers
+      options.on_phase = on_phase_;
       try {
         writer_.reset();
         writer_.emplace(append ? Writer::append(writers_, path, options) : Writer::create(writers_, path, common, options));
@@ -167,8 +170,9 @@ bool StepServer::serve_one() {
 
 }  // namespace detail
 
-IoRankStats serve_io_ranks(MPI_Comm group, MPI_Comm io, StepConsumer* consumer) {
-  detail::StepServer server(group, io, false, consumer);
+IoRankStats serve_io_ranks(MPI_Comm group, MPI_Comm io, StepConsumer* consumer,
+                           std::function<void(const char*)> on_phase) {
+  detail::StepServer server(group, io, false, consumer, std::move(on_phase));
   while (server.serve_one()) {
   }
   return server.stats();

@@ -5,7 +5,10 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
+#include <cstring>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -107,7 +110,7 @@ std::vector<TimelineEntry> timeline(const std::string& path) {
 
 std::string branch_registry(const std::string& parent) { return parent + ".branches"; }
 
-bool register_branch(const std::string& branch, const std::string& parent) {
+bool register_branch(const std::string& branch, const std::string& parent, std::string* why) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path dir = fs::weakly_canonical(fs::absolute(dir_of(parent), ec), ec);
@@ -115,14 +118,30 @@ bool register_branch(const std::string& branch, const std::string& parent) {
   if (ec) return false;
   const std::string entry = child.lexically_relative(dir).string();
   const std::string registry = branch_registry(parent);
+  std::string text;
   {
     std::ifstream in(registry);
-    for (std::string line; std::getline(in, line);)
+    for (std::string line; std::getline(in, line);) {
       if (line == entry) return true;
+      text += line + '\n';
+    }
   }
-  std::ofstream out(registry, std::ios::app);
-  out << entry << '\n';
-  return static_cast<bool>(out.flush());
+  // Whole or not at all: the registry is replaced by a complete copy, so a full disk
+  // leaves the old one (an append that failed half-way left it empty or cut).
+  const std::string tmp = registry + ".tmp";
+  errno = 0;
+  bool ok = false;
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text << entry << '\n';
+    ok = static_cast<bool>(out.flush());
+  }
+  ok = ok && std::rename(tmp.c_str(), registry.c_str()) == 0;
+  if (!ok) {
+    if (why) *why = errno != 0 ? std::strerror(errno) : "cannot write it";
+    std::remove(tmp.c_str());
+  }
+  return ok;
 }
 
 std::vector<std::string> find_branches(const std::string& path, const std::string& directory) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include "compression.hpp"
@@ -135,6 +136,49 @@ void set_option(IoOptions& o, const std::string& name, const OptionValue& v) {
         else o.*member = static_cast<T>(size_of(e, v));
       },
       e.field);
+}
+
+namespace {
+// The whole of `text` as a T (std::stoll / std::stod), or nothing.
+template <class T, class Parse>
+std::optional<T> parse_all(const std::string& text, Parse parse) {
+  std::size_t used = 0;
+  T v{};
+  try {
+    v = parse(text, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (used == 0 || used != text.size()) return std::nullopt;
+  return v;
+}
+}  // namespace
+
+void set_option_text(IoOptions& o, const std::string& name, const std::string& text) {
+  const auto table = options_table();
+  const auto row = std::find_if(table.begin(), table.end(), [&](const OptionDoc& d) { return d.name == name; });
+  if (row == table.end()) {
+    set_option(o, name, text);  // names the unknown option
+    return;
+  }
+  const auto bad = [&](const char* what) {
+    return std::invalid_argument(fmt::format("I/O option '{}': \"{}\" is not {}", name, text, what));
+  };
+  if (row->type == "bool") {
+    if (text != "true" && text != "false") throw bad("true or false");
+    set_option(o, name, text == "true");
+  } else if (row->type == "int") {
+    const auto v = text == "MPI default" ? std::optional<std::int64_t>(0)
+                                         : parse_all<std::int64_t>(text, [](const std::string& t, std::size_t* n) { return std::stoll(t, n); });
+    if (!v) throw bad("an integer");
+    set_option(o, name, *v);
+  } else if (row->type == "number") {
+    const auto v = parse_all<double>(text, [](const std::string& t, std::size_t* n) { return std::stod(t, n); });
+    if (!v) throw bad("a number");
+    set_option(o, name, *v);
+  } else {
+    set_option(o, name, text);
+  }
 }
 
 std::string option_string(const IoOptions& o, const std::string& name) {

@@ -13,6 +13,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <numeric>
 
 #include "collective.hpp"
@@ -38,6 +39,7 @@ struct ReaderState {
   h5::Plist dxpl_indep;  ///< bulk reads made of large contiguous runs (see read_rows_impl)
   CommonInfo common;
   int major = 0, minor = 0;
+  std::int64_t missing = 0;  ///< bytes the file lacks at its end (open_readonly_serial)
   /// A rank bound to one CPU checks the rows it reads on a helper pinned to a spare CPU
   /// of the node (detail::plan_cpus), found at the first direct read (collective):
   /// -2 until then, -1 for none.
@@ -57,7 +59,7 @@ Reader Reader::open(const std::string& path) {
   auto im = std::make_unique<Impl>();
   im->path = path;
   im->ctx = Ctx{path};
-  im->file = detail::open_readonly_serial(path);
+  im->file = detail::open_readonly_serial(path, &im->missing);
   im->common = detail::read_header(im->ctx, im->file, &im->major, &im->minor);
   im->dxpl = h5::Plist(H5Pcreate(H5P_DATASET_XFER));
   return Reader(std::move(im));
@@ -73,13 +75,14 @@ Reader Reader::open(const std::string& path, MPI_Comm comm) {
   Impl& r = *im;
   detail::phase(r.comm, path, [&] {
     // Classify bad files with a serial probe first (stat, signature, truncation).
-    h5::File probe = detail::open_readonly_serial(path);
+    h5::File probe = detail::open_readonly_serial(path, &r.missing);
     probe.close();
   });
   detail::phase(r.comm, path, [&] {
     IoOptions o;
     h5::Plist fapl = detail::make_fapl(r.ctx, r.comm, o);
     H5Pset_libver_bounds(fapl, H5F_LIBVER_EARLIEST, H5F_LIBVER_LATEST);
+    if (r.missing > 0) detail::skip_eof_check(r.ctx, fapl);
     r.file = h5::File(r.ctx.check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), "HDF5 cannot open the file", ErrorKind::corrupt));
   });
   detail::phase(r.comm, path, [&] { r.common = detail::read_header(r.ctx, r.file, &r.major, &r.minor); });
@@ -93,6 +96,7 @@ Reader Reader::open(const std::string& path, MPI_Comm comm) {
 const std::string& Reader::path() const { return impl_->path; }
 const CommonInfo& Reader::common() const { return impl_->common; }
 std::pair<int, int> Reader::format_version() const { return {impl_->major, impl_->minor}; }
+std::int64_t Reader::bytes_missing() const { return impl_->missing; }
 
 std::vector<StepEntry> Reader::steps(bool committed_only) const {
   const Ctx& c = impl_->ctx;
@@ -126,7 +130,11 @@ StepEntry Reader::step(std::int64_t step_number, bool allow_uncommitted) const {
     try {
       StepEntry e = detail::read_step_entry(c, impl_->file, detail::step_group_name(step_number), impl_->common.block.cells());
       if (e.step == step_number && (e.committed || allow_uncommitted)) return e;
-    } catch (const FileError&) {
+    } catch (const FileError& e) {
+      // A group without attributes is a writer killed while creating it: not committed. One
+      // HDF5 cannot read is damaged, which "no committed step" would hide.
+      if (e.kind() != ErrorKind::missing_object)
+        c.fail(ErrorKind::corrupt, fmt::format("step {}: its group cannot be read ({})", step_number, e.problem()));
     }
   }
   for (const auto& e : steps(!allow_uncommitted))
@@ -149,8 +157,14 @@ std::ptrdiff_t index_at_or_before(const double* times, std::size_t n, double t) 
 }
 
 StepEntry Reader::find_step(const std::string& sel) const {
-  const Ctx& c = impl_->ctx;
-  auto all = steps(true);
+  char* end = nullptr;
+  const long long s = std::strtoll(sel.c_str(), &end, 10);
+  if (!sel.empty() && sel[0] != '#' && *end == '\0' && end != sel.c_str()) return step(s);  // one step's attributes
+  return select_step(steps(true), sel, impl_->path);
+}
+
+StepEntry select_step(const std::vector<StepEntry>& all, const std::string& sel, const std::string& file) {
+  const Ctx c{file};
   if (all.empty()) c.fail(ErrorKind::no_such_step, "the file has no committed step");
   if (sel.empty() || sel == "latest") return all.back();
   char* end = nullptr;
@@ -179,7 +193,9 @@ StepEntry Reader::find_step(const std::string& sel) const {
   }
   long long s = std::strtoll(sel.c_str(), &end, 10);
   if (*end != '\0' || end == sel.c_str()) c.fail(ErrorKind::no_such_step, "bad step selector '" + sel + "' (use latest, N, #i or t=T)");
-  return step(s);
+  const auto it = std::find_if(all.begin(), all.end(), [&](const StepEntry& e) { return e.step == s; });
+  if (it == all.end()) c.fail(ErrorKind::no_such_step, fmt::format("no committed step {}", s));
+  return *it;
 }
 
 std::string time_selector_note(const std::string& sel, const StepEntry& chosen) {
@@ -235,6 +251,27 @@ StepTopology Reader::read_topology(std::int64_t step_number) const {
   for (std::size_t i = 0; i < ng; ++i) std::copy_n(&bb[6 * i], 6, t.bbox[i].begin());
   t.level_offsets = read_all<std::int64_t>(c, g, e.group, "level_offsets", H5T_NATIVE_INT64, H5T_INTEGER,
                                            {static_cast<hsize_t>(e.n_levels + 1)});
+  h5::check_whole_checksum(c, h5::open_dataset(c, g, "level_offsets"), t.level_offsets.data(),
+                           t.level_offsets.size() * sizeof(std::int64_t));
+  // The rows as stored (little-endian, native here) against their checksums: a window or a
+  // restart never walks a silently damaged tree.
+  const auto sums = detail::StepChecksums::read(c, g, e.n_grids);
+  const auto check_rows = [&](const char* name, const void* data, std::size_t row_bytes) {
+    const int col = sums.column(name);
+    for (std::int64_t i = 0; col >= 0 && i < e.n_grids; ++i)
+      if (detail::hash_bytes(static_cast<const unsigned char*>(data) + static_cast<std::size_t>(i) * row_bytes, row_bytes) !=
+          sums.at(i, col))
+        c.fail(ErrorKind::corrupt, detail::checksum_mismatch(e.group, name, i));
+  };
+  check_rows("uid", t.uid.data(), 8);
+  check_rows("sort_key", t.sort_key.data(), 8);
+  check_rows("level", t.level.data(), 4);
+  check_rows("rank", t.rank.data(), 4);
+  check_rows("parent_uid", t.parent_uid.data(), 8);
+  check_rows("parent_row", t.parent_row.data(), 8);
+  check_rows("child_uids", t.child_uids.data(), 8 * static_cast<std::size_t>(nc));
+  check_rows("child_rows", t.child_rows.data(), 8 * static_cast<std::size_t>(nc));
+  check_rows("bounding_box", bb.data(), 48);
   if (ng == 0) t.level_offsets = {0};
   // Cheap consistency checks: a damaged topology must not crash a traversal.
   if (t.level_offsets.front() != 0 || t.level_offsets.back() != e.n_grids)
@@ -501,47 +538,148 @@ void Reader::read_fields_into(std::int64_t step_number, const std::vector<FieldR
   });
 }
 
+namespace {
+// Rows of dataset `name` of step `e` that do not match column `col` of `sums`.
+std::int64_t verify_column(const detail::ReaderState& r, const StepEntry& e, hid_t g, const detail::StepChecksums& sums,
+                           std::size_t col, Reader::Verification& v) {
+  const Ctx& c = r.ctx;
+  const std::string& name = sums.datasets()[col];
+  const h5::Dataset d = h5::open_dataset(c, g, name);
+  const h5::Datatype file_type(c.check(H5Dget_type(d), "type of " + name, ErrorKind::corrupt));
+  const h5::Datatype mem_type(c.check(H5Tget_native_type(file_type, H5T_DIR_ASCEND), "type of " + name));
+  const auto dims = h5::dims(c, d, name);
+  if (dims.empty() || dims[0] != static_cast<hsize_t>(e.n_grids))
+    c.fail(ErrorKind::bad_shape, e.group + "/" + name + " does not have one row per grid");
+  std::size_t row_bytes = H5Tget_size(mem_type);
+  for (std::size_t k = 1; k < dims.size(); ++k) row_bytes *= dims[k];
+  // Stored little-endian: on a big-endian host the native copy would hash differently.
+  if (H5Tget_order(mem_type) != H5T_ORDER_LE && H5Tget_size(mem_type) > 1)
+    c.fail(ErrorKind::invalid_argument, "verifying checksums needs a little-endian host");
+  const std::int64_t chunk = std::max<std::int64_t>(1, static_cast<std::int64_t>((std::size_t{64} << 20) / row_bytes));
+  std::vector<unsigned char> buf;
+  std::int64_t bad = 0;
+  for (std::int64_t r0 = 0; r0 < e.n_grids; r0 += chunk) {
+    const std::int64_t n = std::min(chunk, e.n_grids - r0);
+    buf.resize(static_cast<std::size_t>(n) * row_bytes);
+    h5::Dataspace fs(c.check(H5Dget_space(d), "space"));
+    h5::select_rows(c, fs, {{r0, n}});
+    const hsize_t count = buf.size() / H5Tget_size(mem_type);
+    h5::Dataspace ms(c.check(H5Screate_simple(1, &count, nullptr), "memory space"));
+    c.check_status(H5Dread(d, mem_type, ms, fs, H5P_DEFAULT, buf.data()), "read " + e.group + "/" + name,
+                   ErrorKind::corrupt);
+    for (std::int64_t i = 0; i < n; ++i) {
+      ++v.rows;
+      if (detail::hash_bytes(buf.data() + static_cast<std::size_t>(i) * row_bytes, row_bytes) ==
+          sums.at(r0 + i, static_cast<int>(col)))
+        continue;
+      ++bad;
+      v.problems.push_back(detail::checksum_mismatch(e.group, name, r0 + i));
+    }
+  }
+  return bad;
+}
+}  // namespace
+
 Reader::Verification Reader::verify_step(std::int64_t step_number) const {
   const Impl& r = *impl_;
   const Ctx& c = r.ctx;
   const StepEntry e = step(step_number, true);
   const h5::Group g = h5::open_group(c, r.file, e.group);
-  const detail::StepChecksums sums = detail::StepChecksums::read(c, g, e.n_grids);
   Verification v;
+  // What cannot be read is damage of that dataset: reported, and the others still checked.
+  const auto checked = [&](const std::string& dataset, auto f) {
+    try {
+      f();
+    } catch (const FileError& err) {
+      if (err.kind() == ErrorKind::invalid_argument) throw;
+      v.damaged.push_back({dataset, 0, err.problem()});
+    }
+  };
+  detail::StepChecksums sums;
+  checked("checksums", [&] { sums = detail::StepChecksums::read(c, g, e.n_grids); });
+  if (sums.empty() && (v.damaged.empty())) v.uncovered.emplace_back("row checksums");
   v.datasets = static_cast<std::int64_t>(sums.datasets().size());
-  std::vector<unsigned char> buf;
   for (std::size_t col = 0; col < sums.datasets().size(); ++col) {
     const std::string& name = sums.datasets()[col];
-    const h5::Dataset d = h5::open_dataset(c, g, name);
-    const h5::Datatype file_type(c.check(H5Dget_type(d), "type of " + name, ErrorKind::corrupt));
-    const h5::Datatype mem_type(c.check(H5Tget_native_type(file_type, H5T_DIR_ASCEND), "type of " + name));
-    const auto dims = h5::dims(c, d, name);
-    if (dims.empty() || dims[0] != static_cast<hsize_t>(e.n_grids))
-      c.fail(ErrorKind::bad_shape, e.group + "/" + name + " does not have one row per grid");
-    std::size_t row_bytes = H5Tget_size(mem_type);
-    for (std::size_t k = 1; k < dims.size(); ++k) row_bytes *= dims[k];
-    // Stored little-endian: on a big-endian host the native copy would hash differently.
-    if (H5Tget_order(mem_type) != H5T_ORDER_LE && H5Tget_size(mem_type) > 1)
-      c.fail(ErrorKind::invalid_argument, "verifying checksums needs a little-endian host");
-    const std::int64_t chunk = std::max<std::int64_t>(1, static_cast<std::int64_t>((std::size_t{64} << 20) / row_bytes));
-    for (std::int64_t r0 = 0; r0 < e.n_grids; r0 += chunk) {
-      const std::int64_t n = std::min(chunk, e.n_grids - r0);
-      buf.resize(static_cast<std::size_t>(n) * row_bytes);
-      h5::Dataspace fs(c.check(H5Dget_space(d), "space"));
-      h5::select_rows(c, fs, {{r0, n}});
-      const hsize_t count = buf.size() / H5Tget_size(mem_type);
-      h5::Dataspace ms(c.check(H5Screate_simple(1, &count, nullptr), "memory space"));
-      c.check_status(H5Dread(d, mem_type, ms, fs, H5P_DEFAULT, buf.data()), "read " + e.group + "/" + name,
-                     ErrorKind::corrupt);
-      for (std::int64_t i = 0; i < n; ++i) {
-        ++v.rows;
-        if (detail::hash_bytes(buf.data() + static_cast<std::size_t>(i) * row_bytes, row_bytes) !=
-            sums.at(r0 + i, static_cast<int>(col)))
-          v.problems.push_back(detail::checksum_mismatch(e.group, name, r0 + i));
-      }
+    checked(name, [&] {
+      if (const auto bad = verify_column(r, e, g, sums, col, v); bad > 0)
+        v.damaged.push_back({name, bad, bad == 1 ? std::string("1 row does not match its checksum")
+                                           : fmt::format("{} rows do not match their checksums", bad)});
+    });
+  }
+  // The topology as a restart and a window read it (level_offsets, links).
+  checked("level_offsets", [&] {
+    if (!h5::has_attr(h5::open_dataset(c, g, "level_offsets"), h5::kWholeChecksum)) v.uncovered.emplace_back("level_offsets");
+    (void)read_topology(step_number);
+  });
+  return v;
+}
+
+std::vector<Reader::IndexProblem> Reader::check_index() const {
+  const Impl& r = *impl_;
+  const Ctx& c = r.ctx;
+  std::vector<IndexProblem> out;
+  std::vector<detail::IndexRow> rows;
+  try {
+    const h5::Dataset idx = h5::open_dataset(c, r.file, names::kIndex);
+    const auto d = h5::dims(c, idx, names::kIndex);
+    rows.resize(d.empty() ? 0 : d[0]);
+    const h5::Datatype t = detail::index_type(c);
+    if (!rows.empty())
+      c.check_status(H5Dread(idx, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()), "read the step index", ErrorKind::corrupt);
+  } catch (const FileError& e) {
+    return {{-1, std::string(names::kIndex) + ": " + e.problem()}};
+  }
+  // The step groups as Reader::steps reads them, keeping why one could not be read.
+  std::map<std::int64_t, StepEntry> groups;
+  std::map<std::int64_t, FileError> unreadable;
+  const h5::Group sim = h5::open_group(c, r.file, names::kSimulation);
+  for (const auto& n : h5::list_links(c, sim)) {
+    if (n.rfind("step_", 0) != 0) continue;
+    const std::int64_t number = std::strtoll(n.c_str() + 5, nullptr, 10);
+    try {
+      groups.emplace(number, detail::read_step_entry(c, r.file, n, r.common.block.cells()));
+    } catch (const FileError& e) {
+      unreadable.emplace(number, e);
     }
   }
-  return v;
+  std::map<std::int64_t, int> listed;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& x = rows[i];
+    const auto say = [&](const std::string& what) { out.push_back({x.step, fmt::format("index row {}: {}", i, what)}); };
+    if (++listed[x.step] == 2) say(fmt::format("step {} is listed twice", x.step));
+    if (x.committed != 1) say(fmt::format("step {} is not marked committed (only committed steps are indexed)", x.step));
+    if (const auto u = unreadable.find(x.step); u != unreadable.end()) {
+      say(fmt::format("step {} is listed as committed, but its group cannot be read ({})", x.step, u->second.problem()));
+      continue;
+    }
+    const auto it = groups.find(x.step);
+    if (it == groups.end()) {
+      say(fmt::format("step {} is listed, but the file has no such step", x.step));
+      continue;
+    }
+    const StepEntry& s = it->second;
+    if (!s.committed) say(fmt::format("step {} is listed as committed, but its group says it is not", x.step));
+    // Bit for bit (a flipped low bit of a time is a denormal, which a build may compare as 0).
+    const auto differs = [&](const char* what, auto index_value, auto step_value) {
+      static_assert(sizeof index_value == sizeof step_value);
+      if (std::memcmp(&index_value, &step_value, sizeof index_value) != 0)
+        say(fmt::format("step {}: {} = {} in the index, {} in the step", x.step, what, index_value, step_value));
+    };
+    differs("time", x.time, s.time);
+    differs("dt", x.dt, s.dt);
+    differs("kind", int{x.kind}, static_cast<int>(s.kind));
+    differs("n_grids", x.n_grids, s.n_grids);
+    differs("n_levels", x.n_levels, std::int64_t{s.n_levels});
+    differs("bytes", x.bytes, s.bytes);
+  }
+  for (const auto& [number, s] : groups)
+    if (s.committed && listed.count(number) == 0)
+      out.push_back({number, fmt::format("step {} is committed but not in the index", number)});
+  for (const auto& [number, e] : unreadable)
+    if (listed.count(number) == 0 && e.kind() != ErrorKind::missing_object)
+      out.push_back({number, fmt::format("step {}: its group cannot be read ({})", number, e.problem())});
+  return out;
 }
 
 void Reader::read_cell_types(std::int64_t step_number, const std::vector<std::int64_t>& rows, std::uint8_t* out) const {
@@ -577,7 +715,10 @@ void unpack_interior(const std::uint8_t* packed, const BlockShape& b, int h, std
 }
 
 CommonInfo make_branch_common(const Reader& parent, std::int64_t parent_step, const std::vector<std::string>& changes) {
-  StepEntry e = parent.step(parent_step);
+  return make_branch_common(parent, parent.step(parent_step), changes);
+}
+
+CommonInfo make_branch_common(const Reader& parent, const StepEntry& e, const std::vector<std::string>& changes) {
   CommonInfo cm = parent.common();
   char buf[PATH_MAX];
   cm.lineage.parent_file = ::realpath(parent.path().c_str(), buf) ? std::string(buf) : parent.path();

@@ -48,7 +48,7 @@ void write_step_view(const std::string& h5_path, const CommonInfo& cm, const Ste
   Ctx c{final_path};
   const BlockShape b = cm.block;
   const auto cells = static_cast<hsize_t>(b.cells());
-  {
+  try {  // a view cut short (a full disk) goes: its space with it
     // Default libver: virtual datasets need the 1.10 format (ParaView's HDF5 reads it).
     h5::File f(c.check(H5Fcreate(tmp_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), "create view file"));
     h5::Group v(c.check(H5Gcreate2(f, "VTKHDF", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create /VTKHDF"));
@@ -108,6 +108,9 @@ void write_step_view(const std::string& h5_path, const CommonInfo& cm, const Ste
       }
     }
     c.check_status(f.close(), "close view file");
+  } catch (...) {
+    std::remove(tmp_path.c_str());
+    throw;
   }
   if (std::rename(tmp_path.c_str(), final_path.c_str()) != 0) c.fail(ErrorKind::io, "cannot rename view file");
 
@@ -139,7 +142,10 @@ void write_step_view(const std::string& h5_path, const CommonInfo& cm, const Ste
   {
     std::ofstream out(tmp);
     out << j.dump(1) << "\n";
-    if (!out) Ctx{sp}.fail(ErrorKind::io, "cannot write series file");
+    if (!out.flush()) {  // before the rename: a full disk must not replace the index by a cut one
+      std::remove(tmp.c_str());
+      Ctx{sp}.fail(ErrorKind::io, "cannot write series file");
+    }
   }
   if (std::rename(tmp.c_str(), sp.c_str()) != 0) Ctx{sp}.fail(ErrorKind::io, "cannot rename series file");
 }

@@ -354,6 +354,7 @@ DataStats write_data(WriterState& w, const StepInfo& info, const LocalGrids& gri
 #endif
       if (!pipelined && d + 1 < plan.size() && nloc > 0) pack(d + 1, half(d + 1));
     }
+    w.hook("data");  // inside the phase: a fault injected here is a failed data write
   });
   if (writeback.valid()) writeback.wait();  // advisory: a failed start is caught by the commit flush
   return_buffer(std::move(held), w.opts.keep_buffer);

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "format.hpp"
@@ -49,6 +50,11 @@ struct WriterState {
   bool early_writeback = false; ///< the node leader starts writeback after each dataset
   int writeback_fd = -1;        ///< node leader only: descriptor for sync_file_range, or -1
   std::vector<double> span_memory;  ///< Writer::span's arrays (doubles: aligned for any of them)
+  /// The step group write_step created and has not committed ("" otherwise), and where
+  /// its datasets' bytes lie (offset, length): what abandon_step removes and gives back.
+  std::string open_step;
+  std::vector<std::pair<std::int64_t, std::int64_t>> open_extents;
+  bool failed = false;  ///< a step failed: a failing close is expected, not reported again
 
   void hook(const char* phase_name) const {
     if (opts.on_phase) opts.on_phase(phase_name);
@@ -108,6 +114,14 @@ struct DataStats {
 /// Collective. Writes every dataset of the step (created, in `dsets`) from the grids.
 DataStats write_data(WriterState& w, const StepInfo& info, const LocalGrids& grids, const StepRows& rows,
                      const DataPlan& plan, const std::vector<h5::Dataset>& dsets, const std::string& gpath);
+
+/// Collective (every rank with the same error `e`, as write_step throws it): after a
+/// failed step, unlinks its uncommitted group (so the file holds its committed steps
+/// only, and the next step can take the number), gives its bytes back to the file system
+/// (hole punching, where supported) and flushes, best effort. Returns the error to
+/// throw: `e` — as FileError(no_space) when the file system is full although the error
+/// text did not say so — beginning "step N (t = T) not written: " for a failed write.
+FileError abandon_step(WriterState& w, const StepInfo& step, const FileError& e);
 
 /// Collective. The crash protocol: flush, mark the step committed and append its index
 /// row, flush. Closes the step's objects before the last flush.

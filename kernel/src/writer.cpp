@@ -18,6 +18,7 @@
 #include "collective.hpp"
 #include "format.hpp"
 #include "rewind/kernel/reader.hpp"
+#include "rewind/kernel/step_lock.hpp"
 #include "rewind/kernel/views.hpp"
 #include "checksum.hpp"
 #include "compression.hpp"
@@ -33,6 +34,15 @@ using detail::agree;
 using detail::phase;
 
 namespace {
+
+/// How long a writer waits for readers following the file to finish their request
+/// before it writes anyway (step_lock.hpp): a reader never stalls a run for long.
+constexpr std::chrono::milliseconds kReadersWait{10000};
+
+/// Rank 0 keeps readers that follow the file out while the file's metadata changes.
+StepLock readers_out(const detail::WriterState& w) {
+  return w.rank == 0 ? StepLock::take(w.path, StepLock::Mode::exclusive, kReadersWait) : StepLock{};
+}
 
 bool valid_name(const std::string& n) {
   return !n.empty() && n.find('/') == std::string::npos && n.find('.') == std::string::npos &&
@@ -91,9 +101,9 @@ void detail::WriterState::flush() const {
 detail::WriterState::~WriterState() {
   if (writeback_fd >= 0) ::close(writeback_fd);
   try {
-    if (file.valid()) {
-      if (file.close() < 0) std::fprintf(stderr, "rewind kernel: %s: closing the file failed\n", path.c_str());
-    }
+    // After a failed step the close may fail too (a full disk): that was reported.
+    if (file.valid() && file.close() < 0 && !failed && rank == 0)
+      std::fprintf(stderr, "rewind kernel: %s: closing the file failed (%s)\n", path.c_str(), h5::error_stack().c_str());
   } catch (...) {
   }
 }
@@ -181,8 +191,19 @@ Writer Writer::create(MPI_Comm comm, const std::string& path, const CommonInfo& 
   });
   // A branch is listed beside its parent, so the parent's branches are found wherever
   // they live (best effort: the branch is valid without it).
-  if (w.rank == 0 && !common.lineage.parent_file_absolute.empty())
-    (void)register_branch(path, common.lineage.parent_file_absolute);
+  if (w.rank == 0 && !common.lineage.parent_file_absolute.empty()) {
+    // Best effort: a branch not listed is found beside its parent only. Said, not thrown.
+    std::string why;
+    try {
+      w.hook("registry");
+      if (!register_branch(path, common.lineage.parent_file_absolute, &why) && why.empty()) why = "cannot write it";
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    if (!why.empty())
+      std::fprintf(stderr, "rewind: note: %s is not listed in %s (%s): `rewind lineage` finds it beside its parent only\n",
+                   path.c_str(), branch_registry(common.lineage.parent_file_absolute).c_str(), why.c_str());
+  }
   w.open_writeback();
   return Writer(std::move(im));
 }
@@ -192,33 +213,54 @@ Writer Writer::append(MPI_Comm comm, const std::string& path, const IoOptions& o
   auto im = std::make_unique<Impl>();
   im->open_common(comm, path, options);
   Impl& w = *im;
-  std::vector<std::string> uncommitted;
+  std::vector<std::string> uncommitted, unreadable;
   phase(w.comm, path, [&] {
     if (const auto why = options_problem(w.opts); !why.empty()) w.ctx.fail(ErrorKind::invalid_argument, why);
     // Validate serially first so a bad file gives a clear error, not an MPI-IO failure.
-    h5::File probe = detail::open_readonly_serial(path);
+    std::int64_t missing = 0;  // a truncated file continues: its intact steps are as good as ever
+    h5::File probe = detail::open_readonly_serial(path, &missing);
     probe.close();
     h5::Plist fapl = detail::make_fapl(w.ctx, w.comm, w.opts);
+    if (missing > 0) detail::skip_eof_check(w.ctx, fapl);
     w.file = h5::File(w.ctx.check(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl), "cannot open file for appending"));
     w.common = detail::read_header(w.ctx, w.file, nullptr, nullptr);
     h5::Group sim = h5::open_group(w.ctx, w.file, names::kSimulation);
     for (const auto& n : h5::list_links(w.ctx, sim)) {
       if (n.rfind("step_", 0) != 0) continue;
-      StepEntry e = detail::read_step_entry(w.ctx, w.file, n, w.common.block.cells());
-      if (e.committed)
-        w.last_step = std::max(w.last_step, e.step);
-      else
-        uncommitted.push_back(e.group);
+      try {
+        StepEntry e = detail::read_step_entry(w.ctx, w.file, n, w.common.block.cells());
+        if (e.committed) w.last_step = std::max(w.last_step, e.step);
+        else uncommitted.push_back(e.group);
+      } catch (const FileError&) {
+        // Cut short before its attributes reached the file (a crash, a full disk): as a
+        // reader sees it, not committed.
+        unreadable.push_back(std::string(names::kSimulation) + "/" + n);
+      }
     }
   });
   phase(w.comm, path, [&] {
+    const StepLock lock = uncommitted.empty() ? StepLock{} : readers_out(w);
     // A crash left these half-written; unlink them so the step numbers can be reused.
     for (const auto& g : uncommitted)
       w.ctx.check_status(H5Ldelete(w.file, g.c_str(), H5P_DEFAULT), "unlink uncommitted " + g);
-    if (!uncommitted.empty()) w.flush();
+    // One whose object header never reached the file cannot be unlinked (HDF5 reads it to
+    // count its links down): its link is moved aside, where readers do not look
+    // (docs/file-format.md §5), and the number is free again.
+    for (const auto& g : unreadable) {
+      const std::string base = std::string(names::kSimulation) + "/uncommitted_" + g.substr(g.rfind('/') + 1);
+      std::string aside = base;
+      for (int n = 2; h5::exists(w.file, aside); ++n) aside = fmt::format("{}_{}", base, n);
+      w.ctx.check_status(H5Lmove(w.file, g.c_str(), w.file, aside.c_str(), H5P_DEFAULT, H5P_DEFAULT),
+                         "move the unreadable uncommitted " + g + " aside");
+    }
+    if (!uncommitted.empty() || !unreadable.empty()) w.flush();
   });
   w.open_writeback();
   return Writer(std::move(im));
+}
+
+void Writer::settle() {
+  if (fwd_) fwd_->settle();
 }
 
 void Writer::close() {
@@ -268,6 +310,8 @@ std::string local_problem(const detail::WriterState& w, const StepInfo& info, co
   return bad;
 }
 
+WriteStats write_here(detail::WriterState& w, const StepInfo& info, const LocalGrids& grids);
+
 /// Collective. Rank 0 gets every grid's level and box, for the derived view.
 StepTopology gather_view_topology(const detail::WriterState& w, const LocalGrids& grids, const detail::StepRows& rows) {
   const std::size_t nloc = rows.perm.size();
@@ -314,10 +358,21 @@ StepTopology gather_view_topology(const detail::WriterState& w, const LocalGrids
 WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
   if (fwd_) return fwd_->write_step(info, grids);
   if (!impl_ || !impl_->file.valid()) throw FileError(ErrorKind::invalid_argument, impl_ ? impl_->path : "?", "writer is closed");
-  Impl& w = *impl_;
+  try {
+    return write_here(*impl_, info, grids);
+  } catch (const FileError& e) {
+    throw detail::abandon_step(*impl_, info, e);  // every rank has e: it was agreed
+  }
+}
+
+namespace {
+
+WriteStats write_here(detail::WriterState& w, const StepInfo& info, const LocalGrids& grids) {
   const Ctx& c = w.ctx;
   MPI_Barrier(w.comm);
   const double t0 = MPI_Wtime();
+  // Held from before any rank changes the file to after its last flush (commit_step).
+  StepLock lock = readers_out(w);
   const BlockShape blk = w.common.block;
   const std::int64_t cells = blk.cells();
   const int nc = w.common.max_children;
@@ -453,6 +508,7 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
   phase(w.comm, w.path, [&] {
     if (h5::exists(w.file, gpath)) c.fail(ErrorKind::invalid_argument, gpath + " already exists");
     step_group = h5::Group(c.check(H5Gcreate2(w.file, gpath.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create " + gpath));
+    w.open_step = gpath;  // from here a failure abandons it (detail::abandon_step)
     h5::write_attr_i64(c, step_group, "step", {info.step});
     h5::write_attr_f64(c, step_group, "time", {info.time});
     h5::write_attr_f64(c, step_group, "dt", {info.dt});
@@ -509,8 +565,15 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
       H5Sselect_none(ms);
     }
     c.check_status(H5Dwrite(lo, H5T_NATIVE_INT64, ms, sp, w.dxpl_coll, level_start.data()), "write level_offsets");
+    h5::write_whole_checksum(c, lo, level_start.data(), nl * sizeof(std::int64_t));  // little-endian hosts (verify)
   });
   w.hook("created");
+  // Where the step's bytes lie, to give them back if it fails (contiguous datasets; the
+  // chunks of compressed ones have no single offset).
+  w.open_extents.clear();
+  for (const auto& ds : dsets)
+    if (const haddr_t at = H5Dget_offset(ds); at != HADDR_UNDEF)
+      w.open_extents.emplace_back(static_cast<std::int64_t>(at), static_cast<std::int64_t>(H5Dget_storage_size(ds)));
   // The file offset of every zero-copy dataset (allocated at creation: the same on all
   // ranks); a dataset without one falls back to the linear buffer.
   data.direct_at.assign(plan.size(), -1);
@@ -528,6 +591,7 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
   const detail::DataStats written = detail::write_data(w, info, grids, rows, data, dsets, gpath);
   if (data.checksums) phase(w.comm, w.path, [&] {
     if (n_grids == 0) return;  // all ranks empty: no collective write (see write_data)
+    w.hook("checksums");
     // The table's columns: the hashed datasets, in plan order.
     std::vector<std::uint64_t> table;
     table.reserve(nloc * static_cast<std::size_t>(n_hashed));
@@ -550,6 +614,8 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
   const detail::IndexRow index_row{info.step, info.time, info.dt, static_cast<std::uint8_t>(info.kind), 1,
                                    n_grids, n_levels, bytes_global};
   detail::commit_step(w, index_row, step_group, dsets);
+  w.open_step.clear();
+  lock.release();
   w.last_step = info.step;
   const double t1 = MPI_Wtime();
   w.hook("committed");
@@ -584,6 +650,7 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
       std::vector<FieldInfo> fields;
       for (const auto& f : info.fields)
         if (f.group == "cell_data") fields.push_back({f.group, f.name, f.float32});
+      w.hook("view");
       write_step_view(w.path, w.common, e, view_topo, fields);
     } catch (const std::exception& ex) {
       st.view_error = ex.what();
@@ -592,5 +659,6 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
   return st;
 }
 
+}  // namespace
 
 }  // namespace rwd::kernel

@@ -1,7 +1,7 @@
 // Encoding and decoding of nbserver messages (docs/protocol.md).
 #include "rewind/nbserver/messages.hpp"
 
-#include "rewind/nbserver/wire.hpp"
+#include "rewind/wire/wire.hpp"
 
 namespace rwd::nbserver {
 

@@ -1,1 +1,1 @@
-../../python/rewind_client.py
+../../python/rewind/client.py

@@ -2,7 +2,8 @@
 
 Shipped inside the Rewind ParaView plugin: after LoadPlugin it imports in pvpython and
 pvbatch. Everything the GUI's steering panel does is here; it speaks the collector
-protocol with rewind_client.py (docs/collector-protocol.md, revision 1.1):
+protocol with rewind_client.py (the rewind package's client, python/rewind/client.py,
+shipped alone; docs/collector-protocol.md, revision 1.1):
 
     from paraview.simple import *
     LoadPlugin(".../RewindReader.so", remote=False, ns=globals())
@@ -30,13 +31,15 @@ CollectorError = rewind_client.CollectorError
 
 class Steering:
     """A steering session with the collector of `source` (a Rewind Live Source proxy),
-    or with host/port/token given directly (source=None)."""
+    or with host/port/token given directly (source=None). The token as the source takes
+    it: Token, else TokenFile, else the environment (REWIND_TOKEN, REWIND_TOKEN_FILE)."""
 
-    def __init__(self, source=None, host="127.0.0.1", port=7400, token="", timeout=30.0):
+    def __init__(self, source=None, host="127.0.0.1", port=7400, token=None, timeout=30.0, token_file=None):
         if source is not None:
-            host, port, token = source.Host, int(source.PortNumber), source.Token
+            host, port = source.Host, int(source.PortNumber)
+            token, token_file = source.Token, source.TokenFile
         self.source = source
-        self.address = (host, int(port), token or "")
+        self.address = (host, int(port), rewind_client.resolve_token(token or None, token_file or None))
         self.timeout = timeout
         self._client = None
 

@@ -1,7 +1,8 @@
 """Plot windows of a variable on the x-y plane, from `rewind serve` or a running job.
+(The rewind package installed -- python/README.md -- or PYTHONPATH=python.)
 
     python3 python/examples/window_plot.py 127.0.0.1:7400 --box 0,0,0,2.2,0.41,0 \
-        --budget 20000 --var p --out window.png [--time latest] [--token T]
+        --budget 20000 --var p --out window.png [--time latest] [--token-file F]
 
 Against a running job (`mpirun -np 4 rewind run CASE --listen 127.0.0.1:7400`), the
 default time "live" is the run's current state, and `--frames N --every S` follows it:
@@ -12,15 +13,13 @@ for 3-D windows the lowest z layer of each piece is drawn.
 """
 import argparse
 import os
-import sys
 import time
 
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from rewind_client import Client  # noqa: E402
+import rewind  # noqa: E402 - pip install ./python (python/README.md), or PYTHONPATH=python
 
 
 def main():
@@ -30,15 +29,15 @@ def main():
     ap.add_argument("--budget", type=int, default=20000)
     ap.add_argument("--var", default="p")
     ap.add_argument("--time", default="live")
-    ap.add_argument("--token", default="")
+    ap.add_argument("--token", default=None, help="visible to every user in ps: prefer --token-file or REWIND_TOKEN")
+    ap.add_argument("--token-file", default=None, help="file holding the token (chmod 600); default: the environment")
     ap.add_argument("--out", default="window.png")
     ap.add_argument("--frames", type=int, default=1, help="pictures to take (a running job: one per --every)")
     ap.add_argument("--every", type=float, default=1.0, help="seconds between pictures")
     a = ap.parse_args()
-    host, port = a.server.rsplit(":", 1)
     b = [float(x) for x in a.box.split(",")]
     stem, ext = os.path.splitext(a.out)
-    with Client(host, int(port), token=a.token, timeout=30) as c:
+    with rewind.connect(a.server, token=a.token, token_file=a.token_file, timeout=30) as c:
         for i in range(a.frames):
             if i:
                 time.sleep(a.every)
@@ -49,11 +48,11 @@ def main():
 
 def plot(w, var, b, out, state):
     fig, ax = plt.subplots(figsize=(10, 4))
-    lo = min(float(v.min()) for v in w.piece_arrays(var)) if w.pieces else 0
-    hi = max(float(v.max()) for v in w.piece_arrays(var)) if w.pieces else 1
-    for p, v in zip(w.pieces, w.piece_arrays(var)):
-        (x, y, _), (dx, dy, _), (nx, ny, _) = p["origin"], p["spacing"], p["count"]
-        im = ax.imshow(v[0], origin="lower", extent=(x, x + nx * dx, y, y + ny * dy), vmin=lo, vmax=hi,
+    lo = float(w.values[var].min()) if w.cells else 0
+    hi = float(w.values[var].max()) if w.cells else 1
+    for p in w:  # rewind.Piece: values (nz, ny, nx), origin, spacing, count
+        (x, y, _), (dx, dy, _), (nx, ny, _) = p.origin, p.spacing, p.count
+        im = ax.imshow(p.values[var][0], origin="lower", extent=(x, x + nx * dx, y, y + ny * dy), vmin=lo, vmax=hi,
                        cmap="viridis", interpolation="nearest")
     if w.pieces:
         fig.colorbar(im, ax=ax, label=var)

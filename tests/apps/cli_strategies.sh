@@ -5,7 +5,8 @@
 #    ranks on top of them, taken by the launch model; also with compression);
 #  - a restart from a file written by I/O ranks, itself on I/O ranks, continues exactly
 #    as the collective run does;
-#  - the compute ranks report the hand-off and the I/O ranks their writing;
+#  - the compute ranks report the hand-off, and a step as committed only once the I/O
+#    rank has committed it; the I/O ranks report their writing;
 #  - spare_cpus off writes the same file, and a restart on a bound rank continues exactly;
 #  - bad values and a job too small for an I/O rank are refused with one line.
 #   cli_strategies.sh REWIND SOURCE_DIR MPIEXEC
@@ -33,6 +34,8 @@ check "collective: every transfer collective (no independent ones reported)" "! 
 run 4 ded.h5 --set 'output.io.strategy="dedicated"' || exit 1   # server + 2 compute + 1 I/O rank
 check "dedicated (1 I/O rank): every step identical" "same_steps ref.h5 ded.h5"
 check "dedicated: the compute ranks report the hand-off" "grep -q 'handed off in' ded.h5.log"
+check "dedicated: a step handed off is said not committed yet; committed only once the I/O rank has, the last at the end" \
+  "! grep 'handed off in' ded.h5.log | grep -vq 'not committed yet' && grep -q 'checkpoint step 10 .*; step [0-9]* committed, written in' ded.h5.log && grep -q '^output      step 30 committed: every step handed off is in ded.h5' ded.h5.log"
 check "dedicated: the I/O rank reports its writing" "grep -q '^io ranks    1 I/O rank(s) wrote 7 steps' ded.h5.log"
 check "dedicated: the file verifies" "$rewind verify ded.h5 >/dev/null"
 run 5 ded2.h5 --set 'output.io.strategy="dedicated"' --set output.io.io_ranks_per_node=2 --set output.io.steps_in_flight=2 || exit 1

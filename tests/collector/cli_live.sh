@@ -128,7 +128,7 @@ launch slots.log -n 4 "$rewind" run "$case_file" --output slots.h5 --set time.en
 $py - "$port" "$src/python" >slow.out 2>&1 <<'PYEOF' &
 import socket, sys, time
 sys.path.insert(0, sys.argv[2])
-from rewind_client import PROTOCOL_VERSION, encode
+from rewind.client import PROTOCOL_VERSION, encode
 held = []
 for k in range(2):
     s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))

@@ -13,7 +13,7 @@
 #   cli_live_end.sh REWIND SOURCE_DIR PYTHON MPIEXEC
 set -u
 rewind=$1 src=$2 py=$3 mpiexec=$4
-. "$src/tests/collector/serve_util.sh"  # check, start_listener
+. "$src/tests/collector/serve_util.sh"  # check, start_listener, wait_job
 tmp=$(mktemp -d)
 server_pid= slow_pid= idle_pid=
 cleanup() { for p in $server_pid $slow_pid $idle_pid; do kill "$p" 2>/dev/null; done; rm -rf "$tmp"; }
@@ -40,7 +40,7 @@ done
 $py - "$port" "$src/python" >slow.out 2>&1 <<'PYEOF' &
 import socket, sys, time
 sys.path.insert(0, sys.argv[2])
-from rewind_client import PROTOCOL_VERSION, encode
+from rewind.client import PROTOCOL_VERSION, encode
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
 s.sendall(encode("hello", 1, {"protocol": PROTOCOL_VERSION, "client": "slow", "token": ""}))
@@ -60,7 +60,7 @@ rc=$?
 cat py.out
 check "the Python client pauses, windows, sets and branches a live run" "[ $rc = 0 ]"
 
-$py "$src/python/examples/window_plot.py" 127.0.0.1:$port --box 0,0,0,2.2,0.41,0 --budget 4000 --var u \
+PYTHONPATH="$src/python" $py "$src/python/examples/window_plot.py" 127.0.0.1:$port --box 0,0,0,2.2,0.41,0 --budget 4000 --var u \
   --out live.png --frames 2 --every 0.5 >plot.out 2>&1
 check "the Python example follows the job (two pictures, titled with its state)" \
   "[ $? = 0 ] && [ -s live-000.png ] && [ -s live-001.png ] && grep -q paused plot.out"
@@ -68,12 +68,9 @@ check "the Python example follows the job (two pictures, titled with its state)"
 
 # The branch (from step 0, --steps 40) ends at step 40 by itself; the slow and idle
 # clients are still connected and must not keep the job alive.
-ended=
-for _ in $(seq 1 900); do kill -0 "$server_pid" 2>/dev/null || { ended=1; break; }; sleep 0.1; done
+wait_job 90
 check "the job ends by itself at the branch's step limit, with clients still connected" "[ -n '$ended' ]"
-wait "$server_pid"; rc=$?
-server_pid=
-check "... and exits 0" "[ $rc = 0 ]"
+check "... and exits 0" "[ '$rc' = 0 ]"
 tail -2 serve.log
 check "the in-job branch stops after --steps steps from its branch point (step 40)" "[ '$(last_step eb.h5)' = 40 ]"
 check "the Python client's window equals the file's cells, value by value" \

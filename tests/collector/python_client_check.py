@@ -1,4 +1,4 @@
-"""Drives python/rewind_client.py against a running `rewind serve`: writes the window as
+"""Drives python/rewind/client.py against a running `rewind serve`: writes the window as
 the JSON dump check_window.py reads, and checks the client's errors.
 
 usage: python_client_check.py SRC_DIR PORT TOKEN OUT.json
@@ -8,7 +8,7 @@ import struct
 import sys
 
 sys.path.insert(0, sys.argv[1] + "/python")
-from rewind_client import HEADER, Client, CollectorError, decode  # noqa: E402
+from rewind.client import HEADER, Client, CollectorError, decode  # noqa: E402
 
 port, token, out = int(sys.argv[2]), sys.argv[3], sys.argv[4]
 with Client("127.0.0.1", port, token=token, timeout=10) as c:

@@ -13,7 +13,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
-from rewind_client import Client, CollectorError  # noqa: E402
+from rewind.client import Client, CollectorError  # noqa: E402
 
 
 def main():

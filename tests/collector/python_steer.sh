@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# python/rewind_client.py's steering methods against the collector test server.
+# python/rewind/client.py's steering methods against the collector test server.
 #   python_steer.sh TEST_SERVER SOURCE_DIR PYTHON
 set -u
 test_server=$1 src=$2 py=$3

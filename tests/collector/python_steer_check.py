@@ -1,4 +1,4 @@
-"""Drives the steering methods of python/rewind_client.py against the collector test
+"""Drives the steering methods of python/rewind/client.py against the collector test
 server (a fake steerable run) and an offline one; needs no numpy.
 
 usage: python_steer_check.py SRC_DIR LIVE_PORT TOKEN OFFLINE_PORT
@@ -6,7 +6,7 @@ usage: python_steer_check.py SRC_DIR LIVE_PORT TOKEN OFFLINE_PORT
 import sys
 
 sys.path.insert(0, sys.argv[1] + "/python")
-from rewind_client import Client, CollectorError  # noqa: E402
+from rewind.client import Client, CollectorError  # noqa: E402
 
 live, token, offline = int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 

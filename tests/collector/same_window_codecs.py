@@ -10,7 +10,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
-from rewind_client import Client  # noqa: E402
+from rewind.client import Client  # noqa: E402
 
 port = int(sys.argv[1])
 box = ((0, 0, 0), (2.2, 0.41, 0))

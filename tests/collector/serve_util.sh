@@ -30,3 +30,12 @@ start_serve() {
 }
 # one_error COMMAND...: true if COMMAND fails with exactly one line, an "error:" line.
 one_error() { "$@" >err.out 2>&1; local rc=$?; [ $rc != 0 ] && [ "$(wc -l <err.out)" = 1 ] && grep -q 'error:' err.out; }
+# wait_job SECONDS: waits up to SECONDS for $server_pid to end; sets ended (1 or empty)
+# and rc (its exit code, once it ended), and clears server_pid when it ended.
+wait_job() {
+  ended= rc=
+  for _ in $(seq 1 $(($1 * 10))); do kill -0 "$server_pid" 2>/dev/null || { ended=1; break; }; sleep 0.1; done
+  [ -n "$ended" ] || return 0
+  wait "$server_pid"; rc=$?
+  server_pid=
+}

@@ -1,6 +1,7 @@
 // The collector server on 127.0.0.1 (ephemeral port) with a fake Service: many
 // concurrent clients, clients that vanish, a slow-loris, too many clients, wrong
-// tokens, oversized requests -- and after each, a good client is still served.
+// tokens, oversized requests, connections that send nothing, idle sessions, clients
+// that never read their replies -- and after each, a good client is still served.
 // Over 500 lines: every misbehaving-client scenario shares one fake Service and one
 // raw-socket helper; split, each file would repeat them.
 #include <catch2/catch.hpp>
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <fstream>
 #include <thread>
 
 #include "frame_util.hpp"
@@ -56,11 +58,14 @@ bool good_client_served(std::uint16_t port, const std::string& token = "") {
   return c.info().variables.size() == 3 && window_is_right(c, 1234);
 }
 
-/// A raw TCP peer with a receive timeout, to misbehave on purpose.
+/// A raw TCP peer with a receive timeout, to misbehave on purpose; `rcvbuf` > 0 makes
+/// its receive buffer that small (a reader that takes nothing stalls the sender sooner).
 struct Raw {
   asio::io_context io;
   tcp::socket s{io};
-  explicit Raw(std::uint16_t port) {
+  explicit Raw(std::uint16_t port, int rcvbuf = 0) {
+    s.open(tcp::v4());
+    if (rcvbuf > 0) s.set_option(asio::socket_base::receive_buffer_size(rcvbuf));
     s.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
     timeval tv{3, 0};
     ::setsockopt(s.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -364,6 +369,7 @@ TEST_CASE("beyond max_clients, a client gets busy and is closed", "[collector][s
   test::FakeService service;
   auto o = fast_options();
   o.max_clients = 2;
+  o.evict_after = 60s;  // no session is idle long enough to give way
   Server server(service, o);
   server.start();
   {
@@ -617,4 +623,122 @@ TEST_CASE("an offline service answers steering with unsupported and keeps the se
   CHECK(c.connected());
   CHECK(window_is_right(c, 99));
   CHECK(server.stats().protocol_errors == 0);
+}
+
+// --- Attacks on the server's resources (docs/collector-protocol.md, revision 1.3) ---------
+
+namespace {
+
+/// Resident memory of this process (VmRSS, bytes): what the server holds, measured by
+/// the kernel rather than by the server's own counters.
+std::uint64_t resident_bytes() {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  return 0;
+}
+
+/// A client that asks for a window of `budget` cells (codec none) and never reads.
+std::unique_ptr<Raw> never_reads(std::uint16_t port, std::uint64_t budget) {
+  auto r = std::make_unique<Raw>(port, 4096);
+  r->send(encode(Message{1, Hello{kProtocolVersion, "", "never reads", {"none"}}}));
+  r->send(encode(Message{2, request(budget)}));
+  return r;
+}
+
+template <class Done>
+void wait_for(Done done, std::chrono::milliseconds most) {
+  const auto end = Clock::now() + most;
+  while (!done() && Clock::now() < end) std::this_thread::sleep_for(10ms);
+}
+
+}  // namespace
+
+TEST_CASE("connections that send nothing hold no session slot and go at their hello deadline", "[collector][server][attack]") {
+  test::FakeService service;
+  auto o = fast_options();
+  o.token = "s3cret";  // before authentication
+  o.hello_timeout = 1500ms;
+  Server server(service, o);  // 16 sessions, 64 pending (the defaults)
+  server.start();
+  std::vector<std::unique_ptr<Raw>> idle;
+  for (int i = 0; i < 100; ++i) idle.push_back(std::make_unique<Raw>(server.port()));
+  wait_for([&] { return server.stats().accepted >= 100; }, 3s);
+  const auto t0 = Clock::now();
+  CHECK(good_client_served(server.port(), "s3cret"));
+  CHECK(Clock::now() - t0 < 1s);
+  CHECK(server.stats().refused_busy == 0);
+  CHECK(server.stats().evicted >= 36);  // beyond 64 pending, the oldest made room
+  // The newest is closed by its hello deadline (1.5 s), before Raw's 3 s receive timeout.
+  CHECK(idle.back()->closed_by_server());
+  wait_for([&] { return server.stats().open == 0; }, 3s);
+  CHECK(server.stats().open == 0);
+}
+
+TEST_CASE("sessions idle for evict_after give way to a new client; busy only when none is", "[collector][server][attack]") {
+  test::FakeService service;
+  auto o = fast_options();
+  o.max_clients = 3;
+  o.evict_after = 1500ms;
+  Server server(service, o);
+  server.start();
+  std::vector<Client> idle;
+  for (int i = 0; i < 3; ++i) idle.emplace_back("127.0.0.1", server.port(), "", client_options());
+  try {
+    Client c("127.0.0.1", server.port(), "", client_options());
+    FAIL("a fourth client was accepted while every session was busy");
+  } catch (const ClientError& e) {
+    CHECK(e.code() == ErrorCode::busy);
+  }
+  CHECK(idle[1].info().variables.size() == 3);  // idle[0] is now idle longest
+  std::this_thread::sleep_for(1700ms);
+  const auto t0 = Clock::now();
+  CHECK(good_client_served(server.port()));
+  CHECK(Clock::now() - t0 < 1s);
+  CHECK(server.stats().evicted == 1);
+  CHECK_THROWS(idle[0].info());  // the one idle longest was closed
+  CHECK(window_is_right(idle[2], 100));
+}
+
+TEST_CASE("clients that never read their windows hold at most reply_memory; a good client is served within a second",
+          "[collector][server][attack]") {
+  test::FakeService service;
+  auto o = fast_options();
+  o.write_timeout = 30s;  // the stalled replies stay until something makes room
+  o.reply_memory = std::uint64_t{64} << 20;
+  o.evict_after = 500ms;
+  Server server(service, o);
+  server.start();
+  constexpr std::uint64_t kBig = 2'000'003;  // 4 pieces: a reply of 2 x 16 MB + 2 MB
+  {
+    Client warm("127.0.0.1", server.port(), "", client_options());
+    CHECK(window_is_right(warm, kBig));
+  }
+  std::this_thread::sleep_for(300ms);
+  const auto base = resident_bytes();
+  std::vector<std::unique_ptr<Raw>> slow;
+  for (std::uint64_t i = 0; i < 8; ++i) slow.push_back(never_reads(server.port(), kBig + 4 * i));
+  wait_for([&] { return server.stats().requests >= 9; }, 5s);
+  std::this_thread::sleep_for(1s);  // replies built, admitted or refused, and stalled
+  const auto during = resident_bytes();
+  const auto t0 = Clock::now();
+  CHECK(good_client_served(server.port()));
+  CHECK(Clock::now() - t0 < 1s);
+  {
+    Client big("127.0.0.1", server.port(), "", client_options());
+    const auto t1 = Clock::now();
+    CHECK(window_is_right(big, kBig));  // as large as theirs: a stalled one makes room
+    CHECK(Clock::now() - t1 < 1s);
+  }
+  const auto st = server.stats();
+  CAPTURE(base >> 20, during >> 20, st.reply_bytes_peak >> 20, st.evicted, st.refused_memory);
+  CHECK(during < base + o.reply_memory + (std::uint64_t{32} << 20));  // unbounded: 8 x 34 MB
+  CHECK(st.reply_bytes_peak <= o.reply_memory + 2 * kSmallReply);
+  CHECK(st.refused_memory >= 1);
+  CHECK(st.evicted >= 1);
+  slow.clear();
+  wait_for([&] { return server.stats().open == 0; }, 3s);
+  CHECK(server.stats().reply_bytes == 0);
+  std::this_thread::sleep_for(400ms);  // the server hands freed memory back
+  CHECK(resident_bytes() < base + (std::uint64_t{32} << 20));
 }

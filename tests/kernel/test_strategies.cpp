@@ -14,6 +14,7 @@
 #include "toy_tree.hpp"
 
 using namespace rwd::kernel;
+using rwd::kernel::test::DedicatedLayout;
 using rwd::kernel::test::ToyModel;
 
 namespace {
@@ -67,22 +68,6 @@ std::string file_summary(const std::string& path) {
   return s;
 }
 
-/// Compute ranks: all but the last (world size >= 2); the I/O group: everybody.
-struct DedicatedLayout {
-  MPI_Comm compute = MPI_COMM_NULL, io = MPI_COMM_NULL, group = MPI_COMM_NULL;
-  bool is_io = false;
-  DedicatedLayout() {
-    const int rank = rwd::test::world_rank(), size = rwd::test::world_size();
-    is_io = rank == size - 1;
-    MPI_Comm_split(MPI_COMM_WORLD, is_io ? MPI_UNDEFINED : 0, rank, &compute);
-    MPI_Comm_split(MPI_COMM_WORLD, is_io ? 0 : MPI_UNDEFINED, rank, &io);
-    MPI_Comm_dup(MPI_COMM_WORLD, &group);  // the I/O rank is last, as the launcher makes it
-  }
-  ~DedicatedLayout() {
-    for (MPI_Comm* c : {&compute, &io, &group})
-      if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
-  }
-};
 }  // namespace
 
 TEST_CASE("collective, independent and aggregated write the same file", "[kernel][mpi]") {

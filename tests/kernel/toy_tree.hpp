@@ -265,6 +265,28 @@ inline bool bit_equal(const std::vector<double>& a, const std::vector<double>& b
 }
 
 /// A fresh per-test path under the build's test directory (same on all ranks).
+/// Dedicated I/O ranks on one node, as the launcher lays them out: compute ranks are all
+/// but the last world rank (world size >= 2); the I/O group is everybody, the I/O rank last.
+struct DedicatedLayout {
+  MPI_Comm compute = MPI_COMM_NULL, io = MPI_COMM_NULL, group = MPI_COMM_NULL;
+  bool is_io = false;
+  DedicatedLayout() {
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    is_io = rank == size - 1;
+    MPI_Comm_split(MPI_COMM_WORLD, is_io ? MPI_UNDEFINED : 0, rank, &compute);
+    MPI_Comm_split(MPI_COMM_WORLD, is_io ? 0 : MPI_UNDEFINED, rank, &io);
+    MPI_Comm_dup(MPI_COMM_WORLD, &group);  // the I/O rank is last, as the launcher makes it
+  }
+  ~DedicatedLayout() {
+    for (MPI_Comm* c : {&compute, &io, &group})
+      if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
+  }
+  DedicatedLayout(const DedicatedLayout&) = delete;
+  DedicatedLayout& operator=(const DedicatedLayout&) = delete;
+};
+
 inline std::string test_path(const std::string& name, MPI_Comm comm = MPI_COMM_WORLD) {
   int size = 1;
   MPI_Comm_size(comm, &size);

@@ -35,9 +35,11 @@ check_headers() {
     echo "#include <$h>" | mpicxx -std=c++17 -pedantic-errors -fsyntax-only -I"$prefix/include" -x c++ - \
       >>headers.log 2>&1 || { echo "     $h" ; bad=1; }
   done
-  echo "#include <rewind/insitu.h>" | mpicc -std=c99 -pedantic-errors -fsyntax-only -I"$prefix/include" -x c - \
-    >>headers.log 2>&1 || bad=1
-  check "installed kernel, mpi and hook headers compile alone with mpicxx -std=c++17 (insitu.h as C99)" "[ $bad = 0 ]" \
+  for h in rewind/insitu.h rewind/rewind.h; do
+    echo "#include <$h>" | mpicc -std=c99 -pedantic-errors -fsyntax-only -I"$prefix/include" -x c - \
+      >>headers.log 2>&1 || { echo "     $h"; bad=1; }
+  done
+  check "installed kernel, mpi and hook headers compile alone with mpicxx -std=c++17 (insitu.h, rewind.h as C99)" "[ $bad = 0 ]" \
     || show headers.log
 }
 
@@ -65,6 +67,18 @@ check_pkg_config() {
     || { show pc.log; return; }
   "$mpiexec" ${REWIND_MPIEXEC_FLAGS:-} -n 2 ./writer_pc pc.h5 >writer_pc.log 2>&1
   check "... which writes and reads back on 2 ranks (h5py agrees)" "writer_ok writer_pc.log pc.h5" || show writer_pc.log
+}
+
+# The C API's own end-to-end program (tests/api/capi_roundtrip.c, plain C99) built by
+# mpicc with pkg-config's flags, as rewind.pc is meant to be used, then run on 2 ranks.
+check_capi_pkg_config() {
+  local mode=; [ $static = yes ] && mode=--static
+  mpicc -std=c99 "$src/tests/api/capi_roundtrip.c" -o capi_pc $(pkg-config --cflags --libs $mode rewind) -lm \
+    -Wl,-rpath,"$libdir" >capi_pc.log 2>&1
+  check "mpicc -std=c99 capi_roundtrip.c \$(pkg-config --cflags --libs${mode:+ $mode} rewind)" "[ $? = 0 ]" \
+    || { show capi_pc.log; return; }
+  "$mpiexec" ${REWIND_MPIEXEC_FLAGS:-} -n 2 ./capi_pc capi.h5 >capi_run.log 2>&1
+  check "... which passes its own checks on 2 ranks" "[ $? = 0 ] && ! grep -q FAIL capi_run.log" || show capi_run.log
 }
 
 # A component this installation does not have: find_package fails with one line naming it.
@@ -123,6 +137,7 @@ print(' '.join(repr(float(f['simulation'][k].attrs['time'])) for k in sorted(f['
 check_headers
 check_cmake_consumer
 check_pkg_config
+check_capi_pkg_config
 check_missing_component
 if [ $full = yes ]; then
   check_all_components

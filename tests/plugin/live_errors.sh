@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The live source's errors: each is one readable message (vtkErrorMacro, and LastError),
 # none hangs ParaView: a closed port, a listener that never answers (the Timeout), a
-# server of another protocol version, a refused token; then the same source with the
-# right token fetches a window from `rewind serve` (the live source reads served files
-# too).
+# server of another protocol version, a refused token, a token file others may read;
+# then the same source with the right token -- given as Token, as TokenFile, or in the
+# environment (REWIND_TOKEN_FILE) -- fetches a window from `rewind serve` (the live
+# source reads served files too).
 #   live_errors.sh REWIND PLUGIN SOURCE_DIR
 set -u
 rewind=$1 plugin=$2 src=$3
@@ -12,6 +13,8 @@ rewind=$1 plugin=$2 src=$3
 check "a small run file" "[ -f f.h5 ]"
 [ -f f.h5 ] || { cat run.log; exit 1; }
 start_serve f.h5 --token secret
+(umask 077 && echo secret >tok_good)
+echo secret >tok_open && chmod 644 tok_open
 # Fake servers: one that accepts and stays silent, one that answers in protocol version 2.
 /usr/bin/python3 - >fakes.txt <<'PY' &
 import socket, struct, sys, threading, time
@@ -69,6 +72,14 @@ err, took, _ = attempt("token", PortNumber=port, Token="wrong")
 assert "refused the token" in err and took < 5, err
 err, took, cells = attempt("served", PortNumber=port, Token="secret")
 assert err == "" and cells > 0, (err, cells)
+err, took, cells = attempt("tokenfile", PortNumber=port, TokenFile="tok_good")
+assert err == "" and cells > 0, (err, cells)
+err, took, _ = attempt("opentokenfile", PortNumber=port, TokenFile="tok_open")
+assert "tok_open may be read by group or others" in err and "chmod 600" in err and "secret" not in err, err
+import os
+os.environ["REWIND_TOKEN_FILE"] = "tok_good"
+err, took, cells = attempt("tokenenv", PortNumber=port)
+assert err == "" and cells > 0, (err, cells)
 print("OK")
 PY
 PV_TIMEOUT=60 pv errors.py "$plugin" "$port" "$silent" "$other" "$closed" >pv.out 2>pv.err
@@ -76,9 +87,11 @@ check "pvpython: every error is caught in time, and the right token gets a windo
 cat pv.out
 # ParaView's output (stderr) per attempt: the error messages before each "--- end of" line.
 awk '/^--- end of /{print $4, n+0; n=0; next} /vtkRewindLiveSource \(/{n++}' pv.err >counts.txt
-for label in closed silent version token; do
+for label in closed silent version token opentokenfile; do
   check "$label: exactly one error message in ParaView's output" "grep -qx '$label 1' counts.txt"
 done
-check "served: no error message" "grep -qx 'served 0' counts.txt"
+for label in served tokenfile tokenenv; do
+  check "$label: no error message" "grep -qx '$label 0' counts.txt"
+done
 sed -n '/vtkRewindLiveSource (/p' pv.err | sed 's/^/    /'
 exit $fail

@@ -28,6 +28,7 @@
 #include "pqApplicationCore.h"
 #include "pqPipelineSource.h"
 #include "rewind/collector/client.hpp"
+#include "rewind/collector/token.hpp"
 #include "vtkSMPropertyHelper.h"
 #include "vtkSMSourceProxy.h"
 
@@ -37,6 +38,7 @@ struct pqRewindSteeringPanel::Internals {
   QLineEdit* host = nullptr;
   QSpinBox* port = nullptr;
   QLineEdit* token = nullptr;
+  QLineEdit* token_file = nullptr;
   QLabel* status = nullptr;
   QLabel* message = nullptr;
   QLineEdit* from = nullptr;
@@ -93,7 +95,8 @@ struct pqRewindSteeringPanel::Internals {
         col::ClientOptions opt;
         opt.timeout = std::chrono::milliseconds(static_cast<long long>(timeout() * 1000));
         opt.name = "rewind-paraview-panel";
-        const auto h = host->text().toStdString(), t = token->text().toStdString();
+        const auto h = host->text().toStdString();
+        const auto t = col::resolve_token(token->text().toStdString(), token_file->text().toStdString());
         const auto p = static_cast<std::uint16_t>(port->value());
         off_gui([&] {
           client.emplace(h, p, t, opt);
@@ -168,7 +171,11 @@ void pqRewindSteeringPanel::build() {
   d.token->setEchoMode(QLineEdit::Password);
   cf->addRow("Host", d.host);
   cf->addRow("Port", d.port);
+  d.token_file = new QLineEdit(conn);
+  d.token_file->setObjectName("token_file");
+  d.token_file->setToolTip("A file holding the token (chmod 600), used when Token is empty; empty too: REWIND_TOKEN, REWIND_TOKEN_FILE");
   cf->addRow("Token", d.token);
+  cf->addRow("Token file", d.token_file);
   auto* cb = new QHBoxLayout();
   auto* from_source = new QPushButton("From live source", conn);
   from_source->setObjectName("from_source");
@@ -254,6 +261,7 @@ void pqRewindSteeringPanel::build() {
     in->host->setText(vtkSMPropertyHelper(proxy, "Host").GetAsString());
     in->port->setValue(vtkSMPropertyHelper(proxy, "PortNumber").GetAsInt());
     in->token->setText(vtkSMPropertyHelper(proxy, "Token").GetAsString());
+    in->token_file->setText(vtkSMPropertyHelper(proxy, "TokenFile").GetAsString());
     in->client.reset();
     in->show("settings of the active live source", false);
   });

@@ -11,6 +11,7 @@
 #include "client_errors.hpp"
 #include "rewind/collector/client.hpp"
 #include "rewind/collector/handler.hpp"
+#include "rewind/collector/token.hpp"
 #include "vtkInformation.h"
 #include "vtkInformationVector.h"
 #include "vtkMultiProcessController.h"
@@ -39,6 +40,7 @@ struct vtkRewindLiveSource::Internals {
 vtkRewindLiveSource::vtkRewindLiveSource() : Internal(new Internals) {
   this->SetHost("127.0.0.1");
   this->SetToken("");
+  this->SetTokenFile("");
   this->SetTime("live");
   this->SetFile("");
 }
@@ -47,6 +49,7 @@ vtkRewindLiveSource::~vtkRewindLiveSource() {
   this->Internal->Client.reset();  // says bye while the strings still exist
   delete[] this->Host;
   delete[] this->Token;
+  delete[] this->TokenFile;
   this->SetTime(nullptr);
   this->SetFile(nullptr);
 }
@@ -83,6 +86,13 @@ void vtkRewindLiveSource::SetHost(const char* host) {
 void vtkRewindLiveSource::SetToken(const char* token) {
   if (this->Token && token && std::string(this->Token) == token) return;
   set_string(this->Token, token);
+  this->Internal->Client.reset();
+  this->Modified();
+}
+
+void vtkRewindLiveSource::SetTokenFile(const char* file) {
+  if (this->TokenFile && file && std::string(this->TokenFile) == file) return;
+  set_string(this->TokenFile, file);
   this->Internal->Client.reset();
   this->Modified();
 }
@@ -140,7 +150,8 @@ bool vtkRewindLiveSource::FetchInformation() {
       col::ClientOptions opt;
       opt.timeout = std::chrono::milliseconds(static_cast<long long>(this->Timeout * 1000));
       opt.name = "rewind-paraview";
-      in.Client.emplace(this->Host ? this->Host : "", static_cast<std::uint16_t>(this->Port), this->Token ? this->Token : "", opt);
+      const std::string token = col::resolve_token(this->Token ? this->Token : "", this->TokenFile ? this->TokenFile : "");
+      in.Client.emplace(this->Host ? this->Host : "", static_cast<std::uint16_t>(this->Port), token, opt);
     }
     in.Info = in.Client->info();
     const auto steps = in.Client->steps();

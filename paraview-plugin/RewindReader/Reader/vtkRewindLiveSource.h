@@ -41,8 +41,12 @@ class REWINDREADERS_EXPORT vtkRewindLiveSource : public vtkRewindWindowSource {
   vtkGetStringMacro(Host);
   void SetPort(int port);
   vtkGetMacro(Port, int);
+  /// The token; "" = TokenFile's, else the environment's (collector::resolve_token).
   void SetToken(const char* token);
   vtkGetStringMacro(Token);
+  /// A file holding the token (first line; chmod 600), used when Token is "".
+  void SetTokenFile(const char* file);
+  vtkGetStringMacro(TokenFile);
   /// Deadline of the connect and of every request, in seconds.
   vtkSetClampMacro(Timeout, double, 0.1, 3600.0);
   vtkGetMacro(Timeout, double);
@@ -83,6 +87,7 @@ class REWINDREADERS_EXPORT vtkRewindLiveSource : public vtkRewindWindowSource {
   char* Host = nullptr;
   int Port = 7400;
   char* Token = nullptr;
+  char* TokenFile = nullptr;
   double Timeout = 10.0;
   char* Time = nullptr;
   char* File = nullptr;

@@ -1,6 +1,7 @@
 #include "client_errors.hpp"
 
 #include <sstream>
+#include <stdexcept>
 
 #include "rewind/collector/messages.hpp"
 
@@ -10,11 +11,12 @@ namespace col = rwd::collector;
 
 std::string describe_client_error(const std::exception& e, const std::string& where, double timeout_s) {
   const auto* c = dynamic_cast<const col::CodedError*>(&e);
+  if (dynamic_cast<const std::invalid_argument*>(&e)) return e.what();  // e.g. a token file refused before connecting
   if (!c) return "cannot reach the Rewind collector at " + where + " (" + e.what() + ")";
   std::ostringstream s;
   switch (c->code()) {
     case col::ErrorCode::unauthorized:
-      s << "the Rewind collector at " << where << " refused the token (set Token to the run's --token)";
+      s << "the Rewind collector at " << where << " refused the token (set Token or TokenFile to the run's token)";
       break;
     case col::ErrorCode::bad_version:
       s << "the Rewind collector at " << where << " speaks another protocol version (this plugin speaks version "

@@ -5,6 +5,13 @@
 // only the selected rows of each variable (Reader::read_rows) and of cell_type, and
 // copy each piece's cells out (window::extract). Files are opened serially (no MPI).
 //
+// Files still being written are followed: every steps() and window() first compares
+// the file's identity, size and modification time with those it had when opened, and
+// opens it afresh if they changed, so steps appear as they are committed (a step being
+// written is never served: only committed steps are listed or selected). A request that
+// fails on a file modified in the last 2 s (a writer in the middle of a step) is tried
+// again on a fresh open for up to about 2 s before its error is reported.
+//
 // Not thread-safe (HDF5 as built by Debian is not): the Handler serialises calls, and
 // `rewind window FILE` uses one FileService from one thread. Library target
 // rewind::collector_files (kernel + window); the header itself includes neither.
@@ -39,7 +46,8 @@ class FileService final : public Service {
   FileService& operator=(const FileService&) = delete;
 
   ServerInfo info() override;
-  /// The committed steps of every file, file by file, each in time order.
+  /// The committed steps of every file, file by file, each in time order, as the files
+  /// are now.
   std::vector<StepRecord> steps() override;
   /// Throws ServiceError: no_such_step (selector names no committed step),
   /// unknown_variable (not stored in that step), bad_argument (unknown file).

@@ -83,6 +83,10 @@ class Service {
   /// next window may reuse its arrays (fresh memory costs a zero fill and page faults).
   /// Called on the server's I/O thread, possibly while another call runs. Default: drops it.
   virtual void recycle(WindowReply&& reply) noexcept { (void)reply; }
+  /// Connections that held large replies have closed (clients gone, or closed to make
+  /// room): drop what recycle() kept, so that the memory can go back to the system. On
+  /// the server's I/O thread, possibly while another call runs. Default: nothing.
+  virtual void release_kept() noexcept {}
 
   /// What hello_reply.capabilities announces: the request names of capability_of().
   /// Called ONCE, when the Handler is built; a steering request whose name is missing is
@@ -168,6 +172,8 @@ class Handler {
   /// A reply handle() returned, once written: a window reply goes to Service::recycle.
   /// Any thread; never throws.
   void recycle(Body&& reply) noexcept;
+  /// Service::release_kept(). Any thread; never throws.
+  void release_kept() noexcept { service_.release_kept(); }
 
   // The field checks of handle() alone (no service call): nullopt if fine, else the
   // error. Exposed for tests and for clients that want to check before sending.

@@ -1,9 +1,10 @@
 // The collector's TCP message format (docs/collector-protocol.md, version 1,
-// revision 1.2: steering messages 11-20, announced in HelloReply::capabilities (1.1);
-// the arrays' codec, negotiated in the hello (1.2)).
+// revision 1.3: steering messages 11-20, announced in HelloReply::capabilities (1.1);
+// the arrays' codec, negotiated in the hello (1.2); the server's limits on what a
+// client may hold, behaviour only (1.3, server.hpp)).
 //
 // Pure code: no sockets, no HDF5. A frame is the shared 24-byte header of
-// rewind/nbserver/wire.hpp with magic "RWCL", followed by
+// rewind/wire/wire.hpp with magic "RWCL", followed by
 //
 //   u32 json_bytes, json_bytes of UTF-8 JSON (the message's fields), then the binary
 //   arrays the JSON lists in "arrays", each zstd-compressed or as they are (codec
@@ -38,7 +39,8 @@ inline constexpr std::uint16_t kProtocolVersion = 1;
 /// Revision of version 1 this code speaks (docs only: the header still says 1). 1.1
 /// added the steering messages (types 11-20) and error codes 12-13; 1.2 the codec of
 /// the arrays, negotiated in the hello; 1.3 an empty window_request.variables meaning
-/// every variable of the step.
+/// every variable of the step, and the server's limits (hello deadline, sessions that
+/// give way, reply memory answered `busy`).
 inline constexpr const char* kProtocolRevision = "1.3";
 inline constexpr std::size_t kHeaderSize = 24;
 /// Default cap of a request frame (requests carry no arrays).

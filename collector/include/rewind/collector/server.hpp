@@ -12,15 +12,31 @@
 // steer_timeout gets ErrorReply(timeout) (the session continues; the late reply is
 // dropped; the action may still take effect, `status` tells).
 //
-// Per connection: wait for a request up to idle_timeout; once its first byte arrives
-// the whole request (header + body) must arrive within request_timeout (a slow-loris
-// client is cut off); a reply must be written within write_timeout. Request, reply,
-// request, ...: one write in flight per connection. The first message must be a Hello
-// when a token is configured (a wrong token gets one ErrorReply(unauthorized), then the
+// Per connection: a new connection is *pending* until its first whole request (the
+// hello) has arrived, which must happen within hello_timeout; pending connections hold
+// no session slot, and beyond max_pending the oldest is closed (connections that send
+// nothing cannot keep anyone out). Its first request makes it a *session* (one of
+// max_clients); when every slot is taken, the session idle longest -- waiting for a
+// request, or its reply not taken by its client, for at least evict_after -- is closed
+// to make room, and only if none is, the newcomer gets ErrorReply(busy) and is closed.
+// A session waits for a request up to idle_timeout; once its first byte arrives the
+// whole request (header + body) must arrive within request_timeout (a slow-loris client
+// is cut off); a reply must be written within write_timeout. Request, reply, request,
+// ...: one write in flight per connection. The first message must be a Hello when a
+// token is configured (a wrong token gets one ErrorReply(unauthorized), then the
 // connection is closed). A frame that fails to decode or exceeds max_request gets one
-// ErrorReply, then the connection is closed. Beyond max_clients, a new connection gets
-// ErrorReply(busy) and is closed. Errors are error_codes inside; nothing throws into
-// the I/O thread.
+// ErrorReply, then the connection is closed. Errors are error_codes inside; nothing
+// throws into the I/O thread.
+//
+// Reply memory: the replies held for clients that have not read them yet (and the
+// buffers sessions keep for their next reply) are counted against reply_memory, all
+// connections together. A reply that would go beyond it is admitted anyway if it is
+// small (kSmallReply) or the only one held; otherwise sessions whose reply has made no
+// progress for evict_after are closed (longest stalled first) to make room, and failing
+// that the client gets ErrorReply(busy) and its session goes on. When a connection
+// that held a large reply closes (or such a reply is refused), the service drops what it
+// keeps for reuse (Service::release_kept) and freed memory is handed back to the system
+// (malloc_trim) once more than kKeepFreed of it lies unused.
 //
 // Public header: no Asio (pimpl).
 #pragma once
@@ -40,6 +56,17 @@ struct ServerOptions {
   std::uint16_t port = 0;  ///< 0: an ephemeral port, see Server::port()
   std::string token;       ///< "" = no Hello required (loopback only)
   std::size_t max_clients = 16;
+  /// Connections that have not yet sent a whole first request, at most; one more closes
+  /// the oldest of them.
+  std::size_t max_pending = 64;
+  /// From accept to the first whole request (the hello).
+  std::chrono::milliseconds hello_timeout{std::chrono::seconds(5)};
+  /// Bytes of replies held for clients that have not read them, all sessions together
+  /// (see "Reply memory" above).
+  std::uint64_t reply_memory = std::uint64_t{256} << 20;
+  /// How long a session must have been idle, or its reply stalled, before it may be
+  /// closed to make room for another client (a slot or reply memory).
+  std::chrono::milliseconds evict_after{std::chrono::seconds(1)};
   std::chrono::milliseconds idle_timeout{std::chrono::seconds(300)};
   std::chrono::milliseconds request_timeout{std::chrono::seconds(10)};
   std::chrono::milliseconds write_timeout{std::chrono::seconds(60)};
@@ -61,7 +88,16 @@ struct ServerStats {
   std::uint64_t protocol_errors = 0;
   std::uint64_t requests = 0;
   std::size_t open = 0;  ///< connections open now
+  std::uint64_t evicted = 0;         ///< connections closed to make room (pending, idle or stalled)
+  std::uint64_t refused_memory = 0;  ///< requests answered busy for want of reply memory
+  std::uint64_t reply_bytes = 0;     ///< bytes of replies (and kept buffers) held now
+  std::uint64_t reply_bytes_peak = 0;
 };
+
+/// A reply up to this size is always admitted, whatever the reply memory held.
+inline constexpr std::uint64_t kSmallReply = std::uint64_t{1} << 20;
+/// Memory freed by connections is returned to the system once more than this lies unused.
+inline constexpr std::uint64_t kKeepFreed = std::uint64_t{64} << 20;
 
 /// Thread-safety: start/stop/port/stats may be called from any thread (not
 /// concurrently with each other's start/stop). Does not own the Service, which must

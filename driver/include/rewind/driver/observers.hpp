@@ -34,6 +34,7 @@ class MonitorCsv final : public Observer {
   bool append_ = false;
   std::int64_t last_step_ = -1;
   std::int64_t rows_through_ = -1;  ///< a continued CSV has rows up to this step
+  bool failed_ = false;             ///< a row could not be written (said once)
 };
 
 /// One progress line every `seconds` of wall time (0 = none): step, time, dt,

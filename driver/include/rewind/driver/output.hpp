@@ -100,18 +100,32 @@ class RunOutput {
   /// Opens (creates, or appends to) settings.file; no file if it is empty. Collective.
   /// Throws kernel::FileError.
   RunOutput(MPI_Comm comm, OutputSettings settings, const kernel::CommonInfo& common, Mode mode, bool print);
+  /// Closes the file without reporting (an error is on its way already); close() first
+  /// at a normal end.
   ~RunOutput();
+  /// Closes the file: the steps still handed off are committed first (aggregated,
+  /// dedicated: the line says which step is the last in the file). Throws as after_step.
+  /// Collective; a no-op without a file or when closed.
+  void close();
   RunOutput(const RunOutput&) = delete;
   RunOutput& operator=(const RunOutput&) = delete;
 
   /// See next_output_time(); +inf without a file.
   [[nodiscard]] double next_event_time(double now) const;
   /// Writes the outputs due at the solver's current step (outputs_due). `last`: the
-  /// run ends here. Collective.
+  /// run ends here. Collective. A step that cannot be written throws one line naming the
+  /// step and the cause (a full disk: kernel::ErrorKind::no_space, with how to continue
+  /// the file); the file keeps its committed steps.
   void after_step(solver::Solver& s, bool first, bool last);
   /// Writes a checkpoint of the current step now, unless that step is already in the
   /// file. Collective.
   void checkpoint_now(solver::Solver& s);
+  /// Returns once the steps written so far are in the file (Writer::settle: with
+  /// dedicated or aggregated I/O ranks they are written after write() returns); throws
+  /// their error. Collective.
+  void settle() {
+    if (writer_) writer_->settle();
+  }
   [[nodiscard]] const std::string& path() const { return settings_.file; }
   [[nodiscard]] const OutputSettings& settings() const { return settings_; }
   /// Changes the intervals (steering); the file and variables stay. Not collective,
@@ -147,11 +161,19 @@ class RunOutput {
   bool print_;
   std::unique_ptr<kernel::Writer> writer_;
   std::int64_t last_written_step_ = -1;
+  std::int64_t committed_step_ = -1;  // the last step known to be committed (handed off: as the writers replied)
+  bool handed_off_ = false;           // steps go to other ranks (aggregated, dedicated)
   std::vector<std::string> overrides_;
   std::vector<std::vector<std::uint8_t>> padded_types_;  // cell types with a 1-cell halo
   bool hook_next_ = false;
   bool hook_expected_ = false;
   bool prepared_ = false;  // Writer::prepare called (at the first boundary)
 };
+
+/// After a branch failed to start: closes its output (collective over `comm`; a failed
+/// close is ignored) and removes `file`, which the branch created (compute rank 0), so a
+/// retry under the same name is not refused and no half-written file is left. Never
+/// throws.
+void discard_output(MPI_Comm comm, std::unique_ptr<RunOutput> output, const std::string& file) noexcept;
 
 }  // namespace rwd::driver

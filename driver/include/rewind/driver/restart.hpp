@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,15 @@ struct RestartPoint {
 /// checkpoint. Serial, read-only. Throws kernel::FileError / std::runtime_error with
 /// one line.
 RestartPoint find_restart_point(const std::string& spec);
+/// A checkpoint a run is about to write into `file` (an in-job branch checks its plan
+/// before it writes anything): `step` with the run's steered overrides in force.
+struct PendingCheckpoint {
+  std::string file;
+  kernel::StepEntry step;
+};
+/// find_restart_point as if `pending` were already a committed checkpoint of its file
+/// (when it is later than the file's last step). Serial, read-only; throws alike.
+RestartPoint find_restart_point(const std::string& spec, const std::optional<PendingCheckpoint>& pending);
 /// The tree stored in the checkpoint (serial, read-only).
 spacetree::Tree restart_tree(const RestartPoint& rp, const spacetree::TreeShape& shape);
 /// Collective over `comm`: fills the solver's state from the checkpoint and restores
@@ -40,8 +50,14 @@ spacetree::Tree restart_tree(const RestartPoint& rp, const spacetree::TreeShape&
 void restore_solver(solver::Solver& s, const RestartPoint& rp, MPI_Comm comm);
 
 /// The file a branch goes to when none is named: beside the parent, named after the
-/// restart step (cylinder.branch40.h5, then -2, -3 ...), never an existing file.
+/// restart step (cylinder.branch40.h5, then -2, -3 ...), never an existing file but an
+/// empty leftover.
 std::string branch_name(const std::string& parent, std::int64_t step);
+/// True if `file` is a Rewind file with no committed step that no live job claims: what a
+/// job leaves that ended before its first step was committed (e.g. killed after an in-job
+/// branch, while paused). It holds nothing to lose: a run or branch may write over it
+/// without --force. Serial, read-only.
+bool empty_leftover(const std::string& file);
 /// True if a and b name the same file (or would, once created).
 bool same_file(const std::string& a, const std::string& b);
 /// Throws if an override changes a key the key table marks OnRestart::fixed (domain,

@@ -49,6 +49,7 @@ struct RunRequest {
   std::string monitor;                  ///< --monitor FILE
   bool force = false;                   ///< overwrite an existing output file
   bool orphan_branches = false;         ///< ... even one that has branches
+  bool break_lock = false;              ///< take over a claim left on another host (claim_output)
 };
 
 /// What a run does, decided before anything is computed. Plain values: the same on
@@ -77,6 +78,9 @@ struct RunSpec {
   /// -q: no report lines (restart, output, io); the files are written all the same.
   /// An in-job branch inherits it.
   bool quiet = false;
+  /// One line each for the user ("rewind run: note: ..."): e.g. an output file with no
+  /// committed step that the run writes over (empty_leftover).
+  std::vector<std::string> notes;
 };
 
 /// The branch policy. Reads the case (or the restart point's file), applies the
@@ -91,6 +95,16 @@ struct RunSpec {
 /// sections of other modules there).
 RunSpec plan_run(const RunRequest& request,
                  const std::function<void(spacetree::CaseDocument&)>& check_case = {});
+
+/// The single-writer rule (kernel/claim.hpp): rank `root` of `comm` claims the run's
+/// output file, then makes plan_run's (or plan_branch's: `in_job`) checks of it again
+/// under the claim — the file may have appeared, or another job may have written to it,
+/// since the plan looked — and, for a run that continues the file, checks that its last
+/// committed steps are still the plan's. Every rank learns the verdict: all throw the same
+/// one-line std::runtime_error (FileError's text: another job writes it, naming that job;
+/// it exists now; ...) or all return; the claim is held on `root` (empty elsewhere, and
+/// without an output file). Nothing is created or truncated before. Collective over comm.
+kernel::FileClaim claim_output(const RunSpec& spec, const RunRequest& request, MPI_Comm comm, int root, bool in_job = false);
 
 /// An in-job branch (steering): from `from` (a committed checkpoint of one of the
 /// run's files) with `changes` ("key=value") into `output` ("" = branch_name).
@@ -163,9 +177,15 @@ class Run {
   void apply(const std::vector<std::string>& changes);
   /// Continues from `spec` (plan_branch) in this job: the current file is left as it
   /// is (its committed steps stay), a new solver restores the branch point on the
-  /// same grids, the branch file is created. The next boundary has first = true.
+  /// same grids, the branch file is created and its first step written. `claim`: its
+  /// claim (claim_output, in_job), held on the compute root until the run ends. The next
+  /// boundary has first = true. All or nothing: if any of that fails (the restart read,
+  /// the file's creation, a full disk in its first step), the branch file is removed, the
+  /// previous timeline is back exactly as it was (its solver is kept in memory meanwhile:
+  /// a branch briefly needs room for two) and the error is rethrown, the same on every
+  /// rank; the previous output stays closed (reopen_output()).
   /// Collective.
-  void branch(RunSpec spec);
+  void branch(RunSpec spec, kernel::FileClaim claim);
   /// Closes the output file, e.g. so the job can read it for a branch; reopen_output()
   /// continues it (append). output() must not be used in between. Both collective.
   void close_output();

@@ -10,17 +10,12 @@
 #include <vector>
 
 #include "rewind/driver/run.hpp"
+#include "rewind/live/messages.hpp"
 
 namespace rwd::driver {
 
-struct Parameter {
-  std::string name;         ///< case key, e.g. "physics.nu", "boundary.xmin.velocity"
-  bool vector = false;      ///< three components (x, y, z) instead of one number
-  std::string unit;
-  double min = 0.0, max = 0.0;  ///< allowed range (per component)
-  std::string description;
-  std::vector<double> value;    ///< current value: 1 or 3 numbers
-};
+/// A steerable parameter (name: the case key), as the live link carries it.
+using Parameter = live::Parameter;
 
 /// The steerable parameters of the run described by `spec`, with their current values:
 /// viscosity (and thermal diffusivity with the energy equation), the velocity of every

@@ -22,12 +22,24 @@ enum class ErrorKind {
   missing_object,    ///< a documented group, dataset or attribute is missing
   bad_shape,         ///< a dataset or attribute has the wrong type or shape
   no_such_step,      ///< the requested step does not exist or is not committed
-  io,                ///< a read or write failed for another reason (disk full, MPI-IO)
+  io,                ///< a read or write failed for another reason (MPI-IO, a lost server)
+  no_space,          ///< a write failed: the file system is full or the quota used up
+                     ///< (ENOSPC, EDQUOT); the committed steps are intact
+  claimed,           ///< another job writes the file (claim.hpp: one writing job per file)
   invalid_argument,  ///< the caller passed inconsistent data (detected before any I/O)
 };
 
 /// Short name of an ErrorKind ("truncated", "newer_version", ...).
 const char* to_string(ErrorKind kind) noexcept;
+
+/// For a program's main, before MPI_Init and before any other kernel call: starts HDF5
+/// so that it is never shut down behind the program's back — no atexit handler, no hook
+/// on MPI_Finalize. HDF5 1.10 keeps a file's ID registered when H5Fclose fails (a full
+/// disk fails its last flush) although the file is gone, and its shutdown then closes it
+/// again and crashes (a segfault in H5F__close_cb at MPI_Finalize). The kernel closes
+/// every file it opens itself, so nothing needs that shutdown. Idempotent; a no-op once
+/// HDF5 has started.
+void keep_hdf5_until_exit() noexcept;
 
 /// The one exception type of the kernel.
 class FileError : public std::runtime_error {

@@ -29,6 +29,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 
 #include "rewind/kernel/grids.hpp"
 #include "rewind/kernel/writer.hpp"
@@ -67,8 +68,11 @@ class StepConsumer {
 /// the compute ranks of `group` (this rank is its last rank). Returns the rank's figures
 /// when they have all called release_io_ranks. `consumer` (optional, borrowed, the same
 /// kind on every I/O rank) takes the steps handed to it; without one they are dropped.
-/// Throws only on MPI failures.
-IoRankStats serve_io_ranks(MPI_Comm group, MPI_Comm io, StepConsumer* consumer = nullptr);
+/// `on_phase`: for tests, the fault-injection hook (IoOptions::on_phase) of the writers the
+/// I/O ranks open — the compute ranks' options cross without it. Throws only on MPI
+/// failures.
+IoRankStats serve_io_ranks(MPI_Comm group, MPI_Comm io, StepConsumer* consumer = nullptr,
+                           std::function<void(const char*)> on_phase = {});
 
 /// Every compute rank of `group`, once, after its last Writer is closed: the I/O rank may
 /// stop. Does not wait for the other groups.

@@ -1,5 +1,6 @@
 // Umbrella header of the Rewind HDF5 I/O kernel (rewind::kernel). C++17, no hdf5.h.
 #pragma once
+#include "rewind/kernel/claim.hpp"
 #include "rewind/kernel/error.hpp"
 #include "rewind/kernel/grids.hpp"
 #include "rewind/kernel/io_ranks.hpp"

@@ -42,10 +42,12 @@ std::vector<std::string> find_branches(const std::string& path, const std::strin
 /// path per line, relative to the parent's directory (docs/file-format.md, "Branch
 /// registry"). The parent file itself is never opened for writing.
 std::string branch_registry(const std::string& parent);
-/// Appends `branch` to `parent`'s registry unless it is listed already. Serial; best
-/// effort: false (no exception) when the registry cannot be written, e.g. a read-only
-/// directory; the branch is then found only beside its parent.
-bool register_branch(const std::string& branch, const std::string& parent);
+/// Appends `branch` to `parent`'s registry unless it is listed already: the registry is
+/// replaced by a complete copy, so a failed write (a full disk) leaves it as it was, never
+/// cut or empty. Serial; best effort: false (no exception, `why` set to the cause) when the
+/// registry cannot be written, e.g. a read-only directory or a full disk; the branch is
+/// then found only beside its parent.
+bool register_branch(const std::string& branch, const std::string& parent, std::string* why = nullptr);
 
 /// What breaks `path`'s chain back to its original run, one line each: a parent that
 /// is missing or unreadable, or one that no longer holds the committed step the child

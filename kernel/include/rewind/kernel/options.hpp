@@ -122,7 +122,15 @@ struct IoOptions {
   bool write_views = true;                 ///< rank 0 writes the VTKHDF view + .hdf.series
                                            ///< after each committed step
   /// Fault-injection hook for tests: called on every rank at protocol points
-  /// ("created", "data_written", "flushed", "marked", "committed"). Empty by default.
+  /// ("created", "data_written", "flushed", "marked", "committed": an exception thrown
+  /// there is the writer dying), and inside the step's phases, where an exception is what
+  /// a failing write there would be — agreed by every rank, the step abandoned (its group
+  /// unlinked, its space given back), the earlier steps kept: "data" (after the data
+  /// writes), "checksums", "commit" (the flush before the committed marker), "index"
+  /// (marker and index row); on rank 0 only, where a failure costs the step nothing:
+  /// "view" (the step's VTKHDF view) and "registry" (a branch's line in its parent's
+  /// F.branches). A std::system_error(ENOSPC) thrown there reads as a full disk
+  /// (FileError no_space). Empty by default.
   std::function<void(const char* phase)> on_phase;
 };
 
@@ -143,6 +151,10 @@ using OptionValue = std::variant<bool, std::int64_t, std::string, double>;
 /// with one line naming the option and what is wrong (unknown name, wrong type, a
 /// negative size, a hint that is not enable/disable/automatic).
 void set_option(IoOptions& options, const std::string& name, const OptionValue& value);
+/// set_option from text, as a case file's or a C caller's value reads: "true"/"false" for
+/// a bool, an integer ("MPI default" = 0) for an int, a number, or one of a string
+/// option's choices. Throws std::invalid_argument with one line naming the option.
+void set_option_text(IoOptions& options, const std::string& name, const std::string& text);
 /// The current value of option `name` as the table prints it ("true", "4096", "MPI
 /// default" for a 0 size, a hint string). Throws std::invalid_argument for an unknown name.
 std::string option_string(const IoOptions& options, const std::string& name);

@@ -65,6 +65,12 @@ class Reader {
   [[nodiscard]] const CommonInfo& common() const;
   /// Format version stored in the file {major, minor}.
   [[nodiscard]] std::pair<int, int> format_version() const;
+  /// Bytes the file lacks at its end (0: whole). A truncated file (a copy cut short, a
+  /// writer killed while the file grew) is opened all the same: what is missing reads as
+  /// zeros, so every read of a step that reaches into it fails its checksums (or HDF5's
+  /// metadata checks) naming the step, and the intact steps read, verify and restart as
+  /// ever.
+  [[nodiscard]] std::int64_t bytes_missing() const;
 
   /// Steps in time order. committed_only: only steps whose committed marker is set
   /// (the only ones restart may use).
@@ -118,14 +124,45 @@ class Reader {
   struct Verification {
     std::int64_t datasets = 0;          ///< datasets with checksums (0: the step has none)
     std::int64_t rows = 0;              ///< rows checked, all datasets
+    /// One entry per damaged dataset of the step: its path in the step group ("cell_data/u",
+    /// "level_offsets", "checksums"), how many of its rows do not match their checksums
+    /// (0 when the dataset as a whole is damaged: unreadable, or not matching its whole-
+    /// dataset checksum), and one line saying what is wrong.
+    struct Damage {
+      std::string dataset;
+      std::int64_t rows = 0;
+      std::string problem;
+    };
+    std::vector<Damage> damaged;
     std::vector<std::string> problems;  ///< one line per row that does not match (step, dataset, row)
+    /// What the step's format cannot prove, once per kind: "row checksums" (before 1.4,
+    /// or written with checksums = false), "level_offsets" (before 1.6).
+    std::vector<std::string> uncovered;
   };
   /// Reads every row of every dataset of a step that has checksums (format 1.4) and
-  /// compares it with its stored checksum. Local (reads serially on this rank). Every
-  /// read of cell data (read_rows, read_fields, read_fields_into, read_cell_types)
-  /// verifies the rows it returns the same way and throws FileError(corrupt) naming the
-  /// step, dataset and row.
+  /// compares it with its stored checksum; checks the step's topology as a restart and a
+  /// window read it (level_offsets against its checksum, format 1.6, and the links). A
+  /// dataset that cannot be read is damage, not an error. Local (reads serially on this
+  /// rank); throws only if the step itself cannot be found or read. Every read of cell
+  /// data (read_rows, read_fields, read_fields_into, read_cell_types) verifies the rows
+  /// it returns the same way and throws FileError(corrupt) naming the step, dataset and
+  /// row; read_topology checks level_offsets.
   [[nodiscard]] Verification verify_step(std::int64_t step) const;
+
+  /// A disagreement between /simulation/index and the step groups: `step` (-1 when the
+  /// index itself cannot be read) and one line.
+  struct IndexProblem {
+    std::int64_t step = -1;
+    std::string problem;
+  };
+  /// Every way the index and the steps disagree, each of which is damage: an index row
+  /// for a step whose group is missing, cannot be read or is not committed, or whose
+  /// time, dt, kind, n_grids, n_levels or bytes differ from the step's attributes; a
+  /// committed step the index does not list; a step group HDF5 cannot read (a damaged
+  /// object header: Reader::steps counts such a step as not committed). A step group
+  /// that merely lacks attributes and is not in the index (a writer killed while
+  /// creating it) is not a problem. Local.
+  [[nodiscard]] std::vector<IndexProblem> check_index() const;
 
  private:
   using Impl = detail::ReaderState;  // kernel/src: the open file and its settings
@@ -142,6 +179,12 @@ std::ptrdiff_t index_at_or_before(const double* times, std::size_t n, double t);
 inline std::ptrdiff_t index_at_or_before(const std::vector<double>& times, double t) {
   return index_at_or_before(times.data(), times.size(), t);
 }
+
+/// Reader::find_step's rule over a list: the step `selector` names among `committed`
+/// (a file's committed steps, ascending by step). Pure; throws FileError(no_such_step)
+/// naming `file` as find_step does. An in-job branch resolves its selector with it
+/// before the run's pending checkpoint is in the file.
+StepEntry select_step(const std::vector<StepEntry>& committed, const std::string& selector, const std::string& file);
 
 /// Splits "FILE[@STEP]" at the last '@' into {file, selector}; the selector (for
 /// Reader::find_step) is "latest" when absent. Pure.
@@ -168,6 +211,10 @@ void unpack_interior(const std::uint8_t* packed, const BlockShape& block, int ha
 /// (parent file, step) and the list of changed settings. The caller then applies the
 /// changes to the returned constants. Serial, read-only on the parent.
 CommonInfo make_branch_common(const Reader& parent, std::int64_t parent_step,
+                              const std::vector<std::string>& changes);
+/// The same for a step given by its entry, which need not be in the parent yet (an
+/// in-job branch checks its plan before the run checkpoints the step it branches from).
+CommonInfo make_branch_common(const Reader& parent, const StepEntry& parent_step,
                               const std::vector<std::string>& changes);
 
 }  // namespace rwd::kernel

@@ -157,6 +157,10 @@ class Writer {
 
   /// Collective. Flushes and closes. Further calls throw.
   void close();
+  /// Collective. Returns once every step handed to the ranks that write them
+  /// ("dedicated", "aggregated") is written; throws the first one's FileError (the same
+  /// on all ranks). A no-op where this rank writes (write_step returns once written).
+  void settle();
 
   [[nodiscard]] const std::string& path() const;
   [[nodiscard]] const CommonInfo& common() const;

@@ -24,7 +24,7 @@
 #include <variant>
 #include <vector>
 
-#include "rewind/nbserver/wire.hpp"
+#include "rewind/wire/wire.hpp"
 #include "rewind/spacetree/plan.hpp"
 #include "rewind/spacetree/topology.hpp"
 

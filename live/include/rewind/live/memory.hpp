@@ -17,7 +17,7 @@
 #include <optional>
 #include <string>
 
-namespace rwd::driver {
+namespace rwd::live {
 
 /// What a compute rank needs to map a segment (sent in the window command).
 struct SegmentName {
@@ -26,6 +26,7 @@ struct SegmentName {
   int fd = -1;              ///< its descriptor of the memory file
   std::uint64_t token = 0;  ///< random; also in the segment's header
   std::uint64_t bytes = 0;  ///< data bytes after the header
+  bool operator==(const SegmentName&) const = default;
 };
 
 /// This node's identity: host name and kernel boot id ("host/boot-id").
@@ -60,4 +61,4 @@ class SharedSegment {
   SegmentName name_;
 };
 
-}  // namespace rwd::driver
+}  // namespace rwd::live

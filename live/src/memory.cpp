@@ -1,4 +1,4 @@
-#include "rewind/driver/live_memory.hpp"
+#include "rewind/live/memory.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -12,7 +12,7 @@
 #include <system_error>
 #include <utility>
 
-namespace rwd::driver {
+namespace rwd::live {
 
 namespace {
 
@@ -123,4 +123,4 @@ std::optional<SharedSegment> SharedSegment::attach(const SegmentName& name) {
   return s;
 }
 
-}  // namespace rwd::driver
+}  // namespace rwd::live

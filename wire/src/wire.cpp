@@ -1,9 +1,9 @@
 // Shared frame header and byte codec (see wire.hpp).
-#include "rewind/nbserver/wire.hpp"
+#include "rewind/wire/wire.hpp"
 
 #include <cstring>
 
-namespace rwd::nbserver::wire {
+namespace rwd::wire {
 
 void fail(Fault fault, const char* who, const std::string& what) { throw WireError(fault, std::string(who) + ": " + what); }
 
@@ -80,4 +80,4 @@ FrameHeader check_frame(const FrameFormat& f, std::span<const std::byte> frame) 
   return h;
 }
 
-}  // namespace rwd::nbserver::wire
+}  // namespace rwd::wire

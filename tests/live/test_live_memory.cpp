@@ -1,4 +1,4 @@
-// The live collector's shared memory (driver/live_memory.hpp): a compute rank of the
+// The live collector's shared memory (rewind/live/memory.hpp): a compute rank of the
 // same node maps the collector's segment and writes into it; a name that does not match
 // (another node, another segment, a stale size or token) is refused, never mapped.
 // Run on 1..4 ranks: rank 0 plays the collector, every rank writes its own stretch.
@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "rewind/driver/live_memory.hpp"
+#include "rewind/live/memory.hpp"
 
-using rwd::driver::SegmentName;
-using rwd::driver::SharedSegment;
+using rwd::live::SegmentName;
+using rwd::live::SharedSegment;
 
 namespace {
 
@@ -39,7 +39,7 @@ TEST_CASE("every rank of the node maps the collector's segment and writes into i
     w = {owner.name().pid, owner.name().fd, owner.name().token, owner.name().bytes};
   }
   MPI_Bcast(&w, sizeof w, MPI_BYTE, 0, MPI_COMM_WORLD);
-  const SegmentName name{rwd::driver::node_id(), w.pid, w.fd, w.token, w.bytes};  // one node under ctest
+  const SegmentName name{rwd::live::node_id(), w.pid, w.fd, w.token, w.bytes};  // one node under ctest
   auto mine = SharedSegment::attach(name);
   REQUIRE(mine.has_value());
   auto* values = reinterpret_cast<double*>(mine->data()) + kPerRank * static_cast<std::uint64_t>(rank);

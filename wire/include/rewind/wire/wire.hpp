@@ -28,7 +28,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace rwd::nbserver::wire {
+namespace rwd::wire {
 
 inline constexpr std::size_t kHeaderSize = 24;
 
@@ -136,4 +136,4 @@ FrameHeader read_header(const FrameFormat& f, std::span<const std::byte> header)
 /// read_header + the frame holds exactly header + length bytes.
 FrameHeader check_frame(const FrameFormat& f, std::span<const std::byte> frame);
 
-}  // namespace rwd::nbserver::wire
+}  // namespace rwd::wire

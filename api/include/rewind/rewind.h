@@ -1,0 +1,255 @@
+/* Rewind's C API: output, restart and branches of a space-tree (or block-structured)
+ * code in one shared parallel HDF5 file — the kernel behind `rewind run`, for any MPI
+ * code written in C, C++ or Fortran (module `rewind`, api/fortran/rewind.f90).
+ *
+ * The calls in the order a code makes them (docs/adopting.md walks through them):
+ *
+ *   rewind_config* cfg;  rewind_config_create(&cfg);          // constants of the run
+ *   rewind_config_set_geometry(cfg, 2, cells, 2, domain);     // dim, cells per grid, r, box
+ *   rewind_config_add_variable(cfg, "T", "K");                // variable 0, 1, ...
+ *   rewind_config_set_option(cfg, "strategy", "auto");        // any [output.io] option
+ *
+ *   rewind_grids* g;  rewind_grids_create(&g, halo);          // this rank's grids
+ *   rewind_grids_add(g, uid, level, key, bbox, parent, nc, children, &i);
+ *   rewind_grids_set_field(g, i, 0, my_array);                // NULL on a parent: averaged
+ *
+ *   rewind_file* f;  rewind_file_create(&f, comm, "run.h5", cfg);
+ *   rewind_file_write(f, step, time, dt, REWIND_CHECKPOINT, g);  // committed on return
+ *   rewind_file_close(f);
+ *
+ *   rewind_reader* r;  rewind_reader_open(&r, comm, "run.h5");  // restart, any rank count
+ *   rewind_reader_find_step(r, "latest", &entry);
+ *   rewind_reader_topology(r, entry.step, &topo);            // the whole tree of the step
+ *   rewind_reader_partition(r, entry.step, rank, size, &n, &rows);  // the rows this rank takes
+ *   rewind_reader_read(r, entry.step, "T", n, rows, buffer); // interiors, row after row
+ *
+ * Conventions (the kernel's data contract, docs/file-format.md §2):
+ * - A grid is a block of cells[0] x cells[1] x cells[2] cells (2-D: cells[2] = 1), the
+ *   same for every grid. Arrays are x fastest, C order (z, y, x) — Fortran's (x, y, z)
+ *   — with `halo` ghost layers on every side, along z too in 2-D ((1 + 2h) layers, the
+ *   interior in layer h): element (i, j, k) of the interior is at
+ *   (i + h) + nx ((j + h) + ny (k + h)), nx = cells[0] + 2h, ny = cells[1] + 2h. Only
+ *   interior cells are read.
+ * - uid: any unique 64-bit name of a grid, stable across partitions; level 0 is the
+ *   root (exactly one grid); sort_key orders grids within a level along the code's
+ *   space-filling curve (the file's rows are sorted by level, rank, sort_key).
+ * - bbox = {xmin, xmax, ymin, ymax, zmin, zmax} of the grid's interior cells.
+ * - A grid with children may be given without arrays (NULL): the library stores the
+ *   average of its children there (parent cell = mean of the child cells it covers),
+ *   as the file format promises, computed across ranks. A parent given with arrays is
+ *   written as given.
+ *
+ * Errors: every call returns REWIND_OK (0) or a rewind_status; the message of the last
+ * failed call on this thread is rewind_last_error() (one line, naming the file and the
+ * problem). No C++ exception crosses this interface. A collective call fails alike on
+ * every rank (the ranks agree before they act), so no rank is left inside a collective.
+ * A failed write leaves every earlier committed step intact.
+ *
+ * Collectives: calls taking or holding a communicator (rewind_file_*, rewind_reader_*
+ * opened with a communicator) are collective over it unless marked "local".
+ *
+ * Versioning: REWIND_API_VERSION is bumped on any incompatible change. The create
+ * functions are macros that pass the version this header declares; the library
+ * refuses a mismatch (REWIND_ERR_VERSION) instead of misreading a struct.
+ */
+#ifndef REWIND_REWIND_H
+#define REWIND_REWIND_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The version of this header's API. */
+#define REWIND_API_VERSION 1
+
+/** What a call returned. */
+typedef enum rewind_status {
+  REWIND_OK = 0,
+  REWIND_ERR_ARGUMENT = 1,     /**< a bad argument: NULL handle, unknown option or variable, bad value */
+  REWIND_ERR_NOT_FOUND = 2,    /**< no such file (or it cannot be opened at all) */
+  REWIND_ERR_FORMAT = 3,       /**< not a Rewind file, a newer major format, a missing or misshapen object */
+  REWIND_ERR_NO_SUCH_STEP = 4, /**< the step selector names no committed step */
+  REWIND_ERR_CORRUPT = 5,      /**< a checksum or HDF5's own metadata does not match: damaged data */
+  REWIND_ERR_IO = 6,           /**< a read or write failed (disk full, permissions, MPI-IO) */
+  REWIND_ERR_STATE = 7,        /**< a call out of order (a write after close, ...) */
+  REWIND_ERR_VERSION = 8,      /**< this header's REWIND_API_VERSION is not the library's */
+  REWIND_ERR_EXISTS = 9,       /**< the file to create exists already (nothing was written) */
+  REWIND_ERR_INTERNAL = 99     /**< a bug: please report the message */
+} rewind_status;
+
+/** Kinds of output step. */
+enum { REWIND_VISUALISATION = 0, REWIND_CHECKPOINT = 1 };
+
+/** The message of the last failed call on this thread ("" if none). Local. */
+const char* rewind_last_error(void);
+/** The API version the library implements. Local. */
+int rewind_api_version(void);
+/** "rewind-kernel 0.1.0": the library's version. Local. */
+const char* rewind_library_version(void);
+
+/* --- Constants of a run ------------------------------------------------------------ */
+
+typedef struct rewind_config rewind_config;
+
+/** A new configuration (empty variables, the kernel's default options). Local. */
+#define rewind_config_create(cfg) rewind_config_create_v((cfg), REWIND_API_VERSION)
+int rewind_config_create_v(rewind_config** cfg, int api_version);
+/** Frees it (NULL is fine). Local. */
+int rewind_config_free(rewind_config* cfg);
+/** dim 2 or 3; cells per grid per axis (2-D: cells[2] = 1); refinement r (children per
+ *  axis of a refined grid: r^dim children); domain = the root grid's box. Local. */
+int rewind_config_set_geometry(rewind_config* cfg, int dim, const int cells[3], int refinement, const double domain[6]);
+/** Adds a cell variable (name: letters, digits, '_'; unit: free text, "" for none); its
+ *  index (0, 1, ...) is the slot of rewind_grids_set_field. Local. */
+int rewind_config_add_variable(rewind_config* cfg, const char* name, const char* unit);
+/** Sets an [output.io] option by name from its text ("strategy" = "auto" | "collective" |
+ *  "independent" | "aggregated" | "dedicated", "checksums" = "true", "compression" =
+ *  "deflate", ...: the table of `rewind keys output.io`, docs/file-format.md §4).
+ *  REWIND_ERR_ARGUMENT names an unknown option or a bad value. Local. */
+int rewind_config_set_option(rewind_config* cfg, const char* name, const char* value);
+/** The name of the program that writes ("creator"), its version ("code_version"), or
+ *  the text of its input deck ("case_text"), stored in /common. Local. */
+int rewind_config_set_text(rewind_config* cfg, const char* key, const char* value);
+/** A named constant stored in /common/fluid or /common/time_stepping (group "fluid" or
+ *  "time_stepping"). Local. */
+int rewind_config_set_constant(rewind_config* cfg, const char* group, const char* name, double value);
+
+/* --- This rank's grids -------------------------------------------------------------- */
+
+typedef struct rewind_grids rewind_grids;
+
+/** An empty description; every array handed to it has `halo` ghost layers. Local. */
+#define rewind_grids_create(grids, halo) rewind_grids_create_v((grids), (halo), REWIND_API_VERSION)
+int rewind_grids_create_v(rewind_grids** grids, int halo, int api_version);
+int rewind_grids_free(rewind_grids* grids);
+/** Forgets every grid (an adaptive tree changed: describe it again). Local. */
+int rewind_grids_clear(rewind_grids* grids);
+/** Adds one grid this rank owns; `index` (may be NULL) receives its index for
+ *  rewind_grids_set_field. parent_uid: UINT64_MAX for the root; child_uids: the
+ *  n_children children (0 for a leaf, at most refinement^dim). Local. */
+int rewind_grids_add(rewind_grids* grids, uint64_t uid, int level, uint64_t sort_key, const double bbox[6],
+                     uint64_t parent_uid, int n_children, const uint64_t* child_uids, int64_t* index);
+/** The array of variable `slot` of grid `index` (the padded layout above), borrowed until
+ *  the next write. NULL (or never set) on a grid with children: the library averages
+ *  them. Local. */
+int rewind_grids_set_field(rewind_grids* grids, int64_t index, int slot, const double* data);
+/** Cell types (uint8, same padded layout), written as the step's cell_type; borrowed. Local. */
+int rewind_grids_set_cell_type(rewind_grids* grids, int64_t index, const uint8_t* types);
+/** Grids described on this rank. Local. */
+int64_t rewind_grids_count(const rewind_grids* grids);
+
+/* --- A run file, written --------------------------------------------------------- */
+
+typedef struct rewind_file rewind_file;
+
+/** Creates `path` for a new run with the configuration's constants and options.
+ *  REWIND_ERR_EXISTS if it exists (nothing touched). Collective. */
+int rewind_file_create(rewind_file** file, MPI_Comm comm, const char* path, const rewind_config* cfg);
+/** Creates the branch file `path` of `parent`'s committed step `parent_step`: the
+ *  parent's constants, a lineage naming the parent, the step and the n_changes
+ *  "key=value" changes (recorded, not interpreted: the code applies them), and an entry
+ *  in the parent's branch registry. The parent is never written to; `cfg` gives the
+ *  options (NULL: defaults). REWIND_ERR_EXISTS if `path` exists. Collective. */
+int rewind_file_create_branch(rewind_file** file, MPI_Comm comm, const char* path, const char* parent,
+                              int64_t parent_step, int n_changes, const char* const* changes, const rewind_config* cfg);
+/** Opens an existing run file to continue it (after a restart from its last committed
+ *  step): steps written after the last committed one (a crash) are dropped; new steps
+ *  must be numbered after it. `cfg` gives the options (NULL: defaults). Collective. */
+int rewind_file_append(rewind_file** file, MPI_Comm comm, const char* path, const rewind_config* cfg);
+/** Writes one step from the grids' arrays: every variable for a checkpoint
+ *  (REWIND_CHECKPOINT: everything needed to continue), or for a visualisation step
+ *  (REWIND_VISUALISATION) the `n_vars` variables listed in `vars` (slots; n_vars 0 =
+ *  all), as float32 when `float32` is non-zero. Committed (crash-safe) when it returns.
+ *  Steps must be numbered in increasing order. Collective. */
+int rewind_file_write(rewind_file* file, int64_t step, double time, double dt, int kind, const rewind_grids* grids,
+                      int n_vars, const int* vars, int float32);
+/** The last committed step's number, -1 if none. Local. */
+int64_t rewind_file_last_step(const rewind_file* file);
+/** Flushes, closes and frees (NULL is fine). Collective. */
+int rewind_file_close(rewind_file* file);
+
+/* --- A run file, read (restart, branches, analysis) ---------------------------------- */
+
+typedef struct rewind_reader rewind_reader;
+
+/** One step of a file. */
+typedef struct rewind_step_entry {
+  int64_t step;       /**< the code's step number */
+  double time;        /**< simulated time */
+  double dt;          /**< the step size stored with it */
+  int32_t kind;       /**< REWIND_VISUALISATION or REWIND_CHECKPOINT */
+  int32_t committed;  /**< 1: complete (the only steps a restart may use) */
+  int64_t n_grids;
+  int32_t n_levels;
+} rewind_step_entry;
+
+/** The tree of one step as stored, one entry per row (row i = the same grid in every
+ *  dataset): arrays owned by the reader, valid until its next topology call or close. */
+typedef struct rewind_topology {
+  int64_t n_grids;
+  int32_t max_children;          /**< width of child_uids / child_rows */
+  int32_t n_levels;
+  const uint64_t* uid;
+  const uint64_t* sort_key;
+  const int32_t* level;
+  const uint64_t* parent_uid;    /**< UINT64_MAX for the root */
+  const int64_t* parent_row;     /**< -1 for the root */
+  const uint64_t* child_uids;    /**< n_grids * max_children, UINT64_MAX = none */
+  const int64_t* child_rows;     /**< n_grids * max_children, -1 = none */
+  const double* bbox;            /**< n_grids * 6 */
+  const int64_t* level_offsets;  /**< n_levels + 1: rows [off[l], off[l+1]) are level l */
+} rewind_topology;
+
+/** Opens `path` read-only. With a communicator (not MPI_COMM_NULL) the reads are
+ *  collective over it (every rank calls them, each with its own rows); with
+ *  MPI_COMM_NULL the reader is serial and local. */
+int rewind_reader_open(rewind_reader** reader, MPI_Comm comm, const char* path);
+int rewind_reader_close(rewind_reader* reader);
+/** Committed steps of the file. Local. */
+int rewind_reader_step_count(rewind_reader* reader, int64_t* n);
+/** The i-th committed step (0 = first, -1 = last). Local. */
+int rewind_reader_step_at(rewind_reader* reader, int64_t i, rewind_step_entry* entry);
+/** A committed step by selector: "latest", a step number "42", "#i" (i-th, negative from
+ *  the end) or "t=0.5" (the step in force at that time; a time after the last step is
+ *  refused). REWIND_ERR_NO_SUCH_STEP names what there is. Local. */
+int rewind_reader_find_step(rewind_reader* reader, const char* selector, rewind_step_entry* entry);
+/** The tree of `step`. Local. */
+int rewind_reader_topology(rewind_reader* reader, int64_t step, rewind_topology* topo);
+/** The rows `rank` of `nranks` takes for a restart on any rank count (contiguous pieces
+ *  of every level along the curve); `rows` is owned by the reader until its next
+ *  partition call. Local. */
+int rewind_reader_partition(rewind_reader* reader, int64_t step, int rank, int nranks, int64_t* n_rows,
+                            const int64_t** rows);
+/** Reads variable `name` of the given rows into `out` (n_rows * cells doubles, interior
+ *  only, row after row; float32 data converted); verifies the rows' checksums
+ *  (REWIND_ERR_CORRUPT names step, dataset and row). Collective for a collective reader. */
+int rewind_reader_read(rewind_reader* reader, int64_t step, const char* name, int64_t n_rows, const int64_t* rows,
+                       double* out);
+/** Like rewind_reader_read, straight into padded arrays: dest[i] (with `halo` ghost layers)
+ *  receives row rows[i]; ghosts are left alone. */
+int rewind_reader_read_into(rewind_reader* reader, int64_t step, const char* name, int64_t n_rows,
+                            const int64_t* rows, double* const* dest, int halo);
+/** The file's branch origin: parent file ("" for an original run, relative to this
+ *  file's directory), its step (-1) and time; strings owned by the reader. Local. */
+int rewind_reader_lineage(rewind_reader* reader, const char** parent_file, int64_t* parent_step, double* parent_time);
+/** The file's variables: count, and the i-th name and unit (owned by the reader). Local. */
+int rewind_reader_variable_count(rewind_reader* reader, int* n);
+int rewind_reader_variable(rewind_reader* reader, int i, const char** name, const char** unit);
+
+/* Fortran: communicators cross as MPI_Fint (api/fortran/rewind.f90 calls these). */
+int rewind_file_create_f(rewind_file** file, MPI_Fint comm, const char* path, const rewind_config* cfg);
+int rewind_file_create_branch_f(rewind_file** file, MPI_Fint comm, const char* path, const char* parent,
+                                int64_t parent_step, int n_changes, const char* const* changes,
+                                const rewind_config* cfg);
+int rewind_file_append_f(rewind_file** file, MPI_Fint comm, const char* path, const rewind_config* cfg);
+int rewind_reader_open_f(rewind_reader** reader, MPI_Fint comm, const char* path);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* REWIND_REWIND_H */

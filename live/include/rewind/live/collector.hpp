@@ -1,0 +1,85 @@
+// The live link, the collector's side (paper, Fig. 4): TCP clients on one side, the
+// compute ranks on the other (link.hpp).
+//
+// A window of the live state goes client → collector → a selection over the whole tree
+// (rewind::window::select: which grids, cropped how, on which ranks; from the
+// neighbourhood server, or from the tree the compute ranks gathered: tree.hpp) → the
+// compute ranks, at their next step boundary, copy the selected cells → collector →
+// client: with zstd once every cell has arrived; with codec none streamed as the cells
+// arrive (rank mode). Windows of past steps are read from the run's files while the
+// compute ranks hold at a boundary (committed steps only, no torn reads). Steering
+// commands travel the same way.
+//
+// Two places, one core:
+// - run_collector(): the collector is a rank of its own (the Damaris model), its main
+//   thread does every MPI and HDF5 call; the TCP server (collector::Server) runs on
+//   helper threads and meets it through a queue of jobs.
+// - ThreadCollector: the collector is a thread of compute rank 0 (the Catalyst Live
+//   model): the same core on a thread that makes no MPI call, talking to rank 0's main
+//   thread through memory (ThreadChannel); rank 0 gathers the cells at the boundary.
+// A slow or vanished client costs only its own connection; the run never waits for a
+// client (it sees only commands that are complete).
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <thread>
+
+#include "rewind/collector/messages.hpp"
+#include "rewind/collector/server.hpp"
+#include "rewind/live/tree.hpp"
+
+namespace rwd::live {
+
+class ThreadChannel;
+
+/// Selects a window over the whole tree (with owners). Called on the collector's core
+/// thread. Empty: the tree the compute ranks send (tree.hpp).
+using Selector = std::function<Selection(const window::Window&)>;
+
+/// What a live collector did, for the run's closing lines.
+struct CollectorStats {
+  collector::ServerStats server;
+  std::uint64_t windows = 0;  ///< live windows served
+  /// Of them, sent from memory shared with the compute ranks (codec none, a slot free);
+  /// the others went through the collector's own arrays.
+  std::uint64_t from_shared_memory = 0;
+};
+
+/// Where the compute ranks are, seen from a collector rank.
+struct RankLayout {
+  MPI_Comm service = MPI_COMM_NULL;  ///< holds the collector and the compute ranks
+  int first_compute = 2;             ///< compute rank r is service rank first_compute + r
+  int compute_size = 1;
+};
+
+/// The collector as a rank of its own: starts the TCP server with `options` (reporting
+/// the bound port through `on_listen`), serves until the run has ended, stops the
+/// server and says bye to the compute ranks. `info` describes the run (variables,
+/// geometry); its file list comes from the run. Throws std::invalid_argument /
+/// std::runtime_error if the server cannot start (the run is stopped first).
+CollectorStats run_collector(const RankLayout& layout, Selector selector, collector::ServerInfo info,
+                             collector::ServerOptions options, const std::function<void(std::uint16_t)>& on_listen);
+
+/// The collector as a thread of compute rank 0 (made there only). Construction starts
+/// the TCP server (throws std::invalid_argument / std::runtime_error if it cannot) and
+/// the thread; Link::to_thread(channel(), compute) on every compute rank is the other
+/// side; after Link::finish, join() ends the thread.
+class ThreadCollector {
+ public:
+  ThreadCollector(collector::ServerInfo info, collector::ServerOptions options, int compute_size);
+  ThreadCollector(const ThreadCollector&) = delete;
+  ThreadCollector& operator=(const ThreadCollector&) = delete;
+  ~ThreadCollector();  ///< joins (the run must have said it finished)
+  [[nodiscard]] std::shared_ptr<ThreadChannel> channel() const;
+  [[nodiscard]] std::uint16_t port() const;
+  CollectorStats join();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rwd::live

@@ -1,0 +1,122 @@
+// The live link, the compute ranks' side (paper, Fig. 4): at every step boundary the
+// compute ranks serve what the collector asks — windows of the state they hold,
+// pause / resume / stop, parameter changes, branches — and go on. Generic over the code:
+// a Host says where the run is, gives its grids and carries out steering; `rewind run`'s
+// driver is one host, the C API's live calls another.
+//
+// Two places for the collector (collector.hpp):
+// - on a rank of its own (`Link::to_rank`, the Damaris model; `rewind run --listen` on
+//   3 or more processes): commands, replies and statuses travel on MPI between it and
+//   the compute root, and each compute rank sends its cells to it;
+// - on a thread of compute rank 0 (`Link::to_thread`, the Catalyst Live model: no extra
+//   rank): commands and replies go through memory (ThreadChannel), the other compute
+//   ranks send their cells to rank 0, which gathers them into the reply.
+// Either way the compute root looks for a command at each boundary (a poll), broadcasts
+// it, and the ranks carry it out together: a run nobody queries pays one small broadcast
+// per step; a paused or held one waits with a back-off (rewind/mpi/backoff.hpp).
+//
+// Cells of a window travel per *run*: a maximal stretch of consecutive pieces of the
+// command that a rank owns; one message per (variable, run), variable after variable,
+// then one per run with the cell types. A rank that can map the collector's shared memory
+// (memory.hpp, same node) writes its cells straight into their places and sends each
+// message empty ("written in place"). A rank owning no piece sends nothing.
+#pragma once
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "rewind/kernel/grids.hpp"
+#include "rewind/live/messages.hpp"
+
+namespace rwd::live {
+
+inline constexpr int kCommandTag = 0x4c30;
+inline constexpr int kReplyTag = 0x4c31;
+inline constexpr int kValuesTag = 0x4c32;
+inline constexpr int kTypesTag = 0x4c33;
+inline constexpr int kStatusTag = 0x4c34;
+
+/// What a code gives the link. Every method is called on every compute rank at the same
+/// boundary, in the same order (so a host may use collectives, and must throw alike on
+/// every rank).
+class Host {
+ public:
+  virtual ~Host() = default;
+  /// Where the run is: step, time, the file being written and the timeline's files.
+  virtual Status where() = 0;
+  /// This rank's grids for a window, parents holding their children's averages (the
+  /// level of detail), valid until the next call into the host. Collective.
+  virtual const kernel::LocalGrids& grids() = 0;
+  /// The slot of variable `name` in the grids' fields; throws std::invalid_argument
+  /// naming it and the variables there are.
+  virtual int variable(const std::string& name) = 0;
+  virtual std::vector<Parameter> parameters() = 0;
+  /// Applies changes from the next step on; returns them as "key=value" (recorded with
+  /// the steps written from now). Throws std::invalid_argument (nothing changed).
+  virtual std::vector<std::string> set(const std::vector<ParamValue>& values) = 0;
+  /// Starts the branch: the run now continues in it. Fills `reply`'s file, parent,
+  /// step and time. Throws (the run goes on where it was), or PausedError when it
+  /// cannot go on where it was (the link pauses the run and replies the message).
+  virtual void branch(const BranchCommand& b, Reply& reply) = 0;
+  /// pause / resume / stop, after the link has changed its state; a stopped run ends at
+  /// this boundary (with a final checkpoint, as the host does at its end). Throws
+  /// std::invalid_argument to refuse (the link's state is then restored).
+  virtual void control(Action a) = 0;
+  /// Changes whenever this rank's grids change (an adaptive step, a new timeline): the
+  /// link then sends the collector the whole tree again when it selects windows itself.
+  virtual std::uint64_t tree_version() = 0;
+};
+
+/// Host::branch failed and the run cannot go on where it was: it pauses there.
+class PausedError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class ThreadChannel;
+
+/// The compute ranks' side of the live link. Collective over the compute ranks.
+class Link {
+ public:
+  /// The collector is rank `collector` of `service` (which holds the compute ranks too,
+  /// compute root included); `compute` is the compute ranks' communicator. `send_tree`:
+  /// the collector selects windows on the tree the compute ranks send it (tree.hpp),
+  /// not through a neighbourhood server.
+  static Link to_rank(MPI_Comm service, int collector, MPI_Comm compute, bool send_tree = false);
+  /// The collector is a thread of compute rank 0 (collector.hpp: ThreadCollector) that
+  /// shares `channel` with it; `channel` is null on the other compute ranks.
+  static Link to_thread(std::shared_ptr<ThreadChannel> channel, MPI_Comm compute);
+  Link(Link&&) noexcept;
+  Link& operator=(Link&&) noexcept;
+  ~Link();
+
+  /// At a step boundary: a status now and then, then every command waiting (and all
+  /// of them while paused or held). `first`: a new timeline starts here.
+  void at_boundary(Host& host, bool first, bool stepped);
+  /// Pauses (a client may look, set a later end, branch, resume or stop). True if the
+  /// run goes on: resumed (with more to do) or branched.
+  bool pause_at_end(Host& host);
+  /// The run has ended: says so, serves the collector until it says bye, and returns
+  /// what the windows cost (for the run's closing line, on compute rank 0).
+  struct Summary {
+    std::int64_t windows = 0;    ///< window commands served
+    double slowest = 0.0;        ///< seconds in them on the slowest compute rank
+    int ranks_in_place = 0;      ///< compute ranks that wrote into shared memory
+    int ranks = 1;
+  };
+  Summary finish(Host& host);
+  /// True once a stop command was served.
+  [[nodiscard]] bool stopped() const;
+
+ private:
+  struct Impl;
+  explicit Link(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rwd::live

@@ -1,0 +1,148 @@
+// The live link's messages between a run's collector and its compute ranks: typed,
+// versioned frames on Rewind's wire codec (rewind/wire/wire.hpp, magic "RWLV",
+// version kVersion), one encode/decode pair per kind, round-trip tested
+// (tests/live/test_messages.cpp). docs/collector-protocol.md ("Live runs") describes
+// what each command does for users.
+//
+//   collector → compute root   a Command (frame type 1..8: its Op)
+//   compute root → collector   a Reply to it (type 64)
+//   compute root → collector   a Status, at boundaries and changes of state (type 65)
+//
+// A window's cell values do not travel in these frames: each compute rank sends its own
+// cells (or writes them into memory the collector shares with it; link.hpp).
+// Pure: no MPI, no sockets. decode_* throw wire::WireError on anything malformed.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "rewind/live/memory.hpp"
+
+namespace rwd::live {
+
+/// Version of these frames; a peer of another version is refused (wire::Fault::bad_version).
+inline constexpr std::uint16_t kVersion = 1;
+
+/// One selected grid of a window, cropped: cells first + stride * (i, j, k) for
+/// (i, j, k) < count, on the compute rank `owner` (its rank among the compute ranks).
+struct PiecePlacement {
+  std::uint64_t uid = 0;
+  std::int32_t owner = 0;
+  std::array<std::int32_t, 3> first{}, count{};
+  std::int32_t stride = 1;
+  [[nodiscard]] std::uint64_t cells() const;
+  bool operator==(const PiecePlacement&) const = default;
+};
+
+/// A parameter change: one number, or three for a vector parameter.
+struct ParamValue {
+  std::string name;
+  std::vector<double> value;
+  bool operator==(const ParamValue&) const = default;
+};
+
+/// A steerable parameter, declared by the code once, as data.
+struct Parameter {
+  std::string name;             ///< e.g. "physics.nu" (rewind run: a case key)
+  bool vector = false;          ///< three components (x, y, z) instead of one number
+  std::string unit;
+  double min = 0.0, max = 0.0;  ///< allowed range (per component)
+  std::string description;
+  std::vector<double> value;    ///< current value: 1 or 3 numbers
+  bool operator==(const Parameter&) const = default;
+};
+
+enum class Op : std::uint16_t { window = 1, hold, release, control, parameters, set, branch, bye };
+enum class Action : std::uint8_t { pause = 0, resume = 1, stop = 2 };
+enum class State : std::uint8_t { running = 0, paused = 1, stopping = 2, finished = 3 };
+const char* to_string(Action a) noexcept;
+const char* to_string(State s) noexcept;
+
+/// The cells of `pieces` for `vars`, into the collector's segment `shm` when a rank can
+/// map it (link.hpp); `slots` names the segments the collector still has.
+struct WindowCommand {
+  std::vector<std::string> vars;
+  std::vector<PiecePlacement> pieces;
+  std::vector<std::uint64_t> slots;
+  std::optional<SegmentName> shm;
+  bool operator==(const WindowCommand&) const = default;
+};
+struct Hold {  ///< wait at this boundary until Release (the collector reads the files)
+  bool operator==(const Hold&) const = default;
+};
+struct Release {
+  bool operator==(const Release&) const = default;
+};
+struct ControlCommand {
+  Action action = Action::pause;
+  bool operator==(const ControlCommand&) const = default;
+};
+struct ParametersQuery {
+  bool operator==(const ParametersQuery&) const = default;
+};
+struct SetCommand {
+  std::vector<ParamValue> values;
+  bool operator==(const SetCommand&) const = default;
+};
+/// Go back to step `from` ("FILE@SELECTOR") with `values` changed, into `output` ("" =
+/// a name the run chooses).
+struct BranchCommand {
+  std::string from;
+  std::vector<ParamValue> values;
+  std::string output;
+  bool operator==(const BranchCommand&) const = default;
+};
+struct Bye {  ///< the collector is done: the run may end
+  bool operator==(const Bye&) const = default;
+};
+using Command = std::variant<WindowCommand, Hold, Release, ControlCommand, ParametersQuery, SetCommand, BranchCommand, Bye>;
+[[nodiscard]] Op op_of(const Command& c) noexcept;
+
+/// The compute root's answer to a command. `ok` false: `message` says why (one line),
+/// the rest is unset. Otherwise the fields the command's kind fills (docs: "Live runs").
+struct Reply {
+  bool ok = true;
+  std::string message;
+  std::int64_t step = 0;     ///< the run's step (set: the first step computed with the change)
+  double time = 0.0;
+  std::string file;          ///< the file being written (branch: the new one)
+  std::string parent;        ///< branch: the file branched from
+  State state = State::running;          ///< control
+  std::vector<Parameter> parameters;     ///< parameters
+  std::vector<std::string> applied;      ///< set: the changes as key=value
+  bool operator==(const Reply&) const = default;
+};
+
+/// Where the run is, sent by the compute root.
+struct Status {
+  State state = State::running;
+  std::int64_t step = 0;
+  double time = 0.0;
+  std::string file;                  ///< being written ("" none)
+  std::string parent;                ///< of a branch, "" for an original run
+  std::vector<std::string> files;    ///< every file of the job so far (the timelines)
+  std::int64_t steps = 0;            ///< steps computed since the start
+  double wall = 0.0;                 ///< seconds since the start
+  std::int32_t ranks = 1;            ///< compute ranks
+  bool operator==(const Status&) const = default;
+};
+
+/// Frame type of an encoded message.
+inline constexpr std::uint16_t kReplyType = 64;
+inline constexpr std::uint16_t kStatusType = 65;
+
+std::vector<std::byte> encode(const Command& c);
+std::vector<std::byte> encode(const Reply& r);
+std::vector<std::byte> encode(const Status& s);
+/// The frame's type (an Op, kReplyType or kStatusType); checks the header.
+std::uint16_t frame_type(std::span<const std::byte> frame);
+Command decode_command(std::span<const std::byte> frame);
+Reply decode_reply(std::span<const std::byte> frame);
+Status decode_status(std::span<const std::byte> frame);
+
+}  // namespace rwd::live

@@ -1,0 +1,517 @@
+// The compute ranks' side of the live link (link.hpp).
+#include "rewind/live/link.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <unordered_map>
+#include <utility>
+
+#include "channel.hpp"
+#include "rewind/live/tree.hpp"
+#include "rewind/mpi/backoff.hpp"
+#include "rewind/window/select.hpp"
+
+namespace rwd::live {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Bytes = std::vector<std::byte>;
+
+// A paused or held run may wait for its next command for minutes. Blocking MPI calls
+// would spin through sched_yield under mpi_yield_when_idle the whole time, taking the
+// cores of a shared node from the collector and its clients, so those waits poll with a
+// back-off (50 us -> 1 ms; until `warm`, shortly after a command, when the next one is
+// likely soon: 50 us of spinning, then 20 us -> 0.1 ms). `test` returns true once done.
+template <class Test>
+void wait_napping(Test test, Clock::time_point warm) {
+  using std::chrono::microseconds;
+  const bool is_warm = Clock::now() < warm;
+  mpi::wait_until(test, {.spin = microseconds(is_warm ? 50 : 0), .first = microseconds(is_warm ? 20 : 50),
+                         .cap = microseconds(1000), .warm_cap = microseconds(100), .warm_until = warm});
+}
+
+// `idle`: the root may take long to have a command; else the ranks meet at a step
+// boundary and a blocking broadcast is the fastest.
+void bcast_bytes(MPI_Comm c, Bytes& b, bool idle, Clock::time_point warm) {
+  long long n = static_cast<long long>(b.size());
+  if (idle) {
+    MPI_Request req = MPI_REQUEST_NULL;
+    MPI_Ibcast(&n, 1, MPI_LONG_LONG, 0, c, &req);
+    wait_napping([&] {
+      int done = 0;
+      MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+      return done != 0;
+    }, warm);
+  } else {
+    MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, c);
+  }
+  b.resize(static_cast<std::size_t>(n));
+  if (n > 0) MPI_Bcast(b.data(), static_cast<int>(n), MPI_BYTE, 0, c);
+}
+
+// REWIND_LIVE_SHARED_MEMORY=0: this rank never maps the collector's memory (a
+// fault-finding switch; it then behaves as a rank of another node).
+bool shared_memory_allowed() {
+  static const bool allowed = [] {
+    const char* e = std::getenv("REWIND_LIVE_SHARED_MEMORY");
+    return e == nullptr || std::string(e) != "0";
+  }();
+  return allowed;
+}
+
+// A rank's pieces of a window.
+struct Mine {
+  std::size_t grid;
+  window::Piece piece;
+  std::uint64_t at;  ///< its first cell's place in the reply's arrays
+};
+struct Plan {
+  std::vector<Mine> mine;
+  std::vector<int> runs;  ///< cells of each run of consecutive pieces of this rank
+  std::uint64_t total = 0;  ///< every piece's cells
+  std::uint64_t cells = 0;  ///< this rank's
+};
+
+Plan plan_of(const WindowCommand& c, int rank, const kernel::LocalGrids& grids) {
+  std::unordered_map<std::uint64_t, std::size_t> index;
+  index.reserve(grids.grids.size());
+  for (std::size_t g = 0; g < grids.grids.size(); ++g) index.emplace(grids.grids[g].uid, g);
+  Plan p;
+  bool in_run = false;
+  for (const auto& q : c.pieces) {
+    const bool ours = q.owner == rank;
+    if (ours && !in_run) p.runs.push_back(0);
+    in_run = ours;
+    const std::uint64_t at = p.total;
+    p.total += q.cells();
+    if (!ours) continue;
+    const auto it = index.find(q.uid);
+    if (it == index.end()) throw std::runtime_error(fmt::format("live window: grid {} is not on its owner", q.uid));
+    window::Piece w;
+    for (std::size_t a = 0; a < 3; ++a) w.first[a] = q.first[a], w.count[a] = q.count[a];
+    w.stride = q.stride;
+    p.mine.push_back({it->second, w, at});
+    p.cells += q.cells();
+    p.runs.back() += static_cast<int>(q.cells());
+  }
+  return p;
+}
+
+}  // namespace
+
+struct Link::Impl {
+  // Where the collector is.
+  MPI_Comm service = MPI_COMM_NULL;  ///< rank mode: shared with the collector
+  int collector = -1;
+  std::shared_ptr<ThreadChannel> channel;  ///< thread mode, on compute rank 0
+  bool thread_mode = false;
+  bool send_tree = false;            ///< the collector selects on the tree we send
+  std::uint64_t tree_sent = ~std::uint64_t{0};  ///< the host's tree_version() last sent
+  MPI_Comm compute = MPI_COMM_NULL;
+  int rank = 0, ranks = 1;
+
+  bool paused = false, held = false, branched = false, stopped = false;
+  double t0 = 0.0, last_status = 0.0;
+  Clock::time_point warm_until{};
+  std::int64_t steps = 0;
+  std::int64_t windows = 0, in_place = 0;
+  double window_seconds = 0.0;
+  WindowTarget target;  ///< thread mode, rank 0: the current window's arrays
+  static constexpr std::size_t kKeepValues = std::size_t{8} << 20;  ///< 64 MiB of doubles
+  std::vector<double> values;
+  std::vector<std::uint8_t> types;
+  std::vector<MPI_Request> sends;
+  std::vector<SharedSegment> attached;
+
+  // --- messages to and from the collector (compute rank 0) ---------------------------
+
+  void send_to_collector(const Bytes& b, int tag) {
+    if (thread_mode) {
+      if (tag == kReplyTag) channel->push_reply(b);
+      else channel->push_status(b);
+      return;
+    }
+    MPI_Send(b.data(), static_cast<int>(b.size()), MPI_BYTE, collector, tag, service);
+  }
+
+  // The next command, if one is waiting (or, `wait`, once one comes).
+  Bytes next_command(bool wait) {
+    Bytes b;
+    if (thread_mode) {
+      const auto take = [&] {
+        auto c = channel->pop_command();
+        if (!c) return false;
+        b = std::move(c->frame);
+        target = std::move(c->target);
+        return true;
+      };
+      if (wait) wait_napping(take, warm_until);
+      else take();
+      return b;
+    }
+    MPI_Status st;
+    const auto probe = [&] {
+      int flag = 0;
+      MPI_Iprobe(collector, kCommandTag, service, &flag, &st);
+      return flag != 0;
+    };
+    if (wait) wait_napping(probe, warm_until);
+    else if (!probe()) return b;
+    int n = 0;
+    MPI_Get_count(&st, MPI_BYTE, &n);
+    b.resize(static_cast<std::size_t>(n));
+    MPI_Recv(b.data(), n, MPI_BYTE, collector, kCommandTag, service, MPI_STATUS_IGNORE);
+    return b;
+  }
+
+  // The whole tree to the collector when it changed on any rank (collective).
+  void share_tree(Host& host) {
+    if (!send_tree) return;
+    const std::uint64_t v = host.tree_version();
+    int changed = v != tree_sent ? 1 : 0, any = 0;
+    MPI_Allreduce(&changed, &any, 1, MPI_INT, MPI_MAX, compute);
+    if (!any) return;
+    tree_sent = v;
+    auto tree = gather_tree(compute, host.grids());
+    if (rank != 0) return;
+    if (thread_mode) channel->set_tree(std::make_shared<const TreeSnapshot>(std::move(*tree)));
+    else send_to_collector(encode(*tree), kStatusTag);  // in order with the statuses
+  }
+
+  void send_status(Host& host, State state) {
+    if (rank != 0) return;
+    Status s = host.where();
+    s.state = state;
+    s.steps = steps;
+    s.wall = MPI_Wtime() - t0;
+    s.ranks = ranks;
+    send_to_collector(encode(s), kStatusTag);
+  }
+
+  // --- a window ----------------------------------------------------------------------
+
+  // The collector's segment for this window mapped by this rank, or null (none offered,
+  // too small, another node, no access); segments the collector no longer lists are
+  // unmapped first.
+  std::byte* shared_place(const WindowCommand& c, std::uint64_t need) {
+    std::erase_if(attached, [&](const SharedSegment& s) {
+      return std::find(c.slots.begin(), c.slots.end(), s.name().token) == c.slots.end();
+    });
+    if (!c.shm || !shared_memory_allowed() || c.shm->bytes < need) return nullptr;
+    for (const auto& s : attached)
+      if (s.name().token == c.shm->token) return s.data();
+    auto s = SharedSegment::attach(*c.shm);
+    if (!s) return nullptr;
+    attached.push_back(std::move(*s));
+    return attached.back().data();
+  }
+
+  // Copies this rank's cells of variable slots `vars` (and the cell types) to `out`
+  // (values of variable k at out_values[k] + piece offset when `placed`, else packed).
+  static void extract_into(const Plan& p, const kernel::LocalGrids& grids, const std::vector<int>& vars,
+                           const std::vector<double*>& out_values, std::uint8_t* out_types, bool placed) {
+    const int h = grids.halo;
+    const std::array<int, 3> padded{grids.block.sx + 2 * h, grids.block.sy + 2 * h, grids.block.sz + 2 * h};
+    for (std::size_t k = 0; k < vars.size(); ++k) {
+      double* o = out_values[k];
+      for (const auto& m : p.mine) {
+        window::Piece hp = m.piece;  // the same cells in the halo'd array
+        for (auto& f : hp.first) f += h;
+        const double* src = grids.grids[m.grid].fields[static_cast<std::size_t>(vars[k])];
+        o = window::extract(hp, padded, src, placed ? out_values[k] + m.at : o);
+      }
+    }
+    std::uint8_t* t = out_types;
+    for (const auto& m : p.mine) {
+      window::Piece hp = m.piece;
+      for (auto& f : hp.first) f += h;
+      const std::uint8_t* src = grids.grids[m.grid].cell_type;
+      std::uint8_t* dst = placed ? out_types + m.at : t;
+      if (src != nullptr) t = window::extract(hp, padded, src, dst);
+      else t = std::fill_n(dst, m.piece.values(), std::uint8_t{0});
+    }
+  }
+
+  // This rank's cells of a window, to the collector (or rank 0): in place into shared
+  // memory when mappable (empty messages say so), else run by run over MPI. Returns true
+  // if written in place.
+  bool send_cells(const WindowCommand& c, const Plan& p, const kernel::LocalGrids& grids, const std::vector<int>& vars) {
+    MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE);
+    sends.assign(p.runs.size() * (vars.size() + 1), MPI_REQUEST_NULL);
+    auto* req = sends.data();
+    const MPI_Comm comm = thread_mode ? compute : service;
+    const int dest = thread_mode ? 0 : collector;
+    if (std::byte* shm = shared_place(c, p.total * (8 * vars.size() + 1)); shm != nullptr && !p.mine.empty()) {
+      std::vector<double*> base(vars.size());
+      for (std::size_t k = 0; k < vars.size(); ++k) base[k] = reinterpret_cast<double*>(shm) + k * p.total;
+      extract_into(p, grids, vars, base, reinterpret_cast<std::uint8_t*>(shm) + vars.size() * p.total * 8, true);
+      // The empty messages say each (variable, run) is written; the fence orders the stores before them.
+      static const char nothing = 0;
+      std::atomic_thread_fence(std::memory_order_release);
+      for (std::size_t k = 0; k <= vars.size(); ++k)
+        for (std::size_t r = 0; r < p.runs.size(); ++r)
+          MPI_Isend(&nothing, 0, MPI_BYTE, dest, k < vars.size() ? kValuesTag : kTypesTag, comm, req++);
+      return true;
+    }
+    values.resize(p.cells * vars.size());
+    types.resize(p.cells);
+    std::vector<double*> packed(vars.size());
+    for (std::size_t k = 0; k < vars.size(); ++k) packed[k] = values.data() + k * p.cells;
+    extract_into(p, grids, vars, packed, types.data(), false);
+    for (std::size_t k = 0; k < vars.size(); ++k) {
+      const double* src = packed[k];
+      for (const int len : p.runs) {
+        MPI_Isend(src, len, MPI_DOUBLE, dest, kValuesTag, comm, req++);
+        src += len;
+      }
+    }
+    const std::uint8_t* ct = types.data();
+    for (const int len : p.runs) {
+      MPI_Isend(ct, len, MPI_BYTE, dest, kTypesTag, comm, req++);
+      ct += len;
+    }
+    return false;
+  }
+
+  // Thread mode, rank 0: its own cells straight into the reply, the other ranks' received
+  // into their places (the collector's logic, collector.cpp, on this side).
+  void gather_cells(const WindowCommand& c, const Plan& p, const kernel::LocalGrids& grids, const std::vector<int>& vars) {
+    if (target.values.size() != vars.size() || target.types == nullptr)
+      throw std::runtime_error("live window: the collector gave no arrays for it");
+    extract_into(p, grids, vars, target.values, target.types, true);
+    struct Run {
+      int owner;
+      std::uint64_t at, cells;
+    };
+    std::vector<Run> runs;
+    std::uint64_t at = 0;
+    for (std::size_t i = 0; i < c.pieces.size(); ++i) {
+      const int owner = c.pieces[i].owner;
+      if (i == 0 || c.pieces[i - 1].owner != owner) runs.push_back({owner, at, 0});
+      runs.back().cells += c.pieces[i].cells();
+      at += c.pieces[i].cells();
+    }
+    std::vector<MPI_Request> reqs;
+    const auto recv = [&](void* where, const Run& r, MPI_Datatype type, int tag) {
+      reqs.emplace_back();
+      MPI_Irecv(where, static_cast<int>(r.cells), type, r.owner, tag, compute, &reqs.back());
+    };
+    for (const auto* v : target.values)
+      for (const auto& r : runs)
+        if (r.owner != 0) recv(const_cast<double*>(v) + r.at, r, MPI_DOUBLE, kValuesTag);
+    for (const auto& r : runs)
+      if (r.owner != 0) recv(target.types + r.at, r, MPI_BYTE, kTypesTag);
+    wait_napping([&] {
+      int done = 0;
+      MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE);
+      return done != 0;
+    }, Clock::now() + std::chrono::milliseconds(100));
+    std::atomic_thread_fence(std::memory_order_acquire);  // the ranks' stores before their messages
+  }
+
+  void window(Host& host, const WindowCommand& c, Reply& reply) {
+    const double t0w = MPI_Wtime();
+    std::vector<int> vars;
+    for (const auto& v : c.vars) vars.push_back(host.variable(v));  // every rank throws alike
+    const auto w = host.where();
+    reply.step = w.step;
+    reply.time = w.time;
+    reply.file = w.file;
+    const auto& grids = host.grids();
+    // Everything that can fail happens before the reply goes (after it the collector waits
+    // for the values): a rank that cannot place a piece makes every rank refuse.
+    Plan p;
+    std::string problem;
+    try {
+      p = plan_of(c, rank, grids);
+    } catch (const std::exception& e) {
+      problem = e.what();
+    }
+    int bad = problem.empty() ? 0 : 1, any = 0;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, compute);
+    if (any) throw std::runtime_error(problem.empty() ? "live window: a compute rank could not place its pieces" : problem);
+    // Rank mode: the reply goes first (the collector posts its receives for the values only
+    // once it has it; a large send would otherwise wait for a receive forever).
+    if (!thread_mode && rank == 0) send_to_collector(encode(reply), kReplyTag);
+    if (thread_mode && rank == 0) {
+      gather_cells(c, p, grids, vars);  // into the collector's shared slot, when it gave one
+      if (c.shm) ++in_place;
+      send_to_collector(encode(reply), kReplyTag);
+    } else if (send_cells(c, p, grids, vars)) {
+      ++in_place;
+    }
+    if (values.capacity() > kKeepValues) {
+      MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE);
+      values = {}, types = {};
+    }
+    window_seconds += MPI_Wtime() - t0w;
+    ++windows;
+  }
+
+  // --- every command ----------------------------------------------------------------
+
+  /// Serves commands until none waits (or, paused / held / ending, until one lets go).
+  void serve(Host& host, bool ending) {
+    for (;;) {
+      const bool idle = ending || paused || held;  // the same on every compute rank
+      Bytes b;
+      if (rank == 0) b = next_command(idle);
+      bcast_bytes(compute, b, idle, warm_until);
+      if (b.empty()) return;
+      warm_until = Clock::now() + mpi::kWarmAfterRequest;
+      Reply reply;
+      bool leave = false;
+      try {
+        const Command c = decode_command(b);
+        if (const auto* w = std::get_if<WindowCommand>(&c)) {
+          window(host, *w, reply);
+          continue;  // replied in window()
+        }
+        leave = carry_out(host, c, reply, ending);
+      } catch (const std::exception& e) {
+        reply = Reply{};
+        reply.ok = false;
+        reply.message = e.what();  // nothing was sent for this command yet
+      }
+      if (rank == 0) send_to_collector(encode(reply), kReplyTag);
+      if (leave) return;
+    }
+  }
+
+  /// A command other than a window; true if the boundary ends here.
+  bool carry_out(Host& host, const Command& c, Reply& reply, bool ending) {
+    const auto here = [&] {
+      const auto w = host.where();
+      reply.step = w.step;
+      reply.time = w.time;
+      reply.file = w.file;
+    };
+    if (std::holds_alternative<Hold>(c)) {
+      held = true;
+    } else if (std::holds_alternative<Release>(c)) {
+      held = false;
+    } else if (const auto* k = std::get_if<ControlCommand>(&c)) {
+      if (ending) throw std::invalid_argument("the run has finished");
+      const bool was_paused = paused;
+      paused = k->action == Action::pause;
+      try {
+        host.control(k->action);
+      } catch (...) {
+        paused = was_paused;
+        throw;
+      }
+      here();
+      reply.state = k->action == Action::pause ? State::paused : k->action == Action::resume ? State::running : State::stopping;
+      if (k->action == Action::stop) {
+        stopped = true;
+        held = false;
+        return true;
+      }
+      if (k->action == Action::pause) send_status(host, State::paused);
+    } else if (std::holds_alternative<ParametersQuery>(c)) {
+      reply.parameters = host.parameters();
+    } else if (const auto* s = std::get_if<SetCommand>(&c)) {
+      if (ending) throw std::invalid_argument("the run has finished");
+      reply.applied = host.set(s->values);
+      here();
+      reply.step += 1;  // the first step computed with them
+    } else if (const auto* br = std::get_if<BranchCommand>(&c)) {
+      if (ending) throw std::invalid_argument("the run has finished");
+      try {
+        host.branch(*br, reply);
+      } catch (const PausedError&) {
+        paused = true;
+        send_status(host, State::paused);
+        throw;
+      }
+      held = false;
+      branched = true;
+      return true;
+    } else if (std::holds_alternative<Bye>(c)) {
+      return true;
+    }
+    return false;
+  }
+};
+
+Link::Link(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
+  MPI_Comm_rank(impl_->compute, &impl_->rank);
+  MPI_Comm_size(impl_->compute, &impl_->ranks);
+  impl_->t0 = MPI_Wtime();
+}
+Link::Link(Link&&) noexcept = default;
+Link& Link::operator=(Link&&) noexcept = default;
+Link::~Link() {
+  if (impl_) MPI_Waitall(static_cast<int>(impl_->sends.size()), impl_->sends.data(), MPI_STATUSES_IGNORE);
+}
+
+Link Link::to_rank(MPI_Comm service, int collector, MPI_Comm compute, bool send_tree) {
+  auto i = std::make_unique<Impl>();
+  i->service = service;
+  i->collector = collector;
+  i->compute = compute;
+  i->send_tree = send_tree;
+  return Link(std::move(i));
+}
+
+Link Link::to_thread(std::shared_ptr<ThreadChannel> channel, MPI_Comm compute) {
+  auto i = std::make_unique<Impl>();
+  i->channel = std::move(channel);
+  i->thread_mode = true;
+  i->send_tree = true;
+  i->compute = compute;
+  Link l(std::move(i));
+  if (l.impl_->rank == 0 && !l.impl_->channel) throw std::invalid_argument("live link: compute rank 0 needs the channel");
+  return l;
+}
+
+void Link::at_boundary(Host& host, bool first, bool stepped) {
+  auto& im = *impl_;
+  if (stepped) ++im.steps;
+  im.share_tree(host);
+  // A status at most 20 times a second (and at every new timeline): a fast run would
+  // otherwise send thousands of messages a second nobody reads.
+  const double now = MPI_Wtime();
+  if (first || now - im.last_status >= 0.05) {
+    im.last_status = now;
+    im.send_status(host, im.paused ? State::paused : State::running);
+  }
+  im.serve(host, false);
+}
+
+bool Link::pause_at_end(Host& host) {
+  auto& im = *impl_;
+  if (im.stopped) return false;
+  im.paused = true;
+  im.branched = false;
+  im.send_status(host, State::paused);
+  im.serve(host, false);  // until resume, stop or branch
+  return im.branched || !im.stopped;
+}
+
+Link::Summary Link::finish(Host& host) {
+  auto& im = *impl_;
+  im.paused = im.held = false;
+  im.send_status(host, State::finished);
+  im.serve(host, true);
+  MPI_Waitall(static_cast<int>(im.sends.size()), im.sends.data(), MPI_STATUSES_IGNORE);
+  // What the queries cost the run: the slowest rank's time in window commands (the next
+  // step waits for it), and how many ranks wrote into the collector's memory.
+  Summary s;
+  s.windows = im.windows;
+  s.ranks = im.ranks;
+  MPI_Reduce(&im.window_seconds, &s.slowest, 1, MPI_DOUBLE, MPI_MAX, 0, im.compute);
+  const int wrote = im.in_place > 0 ? 1 : 0;
+  MPI_Reduce(&wrote, &s.ranks_in_place, 1, MPI_INT, MPI_SUM, 0, im.compute);
+  return s;
+}
+
+bool Link::stopped() const { return impl_->stopped; }
+
+}  // namespace rwd::live

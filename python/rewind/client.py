@@ -1,0 +1,516 @@
+"""rewind.client: the Python client of the Rewind collector (docs/collector-protocol.md,
+version 1, revision 1.3) -- `rewind serve` of files, or `rewind run --listen` of a job.
+
+    import rewind
+    with rewind.connect("127.0.0.1:7400") as c:          # or rewind.Client("127.0.0.1", 7400)
+        print(c.info()["variables"])
+        w = c.window(box=((0, 0, 0), (1, 1, 0)), budget=100_000, variables=["p"], time="latest")
+        for piece in w:                   # rewind.Piece: .values["p"] (nz, ny, nx), .x, .y, .z
+            ...
+        img = w.image("p")                # one array when the window is on one level
+
+A window is the same rewind.Window whether it comes from a collector or from a file
+(`rewind.open(path).window(...)`): see Window and Piece below.
+
+Steering the collector of a running `rewind run` (plain dicts and lists, no numpy):
+
+        c.status()                        # {"state": "running", "step": 120, "time": 1.2, ...}
+        c.pause(); c.resume(); c.stop()   # or c.control("pause"): {"state", "step", "time"}
+        c.parameters()                    # [{"name": "physics.nu", "type": "number", "min", "max", ...}]
+        c.set({"physics.nu": 2e-3, "boundary.xmin.velocity": [1.5, 0, 0]})   # {"step", "time", "values"}
+        c.branch("t=2", {"boundary.xmin.velocity": [2, 0, 0]}, output="fast.h5")  # {"file", "parent", "step", "time"}
+
+Arrays travel as they are (codec "none") or zstd-compressed, as negotiated in the hello:
+by default the client asks for "none" first when the server's address is loopback (no
+CPU spent compressing float64 fields that hardly compress), "zstd" first otherwise;
+Client(..., codec="none" | "zstd") insists on one. Either way the values are read from
+the socket straight into numpy arrays (c.window(..., out=w) refills the arrays of an
+earlier window w instead of allocating new ones). Windows need numpy, and zstandard for zstd
+arrays (Debian: python3-numpy python3-zstandard); the rest needs only the standard
+library. Every socket call has a timeout; server errors raise
+rewind.CollectorError with the protocol's code name ("bad_argument", "conflict", ...), and a
+request the server does not announce in its capabilities raises "unsupported" before
+anything is sent.
+
+The token (a server started with one): Client(..., token_file="~/.rewind/token"), a file
+only its owner may read (chmod 600; its first line), or the environment: REWIND_TOKEN, or
+REWIND_TOKEN_FILE naming such a file -- as the rewind commands take it. token="..." works
+too, but a token in a command line is visible to every user of the machine. The protocol
+is not encrypted: reach a remote job through an SSH tunnel (docs/collector-protocol.md,
+"Security").
+
+This file is also shipped alone, as the module `rewind_client`, inside the ParaView
+plugin (paraview-plugin/RewindReader/rewind_client.py links here): it imports nothing
+of the package but its errors, and defines them itself when it stands alone.
+"""
+import io
+import ipaddress
+import json
+import math
+import os
+import socket
+import stat
+import struct
+
+PROTOCOL_VERSION = 1
+MAGIC = b"RWCL"
+HEADER = struct.Struct("<4sHHIIQ")  # magic, version, type, request_id, reserved, length
+TYPES = {"hello": 1, "hello_reply": 2, "info_request": 3, "info_reply": 4, "steps_request": 5,
+         "steps_reply": 6, "window_request": 7, "window_reply": 8, "error_reply": 9, "bye": 10,
+         "status_request": 11, "status_reply": 12, "control_request": 13, "control_reply": 14,
+         "parameters_request": 15, "parameters_reply": 16, "set_request": 17, "set_reply": 18,
+         "branch_request": 19, "branch_reply": 20}
+MAX_REPLY = 1 << 30
+MAX_RAW = 4 << 30
+DTYPES = {"f64": "<f8", "u8": "u1"}
+CODECS = ("none", "zstd")
+
+
+try:
+    from .errors import CollectorError, InvalidArgument
+except ImportError:  # alone, as the ParaView plugin's rewind_client module
+    class CollectorError(Exception):
+        """An error reply from the server, or a protocol violation (.code: 'malformed', ...)."""
+
+        def __init__(self, code, message):
+            super().__init__(f"{code}: {message}")
+            self.code = code
+
+    class InvalidArgument(ValueError):
+        """An argument refused before anything is sent (a token file others may read, ...)."""
+
+
+MAX_TOKEN = 4096
+
+
+def read_token_file(path):
+    """The token in `path` (its first line), as `rewind --token-file` reads it: refused
+    (InvalidArgument, a ValueError, naming the file, never the token) if group or others may read or write it,
+    or if it is empty."""
+    path = os.path.expanduser(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as e:
+        raise InvalidArgument(f"token file {path} cannot be opened: {e.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise InvalidArgument(f"token file {path} is not a regular file")
+        if st.st_mode & 0o077:
+            raise InvalidArgument(f"token file {path} may be read by group or others "
+                             f"(mode {stat.S_IMODE(st.st_mode):04o}): chmod 600 {path}")
+        text = f.read(MAX_TOKEN + 2)
+    token = text.split(b"\n", 1)[0].rstrip(b"\r").decode()
+    if not token:
+        raise InvalidArgument(f"token file {path} is empty (the token is its first line)")
+    if len(token) > MAX_TOKEN:
+        raise InvalidArgument(f"token file {path} holds a token longer than {MAX_TOKEN} bytes")
+    return token
+
+
+def resolve_token(token=None, token_file=None):
+    """The token to send: `token`, else the one in `token_file`, else $REWIND_TOKEN, else
+    the one in the file $REWIND_TOKEN_FILE names; "" if none (the rule of the rewind
+    commands' --token / --token-file)."""
+    if token and token_file:
+        raise InvalidArgument("give token or token_file, not both")
+    if token:
+        return token
+    if token_file:
+        return read_token_file(token_file)
+    env, env_file = os.environ.get("REWIND_TOKEN", ""), os.environ.get("REWIND_TOKEN_FILE", "")
+    if env and env_file:
+        raise InvalidArgument("both REWIND_TOKEN and REWIND_TOKEN_FILE are set; unset one")
+    return read_token_file(env_file) if env_file else env
+
+
+class Window:
+    """A sliding window: the cells of one step inside a box, within a budget of values,
+    from a collector (Client.window) or from a file (rewind.open(path).window(...)).
+
+    step, time, file    the step answered
+    level, stride       the level of detail chosen (L*; pieces of coarser leaves that fill
+                        gaps say their own level) and 1, or the level-0 stride k >= 2
+    box                 {"lo": [x, y, z], "hi": [x, y, z]}: what the returned cells cover
+    cells               values per variable (the sum over the pieces)
+    variables           names, the order of `values`
+    values[name]        float64 array of `cells` values: piece after piece, x fastest
+    cell_type           uint8 array like a variable (empty if the step stores none)
+    pieces              the protocol's piece dicts: row, uid, level, first, count
+                        ([nx, ny, nz]), stride, origin, spacing
+    w[i], iter(w)       the pieces as rewind.Piece objects: numpy values shaped
+                        (nz, ny, nx) with their cell-centre coordinates
+    image(name)         the pieces stitched into one array (a window on one level)
+    """
+
+    def __init__(self, meta, arrays):
+        self.meta = meta
+        for k in ("step", "time", "file", "level", "stride", "box", "cells", "pieces", "variables"):
+            setattr(self, k, meta[k])
+        self.values = {name: arrays[i] for i, name in enumerate(self.variables)}
+        self.cell_type = arrays[len(self.variables)]
+
+    def __repr__(self):
+        return (f"<rewind.Window step {self.step} (t={self.time:.6g}) of {self.file}: level {self.level}, "
+                f"{len(self.pieces)} pieces, {self.cells} cells, variables {', '.join(self.variables)}>")
+
+    def _offsets(self):
+        off = [0]
+        for p in self.pieces:
+            nx, ny, nz = p["count"]
+            off.append(off[-1] + nx * ny * nz)
+        return off
+
+    def piece_arrays(self, name):
+        """The values of variable `name` split into pieces, each shaped (nz, ny, nx)."""
+        off = self._offsets()
+        return [self.values[name][off[i]:off[i + 1]].reshape(p["count"][::-1]) for i, p in enumerate(self.pieces)]
+
+    def __len__(self):
+        return len(self.pieces)
+
+    def __getitem__(self, i):
+        """Piece i (a rewind.Piece; negative counts from the end)."""
+        i = range(len(self.pieces))[i]
+        p = self.pieces[i]
+        off = self._offsets()
+        shape = tuple(p["count"][::-1])
+        values = {v: self.values[v][off[i]:off[i + 1]].reshape(shape) for v in self.variables}
+        types = self.cell_type[off[i]:off[i + 1]].reshape(shape) if len(self.cell_type) else None
+        return Piece(p, values, types)
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self.pieces)))
+
+    def image(self, name, resample=False):
+        """The pieces of variable `name` as one Image: an array (nz, ny, nx) on the
+        window's lattice, NaN where no piece has a cell (outside the covered cells).
+        The pieces must share one level and stride (a uniform window: raises
+        InvalidArgument naming the levels otherwise) unless resample=True, which puts
+        every piece on the finest spacing of the window, a coarse cell repeated over the
+        fine cells it covers (copied, never interpolated)."""
+        import numpy as np
+        pieces = list(self)
+        if not pieces:
+            raise InvalidArgument(f"window of step {self.step} of {self.file} has no cells to stitch")
+        fine = np.array([p.spacing for p in pieces]).min(axis=0)
+        levels = sorted({p.level for p in pieces})
+        if not resample and len(levels) > 1:
+            raise InvalidArgument(f"window of step {self.step} of {self.file} has pieces on levels "
+                                  f"{', '.join(map(str, levels))}: image(name, resample=True) puts them on the "
+                                  f"finest, or take the pieces one by one")
+        lo = np.array([p.origin for p in pieces]).min(axis=0)
+        placed, shape = [], np.zeros(3, dtype=np.int64)
+        for p in pieces:
+            factor = np.rint(p.spacing / fine).astype(np.int64)
+            start = np.rint((p.origin - lo) / fine).astype(np.int64)
+            v = p.values[name]
+            for axis, f in zip((2, 1, 0), factor):  # x, y, z factors onto (z, y, x) axes
+                v = np.repeat(v, f, axis=axis) if f > 1 else v
+            placed.append((start, v))
+            shape = np.maximum(shape, start + np.array(v.shape[::-1]))
+        out = np.full(tuple(shape[::-1]), np.nan)
+        for (i, j, k), v in placed:
+            out[k:k + v.shape[0], j:j + v.shape[1], i:i + v.shape[2]] = v
+        return Image(name, out, lo, fine, pieces[0].cell * fine / pieces[0].spacing)
+
+
+class Piece:
+    """One grid's cells in a Window. values[name] and cell_type are numpy arrays shaped
+    (nz, ny, nx) (x fastest in memory); cell (k, j, i) is grid cell first + stride*(i, j, k)
+    and spans origin + spacing*(i, j, k) to that + cell (cell = spacing / stride).
+    x, y, z: the cell-centre coordinates along each axis (1-D arrays of nx, ny, nz)."""
+
+    def __init__(self, meta, values, cell_type):
+        import numpy as np
+        self.row, self.uid, self.level, self.stride = meta["row"], meta["uid"], meta["level"], meta["stride"]
+        self.first, self.count = tuple(meta["first"]), tuple(meta["count"])
+        self.origin = np.array(meta["origin"], dtype=float)
+        self.spacing = np.array(meta["spacing"], dtype=float)
+        self.cell = self.spacing / self.stride
+        self.values, self.cell_type = values, cell_type
+        self.x, self.y, self.z = (self.origin[a] + self.spacing[a] * np.arange(self.count[a]) + 0.5 * self.cell[a]
+                                  for a in range(3))
+
+    def __repr__(self):
+        return (f"<rewind.Piece row {self.row} level {self.level}: {self.count[0]}x{self.count[1]}x{self.count[2]} "
+                f"cells from {tuple(self.origin)}, spacing {tuple(self.spacing)}>")
+
+
+class Image:
+    """A window stitched onto one lattice (Window.image): values (nz, ny, nx), NaN where
+    no cell; sample (k, j, i) spans origin + spacing*(i, j, k) to that + cell. x, y, z:
+    cell-centre coordinates (1-D); extent: (x0, x1, y0, y1) for matplotlib's imshow."""
+
+    def __init__(self, name, values, origin, spacing, cell):
+        import numpy as np
+        self.name, self.values, self.origin, self.spacing, self.cell = name, values, origin, spacing, cell
+        nz, ny, nx = values.shape
+        self.x, self.y, self.z = (origin[a] + spacing[a] * np.arange(n) + 0.5 * cell[a] for a, n in enumerate((nx, ny, nz)))
+        self.extent = (origin[0], origin[0] + nx * spacing[0], origin[1], origin[1] + ny * spacing[1])
+
+    def __array__(self, dtype=None):
+        return self.values if dtype is None else self.values.astype(dtype)
+
+    def __repr__(self):
+        return f"<rewind.Image {self.name} {self.values.shape} from {tuple(self.origin)}, spacing {tuple(self.spacing)}>"
+
+
+def encode(type_name, request_id, fields):
+    text = json.dumps(fields).encode()
+    payload = struct.pack("<I", len(text)) + text
+    return HEADER.pack(MAGIC, PROTOCOL_VERSION, TYPES[type_name], request_id, 0, len(payload)) + payload
+
+
+def _check_header(header, max_reply=MAX_REPLY):
+    """(type name, request_id, payload length) of a frame header; raises CollectorError."""
+    magic, version, type_, request_id, reserved, length = HEADER.unpack(header)
+    if magic != MAGIC or reserved != 0:
+        raise CollectorError("malformed", "not a collector frame")
+    if version != PROTOCOL_VERSION:
+        raise CollectorError("bad_version", f"server speaks protocol {version}")
+    names = {v: k for k, v in TYPES.items()}
+    if type_ not in names:
+        raise CollectorError("unknown_type", f"type {type_}")
+    if length > max_reply:
+        raise CollectorError("too_large", f"reply of {length} bytes")
+    return names[type_], request_id, length
+
+
+def _array_specs(fields, left, max_raw):
+    """The checked "arrays" entries of a payload with `left` bytes after its JSON: known
+    dtype and codec, whole values, codec none sent as exactly its raw bytes, sizes adding
+    up to exactly `left`, raw sizes within max_raw. Nothing is read or allocated before."""
+    try:
+        entries = [(a["name"], a["dtype"], a["raw"], a["zbytes"], a.get("codec", "zstd")) for a in fields.get("arrays", [])]
+    except (AttributeError, KeyError, TypeError):
+        raise CollectorError("malformed", "bad \"arrays\" entry") from None
+    for name, dtype, raw, zbytes, codec in entries:
+        if not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in (raw, zbytes)):
+            raise CollectorError("malformed", f"array {name}: sizes are not counts")
+        if dtype not in DTYPES or raw % (8 if dtype == "f64" else 1):
+            raise CollectorError("malformed", f"array {name}: bad dtype or size")
+        if codec not in CODECS or (codec == "none" and zbytes != raw):
+            raise CollectorError("malformed", f"array {name}: unknown codec or encoded size")
+    if sum(e[3] for e in entries) != left:
+        raise CollectorError("malformed", "array sizes do not match the frame")
+    if sum(e[2] for e in entries) > max_raw:
+        raise CollectorError("too_large", "arrays above the raw cap")
+    return entries
+
+
+def _read_payload(length, fill, max_raw=MAX_RAW, reuse=()):
+    """(json fields, arrays) of a payload of `length` bytes, taken by fill(memoryview),
+    which fills the whole view or raises: the JSON, then each array straight into its
+    numpy array (codec none) or decompressed (zstd). An uncompressed array is read into
+    reuse[i] instead of a new array when that has its dtype and size."""
+    if length < 4:
+        raise CollectorError("malformed", "truncated")
+    head = bytearray(4)
+    fill(memoryview(head))
+    (n,) = struct.unpack("<I", head)
+    if 4 + n > length:
+        raise CollectorError("malformed", "JSON length exceeds the frame")
+    text = bytearray(n)
+    fill(memoryview(text))
+    try:
+        fields = json.loads(text)
+    except ValueError as e:
+        raise CollectorError("malformed", f"bad JSON: {e}") from None
+    if not isinstance(fields, dict):
+        raise CollectorError("malformed", "the JSON part is not an object")
+    entries = _array_specs(fields, length - 4 - n, max_raw)
+    if not entries:
+        return fields, []
+    import numpy as np  # only windows carry arrays
+    arrays = []
+    for i, (name, dtype, raw, zbytes, codec) in enumerate(entries):
+        dtype = np.dtype(DTYPES[dtype])
+        if codec == "none":
+            old = reuse[i] if i < len(reuse) else None
+            fits = (old is not None and old.dtype == dtype and old.nbytes == raw and old.flags.c_contiguous
+                    and old.flags.writeable)
+            out = old if fits else np.empty(raw // dtype.itemsize, dtype=dtype)
+            if raw:
+                fill(memoryview(out.view(np.uint8)))
+        else:
+            import zstandard
+            z = bytearray(zbytes)
+            fill(memoryview(z))
+            data = zstandard.ZstdDecompressor().decompress(z, max_output_size=raw) if raw else b""
+            if len(data) != raw:
+                raise CollectorError("malformed", f"array {name}: decompressed size differs")
+            out = np.frombuffer(data, dtype=dtype)
+        arrays.append(out)
+    return fields, arrays
+
+
+def _filler(readinto, closed_message):
+    """fill(view) over readinto(view) -> bytes read (a socket's recv_into, a file's readinto)."""
+    def fill(view):
+        while len(view):
+            k = readinto(view)
+            if not k:
+                raise CollectorError("malformed", closed_message)
+            view = view[k:]
+    return fill
+
+
+def decode(header, payload, max_raw=MAX_RAW):
+    """(type name, request_id, json fields, arrays) of one frame; raises CollectorError."""
+    if HEADER.unpack(header)[5] != len(payload):
+        raise CollectorError("malformed", "not a collector frame")
+    kind, request_id, length = _check_header(header)
+    fields, arrays = _read_payload(length, _filler(io.BytesIO(payload).readinto, "truncated"), max_raw)
+    return kind, request_id, fields, arrays
+
+
+def _values(values):
+    """{name: float or [x, y, z]} as the protocol wants it (finite numbers; JSON has no NaN)."""
+    out = {}
+    for name, v in values.items():
+        x = [float(v)] if isinstance(v, (int, float)) and not isinstance(v, bool) else [float(c) for c in v]
+        if len(x) not in (1, 3) or not all(math.isfinite(c) for c in x):
+            raise InvalidArgument(f"{name}: expected a finite number or 3 finite numbers, got {v!r}")
+        out[name] = x[0] if isinstance(v, (int, float)) else x
+    return out
+
+
+class Client:
+    def __init__(self, host="127.0.0.1", port=7400, token=None, timeout=30.0, name="rewind-python", codec=None,
+                 token_file=None):
+        """codec: None (default) offers "none" first on a loopback address, "zstd" first
+        otherwise; "none" or "zstd" offers only that one. self.server["codec"] says what
+        the server chose (absent from a revision 1.1 server: zstd). token / token_file:
+        see resolve_token (default: the environment)."""
+        token = resolve_token(token, token_file)
+        self.sock = socket.create_connection((host, port), timeout=timeout)
+        self.sock.settimeout(timeout)
+        self.next_id = 1
+        if codec is None:
+            local = ipaddress.ip_address(self.sock.getpeername()[0]).is_loopback
+            codecs = ["none", "zstd"] if local else ["zstd", "none"]
+        elif codec in CODECS:
+            codecs = [codec]
+        else:
+            raise InvalidArgument(f"codec {codec!r}: expected one of {', '.join(CODECS)} or None")
+        self._fill = _filler(self.sock.recv_into, "the server closed the connection")
+        self.server = self._call("hello", {"protocol": PROTOCOL_VERSION, "token": token, "client": name,
+                                           "codecs": codecs})[0]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _call(self, type_name, fields, reuse=()):
+        rid = self.next_id
+        self.next_id += 1
+        self.sock.sendall(encode(type_name, rid, fields))
+        header = bytearray(HEADER.size)
+        try:
+            self._fill(memoryview(header))
+            kind, reply_id, length = _check_header(header)
+            reply, arrays = _read_payload(length, self._fill, reuse=reuse)
+        except CollectorError:
+            self.sock.close()  # the stream is at an unknown position
+            self.sock = None
+            raise
+        if kind == "error_reply":
+            raise CollectorError(reply.get("name", str(reply.get("code"))), reply.get("message", ""))
+        if reply_id != rid:
+            raise CollectorError("malformed", f"reply to request {reply_id}, expected {rid}")
+        return reply, arrays
+
+    def info(self):
+        return self._call("info_request", {})[0]
+
+    def steps(self):
+        return self._call("steps_request", {})[0]["steps"]
+
+    def window(self, box, budget, variables=None, time="live", file=None, out=None):
+        """box = ((x0, y0, z0), (x1, y1, z1)); variables None = every variable the step
+        holds (a visualisation step: the ones written; the live state: all).
+        out: a previous Window whose arrays are refilled when their sizes match (codec
+        none): asking for the same window again and again then allocates nothing; `out`
+        is the caller's to give up (its arrays are the new window's)."""
+        req = {"box": {"lo": list(map(float, box[0])), "hi": list(map(float, box[1]))}, "budget": int(budget),
+               "time": time, "variables": list(variables or [])}
+        if file:
+            req["file"] = file
+        reuse = [out.values[v] for v in out.variables] + [out.cell_type] if out is not None else ()
+        meta, arrays = self._call("window_request", req, reuse)
+        return Window(meta, arrays)
+
+    # --- Steering (revision 1.1): the collector of a running `rewind run` -----------------
+
+    def offers(self, capability):
+        """True if the server announced `capability` ("window", "status", "set", ...)."""
+        return capability in self.server.get("capabilities", [])
+
+    def _steer(self, name, fields):
+        if not self.offers(name):
+            raise CollectorError("unsupported", f"the server does not offer {name} "
+                                 f"(it offers {', '.join(self.server.get('capabilities', []))})")
+        return self._call(name + "_request", fields)[0]
+
+    def status(self):
+        """{"state": "running" | "paused" | "stopping" | "finished", "step", "time",
+        "steps_per_second", "file", "parent", "ranks", "clients"}."""
+        return self._steer("status", {})
+
+    def control(self, action):
+        """action "pause", "resume" or "stop", applied at the next step boundary (this call
+        waits for it): {"state", "step", "time"} after it took effect."""
+        return self._steer("control", {"action": action})
+
+    def pause(self):
+        return self.control("pause")
+
+    def resume(self):
+        return self.control("resume")
+
+    def stop(self):
+        return self.control("stop")
+
+    def parameters(self):
+        """The steerable parameters: a list of {"name", "type" ("number" | "vector"), "unit",
+        "min", "max", "value", "description"}."""
+        return self._steer("parameters", {})["parameters"]
+
+    def set(self, values):
+        """values: {name: number or [x, y, z]}, applied from the next step on:
+        {"step" (the first step computed with them), "time", "values"}."""
+        return self._steer("set", {"values": _values(values)})
+
+    def branch(self, from_, values=None, file=None, output=None):
+        """Branches from the committed step `from_` ("latest", "N", "#i", "t=T") of `file`
+        (default: the file being written) with `values` changed, into `output` (default:
+        the server's choice): {"file", "parent", "step", "time"}."""
+        req = {"from": from_, "values": _values(values or {})}
+        if file:
+            req["file"] = file
+        if output:
+            req["output"] = output
+        return self._steer("branch", req)
+
+    def close(self):
+        if self.sock is None:
+            return
+        try:
+            self.sock.sendall(encode("bye", self.next_id, {}))
+        except OSError:
+            pass
+        self.sock.close()
+        self.sock = None
+
+
+def connect(address, **options):
+    """A Client of the collector at "HOST:PORT" (the address `rewind serve` and
+    `rewind run --listen` print; "[::1]:PORT" for IPv6); options as Client's (token,
+    token_file, timeout, codec, name)."""
+    host, sep, port = str(address).rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise InvalidArgument(f"collector address {address!r}: expected HOST:PORT")
+    return Client(host.strip("[]"), int(port), **options)

@@ -1,0 +1,169 @@
+"""rewind.selection: the sliding-window selection of rewind::window::select, in numpy.
+
+The rule and its definitions are the data contract of
+window/include/rewind/window/select.hpp (tolerance 1e-9 of the root's extent, slices,
+"meets", candidates, the choice of the finest level L* whose cells in the box fit the
+budget, coarser leaves filling gaps, the level-0 stride); this module follows
+window/src/select.cpp operation for operation, so a window of a file computed here has
+the same pieces, bit for bit, as `rewind window FILE --out W.json` (tests/python checks
+it). It works level by level on whole arrays instead of grid by grid.
+"""
+import numpy as np
+
+from .errors import FileError, InvalidArgument
+
+REL_TOL = 1e-9
+_AXES = "xyz"
+
+
+class Selection:
+    """What select() chose: level (L*), stride (1, or k >= 2 at level 0), pieces (dicts
+    sorted by row: row, level, first, count, stride, origin, spacing, cell; count and
+    first per axis x, y, z), values (the sum of the pieces' cells) and covered
+    ({"lo", "hi"}: the union of the returned cells; zeros when empty)."""
+
+    def __init__(self, level, stride, pieces):
+        self.level, self.stride, self.pieces = level, stride, sorted(pieces, key=lambda p: p["row"])
+        self.values = sum(int(np.prod(p["count"])) for p in self.pieces)
+        lo, hi = [0.0] * 3, [0.0] * 3
+        for i, p in enumerate(self.pieces):
+            for a in range(3):
+                plo = p["origin"][a]
+                phi = p["origin"][a] + (p["count"][a] - 1) * p["spacing"][a] + p["cell"][a]
+                lo[a] = plo if i == 0 else min(lo[a], plo)
+                hi[a] = phi if i == 0 else max(hi[a], phi)
+        self.covered = {"lo": lo, "hi": hi}
+
+    @property
+    def rows(self):
+        return [p["row"] for p in self.pieces]
+
+
+class _Query:
+    def __init__(self, root, cells, box):
+        lo, hi = (np.asarray(b, dtype=float).reshape(3) for b in box)
+        for a in range(3):
+            if not (np.isfinite(lo[a]) and np.isfinite(hi[a])):
+                raise InvalidArgument(f"the box has a NaN or infinite bound on {_AXES[a]}")
+            if lo[a] > hi[a]:
+                raise InvalidArgument(f"the box has lo > hi on {_AXES[a]} ({lo[a]!r} > {hi[a]!r})")
+        self.lo, self.hi, self.cells = lo, hi, cells
+        self.tol = [REL_TOL * (root[2 * a + 1] - root[2 * a]) for a in range(3)]
+        self.dom_hi = [root[2 * a + 1] for a in range(3)]
+        self.slice = [hi[a] - lo[a] <= 2 * self.tol[a] for a in range(3)]
+        self.slice_at = [0.5 * (lo[a] + hi[a]) for a in range(3)]
+
+
+def _cells_in_box(bbox, q):
+    """(first, end, meets) of the grids with boxes `bbox` (m, 6): the cells [first, end)
+    per axis meeting the box (index arithmetic equal to the per-cell "meets" rule)."""
+    m = len(bbox)
+    first, end = np.zeros((m, 3), dtype=np.int64), np.zeros((m, 3), dtype=np.int64)
+    for a in range(3):
+        s, tol = q.cells[a], q.tol[a]
+        g0, g1 = bbox[:, 2 * a], bbox[:, 2 * a + 1]
+        h = (g1 - g0) / s
+        if q.slice[a]:
+            p = q.slice_at[a]
+            f = np.floor((p + tol - g0) / h)
+            closing = (np.abs(g1 - q.dom_hi[a]) <= tol) & (abs(p - q.dom_hi[a]) <= tol)
+            f = np.where(closing & (f >= s - 1), float(s - 1), f)
+            e = f + 1
+        else:
+            f = np.floor((q.lo[a] + tol - g0) / h)
+            e = np.ceil((q.hi[a] - tol - g0) / h)
+        first[:, a] = np.clip(f, 0.0, float(s)).astype(np.int64)
+        end[:, a] = np.clip(e, 0.0, float(s)).astype(np.int64)
+    meets = np.all(end > first, axis=1)
+    return first, end, meets
+
+
+def _piece(row, level, bbox, cells, first, count, stride):
+    g = bbox[row]
+    cell = [(g[2 * a + 1] - g[2 * a]) / cells[a] for a in range(3)]
+    return {"row": int(row), "level": int(level[row]), "first": [int(x) for x in first],
+            "count": [int(x) for x in count], "stride": int(stride),
+            "origin": [float(g[2 * a] + int(first[a]) * cell[a]) for a in range(3)],
+            "spacing": [float(cell[a] * stride) for a in range(3)], "cell": [float(c) for c in cell]}
+
+
+def _strided_root(level, bbox, cells, first, end, budget):
+    """Level 0 overflowed: the smallest stride k >= 2 on the root's cell-0 lattice that fits."""
+    k = 2
+    while True:
+        f0, count, values = [], [], 1
+        for a in range(3):
+            f = (int(first[a]) + k - 1) // k * k
+            n = (int(end[a]) - 1 - f) // k + 1 if f < end[a] else 0
+            f0.append(f if n > 0 else int(first[a]))
+            count.append(max(n, 1))
+            values *= count[-1]
+        if values <= budget:
+            return _piece(0, level, bbox, cells, f0, count, k)
+        k += 1
+
+
+def select(level, bbox, child_rows, cells, box, budget=0, max_level=-1):
+    """The cells answering a window on one step's tree (select.hpp's select()).
+
+    level (n,) int, bbox (n, 6), child_rows (n, nc) with -1 = none: a step's topology
+    (rows level-major, row 0 the root); cells: cells per grid (sx, sy, sz); box:
+    (lo, hi), each (x, y, z); budget: most values per variable (0 = unlimited);
+    max_level: deepest level returned (-1 = no cap). Returns a Selection. Raises
+    InvalidArgument for a box with NaN or lo > hi, a negative budget or max_level < -1,
+    FileError for a tree whose child rows are out of range or on the wrong level."""
+    n = len(level)
+    if n == 0:
+        raise FileError("the step has no grids")
+    if budget < 0:
+        raise InvalidArgument(f"the budget must be >= 0 (0 = unlimited), got {budget}")
+    if max_level < -1:
+        raise InvalidArgument(f"max_level must be >= -1 (-1 = no cap), got {max_level}")
+    q = _Query(bbox[0], cells, box)
+    deepest = int(level[n - 1])
+    cap = deepest if max_level < 0 else min(max_level, deepest)
+    limited = budget > 0
+    first, end, meets = _cells_in_box(bbox[:1], q)
+    if not meets[0]:
+        return Selection(cap, 1, [])
+    if limited and int(np.prod(end[0] - first[0])) > budget:
+        p = _strided_root(level, bbox, cells, first[0], end[0], budget)
+        return Selection(0, p["stride"], [p])
+    is_leaf = np.all(child_rows < 0, axis=1)
+    # Invariant at level L: `leaves` = leaves at levels < L meeting the box, `frontier` =
+    # grids at level L meeting the box, and count(L) <= budget.
+    leaves = []
+    frontier = (np.zeros(1, dtype=np.int64), first, end)
+    leaf_values = 0
+    at = 0
+    while at < cap:
+        rows, f, e = frontier
+        leaf = is_leaf[rows]
+        next_leaf_values = leaf_values + int(np.prod(e[leaf] - f[leaf], axis=1).sum())
+        kids = child_rows[rows[~leaf]].ravel()
+        kids = kids[kids >= 0]
+        bad = (kids >= n) | (level[np.minimum(kids, n - 1)] != at + 1)
+        if bad.any():
+            raise FileError(f"a grid names child row {int(kids[bad][0])}, which is out of range or not on level {at + 1}")
+        kf, ke, km = _cells_in_box(bbox[kids], q)
+        kids, kf, ke = kids[km], kf[km], ke[km]
+        next_values = int(np.prod(ke - kf, axis=1).sum())
+        if limited and next_leaf_values + next_values > budget:
+            break  # count(at + 1) > budget: L* = at
+        leaves.append((rows[leaf], f[leaf], e[leaf]))
+        leaf_values = next_leaf_values
+        frontier = (kids, kf, ke)
+        at += 1
+    pieces = []
+    for rows, f, e in leaves + [frontier]:
+        for row, fr, er in zip(rows, f, e):
+            pieces.append(_piece(row, level, bbox, cells, fr, er - fr, 1))
+    return Selection(at, 1, pieces)
+
+
+def level_cut(level, bbox, child_rows, cells, max_level=-1):
+    """The rows of the level-of-detail cut (select.hpp's level_cut()): every grid on
+    max_level plus every leaf above it (max_level -1: all leaves), sorted by row."""
+    root = bbox[0]
+    box = ((root[0], root[2], root[4]), (root[1], root[3], root[5]))
+    return select(level, bbox, child_rows, cells, box, 0, max_level).rows
