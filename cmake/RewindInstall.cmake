@@ -170,7 +170,14 @@ function(_rewind_static_link_flags out)
     endif()
     list(APPEND seen ${item})
     _rewind_real_target(${item} real)
-    if(real OR item MATCHES "^MPI::")  # ours are listed in Libs; MPI's flags come from mpicc
+    if(item STREQUAL "MPI::MPI_CXX")  # mpicc links MPI's C library, not its C++ one
+      foreach(lib IN LISTS MPI_CXX_LIBRARIES)
+        if(NOT lib IN_LIST MPI_C_LIBRARIES)
+          list(APPEND flags ${lib})
+        endif()
+      endforeach()
+      continue()
+    elseif(real OR item MATCHES "^MPI::")  # ours are listed in Libs; MPI's flags come from the wrapper
       continue()
     elseif(TARGET ${item})
       get_target_property(type ${item} TYPE)
