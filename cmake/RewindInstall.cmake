@@ -17,7 +17,7 @@
 #   MPI), with rewind_find_dependency's rules (cmake/RewindFindDependency.cmake): a
 #   library's PUBLIC links always, its PRIVATE ones when it is static.
 #
-#   For example the C API (capi/) and the live library (live/):
+#   For example the C API (api/CMakeLists.txt) and the live library (live/):
 #     rewind_install_library(rewind_capi HEADERS rewind/rewind.h PKG_CONFIG)
 #     rewind_install_library(rewind_live HEADERS rewind/live)
 #

@@ -32,8 +32,8 @@ class Rewind(CMakePackage):
         "no rewind command, collector, Boost, CLI11, toml++ or zstd",
     )
     variant("paraview", default=False, description="The ParaView plugin and the Catalyst in-situ hook")
-    variant("fortran", default=False, description="The Fortran module (REWIND_BUILD_FORTRAN)")
-    variant("python", default=False, description="The Python package (REWIND_BUILD_PYTHON)")
+    variant("fortran", default=False, description="The Fortran module `rewind` over the C API (REWIND_BUILD_FORTRAN)")
+    variant("python", default=False, description="The Python package `rewind` (python/, installed with pip)")
     # No compression variant: the kernel's zfp (lossy visualisation output, built against
     # zfp's headers, libzfp loaded at run time) and the collector's zstd are not optional
     # in Rewind 0.1, and Rewind uses no lz4.
@@ -65,6 +65,9 @@ class Rewind(CMakePackage):
         depends_on("python@3.8:", type=("build", "link", "run"))
     with when("+python"):
         extends("python")
+        depends_on("python@3.9:", type=("build", "run"))
+        depends_on("py-pip", type="build")
+        depends_on("py-setuptools@61:", type="build")
         depends_on("py-numpy", type=("build", "run"))
         depends_on("py-h5py", type=("build", "run"))
 
@@ -80,7 +83,6 @@ class Rewind(CMakePackage):
             self.define_from_variant("REWIND_BUILD_PARAVIEW_PLUGIN", "paraview"),
             self.define_from_variant("REWIND_BUILD_CATALYST_ADAPTOR", "paraview"),
             self.define_from_variant("REWIND_BUILD_FORTRAN", "fortran"),
-            self.define_from_variant("REWIND_BUILD_PYTHON", "python"),
             self.define("REWIND_BUILD_TESTS", self.run_tests),
             self.define("REWIND_BUILD_BENCH", False),
             # The OpenMPI wrappers of the mpi dependency, for HDF5's and MPI's checks.
@@ -98,6 +100,14 @@ class Rewind(CMakePackage):
         """The quick unit tests at build time (the MPI and integration ones take long)."""
         with working_dir(self.builder.build_directory):
             ctest("-L", "unit", "--output-on-failure")
+
+    @run_after("install")
+    def install_python_package(self):
+        """+python: python/ (pyproject.toml) into the prefix, with the spec's pip."""
+        if self.spec.satisfies("+python"):
+            python = Executable(self.spec["python"].command.path)
+            python("-m", "pip", "install", "--no-deps", "--no-build-isolation", f"--prefix={self.prefix}",
+                   join_path(self.stage.source_path, "python"))
 
     @run_after("install")
     def check_variants_installed(self):
