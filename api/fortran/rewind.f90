@@ -31,6 +31,9 @@ module rewind
                                 REWIND_ERR_IO = 6, REWIND_ERR_STATE = 7, REWIND_ERR_VERSION = 8, &
                                 REWIND_ERR_EXISTS = 9, REWIND_ERR_INTERNAL = 99
   integer, parameter, public :: REWIND_VISUALISATION = 0, REWIND_CHECKPOINT = 1
+  integer, parameter, public :: REWIND_ERR_CLAIMED = 10, REWIND_ERR_NETWORK = 11
+  integer, parameter, public :: REWIND_COLLECTOR_THREAD = 0, REWIND_COLLECTOR_RANK = 1
+  integer, parameter, public :: REWIND_EVENT_SET = 1, REWIND_EVENT_STOP = 2, REWIND_EVENT_BRANCH = 3
   integer(c_int64_t), parameter, public :: REWIND_NO_UID = -1_c_int64_t
 
   !> One step of a file (the C API's rewind_step_entry).
@@ -56,6 +59,29 @@ module rewind
     integer(c_int64_t), pointer :: level_offsets(:) => null()                             ! (n_levels + 1)
   end type
 
+  !> What a live boundary hands back (rewind_live_next_event): the C API's rewind_event
+  !> with Fortran strings.
+  type, public :: rewind_event
+    integer :: kind = 0                      ! REWIND_EVENT_SET, _STOP or _BRANCH
+    character(len=:), allocatable :: name    ! SET: the parameter
+    integer :: n = 0                         ! SET: components of value
+    real(c_double) :: value(3) = 0           ! SET: the new value
+    character(len=:), allocatable :: parent  ! BRANCH: the file to reload from
+    integer(c_int64_t) :: step = 0           ! BRANCH: its step
+    real(c_double) :: time = 0               ! BRANCH: that step's time
+    character(len=:), allocatable :: file    ! BRANCH: the branch file now written
+  end type
+
+  type, bind(c) :: c_event
+    integer(c_int32_t) :: kind, n
+    type(c_ptr) :: name
+    real(c_double) :: value(3)
+    type(c_ptr) :: parent
+    integer(c_int64_t) :: step
+    real(c_double) :: time
+    type(c_ptr) :: file
+  end type
+
   type, bind(c) :: c_topology
     integer(c_int64_t) :: n_grids
     integer(c_int32_t) :: max_children, n_levels
@@ -69,6 +95,8 @@ module rewind
             rewind_grids_set_cell_type
   public :: rewind_file_create, rewind_file_create_branch, rewind_file_append, rewind_file_write, &
             rewind_file_last_step, rewind_file_close
+  public :: rewind_live_start, rewind_live_port, rewind_live_declare, rewind_live_boundary, rewind_live_next_event, &
+            rewind_live_finish
   public :: rewind_reader_open, rewind_reader_close, rewind_reader_step_count, rewind_reader_step_at, &
             rewind_reader_find_step, rewind_reader_topology, rewind_reader_partition, rewind_reader_read, &
             rewind_reader_lineage
@@ -257,6 +285,43 @@ module rewind
       type(c_ptr), intent(out) :: parent_file
       integer(c_int64_t), intent(out) :: parent_step
       real(c_double), intent(out) :: parent_time
+    end function
+    integer(c_int) function c_live_start(live, world, where, listen, token, cfg, compute, is_compute) &
+        bind(c, name='rewind_live_start_f')
+      import :: c_ptr, c_int, c_char
+      type(c_ptr), intent(out) :: live
+      integer(c_int), value :: world, where
+      character(kind=c_char), intent(in) :: listen(*), token(*)
+      type(c_ptr), value :: cfg
+      integer(c_int), intent(out) :: compute, is_compute
+    end function
+    integer(c_int) function c_live_port(live) bind(c, name='rewind_live_port')
+      import :: c_ptr, c_int
+      type(c_ptr), value :: live
+    end function
+    integer(c_int) function c_live_declare(live, name, unit, min, max, n, value, description) &
+        bind(c, name='rewind_live_declare')
+      import :: c_ptr, c_int, c_char, c_double
+      type(c_ptr), value :: live
+      character(kind=c_char), intent(in) :: name(*), unit(*), description(*)
+      real(c_double), value :: min, max
+      integer(c_int), value :: n
+      real(c_double), intent(in) :: value(*)
+    end function
+    integer(c_int) function c_live_boundary(live, step, time, grids, file) bind(c, name='rewind_live_boundary')
+      import :: c_ptr, c_int, c_int64_t, c_double
+      type(c_ptr), value :: live, grids, file
+      integer(c_int64_t), value :: step
+      real(c_double), value :: time
+    end function
+    integer(c_int) function c_live_next_event(live, event) bind(c, name='rewind_live_next_event')
+      import :: c_ptr, c_int, c_event
+      type(c_ptr), value :: live
+      type(c_event), intent(out) :: event
+    end function
+    integer(c_int) function c_live_finish(live) bind(c, name='rewind_live_finish')
+      import :: c_ptr, c_int
+      type(c_ptr), value :: live
     end function
     function c_strlen(s) bind(c, name='strlen')
       import :: c_ptr, c_size_t
@@ -600,6 +665,69 @@ contains
     type(c_ptr) :: p
     rewind_reader_lineage = c_reader_lineage(reader, p, parent_step, parent_time)
     parent_file = f_str(p)
+  end function
+
+  ! --- live windows and steering ------------------------------------------------------
+
+  !> Starts the live service (rewind.h: rewind_live_start). `where`: REWIND_COLLECTOR_THREAD
+  !> or REWIND_COLLECTOR_RANK; `token`: '' for none; `compute`: the communicator to compute
+  !> on; `is_compute`: .false. on the collector's rank (the call returns at the run's end).
+  integer function rewind_live_start(live, world, where, listen, token, cfg, compute, is_compute)
+    type(c_ptr), intent(out) :: live
+    integer, intent(in) :: world, where
+    character(len=*), intent(in) :: listen, token
+    type(c_ptr), intent(in) :: cfg
+    integer, intent(out) :: compute
+    logical, intent(out) :: is_compute
+    integer(c_int) :: c, ic
+    rewind_live_start = c_live_start(live, int(world, c_int), int(where, c_int), c_str(listen), c_str(token), cfg, c, ic)
+    compute = int(c)
+    is_compute = ic /= 0
+  end function
+
+  integer function rewind_live_port(live)
+    type(c_ptr), intent(in) :: live
+    rewind_live_port = int(c_live_port(live))
+  end function
+
+  !> A steerable parameter of 1 or 3 components (size(value)) in [min, max].
+  integer function rewind_live_declare(live, name, unit, min, max, value, description)
+    type(c_ptr), intent(in) :: live
+    character(len=*), intent(in) :: name, unit, description
+    real(c_double), intent(in) :: min, max, value(:)
+    rewind_live_declare = c_live_declare(live, c_str(name), c_str(unit), min, max, int(size(value), c_int), value, &
+                                         c_str(description))
+  end function
+
+  !> A step boundary (collective); `file` may be c_null_ptr.
+  integer function rewind_live_boundary(live, step, time, grids, file)
+    type(c_ptr), intent(in) :: live, grids, file
+    integer(c_int64_t), intent(in) :: step
+    real(c_double), intent(in) :: time
+    rewind_live_boundary = c_live_boundary(live, step, time, grids, file)
+  end function
+
+  !> The next event of the last boundary: .true. and `event` set, or .false. when none is left.
+  logical function rewind_live_next_event(live, event)
+    type(c_ptr), intent(in) :: live
+    type(rewind_event), intent(out) :: event
+    type(c_event) :: e
+    rewind_live_next_event = c_live_next_event(live, e) == 1
+    if (.not. rewind_live_next_event) return
+    event%kind = int(e%kind)
+    event%n = int(e%n)
+    event%name = f_str(e%name)
+    event%value = e%value
+    event%parent = f_str(e%parent)
+    event%step = e%step
+    event%time = e%time
+    event%file = f_str(e%file)
+  end function
+
+  integer function rewind_live_finish(live)
+    type(c_ptr), intent(inout) :: live
+    rewind_live_finish = c_live_finish(live)
+    live = c_null_ptr
   end function
 
 end module rewind

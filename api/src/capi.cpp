@@ -15,107 +15,11 @@
 #include <vector>
 
 #include "agree.hpp"
-#include "average.hpp"
-#include "rewind/kernel/kernel.hpp"
+#include "handles.hpp"
 
-namespace k = rwd::kernel;
-
-// --- the handles --------------------------------------------------------------------
-
-struct rewind_config {
-  k::CommonInfo common;
-  k::IoOptions io;
-  bool geometry = false;
-};
-
-struct rewind_grids {
-  int halo = 0;
-  std::vector<k::GridRecord> records;
-};
-
-struct rewind_file {
-  MPI_Comm comm = MPI_COMM_NULL;
-  k::Writer writer;
-  rwd::api::ParentAverages averages;
-  std::vector<std::vector<std::uint8_t>> fluid;  // cell types for grids given none (all fluid)
-};
-
-struct rewind_reader {
-  k::Reader reader;
-  k::StepTopology topo;
-  std::vector<std::int64_t> rows;
-  std::vector<k::StepEntry> steps;
-};
+using namespace rwd::api;
 
 namespace {
-
-thread_local std::string g_error;
-
-int fail(int status, const std::string& message) {
-  g_error = message;
-  return status;
-}
-
-int from_kind(k::ErrorKind kind) {
-  switch (kind) {
-    case k::ErrorKind::not_found: return REWIND_ERR_NOT_FOUND;
-    case k::ErrorKind::not_hdf5:
-    case k::ErrorKind::not_rewind:
-    case k::ErrorKind::newer_version:
-    case k::ErrorKind::missing_object:
-    case k::ErrorKind::bad_shape: return REWIND_ERR_FORMAT;
-    case k::ErrorKind::truncated:
-    case k::ErrorKind::corrupt: return REWIND_ERR_CORRUPT;
-    case k::ErrorKind::no_such_step: return REWIND_ERR_NO_SUCH_STEP;
-    case k::ErrorKind::io: return REWIND_ERR_IO;
-    case k::ErrorKind::invalid_argument: return REWIND_ERR_ARGUMENT;
-  }
-  return REWIND_ERR_INTERNAL;
-}
-
-struct Status : std::runtime_error {  // a status chosen where it is detected
-  Status(int s, const std::string& what) : std::runtime_error(what), status(s) {}
-  int status;
-};
-
-// Runs f, mapping every exception to a status: nothing crosses into C.
-template <class F>
-int guarded(F&& f) noexcept {
-  try {
-    f();
-    return REWIND_OK;
-  } catch (const Status& e) {
-    return fail(e.status, e.what());
-  } catch (const k::FileError& e) {
-    return fail(from_kind(e.kind()), e.what());
-  } catch (const std::invalid_argument& e) {
-    return fail(REWIND_ERR_ARGUMENT, e.what());
-  } catch (const std::bad_alloc&) {
-    return fail(REWIND_ERR_IO, "out of memory");
-  } catch (const std::exception& e) {
-    return fail(REWIND_ERR_INTERNAL, e.what());
-  } catch (...) {
-    return fail(REWIND_ERR_INTERNAL, "an unknown exception");
-  }
-}
-
-template <class T>
-T& need(T* p, const char* what) {
-  if (p == nullptr) throw Status(REWIND_ERR_ARGUMENT, fmt::format("{} is NULL", what));
-  return *p;
-}
-
-std::string text(const char* s, const char* what) {
-  if (s == nullptr) throw Status(REWIND_ERR_ARGUMENT, fmt::format("{} is NULL", what));
-  return s;
-}
-
-void check_version(int v) {
-  if (v != REWIND_API_VERSION)
-    throw Status(REWIND_ERR_VERSION, fmt::format("this program was compiled against Rewind's API version {}, the "
-                                                 "library implements version {}: rebuild it against this library",
-                                                 v, REWIND_API_VERSION));
-}
 
 bool valid_name(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
@@ -146,13 +50,36 @@ rewind_step_entry entry_of(const k::StepEntry& e) {
   return out;
 }
 
-int open_file(rewind_file** file, MPI_Comm comm, k::Writer (*make)(MPI_Comm, const std::string&, const rewind_config*),
-              const std::string& path, const rewind_config* cfg) {
+// The file's claim on rank 0 (one writing job per file; FileError(claimed) names the
+// holder on every rank), then the writer `make` opens, then the handle.
+template <class Make>
+int open_claimed(rewind_file** file, MPI_Comm comm, const std::string& path, const k::IoOptions& io, Make make) {
   return guarded([&] {
     need(file, "file");
     *file = nullptr;
-    auto w = make(comm, path, cfg);
-    *file = new rewind_file{comm, std::move(w), {}, {}};
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    k::FileClaim claim;
+    std::string problem;
+    int kind = -1;
+    if (rank == 0) {
+      try {
+        claim = k::FileClaim::take(path);
+      } catch (const k::FileError& e) {
+        problem = e.what();
+        kind = static_cast<int>(e.kind());
+      }
+    }
+    MPI_Bcast(&kind, 1, MPI_INT, 0, comm);
+    if (kind >= 0) {
+      int n = static_cast<int>(problem.size());
+      MPI_Bcast(&n, 1, MPI_INT, 0, comm);
+      problem.resize(static_cast<std::size_t>(n));
+      MPI_Bcast(problem.data(), n, MPI_CHAR, 0, comm);
+      throw Status(from_kind(static_cast<k::ErrorKind>(kind)), problem);
+    }
+    auto w = make();
+    *file = new rewind_file{comm, std::move(w), std::move(claim), {}, {}, io};
   });
 }
 
@@ -254,7 +181,7 @@ int rewind_grids_create_v(rewind_grids** grids, int halo, int api_version) {
     check_version(api_version);
     need(grids, "grids");
     if (halo < 0) throw Status(REWIND_ERR_ARGUMENT, fmt::format("halo = {}: at least 0", halo));
-    *grids = new rewind_grids{halo, {}};
+    *grids = new rewind_grids{halo, {}, 0};
   });
 }
 
@@ -264,7 +191,11 @@ int rewind_grids_free(rewind_grids* grids) {
 }
 
 int rewind_grids_clear(rewind_grids* grids) {
-  return guarded([&] { need(grids, "grids").records.clear(); });
+  return guarded([&] {
+    auto& g = need(grids, "grids");
+    g.records.clear();
+    ++g.generation;
+  });
 }
 
 int rewind_grids_add(rewind_grids* grids, uint64_t uid, int level, uint64_t sort_key, const double bbox[6],
@@ -286,6 +217,7 @@ int rewind_grids_add(rewind_grids* grids, uint64_t uid, int level, uint64_t sort
     r.parent_uid = parent_uid;
     r.child_uids.assign(child_uids, child_uids + n_children);
     g.records.push_back(std::move(r));
+    ++g.generation;
     if (index != nullptr) *index = static_cast<int64_t>(g.records.size()) - 1;
   });
 }
@@ -318,47 +250,48 @@ int64_t rewind_grids_count(const rewind_grids* grids) {
 // --- file (written) -----------------------------------------------------------------
 
 int rewind_file_create(rewind_file** file, MPI_Comm comm, const char* path, const rewind_config* cfg) {
-  return open_file(
-      file, comm,
-      [](MPI_Comm c, const std::string& p, const rewind_config* conf) {
-        const auto& cf = need(conf, "cfg");
-        if (!cf.geometry) throw Status(REWIND_ERR_ARGUMENT, "cfg: no geometry (rewind_config_set_geometry)");
-        if (cf.common.variables.empty()) throw Status(REWIND_ERR_ARGUMENT, "cfg: no variable (rewind_config_add_variable)");
-        refuse_existing(c, p);
-        return k::Writer::create(c, p, cf.common, cf.io);
-      },
-      path != nullptr ? path : "", cfg);
+  if (cfg == nullptr) return fail(REWIND_ERR_ARGUMENT, "cfg is NULL");
+  if (!cfg->geometry) return fail(REWIND_ERR_ARGUMENT, "cfg: no geometry (rewind_config_set_geometry)");
+  if (cfg->common.variables.empty()) return fail(REWIND_ERR_ARGUMENT, "cfg: no variable (rewind_config_add_variable)");
+  if (path == nullptr) return fail(REWIND_ERR_ARGUMENT, "path is NULL");
+  const std::string p = path;
+  return open_claimed(file, comm, p, cfg->io, [&] {
+    refuse_existing(comm, p);
+    return k::Writer::create(comm, p, cfg->common, cfg->io);
+  });
 }
 
 int rewind_file_create_branch(rewind_file** file, MPI_Comm comm, const char* path, const char* parent,
                               int64_t parent_step, int n_changes, const char* const* changes, const rewind_config* cfg) {
-  return guarded([&] {
-    need(file, "file");
-    *file = nullptr;
-    const std::string p = text(path, "path"), par = text(parent, "parent");
-    std::vector<std::string> kv;
+  std::vector<std::string> kv;
+  const int rc = guarded([&] {
+    text(path, "path");
+    text(parent, "parent");
     for (int i = 0; i < n_changes; ++i) {
       const std::string c = text(changes != nullptr ? changes[i] : nullptr, "changes[i]");
       if (c.find('=') == std::string::npos || c.find('\n') != std::string::npos)
         throw Status(REWIND_ERR_ARGUMENT, fmt::format("change \"{}\": one line \"key=value\"", c));
       kv.push_back(c);
     }
+  });
+  if (rc != REWIND_OK) return rc;
+  const std::string p = path, par = parent;
+  return open_claimed(file, comm, p, options_of(cfg), [&] {
     refuse_existing(comm, p);
     const auto parent_reader = k::Reader::open(par);
-    auto common = k::make_branch_common(parent_reader, parent_step, kv);
+    auto common = k::make_branch_common(parent_reader, parent_reader.step(parent_step), kv);
     auto w = k::Writer::create(comm, p, common, options_of(cfg));
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
     if (rank == 0) k::register_branch(p, par);  // best effort: a read-only directory keeps it beside
-    *file = new rewind_file{comm, std::move(w), {}, {}};
+    return w;
   });
 }
 
 int rewind_file_append(rewind_file** file, MPI_Comm comm, const char* path, const rewind_config* cfg) {
-  return open_file(
-      file, comm,
-      [](MPI_Comm c, const std::string& p, const rewind_config* conf) { return k::Writer::append(c, p, options_of(conf)); },
-      path != nullptr ? path : "", cfg);
+  if (path == nullptr) return fail(REWIND_ERR_ARGUMENT, "path is NULL");
+  const std::string p = path;
+  return open_claimed(file, comm, p, options_of(cfg), [&] { return k::Writer::append(comm, p, options_of(cfg)); });
 }
 
 int rewind_file_write(rewind_file* file, int64_t step, double time, double dt, int kind, const rewind_grids* grids,
@@ -408,6 +341,7 @@ int rewind_file_write(rewind_file* file, int64_t step, double time, double dt, i
     info.dt = dt;
     info.kind = kind == REWIND_CHECKPOINT ? k::StepKind::checkpoint : k::StepKind::visualisation;
     info.write_cell_type = any != 0;
+    info.case_overrides = f.overrides;  // steered parameters in force (live.cpp)
     for (const int v : slots)
       info.fields.push_back({"cell_data", common.variables[static_cast<std::size_t>(v)].name, v,
                              kind == REWIND_VISUALISATION && float32 != 0});

@@ -17,6 +17,7 @@
 #include "rewind/driver/output.hpp"
 #include "rewind/driver/restart.hpp"
 #include "rewind/driver/steering.hpp"
+#include "rewind/kernel/claim.hpp"
 
 namespace rwd::driver {
 
@@ -76,6 +77,10 @@ void check_branch(Run& run, const std::string& from, const std::vector<std::stri
   std::error_code ec;  // a name the system refuses (too long, a loop), in its words
   if (!output.empty()) (void)std::filesystem::symlink_status(output, ec);
   if (ec && ec != std::errc::no_such_file_or_directory) throw std::invalid_argument(fmt::format("{}: {}", output, ec.message()));
+  // A file another job writes: its claim names that job (FileClaim::take refuses it). This
+  // job's own files are refused below, in this job's words.
+  const bool ours = std::any_of(files.begin(), files.end(), [&](const std::string& f) { return same_file(f, output); });
+  if (probing && !output.empty() && !ours && kernel::claimed_elsewhere(output)) (void)kernel::FileClaim::take(output);
   const auto spec = plan_branch(find_restart_point(from, pending), changes, output);
   if (probing) probe_create(spec.output.file);
 }

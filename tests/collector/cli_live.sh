@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The live path, the way a user runs it: `mpiexec -n P rewind run CASE --listen
-# 127.0.0.1:0` (rank 0 neighbourhood server, rank 1 collector, 1..4 compute ranks),
+# 127.0.0.1:0` (rank 0 neighbourhood server, rank 1 collector, 1..4 compute ranks; on 1
+# and 2 processes the collector is a thread of the compute rank),
 # queried and steered with `rewind window` / `rewind steer` while it runs.
 #  - every live window value equals the same cells of the same step in the file and
 #    what the file's leaves imply at its level (check_window.py: h5py oracle);
@@ -61,8 +62,9 @@ wait_time() {  # wait_time T: until the live run's status reports time > T (at m
 step_of() { $py -c "import json,sys; print(json.load(open(sys.argv[1]))['step'])" "$1"; }
 last_step() { "$rewind" info "$1" --json | $py -c "import json,sys; print(json.load(sys.stdin)['steps'][-1]['step'])"; }
 
-for np in 3 4 5 6; do
-  n=$((np - 2))
+# np 1 and 2: the collector is a thread of the compute rank (no rank of its own).
+for np in 1 2 3 4 5 6; do
+  n=$((np - 2)); [ $np -le 2 ] && n=1
   start_run $np run$np.log "$case_file" --output live$np.h5 --set time.end=30
   check "np $np ($n compute): the collector prints its address" "[ -n '$port' ]"
   [ -n "$port" ] || { cat run$np.log; continue; }

@@ -78,6 +78,8 @@ typedef enum rewind_status {
   REWIND_ERR_STATE = 7,        /**< a call out of order (a write after close, ...) */
   REWIND_ERR_VERSION = 8,      /**< this header's REWIND_API_VERSION is not the library's */
   REWIND_ERR_EXISTS = 9,       /**< the file to create exists already (nothing was written) */
+  REWIND_ERR_CLAIMED = 10,     /**< another job writes that file (one writing job per file; the message names it) */
+  REWIND_ERR_NETWORK = 11,     /**< live: the address cannot be listened on */
   REWIND_ERR_INTERNAL = 99     /**< a bug: please report the message */
 } rewind_status;
 
@@ -240,7 +242,82 @@ int rewind_reader_lineage(rewind_reader* reader, const char** parent_file, int64
 int rewind_reader_variable_count(rewind_reader* reader, int* n);
 int rewind_reader_variable(rewind_reader* reader, int i, const char** name, const char** unit);
 
+/* --- Live windows and steering ----------------------------------------------------- */
+
+/* A running code answers clients (`rewind window HOST:PORT`, `rewind steer`, Python,
+ * ParaView's live source) at its step boundaries: windows of the state it holds (the
+ * level-of-detail rule of the files, parents averaged from the grids' leaves), windows of
+ * the steps it wrote, and steering — changes of the parameters it declared, pause /
+ * resume / stop, and branches: "go back to step S of file F with these changes".
+ *
+ *   rewind_live* live;  int is_compute;  MPI_Comm comm;
+ *   rewind_live_start(&live, MPI_COMM_WORLD, REWIND_COLLECTOR_THREAD, "127.0.0.1:0", NULL, cfg, &comm, &is_compute);
+ *   rewind_live_declare(live, "kappa", "m^2/s", 0, 1, 1, &kappa, "diffusivity");
+ *   for (...) {                        // every step
+ *     ... compute, write ...
+ *     rewind_live_boundary(live, step, time, grids, file);   // may block while paused
+ *     rewind_event e;
+ *     while (rewind_live_next_event(live, &e) == 1) {
+ *       if (e.kind == REWIND_EVENT_SET) kappa = e.value[0];
+ *       if (e.kind == REWIND_EVENT_BRANCH) reload(e.parent, e.step);  // then go on: `file` writes the branch
+ *       if (e.kind == REWIND_EVENT_STOP) done = 1;
+ *     }
+ *   }
+ *   rewind_live_finish(live);
+ *
+ * Two places for the collector: REWIND_COLLECTOR_THREAD, a thread of rank 0 of the code's
+ * communicator (the Catalyst Live model: no extra process; windows are answered at the
+ * next boundary); REWIND_COLLECTOR_RANK, the last rank of the communicator given, taken
+ * from the code (the Damaris model: rewind_live_start runs the collector there until the
+ * code finishes and returns is_compute = 0; the code runs on the returned communicator).
+ */
+typedef struct rewind_live rewind_live;
+
+enum { REWIND_COLLECTOR_THREAD = 0, REWIND_COLLECTOR_RANK = 1 };
+enum { REWIND_EVENT_SET = 1, REWIND_EVENT_STOP = 2, REWIND_EVENT_BRANCH = 3 };
+
+/** What a boundary hands back (rewind_live_next_event), the same on every rank. Strings are
+ *  the library's, valid until the next boundary. */
+typedef struct rewind_event {
+  int32_t kind;           /**< REWIND_EVENT_SET, _STOP or _BRANCH */
+  int32_t n;              /**< SET: components of `value` (1 or 3) */
+  const char* name;       /**< SET: the parameter */
+  double value[3];        /**< SET: its new value, in force from the next step */
+  const char* parent;     /**< BRANCH: the file to reload the state from */
+  int64_t step;           /**< BRANCH: its step (a checkpoint); the code continues from it */
+  double time;            /**< BRANCH: that step's time */
+  const char* file;       /**< BRANCH: the branch file the run's rewind_file now writes */
+} rewind_event;
+
+/** Starts the live service of a run: listens on `listen` ("HOST:PORT", port 0: a free
+ *  one, see rewind_live_port; a non-loopback host needs a token), `token` NULL or "" for
+ *  none. `cfg` names the variables windows may ask for (the file's). `*compute` is the
+ *  communicator the code computes on (a duplicate of `world` with the thread; without
+ *  the collector's rank otherwise) and `*is_compute` 0 on the collector's rank, where the
+ *  call returns when the run has finished. Collective over `world`. */
+int rewind_live_start(rewind_live** live, MPI_Comm world, int where, const char* listen, const char* token,
+                      const rewind_config* cfg, MPI_Comm* compute, int* is_compute);
+/** The port clients connect to (on the process that listens; 0 elsewhere). Local. */
+int rewind_live_port(const rewind_live* live);
+/** Declares a steerable parameter, before the first boundary: n = 1 or 3 components,
+ *  each kept in [min, max]; `value` its current value. Local (the same on every rank). */
+int rewind_live_declare(rewind_live* live, const char* name, const char* unit, double min, double max, int n,
+                        const double* value, const char* description);
+/** A step boundary: serves the windows, file queries and steering asked for since the
+ *  last one from `grids` (the state of `step` at `time`) and `file` (the file being
+ *  written, NULL if none), blocking while the run is paused. A branch writes the current
+ *  state into `file` first (nothing is lost), then switches `file` to the branch.
+ *  Collective over the compute communicator. */
+int rewind_live_boundary(rewind_live* live, int64_t step, double time, const rewind_grids* grids, rewind_file* file);
+/** The next event of the last boundary: 1 (written to `event`), 0 (none left). Local. */
+int rewind_live_next_event(rewind_live* live, rewind_event* event);
+/** Ends the service: the run has finished (statuses say so); the collector answers what
+ *  is under way and stops; frees `live` (NULL is fine). Collective. */
+int rewind_live_finish(rewind_live* live);
+
 /* Fortran: communicators cross as MPI_Fint (api/fortran/rewind.f90 calls these). */
+int rewind_live_start_f(rewind_live** live, MPI_Fint world, int where, const char* listen, const char* token,
+                        const rewind_config* cfg, MPI_Fint* compute, int* is_compute);
 int rewind_file_create_f(rewind_file** file, MPI_Fint comm, const char* path, const rewind_config* cfg);
 int rewind_file_create_branch_f(rewind_file** file, MPI_Fint comm, const char* path, const char* parent,
                                 int64_t parent_step, int n_changes, const char* const* changes,

@@ -39,6 +39,7 @@ class Rewind(CMakePackage):
     # in Rewind 0.1, and Rewind uses no lz4.
 
     conflicts("+paraview", when="+kernel_only", msg="the ParaView plugin needs the whole of Rewind")
+    conflicts("+fortran", when="+kernel_only", msg="the Fortran module is over the C API, which needs the live link")
     conflicts("%gcc@:9", msg="Rewind is C++20 (built and tested with GCC 12)")
 
     if "c" in _LANGUAGES:

@@ -1,0 +1,429 @@
+// The C API's live windows and steering (rewind/rewind.h, "Live windows and steering"):
+// a live::Host over the code's grids, its declared parameters and its rewind_file, and the
+// collector on a thread of rank 0 or on a rank of its own (rewind/live/*.hpp).
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agree.hpp"
+#include "handles.hpp"
+#include "rewind/collector/file_service.hpp"
+#include "rewind/collector/handler.hpp"
+#include "rewind/collector/server.hpp"
+#include "rewind/live/collector.hpp"
+#include "rewind/live/link.hpp"
+
+using namespace rwd::api;
+namespace live = rwd::live;
+namespace col = rwd::collector;
+
+namespace {
+
+struct Declared {
+  live::Parameter p;
+};
+
+// An event as the library keeps it (its strings live here until the next boundary).
+struct Event {
+  int kind = 0;
+  std::string name;
+  std::vector<double> value;
+  std::string parent, file;
+  std::int64_t step = 0;
+  double time = 0.0;
+};
+
+std::string branch_name(const std::string& file, std::int64_t step) {
+  const std::filesystem::path p(file);
+  for (int n = 1;; ++n) {
+    const auto stem = p.stem().string() + fmt::format(".branch{}{}", step, n == 1 ? "" : fmt::format("-{}", n));
+    const auto candidate = (p.parent_path() / (stem + p.extension().string())).string();
+    if (!std::filesystem::exists(candidate)) return candidate;
+  }
+}
+
+std::string value_text(const std::vector<double>& v) {
+  std::string text;
+  for (const double x : v) text += fmt::format("{}{}", text.empty() ? "" : ", ", x);
+  return v.size() == 1 ? text : "[" + text + "]";
+}
+
+// The numbers of a "name=value" override as value_text writes them.
+std::vector<double> parse_value(const std::string& text) {
+  std::vector<double> out;
+  std::string t = text;
+  for (char& c : t)
+    if (c == '[' || c == ']' || c == ',') c = ' ';
+  std::size_t at = 0;
+  while (at < t.size()) {
+    std::size_t used = 0;
+    const auto rest = t.substr(at);
+    if (rest.find_first_not_of(' ') == std::string::npos) break;
+    out.push_back(std::stod(rest, &used));
+    at += used;
+  }
+  return out;
+}
+
+}  // namespace
+
+struct rewind_live {
+  MPI_Comm compute = MPI_COMM_NULL;
+  MPI_Comm service = MPI_COMM_NULL;  ///< with a collector rank: it and the compute ranks
+  bool own_compute = false;
+  std::int64_t last_step = 0;  ///< the last boundary's, for the closing status
+  double last_time = 0.0;
+  std::string last_file;
+  k::CommonInfo common;  ///< the variables windows may ask for, the geometry
+  std::optional<live::ThreadCollector> thread;
+  std::optional<live::Link> link;
+  std::vector<live::Parameter> parameters;
+  std::vector<live::Parameter> declared;  ///< with their initial values
+  std::vector<std::string> files;  ///< every file this run wrote (the timelines)
+  std::deque<Event> events;
+  Event current;  ///< the one last handed out (its strings)
+  bool stopped = false;
+  int port = 0;
+};
+
+namespace {
+
+// The live link's view of a C code at one boundary.
+class Host final : public live::Host {
+ public:
+  Host(rewind_live& l, std::int64_t step, double time, const rewind_grids& g, rewind_file* file)
+      : l_(l), step_(step), time_(time), g_(g), file_(file) {}
+
+  live::Status where() override {
+    live::Status s;
+    s.step = step_;
+    s.time = time_;
+    s.file = file_ != nullptr ? file_->writer.path() : l_.last_file;
+    if (file_ != nullptr) s.parent = file_->writer.common().lineage.parent_file;
+    s.files = l_.files;
+    return s;
+  }
+  const k::LocalGrids& grids() override {
+    if (!ready_) {
+      grids_.block = l_.common.block;
+      grids_.halo = g_.halo;
+      grids_.grids = g_.records;
+      const auto nv = l_.common.variables.size();
+      std::vector<int> slots;
+      for (std::size_t v = 0; v < nv; ++v) slots.push_back(static_cast<int>(v));
+      for (auto& r : grids_.grids) r.fields.resize(std::max(nv, r.fields.size()), nullptr);
+      const int r = l_.common.refinement;
+      averages_.fill(l_.compute, grids_, slots, {r, r, l_.common.dim == 3 ? r : 1});  // the level of detail
+      ready_ = true;
+    }
+    return grids_;
+  }
+  int variable(const std::string& name) override {
+    const auto& v = l_.common.variables;
+    for (std::size_t i = 0; i < v.size(); ++i)
+      if (v[i].name == name) return static_cast<int>(i);
+    std::string names;
+    for (const auto& x : v) names += (names.empty() ? "" : ", ") + x.name;
+    throw std::invalid_argument(fmt::format("unknown variable '{}' (there are {})", name, names));
+  }
+  std::vector<live::Parameter> parameters() override { return l_.parameters; }
+  std::vector<std::string> set(const std::vector<live::ParamValue>& values) override {
+    auto changed = l_.parameters;
+    std::vector<std::string> applied;
+    for (const auto& v : values) {
+      auto it = std::find_if(changed.begin(), changed.end(), [&](const live::Parameter& p) { return p.name == v.name; });
+      if (it == changed.end()) throw std::invalid_argument(fmt::format("'{}' is not a steerable parameter of this run", v.name));
+      if (v.value.size() != it->value.size())
+        throw std::invalid_argument(fmt::format("{}: {} components, not {}", v.name, it->value.size(), v.value.size()));
+      for (const double x : v.value)
+        if (!std::isfinite(x) || x < it->min || x > it->max)
+          throw std::invalid_argument(fmt::format("{} = {}: outside [{}, {}]", v.name, x, it->min, it->max));
+      it->value = v.value;
+      applied.push_back(fmt::format("{}={}", v.name, value_text(v.value)));
+    }
+    l_.parameters = std::move(changed);  // all or nothing
+    for (const auto& v : values) l_.events.push_back({REWIND_EVENT_SET, v.name, v.value, {}, {}, 0, 0.0});
+    record();
+    return applied;
+  }
+  /// The steered parameters in force go with every step the file writes from now on.
+  void record() {
+    if (file_ == nullptr) return;
+    file_->overrides.clear();
+    for (std::size_t i = 0; i < l_.parameters.size(); ++i)
+      if (l_.parameters[i].value != l_.declared[i].value)
+        file_->overrides.push_back(fmt::format("{}={}", l_.parameters[i].name, value_text(l_.parameters[i].value)));
+  }
+  void branch(const live::BranchCommand& b, live::Reply& reply) override;
+  void control(live::Action a) override {
+    if (a != live::Action::stop) return;
+    l_.stopped = true;
+    l_.events.push_back({REWIND_EVENT_STOP, {}, {}, {}, {}, 0, 0.0});
+  }
+  std::uint64_t tree_version() override { return g_.generation; }
+
+ private:
+  rewind_live& l_;
+  std::int64_t step_;
+  double time_;
+  const rewind_grids& g_;
+  rewind_file* file_;
+  bool ready_ = false;
+  k::LocalGrids grids_;
+  ParentAverages averages_;
+};
+
+// Go back to FILE@SELECTOR with the changes, into a new file: checked on every rank before
+// anything changes; the current state is written first; then `file` writes the branch.
+void Host::branch(const live::BranchCommand& b, live::Reply& reply) {
+  if (file_ == nullptr) throw std::invalid_argument("this run writes no file: there is nothing to branch from");
+  // The values are checked (and kept aside) like a set, but take effect with the branch.
+  const auto saved = l_.parameters;
+  const auto saved_overrides = file_->overrides;
+  const auto saved_events = l_.events.size();
+  std::vector<std::string> changes;
+  k::StepEntry from;
+  std::string parent, output;
+  std::string problem;
+  try {
+    changes = set(b.values);
+    const auto [path, sel] = k::split_step_spec(b.from);
+    if (std::none_of(l_.files.begin(), l_.files.end(), [&](const std::string& f) {
+          std::error_code ec;
+          return std::filesystem::equivalent(f, path, ec);
+        }))
+      throw std::invalid_argument(fmt::format("{} is not one of this run's files", path));
+    parent = path;
+    from = k::Reader::open(path).find_step(sel);
+    if (from.kind != k::StepKind::checkpoint)
+      throw std::invalid_argument(fmt::format("{}: step {} is a visualisation output; a branch needs a checkpoint", path, from.step));
+    output = b.output.empty() ? branch_name(path, from.step) : b.output;
+    if (std::filesystem::exists(output)) throw std::invalid_argument(fmt::format("{} exists; a branch never overwrites a file", output));
+  } catch (const std::exception& e) {
+    problem = e.what();
+  }
+  l_.parameters = saved;  // until the branch starts
+  file_->overrides = saved_overrides;
+  l_.events.resize(saved_events);
+  agree_or_throw(l_.compute, problem);
+  // Nothing is lost: the current state goes into the current file first.
+  if (step_ > file_->writer.last_step())
+    if (rewind_file_write(file_, step_, time_, 0.0, REWIND_CHECKPOINT, &g_, 0, nullptr, 0) != REWIND_OK)
+      throw std::runtime_error(rewind_last_error());
+  rewind_file* next = nullptr;
+  std::vector<const char*> kv;
+  for (const auto& c : changes) kv.push_back(c.c_str());
+  rewind_config options;
+  options.io = file_->io;
+  if (rewind_file_create_branch(&next, l_.compute, output.c_str(), parent.c_str(), from.step, static_cast<int>(kv.size()),
+                                kv.data(), &options) != REWIND_OK)
+    throw std::runtime_error(rewind_last_error());  // the same on every rank; the run goes on where it was
+  // The code's handle now writes the branch (the old file closed, its claim released).
+  file_->writer.close();
+  std::swap(file_->writer, next->writer);
+  std::swap(file_->claim, next->claim);
+  delete next;
+  l_.files.push_back(output);
+  // The parameters as they were at that step (the declared values, overridden by what
+  // the step records), then the branch's changes: every one that differs from now is
+  // handed to the code as a SET event after the BRANCH.
+  const auto before = l_.parameters;
+  l_.parameters = l_.declared;
+  for (const auto& o : from.case_overrides) {
+    const auto eq = o.find('=');
+    for (auto& p : l_.parameters)
+      if (eq != std::string::npos && p.name == o.substr(0, eq)) p.value = parse_value(o.substr(eq + 1));
+  }
+  (void)set(b.values);
+  l_.events.resize(saved_events);
+  l_.events.push_back(Event{REWIND_EVENT_BRANCH, {}, {}, parent, output, from.step, from.time});
+  for (std::size_t i = 0; i < l_.parameters.size(); ++i)
+    if (l_.parameters[i].value != before[i].value)
+      l_.events.push_back({REWIND_EVENT_SET, l_.parameters[i].name, l_.parameters[i].value, {}, {}, 0, 0.0});
+  reply.file = output;
+  reply.parent = parent;
+  reply.step = from.step;
+  reply.time = from.time;
+}
+
+col::ServerOptions server_options(const std::string& listen, const char* token) {
+  const auto colon = listen.rfind(':');
+  if (colon == std::string::npos) throw Status(REWIND_ERR_ARGUMENT, fmt::format("listen \"{}\": expected HOST:PORT", listen));
+  col::ServerOptions so;
+  so.host = listen.substr(0, colon);
+  try {
+    const int port = std::stoi(listen.substr(colon + 1));
+    if (port < 0 || port > 65535) throw std::out_of_range("port");
+    so.port = static_cast<std::uint16_t>(port);
+  } catch (const std::exception&) {
+    throw Status(REWIND_ERR_ARGUMENT, fmt::format("listen \"{}\": the port is not a number from 0 to 65535", listen));
+  }
+  so.token = token != nullptr ? token : "";
+  if (!col::is_loopback_host(so.host) && so.token.empty())
+    throw Status(REWIND_ERR_ARGUMENT, fmt::format("listen \"{}\": a non-loopback address needs a token", listen));
+  so.name = "rewind-capi";
+  return so;
+}
+
+}  // namespace
+
+extern "C" {
+
+int rewind_live_start(rewind_live** live, MPI_Comm world, int where, const char* listen, const char* token,
+                      const rewind_config* cfg, MPI_Comm* compute, int* is_compute) {
+  return guarded([&] {
+    need(live, "live");
+    need(compute, "compute");
+    need(is_compute, "is_compute");
+    *live = nullptr;
+    const auto& c = need(cfg, "cfg");
+    if (!c.geometry || c.common.variables.empty())
+      throw Status(REWIND_ERR_ARGUMENT, "cfg: geometry and variables first (the windows' grids and names)");
+    if (where != REWIND_COLLECTOR_THREAD && where != REWIND_COLLECTOR_RANK)
+      throw Status(REWIND_ERR_ARGUMENT, fmt::format("where = {}: REWIND_COLLECTOR_THREAD or REWIND_COLLECTOR_RANK", where));
+    const auto so = server_options(text(listen, "listen"), token);
+    int rank = 0, size = 1;
+    MPI_Comm_rank(world, &rank);
+    MPI_Comm_size(world, &size);
+    auto l = std::make_unique<rewind_live>();
+    l->common = c.common;
+    col::ServerInfo info = col::server_info_of(c.common);
+    if (where == REWIND_COLLECTOR_THREAD) {
+      MPI_Comm_dup(world, &l->compute);
+      l->own_compute = true;
+      std::string problem;
+      if (rank == 0) {
+        try {
+          l->thread.emplace(info, so, size);
+          l->port = l->thread->port();
+        } catch (const std::exception& e) {
+          problem = e.what();
+        }
+      }
+      try {
+        agree_or_throw(l->compute, problem);
+      } catch (const std::invalid_argument& e) {
+        MPI_Comm_free(&l->compute);
+        throw Status(REWIND_ERR_NETWORK, e.what());
+      }
+      l->link.emplace(live::Link::to_thread(l->thread ? l->thread->channel() : nullptr, l->compute));
+      *compute = l->compute;
+      *is_compute = 1;
+      *live = l.release();
+      return;
+    }
+    // The collector takes the last rank: the code computes on the others.
+    if (size < 2) throw Status(REWIND_ERR_ARGUMENT, "REWIND_COLLECTOR_RANK needs 2 or more processes (one becomes the collector)");
+    const bool collector = rank == size - 1;
+    MPI_Comm_dup(world, &l->service);  // the collector and the compute ranks
+    MPI_Comm_split(world, collector ? 1 : 0, rank, &l->compute);
+    l->own_compute = true;
+    if (collector) {
+      const live::RankLayout layout{.service = l->service, .first_compute = 0, .compute_size = size - 1};
+      (void)live::run_collector(layout, {}, info, so, [&](std::uint16_t port) {
+        std::printf("rewind live: listening on %s:%u\n", so.host.c_str(), static_cast<unsigned>(port));
+        std::fflush(stdout);
+      });
+      MPI_Comm_free(&l->compute);
+      MPI_Comm_free(&l->service);
+      *compute = MPI_COMM_NULL;
+      *is_compute = 0;
+      return;
+    }
+    l->link.emplace(live::Link::to_rank(l->service, size - 1, l->compute, /*send_tree=*/true));
+    *compute = l->compute;
+    *is_compute = 1;
+    *live = l.release();
+  });
+}
+
+int rewind_live_port(const rewind_live* live) { return live != nullptr ? live->port : 0; }
+
+int rewind_live_declare(rewind_live* live, const char* name, const char* unit, double min, double max, int n,
+                        const double* value, const char* description) {
+  return guarded([&] {
+    auto& l = need(live, "live");
+    const std::string nm = text(name, "name");
+    if (n != 1 && n != 3) throw Status(REWIND_ERR_ARGUMENT, fmt::format("{}: n = {}: 1 or 3 components", nm, n));
+    need(value, "value");
+    if (!(min <= max)) throw Status(REWIND_ERR_ARGUMENT, fmt::format("{}: min {} above max {}", nm, min, max));
+    for (const auto& p : l.parameters)
+      if (p.name == nm) throw Status(REWIND_ERR_ARGUMENT, fmt::format("{} is declared twice", nm));
+    live::Parameter p;
+    p.name = nm;
+    p.vector = n == 3;
+    p.unit = unit != nullptr ? unit : "";
+    p.min = min;
+    p.max = max;
+    p.description = description != nullptr ? description : "";
+    p.value.assign(value, value + n);
+    l.declared.push_back(p);
+    l.parameters.push_back(std::move(p));
+  });
+}
+
+int rewind_live_boundary(rewind_live* live, int64_t step, double time, const rewind_grids* grids, rewind_file* file) {
+  return guarded([&] {
+    auto& l = need(live, "live");
+    const auto& g = need(grids, "grids");
+    l.events.clear();
+    if (file != nullptr && std::find(l.files.begin(), l.files.end(), file->writer.path()) == l.files.end())
+      l.files.push_back(file->writer.path());
+    l.last_step = step;
+    l.last_time = time;
+    if (file != nullptr) l.last_file = file->writer.path();
+    Host host(l, step, time, g, file);
+    l.link->at_boundary(host, false, true);
+  });
+}
+
+int rewind_live_next_event(rewind_live* live, rewind_event* event) {
+  if (live == nullptr || event == nullptr) return fail(REWIND_ERR_ARGUMENT, "live or event is NULL");
+  if (live->events.empty()) return 0;
+  live->current = std::move(live->events.front());
+  live->events.pop_front();
+  const auto& e = live->current;
+  *event = rewind_event{};
+  event->kind = e.kind;
+  event->n = static_cast<int32_t>(e.value.size());
+  event->name = e.name.c_str();
+  for (std::size_t i = 0; i < e.value.size() && i < 3; ++i) event->value[i] = e.value[i];
+  event->parent = e.parent.c_str();
+  event->step = e.step;
+  event->time = e.time;
+  event->file = e.file.c_str();
+  return 1;
+}
+
+int rewind_live_finish(rewind_live* live) {
+  if (live == nullptr) return REWIND_OK;
+  const int rc = guarded([&] {
+    rewind_grids none{0, {}, 0};
+    Host host(*live, live->last_step, live->last_time, none, nullptr);
+    (void)live->link->finish(host);
+    if (live->thread) (void)live->thread->join();
+  });
+  live->link.reset();
+  live->thread.reset();
+  if (live->own_compute && live->compute != MPI_COMM_NULL) MPI_Comm_free(&live->compute);
+  if (live->service != MPI_COMM_NULL) MPI_Comm_free(&live->service);
+  delete live;
+  return rc;
+}
+
+int rewind_live_start_f(rewind_live** live, MPI_Fint world, int where, const char* listen, const char* token,
+                        const rewind_config* cfg, MPI_Fint* compute, int* is_compute) {
+  MPI_Comm c = MPI_COMM_NULL;
+  const int rc = rewind_live_start(live, MPI_Comm_f2c(world), where, listen, token, cfg, &c, is_compute);
+  if (compute != nullptr) *compute = MPI_Comm_c2f(c);
+  return rc;
+}
+
+}  // extern "C"
