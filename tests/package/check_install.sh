@@ -39,7 +39,7 @@ check_headers() {
     echo "#include <$h>" | mpicc -std=c99 -pedantic-errors -fsyntax-only -I"$prefix/include" -x c - \
       >>headers.log 2>&1 || { echo "     $h"; bad=1; }
   done
-  check "installed kernel, mpi and hook headers compile alone with mpicxx -std=c++17 (insitu.h, rewind.h as C99)" "[ $bad = 0 ]" \
+  check "installed kernel, mpi and hook headers compile alone with mpicxx -std=c++17 (the C headers as C99)" "[ $bad = 0 ]" \
     || show headers.log
 }
 
