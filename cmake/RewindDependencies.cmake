@@ -1,45 +1,16 @@
-# Every third-party dependency, found once, as namespaced imported targets.
-find_package(MPI REQUIRED COMPONENTS C CXX)
-if(CMAKE_Fortran_COMPILER)
-  find_package(MPI REQUIRED COMPONENTS Fortran)
+# Every third-party dependency, found once, as namespaced imported targets
+# (cmake/RewindFindDependency.cmake says how each is found).
+# The kernel (with rewind::mpi and the in-situ hook) needs only MPI, parallel HDF5, fmt,
+# nlohmann_json, xxHash, zfp's headers and Threads: REWIND_KERNEL_ONLY stops there.
+include(RewindFindDependency)
+foreach(_rewind_dep IN ITEMS MPI HDF5 fmt nlohmann_json xxHash zfp Threads)
+  rewind_find_dependency(${_rewind_dep})
+endforeach()
+if(NOT REWIND_KERNEL_ONLY)
+  foreach(_rewind_dep IN ITEMS Boost CLI11 tomlplusplus zstd)
+    rewind_find_dependency(${_rewind_dep})
+  endforeach()
 endif()
-
-# Debian ships serial and OpenMPI flavours of HDF5 side by side; ParaView links the
-# OpenMPI one, so we pin it: one HDF5 library per process.
-set(HDF5_PREFER_PARALLEL TRUE)
-if(NOT HDF5_C_COMPILER_EXECUTABLE AND EXISTS /usr/bin/h5pcc.openmpi)
-  set(HDF5_C_COMPILER_EXECUTABLE /usr/bin/h5pcc.openmpi CACHE FILEPATH "HDF5 parallel compiler wrapper")
-endif()
-find_package(HDF5 REQUIRED COMPONENTS C)
-if(NOT HDF5_IS_PARALLEL)
-  message(FATAL_ERROR "Rewind needs parallel HDF5 (Debian: libhdf5-openmpi-dev); found a serial HDF5 at ${HDF5_INCLUDE_DIRS}")
-endif()
-if(NOT TARGET HDF5::HDF5)
-  add_library(HDF5::HDF5 INTERFACE IMPORTED)
-  target_include_directories(HDF5::HDF5 INTERFACE ${HDF5_INCLUDE_DIRS})
-  target_link_libraries(HDF5::HDF5 INTERFACE ${HDF5_LIBRARIES})
-  target_compile_definitions(HDF5::HDF5 INTERFACE ${HDF5_DEFINITIONS})
-endif()
-
-find_package(Boost 1.74 REQUIRED)            # header-only parts: Asio, Beast
-find_package(nlohmann_json 3.10 REQUIRED)
-find_package(CLI11 2.1 REQUIRED)
-find_package(fmt 9 REQUIRED)
-find_package(PkgConfig REQUIRED)
-pkg_check_modules(tomlplusplus REQUIRED IMPORTED_TARGET tomlplusplus)
-if(NOT TARGET tomlplusplus::tomlplusplus)
-  add_library(tomlplusplus::tomlplusplus ALIAS PkgConfig::tomlplusplus)
-endif()
-pkg_check_modules(libzstd REQUIRED IMPORTED_TARGET libzstd)   # Debian: libzstd-dev
-if(NOT TARGET zstd::libzstd)
-  add_library(zstd::libzstd ALIAS PkgConfig::libzstd)
-endif()
-pkg_check_modules(libxxhash REQUIRED IMPORTED_TARGET libxxhash)  # Debian: libxxhash-dev (row checksums)
-if(NOT TARGET xxHash::xxhash)
-  add_library(xxHash::xxhash ALIAS PkgConfig::libxxhash)
-endif()
-find_package(zfp 1.0 REQUIRED)  # Debian: libzfp-dev (lossy visualisation output, H5Z-ZFP's format)
-find_package(Threads REQUIRED)
 if(REWIND_BUILD_TESTS)
-  find_package(Catch2 2.13 REQUIRED)
+  rewind_find_dependency(Catch2)
 endif()

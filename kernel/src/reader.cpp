@@ -149,11 +149,11 @@ std::pair<std::string, std::string> split_step_spec(const std::string& spec) {
   return {spec.substr(0, at), sel.empty() ? "latest" : sel};
 }
 
-std::ptrdiff_t index_at_or_before(std::span<const double> times, double t) {
+std::ptrdiff_t index_at_or_before(const double* times, std::size_t n, double t) {
   // Ascending times: the first one past t (with the tolerance), minus one.
-  const auto past = std::upper_bound(times.begin(), times.end(), t,
+  const auto past = std::upper_bound(times, times + n, t,
                                      [](double t0, double time) { return time > t0 * (1 + 1e-12) + 1e-300; });
-  return (past - times.begin()) - 1;
+  return (past - times) - 1;
 }
 
 StepEntry Reader::find_step(const std::string& sel) const {
@@ -163,7 +163,7 @@ StepEntry Reader::find_step(const std::string& sel) const {
   return select_step(steps(true), sel, impl_->path);
 }
 
-StepEntry select_step(std::span<const StepEntry> all, const std::string& sel, const std::string& file) {
+StepEntry select_step(const std::vector<StepEntry>& all, const std::string& sel, const std::string& file) {
   const Ctx c{file};
   if (all.empty()) c.fail(ErrorKind::no_such_step, "the file has no committed step");
   if (sel.empty() || sel == "latest") return all.back();
@@ -186,7 +186,7 @@ StepEntry select_step(std::span<const StepEntry> all, const std::string& sel, co
     const std::ptrdiff_t best = index_at_or_before(times, t);
     if (best < 0) c.fail(ErrorKind::no_such_step, fmt::format("no committed step at or before t={}", t));
     const StepEntry& last = all.back();
-    if (index_at_or_before(std::span<const double>(&t, 1), last.time) < 0)  // t after the last step, beyond round-off
+    if (index_at_or_before(&t, 1, last.time) < 0)  // t after the last step, beyond round-off
       c.fail(ErrorKind::no_such_step,
              fmt::format("t={} has not been reached: the last committed step is {} (t = {:.6g})", t, last.step, last.time));
     return all[static_cast<std::size_t>(best)];

@@ -19,7 +19,6 @@
 #include <cstdint>
 #include <cstddef>
 #include <memory>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -175,13 +174,17 @@ class Reader {
 /// before `t` (within a relative 1e-12, so a time printed and parsed back still finds its
 /// step), or -1 if every time is later. Pure. Also picks a step on a branch's continuous
 /// timeline (lineage.hpp: timeline()), so the ParaView plugin and the kernel share it.
-std::ptrdiff_t index_at_or_before(std::span<const double> times, double t);
+/// `times` points at `n` values (C++17: no std::span in the kernel's headers).
+std::ptrdiff_t index_at_or_before(const double* times, std::size_t n, double t);
+inline std::ptrdiff_t index_at_or_before(const std::vector<double>& times, double t) {
+  return index_at_or_before(times.data(), times.size(), t);
+}
 
 /// Reader::find_step's rule over a list: the step `selector` names among `committed`
 /// (a file's committed steps, ascending by step). Pure; throws FileError(no_such_step)
 /// naming `file` as find_step does. An in-job branch resolves its selector with it
 /// before the run's pending checkpoint is in the file.
-StepEntry select_step(std::span<const StepEntry> committed, const std::string& selector, const std::string& file);
+StepEntry select_step(const std::vector<StepEntry>& committed, const std::string& selector, const std::string& file);
 
 /// Splits "FILE[@STEP]" at the last '@' into {file, selector}; the selector (for
 /// Reader::find_step) is "latest" when absent. Pure.

@@ -1,0 +1,16 @@
+# Sourced by the package tests: `source "$(dirname "$0")/lib.sh" SOURCE_DIR`. Sets $src,
+# $here (this folder), $python (with h5py and numpy), $fail; works in a temporary folder
+# removed on exit; check LABEL CONDITION prints ok/FAIL, remembers a failure and returns
+# non-zero on one; show FILE prints a log's last lines.
+set -u
+src=$(realpath "$1")
+here=$src/tests/package
+python=${REWIND_PYTHON:-/usr/bin/python3}
+fail=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 2
+check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; return 1; fi; }
+show() { tail -n 15 "$1" | sed 's/^/     | /'; }
+# writer_ok LOG FILE: the kernel's example writer (kernel/examples/foreign_writer.cpp)
+# read back its restart step, and h5py finds every value it wrote in FILE.
+writer_ok() { grep -q 'all values as written' "$1" && $python "$here/check_foreign_file.py" "$2" >>"$1" 2>&1; }
