@@ -50,6 +50,12 @@ macro(rewind_find_dependency name)
   if("${name}" STREQUAL "MPI")
     if(Rewind_FINDING_DEPENDENCIES)  # the consumer's languages (FindMPI refuses the others)
       get_property(_rewind_languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+      # Static Rewind libraries are C++ and link MPI's C++ library: a C or Fortran code
+      # links them with the C++ compiler (their link language), so C++ is enabled for it.
+      if(NOT Rewind_SHARED_LIBS AND NOT CXX IN_LIST _rewind_languages)
+        enable_language(CXX)
+        list(APPEND _rewind_languages CXX)
+      endif()
       set(_rewind_mpi_components)
       foreach(_rewind_language IN ITEMS C CXX)
         if(_rewind_language IN_LIST _rewind_languages)

@@ -135,6 +135,25 @@ print(' '.join(repr(float(f['simulation'][k].attrs['time'])) for k in sorted(f['
     "[ \"\$(grep '^times ' pv.log | cut -d' ' -f2-)\" = \"\$(cat times.want)\" ]" || show pv.log
 }
 
+# The two codes Rewind never saw (examples/), built as their users build them — the C
+# one with find_package(Rewind COMPONENTS capi), the Fortran one with mpifort and
+# pkg-config — and run through everything they do (tests/examples/examples.sh: runs on
+# 1-4 ranks, restart, live windows, steering, branches, with the installed rewind).
+check_examples() {
+  local mode=; [ $static = yes ] && mode=--static
+  cmake -S "$src/examples/heat-c" -B heat-c -DCMAKE_PREFIX_PATH="$prefix" "${no_extras[@]}" >heat-c.log 2>&1 &&
+    cmake --build heat-c >>heat-c.log 2>&1
+  check "examples/heat-c builds with find_package(Rewind COMPONENTS capi)" "[ -x heat-c/heat ]" || { show heat-c.log; return; }
+  mpifort -O2 "$src/examples/heat-f/heat3d.f90" -o heat3d $(pkg-config --cflags --libs $mode rewind-fortran) \
+    -Wl,-rpath,"$libdir" >heat-f.log 2>&1
+  check "examples/heat-f builds with mpifort \$(pkg-config --cflags --libs${mode:+ $mode} rewind-fortran)" "[ -x heat3d ]" \
+    || { show heat-f.log; return; }
+  bash "$src/tests/examples/examples.sh" heat-c/heat heat3d "$prefix/bin/rewind" "$src" "$mpiexec" >examples.log 2>&1
+  check "... both run through output, restart, live windows, steering and branches (tests/examples/examples.sh)" \
+    "[ $? = 0 ]" || { grep -E '^FAIL' examples.log | head -20; }
+  grep -c '^ok' examples.log | sed 's/^/     checks passed: /'
+}
+
 check_headers
 check_cmake_consumer
 check_pkg_config
@@ -144,5 +163,6 @@ if [ $full = yes ]; then
   check_all_components
   check_rewind_command
   check_paraview_plugin
+  check_examples
 fi
 exit $fail
