@@ -40,6 +40,7 @@ typedef struct {
 
 static Block blk[MAXB];
 static int nb = 0, rank = 0, nranks = 1;
+static MPI_Comm comm; /* the ranks that compute (all of them, unless the collector takes one) */
 static double kappa = 0.01, q = 5.0;
 
 static uint64_t morton(int x, int y) {
@@ -92,7 +93,7 @@ static void step(double dt, double* all, int* leaf_index, int nleaves) {
   for (int b = 0; b < nb; ++b)
     if (blk[b].nchild == 0) counts[blk[b].owner] += S * S;
   for (int r = 1; r < nranks; ++r) displ[r] = displ[r - 1] + counts[r - 1];
-  MPI_Allgatherv(mine, n, MPI_DOUBLE, all, counts, displ, MPI_DOUBLE, MPI_COMM_WORLD);
+  MPI_Allgatherv(mine, n, MPI_DOUBLE, all, counts, displ, MPI_DOUBLE, comm);
   (void)nleaves;
   for (int b = 0; b < nb; ++b) {
     if (blk[b].nchild != 0 || blk[b].owner != rank) continue;
@@ -122,7 +123,7 @@ static void reload(const char* file, const char* sel, int64_t* at_step, double* 
   rewind_reader* r;                                                                       /*R*/
   rewind_step_entry e;                                                                    /*R*/
   rewind_topology t;                                                                      /*R*/
-  if (rewind_reader_open(&r, MPI_COMM_WORLD, file) || rewind_reader_find_step(r, sel, &e) ||  /*R*/
+  if (rewind_reader_open(&r, comm, file) || rewind_reader_find_step(r, sel, &e) ||  /*R*/
       rewind_reader_topology(r, e.step, &t)) {                                              /*R*/
     if (rank == 0) fprintf(stderr, "heat: %s\n", rewind_last_error());                      /*R*/
     MPI_Abort(MPI_COMM_WORLD, 1);  /*R*/
@@ -140,22 +141,44 @@ static void reload(const char* file, const char* sel, int64_t* at_step, double* 
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  comm = MPI_COMM_WORLD;
+  MPI_Comm_rank(comm, &rank);
   if (argc < 3) {
-    if (rank == 0) fprintf(stderr, "usage: heat OUT.h5 STEPS [--restart FILE@SEL] [--listen HOST:PORT] [--vis N] [--cp N]\n");
+    if (rank == 0) fprintf(stderr, "usage: heat OUT.h5 STEPS [--restart FILE@SEL] [--listen HOST:PORT] [--collector thread|rank] [--vis N] [--cp N]\n");
     MPI_Finalize();
     return 2;
   }
   const char *out = argv[1], *restart = NULL, *listen = NULL;
   const int64_t steps = atoll(argv[2]);
-  int vis = 10, cp = 50;
+  int vis = 10, cp = 50, where = REWIND_COLLECTOR_THREAD;                            /*R*/
   for (int a = 3; a + 1 < argc; a += 2) {
     if (!strcmp(argv[a], "--restart")) restart = argv[a + 1];
     else if (!strcmp(argv[a], "--listen")) listen = argv[a + 1];
+    else if (!strcmp(argv[a], "--collector")) where = strcmp(argv[a + 1], "rank") ? REWIND_COLLECTOR_THREAD : REWIND_COLLECTOR_RANK; /*R*/
     else if (!strcmp(argv[a], "--vis")) vis = atoi(argv[a + 1]);
     else if (!strcmp(argv[a], "--cp")) cp = atoi(argv[a + 1]);
   }
+  rewind_config* cfg;                                                              /*R*/
+  const int cells[3] = {S, S, 1};                                                  /*R*/
+  const double domain[6] = {0, 1, 0, 1, 0, 1};                                     /*R*/
+  rewind_config_create(&cfg);                                                      /*R*/
+  rewind_config_set_geometry(cfg, 2, cells, 2, domain);                            /*R*/
+  rewind_config_add_variable(cfg, "T", "K");                                       /*R*/
+  rewind_config_set_text(cfg, "creator", "heat.c (examples/heat-c)");              /*R*/
+  rewind_live* live = NULL;                                                        /*R*/
+  if (listen) { /* first: with `--collector rank` the last process becomes the collector */
+    int is_compute;                                                                /*R*/
+    if (rewind_live_start(&live, MPI_COMM_WORLD, where, listen, NULL, cfg, &comm, &is_compute)) goto fail; /*R*/
+    if (!is_compute) { /* the collector's rank: the run is over */                 /*R*/
+      MPI_Finalize();
+      return 0;
+    }
+    MPI_Comm_rank(comm, &rank);
+    if (rank == 0 && rewind_live_port(live)) printf("heat: listening on port %d\n", rewind_live_port(live)), fflush(stdout); /*R*/
+    rewind_live_declare(live, "kappa", "m^2/s", 1e-6, 1.0, 1, &kappa, "diffusivity");                       /*R*/
+    rewind_live_declare(live, "q", "K/s", 0.0, 100.0, 1, &q, "strength of the hot spot");                   /*R*/
+  }
+  MPI_Comm_size(comm, &nranks);
   build(0, 0, 0, -1);
   /* The partition: leaves in uid order, a contiguous share each; parents with their first child. */
   int leaves = 0, leaf_index[MAXB];
@@ -169,13 +192,6 @@ int main(int argc, char** argv) {
         if (blk[k].uid == blk[b].child[0]) blk[b].owner = blk[k].owner;
   double* all = malloc(sizeof(double) * S * S * (size_t)leaves);
 
-  rewind_config* cfg;                                                              /*R*/
-  const int cells[3] = {S, S, 1};                                                  /*R*/
-  const double domain[6] = {0, 1, 0, 1, 0, 1};                                     /*R*/
-  rewind_config_create(&cfg);                                                      /*R*/
-  rewind_config_set_geometry(cfg, 2, cells, 2, domain);                            /*R*/
-  rewind_config_add_variable(cfg, "T", "K");                                       /*R*/
-  rewind_config_set_text(cfg, "creator", "heat.c (examples/heat-c)");              /*R*/
   rewind_grids* grids;                                                             /*R*/
   rewind_grids_create(&grids, 1);                                                  /*R*/
   for (int b = 0; b < nb; ++b) {
@@ -196,19 +212,9 @@ int main(int argc, char** argv) {
     reload(restart, strchr(restart, '@') ? strchr(restart, '@') + 1 : "latest", &n, &t);
     char path[4096];
     snprintf(path, sizeof path, "%.*s", (int)(strchr(restart, '@') ? strchr(restart, '@') - restart : (long)strlen(restart)), restart);
-    if (rewind_file_append(&file, MPI_COMM_WORLD, path, cfg)) goto fail;              /*R*/
-  } else if (rewind_file_create(&file, MPI_COMM_WORLD, out, cfg)) {                   /*R*/
+    if (rewind_file_append(&file, comm, path, cfg)) goto fail;                        /*R*/
+  } else if (rewind_file_create(&file, comm, out, cfg)) {                             /*R*/
     goto fail;
-  }
-  rewind_live* live = NULL;                                                           /*R*/
-  if (listen) {
-    MPI_Comm comm;                                                                    /*R*/
-    int is_compute;                                                                   /*R*/
-    if (rewind_live_start(&live, MPI_COMM_WORLD, REWIND_COLLECTOR_THREAD, listen, NULL, cfg, &comm, &is_compute)) /*R*/
-      goto fail;
-    if (rank == 0) printf("heat: listening on port %d\n", rewind_live_port(live)), fflush(stdout);          /*R*/
-    rewind_live_declare(live, "kappa", "m^2/s", 1e-6, 1.0, 1, &kappa, "diffusivity");                       /*R*/
-    rewind_live_declare(live, "q", "K/s", 0.0, 100.0, 1, &q, "strength of the hot spot");                   /*R*/
   }
   if (!restart && rewind_file_write(file, 0, 0.0, 0.0, REWIND_CHECKPOINT, grids, 0, NULL, 0)) goto fail; /*R*/
   const double dt = 0.2 * pow(1.0 / (8 * S), 2) / 1.0; /* stable for kappa <= 1 on the finest cells */

@@ -22,10 +22,10 @@ all_same() {  # every step of $1 is in $2, bit for bit
   local s
   for s in $(steps_of "$1"); do same "$1@$s" "$2@$s" || return 1; done
 }
-listen_port() {  # LOG NAME: the port the code printed, waiting up to 30 s
+listen_port() {  # LOG NAME: the port the code (or its collector rank) printed, waiting up to 30 s
   local p
   for _ in $(seq 300); do
-    p=$(sed -n "s/.*$2: listening on port \([0-9]*\).*/\1/p" "$1")
+    p=$(sed -n -e "s/.*$2: listening on port \([0-9]*\).*/\1/p" -e "s/.*rewind live: listening on [^:]*:\([0-9]*\).*/\1/p" "$1")
     [ -n "$p" ] && { echo "$p"; return; }
     sleep 0.1
   done
@@ -80,6 +80,27 @@ for entry in "heat|$heat_c|40" "heat3d|$heat_f|40"; do
   check "$name live: rewind lineage names the parent and the change" "grep -q '$name.live.h5' lineage.out && grep -q 'kappa=0.05' lineage.out"
   check "$name live: the branch verifies, its parents are averages" "$rewind verify $name.branch.h5 >/dev/null && lod_ok $name.branch.h5"
 done
+
+# The collector on a rank of its own (the Damaris model): 3 processes, the last one taken.
+"$mpiexec" -n 3 "$heat_c" rank.h5 100000000 --vis 50 --cp 500 --listen 127.0.0.1:0 --collector rank >rank.log 2>&1 &
+job=$!
+port=$(listen_port rank.log heat)
+check "heat, collector rank: its rank says where it listens" "[ -n '$port' ]"
+if [ -n "$port" ]; then
+  "$rewind" steer 127.0.0.1:$port pause >/dev/null 2>&1
+  "$rewind" steer 127.0.0.1:$port status >status.out 2>&1
+  check "heat, collector rank: status counts the 2 compute ranks" "grep -q '2 compute ranks' status.out"
+  "$rewind" steer 127.0.0.1:$port set kappa=0.02 >/dev/null 2>&1
+  "$rewind" window 127.0.0.1:$port --box 0,0,0,1,1,0 --budget 2000 --out rank.json >/dev/null 2>&1
+  "$rewind" steer 127.0.0.1:$port stop >/dev/null 2>&1
+  wait $job
+  check "heat, collector rank: the job ends cleanly" "[ $? = 0 ]"
+  check "heat, collector rank: the set shows in the code's output" "grep -q 'heat: kappa = 0.02' rank.log"
+  check "heat, collector rank: the window equals the file and the leaves' averages" \
+    "$py $src/tests/collector/check_window.py rank.h5 rank.json >chk.out 2>&1 || { tail -2 chk.out; false; }"
+else
+  kill $job
+fi
 
 # Stock ParaView (no Rewind plugin) opens the views the kernel wrote beside the files.
 if command -v pvpython >/dev/null 2>&1 && command -v Xvfb >/dev/null 2>&1; then
