@@ -67,9 +67,12 @@ void probe_create(const std::string& path) {
 // Everything an in-job branch needs, checked before the run changes anything: `from`
 // names a committed checkpoint of one of the job's files (or `pending`, the one the
 // branch writes first), the values and the output name pass plan_branch, and (on the
-// `probing` rank) the branch file can be created. Serial; throws one line.
-void check_branch(Run& run, const std::string& from, const std::vector<std::string>& changes,
-                  const std::string& output, const std::optional<PendingCheckpoint>& pending, bool probing) {
+// `probing` rank) no other job claims the output. Serial; throws one line; returns the
+// branch file's name. steer_branch probes that name (probe_create) only after every rank
+// has checked: the probe creates the file for a moment, and a rank still checking would
+// see it and refuse the branch as "exists".
+std::string check_branch(Run& run, const std::string& from, const std::vector<std::string>& changes,
+                         const std::string& output, const std::optional<PendingCheckpoint>& pending, bool probing) {
   const auto file = kernel::split_step_spec(from).first;
   const auto& files = run.files();
   if (std::none_of(files.begin(), files.end(), [&](const std::string& f) { return same_file(f, file); }))
@@ -81,8 +84,7 @@ void check_branch(Run& run, const std::string& from, const std::vector<std::stri
   // job's own files are refused below, in this job's words.
   const bool ours = std::any_of(files.begin(), files.end(), [&](const std::string& f) { return same_file(f, output); });
   if (probing && !output.empty() && !ours && kernel::claimed_elsewhere(output)) (void)kernel::FileClaim::take(output);
-  const auto spec = plan_branch(find_restart_point(from, pending), changes, output);
-  if (probing) probe_create(spec.output.file);
+  return plan_branch(find_restart_point(from, pending), changes, output).output.file;
 }
 
 // The `branch` command: its reply's fields. Checked on every rank before anything
@@ -121,7 +123,11 @@ void steer_branch(Run& run, const live::BranchCommand& c, MPI_Comm compute, live
   kernel::FileClaim claim;  // held on the compute root
   run.close_output();  // its steps are read below
   try {
-    agreed(compute, [&] { check_branch(run, from, changes, output, pending, rank == 0); });
+    std::string branch_file;
+    agreed(compute, [&] { branch_file = check_branch(run, from, changes, output, pending, rank == 0); });
+    agreed(compute, [&] {
+      if (rank == 0) probe_create(branch_file);
+    });
     run.reopen_output();
     run.output().checkpoint_now(run.solver());  // nothing is lost
     run.close_output();
