@@ -31,6 +31,13 @@ void vtkRewindWindowSource::SetCellArrayStatus(const char* name, int status) {
   this->Modified();
 }
 
+void vtkRewindWindowSource::SetDomain(const double lo[3], const double hi[3]) {
+  for (int a = 0; a < 3; ++a) {
+    this->DomainBounds[2 * a] = lo[a], this->DomainBounds[2 * a + 1] = hi[a];
+    this->DomainExtent[2 * a] = 0, this->DomainExtent[2 * a + 1] = hi[a] - lo[a];
+  }
+}
+
 void vtkRewindWindowSource::ReportError(const std::string& message) {
   this->LastError = message;
   vtkErrorMacro(<< message);

@@ -53,6 +53,13 @@ class REWINDREADERS_EXPORT vtkRewindWindowSource : public vtkMultiBlockDataSetAl
   int GetCellArrayStatus(const char* name);
   void SetCellArrayStatus(const char* name, int status);
 
+  /// The domain, known after RequestInformation (the reader; the live source once it has
+  /// connected): xmin xmax ymin ymax zmin zmax, and 0 extent_x 0 extent_y 0 extent_z.
+  /// Their XML information properties are the ranges whose minimum (BoxPosition) and
+  /// maximum (BoxSize) are the box widget's defaults, so the box starts on the domain.
+  vtkGetVector6Macro(DomainBounds, double);
+  vtkGetVector6Macro(DomainExtent, double);
+
   /// The last error reported ("" after a successful update).
   const char* GetLastError() { return this->LastError.c_str(); }
 
@@ -63,6 +70,8 @@ class REWINDREADERS_EXPORT vtkRewindWindowSource : public vtkMultiBlockDataSetAl
   /// Reports `message` once (vtkErrorMacro) and keeps it in LastError.
   void ReportError(const std::string& message);
   void ClearError() { this->LastError.clear(); }
+  /// Sets DomainBounds and DomainExtent from the domain's corners.
+  void SetDomain(const double lo[3], const double hi[3]);
 
   vtkTypeBool UseBox = 0;
   double BoxPosition[3] = {0, 0, 0};
@@ -71,6 +80,8 @@ class REWINDREADERS_EXPORT vtkRewindWindowSource : public vtkMultiBlockDataSetAl
   vtkTypeBool ReadCellTypes = 1;
   vtkNew<vtkDataArraySelection> CellArrays;
   std::string LastError;
+  double DomainBounds[6] = {0, 1, 0, 1, 0, 1};
+  double DomainExtent[6] = {0, 1, 0, 1, 0, 1};
 
  private:
   vtkRewindWindowSource(const vtkRewindWindowSource&) = delete;
