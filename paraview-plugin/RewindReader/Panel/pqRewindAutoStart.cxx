@@ -7,10 +7,14 @@
 
 #include "pqAnimationScene.h"
 #include "pqApplicationCore.h"
+#include "pqDataRepresentation.h"
+#include "pqScalarBarRepresentation.h"
+#include "pqView.h"
 #include "pqPipelineSource.h"
 #include "pqServerManagerModel.h"
 #include "vtkSMPropertyHelper.h"
 #include "vtkSMProxy.h"
+#include "vtkSMTransferFunctionProxy.h"
 #include "vtkWeakPointer.h"
 
 pqRewindAutoStart::pqRewindAutoStart(QObject* parent) : QObject(parent) {}
@@ -18,8 +22,47 @@ pqRewindAutoStart::pqRewindAutoStart(QObject* parent) : QObject(parent) {}
 pqRewindAutoStart::~pqRewindAutoStart() = default;
 
 void pqRewindAutoStart::startup() {
-  QObject::connect(pqApplicationCore::instance()->getServerManagerModel(), &pqServerManagerModel::sourceAdded, this,
-                   &pqRewindAutoStart::sourceAdded);
+  auto* model = pqApplicationCore::instance()->getServerManagerModel();
+  QObject::connect(model, &pqServerManagerModel::sourceAdded, this, &pqRewindAutoStart::sourceAdded);
+  // Scalar bar titles: when a Rewind source's display changes its colouring, and when a
+  // scalar bar appears (ParaView titles it with the array name first).
+  QObject::connect(model, &pqServerManagerModel::representationAdded, this, [this](pqRepresentation* r) {
+    auto* repr = qobject_cast<pqDataRepresentation*>(r);
+    if (!repr) return;
+    QObject::connect(repr, &pqDataRepresentation::colorArrayNameModified, this, [this] { labelScalarBarsSoon(); });
+    labelScalarBarsSoon();
+  });
+  QObject::connect(model, &pqServerManagerModel::itemAdded, this, [this](pqServerManagerModelItem* item) {
+    if (qobject_cast<pqScalarBarRepresentation*>(item)) labelScalarBarsSoon();
+  });
+}
+
+void pqRewindAutoStart::labelScalarBarsSoon() {
+  QTimer::singleShot(0, this, [] {
+    for (auto* repr : pqApplicationCore::instance()->getServerManagerModel()->findItems<pqDataRepresentation*>())
+      labelScalarBar(repr);
+  });
+}
+
+void pqRewindAutoStart::labelScalarBar(pqDataRepresentation* repr) {
+  pqPipelineSource* input = repr->getInput();
+  vtkSMProxy* source = input ? input->getProxy() : nullptr;
+  if (!source || !source->GetProperty("VariableUnits") || !repr->getView() || !repr->getProxy()->GetProperty("ColorArrayName"))
+    return;
+  const char* array = vtkSMPropertyHelper(repr->getProxy(), "ColorArrayName").GetInputArrayNameToProcess();
+  vtkSMProxy* bar = vtkSMTransferFunctionProxy::FindScalarBarRepresentation(repr->getLookupTableProxy(), repr->getView()->getProxy());
+  if (!array || !*array || !bar) return;
+  source->UpdatePropertyInformation(source->GetProperty("VariableUnits"));
+  vtkSMPropertyHelper units(source, "VariableUnits");
+  for (unsigned i = 0; i + 1 < units.GetNumberOfElements(); i += 2) {
+    const std::string name = units.GetAsString(i), unit = units.GetAsString(i + 1);
+    if (name != array || unit.empty()) continue;
+    vtkSMPropertyHelper title(bar, "Title");
+    if (std::string(title.GetAsString()) != name) return;  // the user's own title, or done
+    title.Set((name + " [" + unit + "]").c_str());
+    bar->UpdateVTKObjects();
+    return;
+  }
 }
 
 void pqRewindAutoStart::sourceAdded(pqPipelineSource* source) {

@@ -155,6 +155,7 @@ bool vtkRewindLiveSource::FetchInformation() {
     }
     in.Info = in.Client->info();
     this->SetDomain(in.Info.domain_lo.data(), in.Info.domain_hi.data());
+    this->SetUnits(in.Info.variables);
     const auto steps = in.Client->steps();
     in.Server = in.Client->server().server + (in.Info.live ? " (live)" : " (files)");
     in.RunFiles->Reset();

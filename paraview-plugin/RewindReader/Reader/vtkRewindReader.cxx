@@ -77,6 +77,7 @@ int vtkRewindReader::RequestInformation(vtkInformation*, vtkInformationVector**,
     in.DomainLo = info.domain_lo;
     in.DomainHi = info.domain_hi;
     in.Variables = info.variables;
+    this->SetUnits(info.variables);
     this->SetDomain(in.DomainLo.data(), in.DomainHi.data());
     std::vector<std::string> names;
     for (const auto& v : info.variables) names.push_back(v.name);

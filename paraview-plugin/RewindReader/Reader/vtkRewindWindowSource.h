@@ -21,12 +21,20 @@
 #define vtkRewindWindowSource_h
 
 #include <string>
+#include <vector>
 
 #include "RewindReadersModule.h"
 #include "vtkMultiBlockDataSetAlgorithm.h"
 #include "vtkNew.h"
 
 #include "vtkDataArraySelection.h"  // vtkNew member
+#include "vtkStringArray.h"         // vtkNew member
+
+namespace rwd {
+namespace collector {
+struct VariableInfo;
+}
+}  // namespace rwd
 
 class REWINDREADERS_EXPORT vtkRewindWindowSource : public vtkMultiBlockDataSetAlgorithm {
  public:
@@ -59,6 +67,9 @@ class REWINDREADERS_EXPORT vtkRewindWindowSource : public vtkMultiBlockDataSetAl
   /// maximum (BoxSize) are the box widget's defaults, so the box starts on the domain.
   vtkGetVector6Macro(DomainBounds, double);
   vtkGetVector6Macro(DomainExtent, double);
+  /// Pairs (array name, unit) of the cell arrays on offer (and velocity,
+  /// velocity_magnitude), known with them: what the GUI puts in scalar bar titles.
+  vtkStringArray* GetVariableUnits() { return this->VariableUnits; }
 
   /// The last error reported ("" after a successful update).
   const char* GetLastError() { return this->LastError.c_str(); }
@@ -72,6 +83,8 @@ class REWINDREADERS_EXPORT vtkRewindWindowSource : public vtkMultiBlockDataSetAl
   void ClearError() { this->LastError.clear(); }
   /// Sets DomainBounds and DomainExtent from the domain's corners.
   void SetDomain(const double lo[3], const double hi[3]);
+  /// Sets VariableUnits from the variables on offer.
+  void SetUnits(const std::vector<rwd::collector::VariableInfo>& variables);
 
   vtkTypeBool UseBox = 0;
   double BoxPosition[3] = {0, 0, 0};
@@ -82,6 +95,7 @@ class REWINDREADERS_EXPORT vtkRewindWindowSource : public vtkMultiBlockDataSetAl
   std::string LastError;
   double DomainBounds[6] = {0, 1, 0, 1, 0, 1};
   double DomainExtent[6] = {0, 1, 0, 1, 0, 1};
+  vtkNew<vtkStringArray> VariableUnits;
 
  private:
   vtkRewindWindowSource(const vtkRewindWindowSource&) = delete;
