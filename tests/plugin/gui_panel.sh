@@ -11,7 +11,8 @@
 # parameters in force (after the branch from step 0: the first step's nu again, the
 # edited inflow); the live source says its step and time (field data within the run's
 # steps around the update, Annotate Attribute Data's text) and stays off a run file's
-# time axis; a run file opened with File → Open shows its last step (h5py oracle).
+# time axis, and its box widget moves onto the run's domain once it has connected; a run
+# file opened with File → Open shows its last step (h5py oracle).
 #   gui_panel.sh REWIND PLUGIN SOURCE_DIR MPIEXEC
 set -u
 rewind=$1 plugin=$2 src=$3 mpiexec=$4
@@ -103,7 +104,9 @@ events panel.xml \
   "<pqevent object=\"pqClientMainWindow/menubar/menu_File\" command=\"activate\" arguments=\"actionFileOpen\" />" \
   "<pqevent object=\"pqClientMainWindow/FileOpenDialog\" command=\"filesSelected\" arguments=\"$tmp/run.h5\" />" \
   "<pqevent object=\"pqClientMainWindow/propertiesDock/propertiesPanel/Accept\" command=\"activate\" arguments=\"\" />" \
-  "<pqcheck object=\"pqClientMainWindow/currentTimeToolbar/AnimationTimeWidget/timestepValue\" property=\"value\" arguments=\"$last_index\" />"
+  "<pqcheck object=\"pqClientMainWindow/currentTimeToolbar/AnimationTimeWidget/timestepValue\" property=\"value\" arguments=\"$last_index\" />" \
+  "<pqevent object=\"pqClientMainWindow/menubar/menu_File\" command=\"activate\" arguments=\"actionFileSaveServerState\" />" \
+  "<pqevent object=\"pqClientMainWindow/FileSaveServerStateDialog\" command=\"filesSelected\" arguments=\"$tmp/gui.pvsm\" />"
 timeout 90 "$src/scripts/headless.sh" paraview --dr --plugin-search-paths="$(dirname "$plugin")" --plugins=RewindReader \
   --script=gui.py --test-script=panel.xml --exit >gui.log 2>&1
 rc=$?
@@ -111,6 +114,8 @@ check "paraview loads the plugin and plays the panel script (dock hidden until V
 [ $rc = 0 ] || grep -v '^debug' gui.log | head -20
 cat gui_done.txt 2>/dev/null || grep -v "^debug" gui.log | head -20
 check "the live source shows the run in the GUI (cells, no error)" "grep -q '^cells [1-9][0-9]* .* error '\"''\"'' gui_done.txt"
+check "the live source's box widget is on the run's domain once it has connected (saved state; the case's domain from h5py)" \
+  "/usr/bin/python3 $here/state_box.py gui.pvsm RewindLiveSource run.h5"
 check "the live source's step (field data) lies between the run's steps before and after the update, its annotation says it" \
   "/usr/bin/python3 -c \"import re; l=[x for x in open('gui_done.txt') if x.startswith('live ')][0].split(' ', 5); a,s,b,t=int(l[1]),int(l[2]),int(l[3]),float(l[4]); txt=eval(l[5]); assert a <= s <= b and txt == 'step %d  t = %.6g' % (s, t), l\""
 check "the time axis holds the run file's steps only (not the live source's)" \

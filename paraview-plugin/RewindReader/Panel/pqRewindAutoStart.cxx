@@ -12,6 +12,7 @@
 #include "pqView.h"
 #include "pqPipelineSource.h"
 #include "pqServerManagerModel.h"
+#include "vtkSMProperty.h"
 #include "vtkSMPropertyHelper.h"
 #include "vtkSMProxy.h"
 #include "vtkSMTransferFunctionProxy.h"
@@ -67,11 +68,32 @@ void pqRewindAutoStart::labelScalarBar(pqDataRepresentation* repr) {
 
 void pqRewindAutoStart::sourceAdded(pqPipelineSource* source) {
   vtkSMProxy* proxy = source->getProxy();
+  if (proxy && std::string(proxy->GetXMLName()) == "RewindLiveSource") return boxOnDomainOnFirstData(source);
   if (!proxy || std::string(proxy->GetXMLName()) != "RewindReader") return;
   // Only a reader the user opens (File → Open: not applied yet once it is registered),
   // not one a state file or a script makes with its own time.
   QTimer::singleShot(0, this, [this, src = QPointer<pqPipelineSource>(source)] {
     if (src && src->modifiedState() == pqProxy::UNINITIALIZED) goToLastOnFirstData(src);
+  });
+}
+
+void pqRewindAutoStart::boxOnDomainOnFirstData(pqPipelineSource* source) {
+  // The live source knows its domain once it has connected (its first data): a box
+  // still at its defaults from before (0 0 0, 1 1 1) then goes onto the domain.
+  auto once = std::make_shared<QMetaObject::Connection>();
+  *once = QObject::connect(source, QOverload<pqPipelineSource*>::of(&pqPipelineSource::dataUpdated), this,
+                           [once, live = vtkWeakPointer<vtkSMProxy>(source->getProxy())](pqPipelineSource*) {
+    if (!live) return;
+    live->UpdatePropertyInformation();
+    const vtkSMPropertyHelper domain(live, "DomainExtent");
+    if (domain.GetAsDouble(1) <= 0 && domain.GetAsDouble(3) <= 0) return;  // not connected yet: wait for data
+    QObject::disconnect(*once);
+    vtkSMProperty* position = live->GetProperty("BoxPosition");
+    vtkSMProperty* size = live->GetProperty("BoxSize");
+    if (!position->IsValueDefault() || !size->IsValueDefault()) return;  // the user's box
+    position->ResetToDomainDefaults();
+    size->ResetToDomainDefaults();
+    live->UpdateVTKObjects();
   });
 }
 

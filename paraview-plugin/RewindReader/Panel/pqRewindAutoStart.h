@@ -7,6 +7,8 @@
 // state file or a script creates; later changes of time are the user's.
 // Scalar bars of a Rewind source's arrays are titled with their unit ("u [m/s]", from
 // the source's VariableUnits) unless the user gave them a title of their own.
+// A Rewind Live Source's box goes onto the run's domain once it has connected (its
+// domain is unknown before), unless the user has moved it.
 #pragma once
 #include <QObject>
 
@@ -23,6 +25,7 @@ class pqRewindAutoStart : public QObject {
  private:
   void sourceAdded(pqPipelineSource* source);
   void goToLastOnFirstData(pqPipelineSource* source);
+  void boxOnDomainOnFirstData(pqPipelineSource* source);
   void labelScalarBarsSoon();
   static void labelScalarBar(pqDataRepresentation* repr);
 };
