@@ -107,7 +107,9 @@ events panel.xml \
   "<pqcheck object=\"pqClientMainWindow/currentTimeToolbar/AnimationTimeWidget/timestepValue\" property=\"value\" arguments=\"$last_index\" />" \
   "<pqevent object=\"pqClientMainWindow/menubar/menu_File\" command=\"activate\" arguments=\"actionFileSaveServerState\" />" \
   "<pqevent object=\"pqClientMainWindow/FileSaveServerStateDialog\" command=\"filesSelected\" arguments=\"$tmp/gui.pvsm\" />"
-timeout 90 "$src/scripts/headless.sh" paraview --dr --plugin-search-paths="$(dirname "$plugin")" --plugins=RewindReader \
+# REWIND_PANEL_QUICK: the panel waits for each answer (up to 60 s) before QtTesting plays
+# the next event, which checks it; on a busy machine a branch can take over a second.
+REWIND_PANEL_QUICK=60 timeout 120 "$src/scripts/headless.sh" paraview --dr --plugin-search-paths="$(dirname "$plugin")" --plugins=RewindReader \
   --script=gui.py --test-script=panel.xml --exit >gui.log 2>&1
 rc=$?
 check "paraview loads the plugin and plays the panel script (dock hidden until View opens it; connect: $n parameter rows; state after pause / resume / pause; apply: the run's new nu shown; branch: its reply, nu back to $nu0, the inflow 1.25; File → Open shows the last step, index $last_index)" "[ $rc = 0 ]"

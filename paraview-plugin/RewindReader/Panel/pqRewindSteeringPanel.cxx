@@ -53,9 +53,15 @@ struct pqRewindSteeringPanel::Internals {
     const char* env = std::getenv("REWIND_PANEL_TIMEOUT");
     return env && std::atof(env) > 0 ? std::atof(env) : 30.0;
   }
-  static constexpr std::chrono::milliseconds kQuick{1000};
+  /// How long an answer is simply waited for: 1 s, or REWIND_PANEL_QUICK seconds (GUI
+  /// tests that check each answer before their next event set it high).
+  static std::chrono::milliseconds quick() {
+    const char* env = std::getenv("REWIND_PANEL_QUICK");
+    const double s = env && std::atof(env) > 0 ? std::atof(env) : 1.0;
+    return std::chrono::milliseconds(static_cast<long long>(s * 1000));
+  }
 
-  /// Runs `f` (a network call) on a helper thread. An answer within kQuick (nearly
+  /// Runs `f` (a network call) on a helper thread. An answer within quick() (nearly
   /// every one) is simply waited for; after that the GUI's event loop runs while
   /// waiting, so ParaView repaints and stays usable however long the collector takes
   /// (at most timeout()). Returns f's result or rethrows its exception. The client is
@@ -74,7 +80,7 @@ struct pqRewindSteeringPanel::Internals {
       if (result.wait_for(std::chrono::seconds(0)) == std::future_status::ready) loop.quit();
     });
     poll.start(5);
-    if (result.wait_for(kQuick) != std::future_status::ready) loop.exec();
+    if (result.wait_for(quick()) != std::future_status::ready) loop.exec();
     return result.get();
   }
 
