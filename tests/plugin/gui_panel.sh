@@ -9,8 +9,8 @@
 # What a person sees (issue 35): the dock is hidden until View → Rewind Steering opens
 # it; after every command (pause, apply, resume, branch) it shows the run's state and the
 # parameters in force (after the branch from step 0: the first step's nu again, the
-# edited inflow); the live source says its step and time (field data within the run's
-# steps around the update, Annotate Attribute Data's text) and stays off a run file's
+# edited inflow); the live source says its step and time (field data: the paused run's,
+# Annotate Attribute Data's text) and stays off a run file's
 # time axis, and its box widget moves onto the run's domain once it has connected; a run
 # file opened with File → Open shows its last step (h5py oracle).
 #   gui_panel.sh REWIND PLUGIN SOURCE_DIR MPIEXEC
@@ -51,15 +51,13 @@ png.Update()
 ranges = [png.GetOutput().GetPointData().GetScalars().GetRange(c) for c in range(3)]
 open("$tmp/gui_done.txt", "w").write("cells %d colours %s error %r\n" % (
     live.GetDataInformation().GetNumberOfCells(), ranges, live.GetPropertyValue("LastError")))
-# The live source's step and time: within the run's steps before and after the update,
-# in field data and as the text Annotate Attribute Data shows; a run file's time axis
-# beside it holds the file's steps only.
+# The live source's step and time: those of the paused run (the pause's reply), in field
+# data and as the text Annotate Attribute Data shows; a run file's time axis beside it
+# holds the file's steps only. The run goes on afterwards.
 import rewind_steering
 steer = rewind_steering.Steering(live)
-s0 = steer.status()
-live.SMProxy.InvokeCommand("Refresh")
+paused = steer.pause()  # refreshes the live source
 live.UpdatePipeline()
-s1 = steer.status()
 fd = live.GetClientSideObject().GetOutputDataObject(0).GetFieldData()
 step, t = fd.GetArray("rewind_step").GetValue(0), fd.GetArray("rewind_time").GetValue(0)
 label = AnnotateAttributeData(Input=live, SelectInputArray=["FIELD", "rewind_annotation"], Prefix="")
@@ -69,7 +67,8 @@ text = label.GetClientSideObject().GetOutputDataObject(0).GetColumn(0).GetValue(
 reader = RewindRunFile(FileName="$tmp/run.h5")
 reader.UpdatePipelineInformation()
 axis = ",".join(repr(x) for x in GetTimeKeeper().TimestepValues)
-open("$tmp/gui_done.txt", "a").write("live %d %d %d %r %r\naxis %s\n" % (s0["step"], step, s1["step"], t, text, axis))
+steer.resume()
+open("$tmp/gui_done.txt", "a").write("live %d %r %d %r %r\naxis %s\n" % (paused["step"], paused["time"], step, t, text, axis))
 SetActiveSource(live)
 PY
 panel=pqClientMainWindow/pqRewindSteeringPanel/body
@@ -118,8 +117,8 @@ cat gui_done.txt 2>/dev/null || grep -v "^debug" gui.log | head -20
 check "the live source shows the run in the GUI (cells, no error)" "grep -q '^cells [1-9][0-9]* .* error '\"''\"'' gui_done.txt"
 check "the live source's box widget is on the run's domain once it has connected (saved state; the case's domain from h5py)" \
   "/usr/bin/python3 $here/state_box.py gui.pvsm RewindLiveSource run.h5"
-check "the live source's step (field data) lies between the run's steps before and after the update, its annotation says it" \
-  "/usr/bin/python3 -c \"import re; l=[x for x in open('gui_done.txt') if x.startswith('live ')][0].split(' ', 5); a,s,b,t=int(l[1]),int(l[2]),int(l[3]),float(l[4]); txt=eval(l[5]); assert a <= s <= b and txt == 'step %d  t = %.6g' % (s, t), l\""
+check "the live source's step and time (field data) are the paused run's, its annotation says them" \
+  "/usr/bin/python3 -c \"l=[x for x in open('gui_done.txt') if x.startswith('live ')][0].split(' ', 5); a,ta,s,t=int(l[1]),float(l[2]),int(l[3]),float(l[4]); txt=eval(l[5]); assert a == s and ta == t and txt == 'step %d  t = %.6g' % (s, t), l\""
 check "the time axis holds the run file's steps only (not the live source's)" \
   "grep -qx 'axis $file_times' gui_done.txt"
 check "the screenshot is not blank" \
