@@ -14,8 +14,10 @@
 //
 // Output: a vtkMultiBlockDataSet with one block per level ("Level N"), each a
 // vtkMultiPieceDataSet of vtkImageData (one per selected grid, cropped to the box) with
-// cell data; its field data says which step was shown (rewind_step, rewind_time,
-// rewind_level, rewind_stride, rewind_file). Errors are reported with vtkErrorMacro (one
+// cell data (the variables with their units, velocity and velocity_magnitude, solid
+// cells hidden through vtkGhostType: rwd::paraview::fill_output); its field data says
+// which step was shown (rewind_step, rewind_time, rewind_level, rewind_stride,
+// rewind_file, rewind_annotation). Errors are reported with vtkErrorMacro (one
 // message) and kept in LastError; nothing throws into VTK.
 #ifndef vtkRewindWindowSource_h
 #define vtkRewindWindowSource_h
