@@ -77,3 +77,30 @@ TEST_CASE("a new list replaces the rows and forgets the edits", "[plugin]") {
   CHECK(form.changed().empty());
   CHECK(form.findChildren<QDoubleSpinBox*>().size() == 1);
 }
+
+TEST_CASE("in a panel as narrow as a docked one, every name and every box of a vector is fully shown", "[plugin]") {
+  app();
+  ParameterForm form;
+  form.set_parameters(run_parameters());
+  // ParaView's right-hand dock area as it opens: about 300 px, 42 characters of its font.
+  const int width = 42 * form.fontMetrics().averageCharWidth();
+  form.resize(width, form.sizeHint().height());
+  form.show();
+  QApplication::processEvents();
+  form.resize(width, form.heightForWidth(width) > 0 ? form.heightForWidth(width) : form.sizeHint().height());
+  QApplication::processEvents();
+  INFO("panel " << width << " px, a box at least " << form.editors("physics.nu")[0]->minimumWidth());
+  CHECK(form.minimumSizeHint().width() <= width);
+  for (auto* label : form.findChildren<QLabel*>()) {
+    INFO(label->text().toStdString() << ": " << label->width() << " px of " << label->sizeHint().width());
+    CHECK(label->width() >= label->sizeHint().width());
+    CHECK(label->mapTo(&form, QPoint(label->width(), 0)).x() <= width);
+  }
+  for (const std::string name : {"physics.nu", "boundary.xmin.velocity"})
+    for (auto* box : form.editors(name)) {
+      INFO(name << " box " << box->objectName().toStdString() << " ends at "
+                << box->mapTo(&form, QPoint(box->width(), 0)).x());
+      CHECK(box->mapTo(&form, QPoint(box->width(), 0)).x() <= width);
+      CHECK(box->width() >= box->fontMetrics().horizontalAdvance("-10.000"));  // a value stays readable
+    }
+}

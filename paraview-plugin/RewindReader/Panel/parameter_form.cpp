@@ -23,11 +23,18 @@ QDoubleSpinBox* spin_box(const collector::ParameterInfo& p, double value, QWidge
   box->setValue(value);
   box->setToolTip(QString::fromStdString(p.description));
   box->setAccelerated(true);
+  // Narrow enough for three in a docked panel (its hint fits all ten decimals of the
+  // range's widest value), wide enough for a value; the box grows with the panel.
+  box->setMinimumWidth(box->fontMetrics().horizontalAdvance("-10.000") + 20);
+  box->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
   return box;
 }
 }  // namespace
 
-ParameterForm::ParameterForm(QWidget* parent) : QWidget(parent), layout_(new QFormLayout(this)) {}
+ParameterForm::ParameterForm(QWidget* parent) : QWidget(parent), layout_(new QFormLayout(this)) {
+  // A row whose boxes do not fit beside the name goes below it: the names stay whole.
+  layout_->setRowWrapPolicy(QFormLayout::WrapLongRows);
+}
 
 void ParameterForm::set_parameters(const std::vector<collector::ParameterInfo>& parameters) {
   while (layout_->rowCount() > 0) layout_->removeRow(0);  // deletes the row's widgets

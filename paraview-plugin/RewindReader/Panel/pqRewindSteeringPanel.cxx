@@ -39,6 +39,7 @@ struct pqRewindSteeringPanel::Internals {
   QSpinBox* port = nullptr;
   QLineEdit* token = nullptr;
   QLineEdit* token_file = nullptr;
+  QLabel* state = nullptr;   ///< the run's state alone: running, paused, ...
   QLabel* status = nullptr;
   QLabel* message = nullptr;
   QLineEdit* from = nullptr;
@@ -52,9 +53,15 @@ struct pqRewindSteeringPanel::Internals {
     const char* env = std::getenv("REWIND_PANEL_TIMEOUT");
     return env && std::atof(env) > 0 ? std::atof(env) : 30.0;
   }
-  static constexpr std::chrono::milliseconds kQuick{1000};
+  /// How long an answer is simply waited for: 1 s, or REWIND_PANEL_QUICK seconds (GUI
+  /// tests that check each answer before their next event set it high).
+  static std::chrono::milliseconds quick() {
+    const char* env = std::getenv("REWIND_PANEL_QUICK");
+    const double s = env && std::atof(env) > 0 ? std::atof(env) : 1.0;
+    return std::chrono::milliseconds(static_cast<long long>(s * 1000));
+  }
 
-  /// Runs `f` (a network call) on a helper thread. An answer within kQuick (nearly
+  /// Runs `f` (a network call) on a helper thread. An answer within quick() (nearly
   /// every one) is simply waited for; after that the GUI's event loop runs while
   /// waiting, so ParaView repaints and stays usable however long the collector takes
   /// (at most timeout()). Returns f's result or rethrows its exception. The client is
@@ -73,7 +80,7 @@ struct pqRewindSteeringPanel::Internals {
       if (result.wait_for(std::chrono::seconds(0)) == std::future_status::ready) loop.quit();
     });
     poll.start(5);
-    if (result.wait_for(kQuick) != std::future_status::ready) loop.exec();
+    if (result.wait_for(quick()) != std::future_status::ready) loop.exec();
     return result.get();
   }
 
@@ -118,7 +125,29 @@ struct pqRewindSteeringPanel::Internals {
     return QString::fromStdString(o.str());
   }
 
-  void update_status(col::Client& c) { status->setText(describe(off_gui([&] { return c.status(); }))); }
+  void show_status(const col::RunStatus& s) {
+    state->setText(QString::fromStdString(col::to_string(s.state)));
+    status->setText(describe(s));
+  }
+
+  void update_status(col::Client& c) { show_status(off_gui([&] { return c.status(); })); }
+
+  /// After a command: the run as it is now (state and parameters; a branch or a set
+  /// changes the values in force, so the edited boxes are replaced by the run's).
+  void update_run(col::Client& c) {
+    update_status(c);
+    form->set_parameters(off_gui([&] { return c.parameters(); }));
+  }
+
+  /// After pause / resume: as update_run, but the state is the command's reply while
+  /// the collector's status has not caught up with it (the job reports its status at
+  /// step boundaries: right after a resume it may still say paused).
+  void update_run(col::Client& c, const col::ControlReply& r) {
+    auto s = off_gui([&] { return c.status(); });
+    if (s.step <= r.step) s.state = r.state;
+    show_status(s);
+    form->set_parameters(off_gui([&] { return c.parameters(); }));
+  }
 
   /// The active source, if it is a Rewind Live Source.
   static vtkSMSourceProxy* live_source() {
@@ -190,7 +219,11 @@ void pqRewindSteeringPanel::build() {
   auto* run = new QGroupBox("Run", body);
   run->setObjectName("run");
   auto* rl = new QVBoxLayout(run);
-  d.status = new QLabel("not connected", run);
+  d.state = new QLabel("not connected", run);
+  d.state->setObjectName("state_name");
+  d.state->setStyleSheet("font-weight: bold");
+  rl->addWidget(d.state);
+  d.status = new QLabel(run);
   d.status->setObjectName("state");
   d.status->setWordWrap(true);
   d.status->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -253,6 +286,9 @@ void pqRewindSteeringPanel::build() {
   d.message->setTextInteractionFlags(Qt::TextSelectableByMouse);
   v->addWidget(d.message);
   setWidget(body);
+  // Opens when asked (View → Rewind Steering), not whenever the plugin loads: an
+  // explicitly hidden dock stays hidden when ParaView adds it to its main window.
+  hide();
 
   Internals* in = d_.get();
   QObject::connect(from_source, &QPushButton::clicked, this, [in] {
@@ -268,8 +304,7 @@ void pqRewindSteeringPanel::build() {
   QObject::connect(connect, &QPushButton::clicked, this, [in] {
     in->client.reset();
     in->act([in](col::Client& c) {
-      in->update_status(c);
-      in->form->set_parameters(in->off_gui([&] { return c.parameters(); }));
+      in->update_run(c);
       return QString("connected to %1 (%2 parameters)").arg(QString::fromStdString(c.server().server)).arg(in->form->size());
     });
   });
@@ -301,7 +336,8 @@ void pqRewindSteeringPanel::build() {
   const auto control = [in](col::ControlAction a) {
     in->act([in, a](col::Client& c) {
       const auto r = in->off_gui([&] { return c.control(a); });
-      in->update_status(c);
+      if (a == col::ControlAction::stop) in->update_status(c);
+      else in->update_run(c, r);
       if (a != col::ControlAction::stop) Internals::refresh_live_source();
       return QString("%1 at step %2").arg(col::to_string(r.state)).arg(r.step);
     });
@@ -314,8 +350,7 @@ void pqRewindSteeringPanel::build() {
     if (values.empty()) return in->show("no parameter edited", true);
     in->act([in, values](col::Client& c) {
       const auto r = in->off_gui([&] { return c.set(values); });
-      in->form->set_parameters(in->off_gui([&] { return c.parameters(); }));
-      in->update_status(c);
+      in->update_run(c);
       Internals::refresh_live_source();
       return QString("%1 value(s) in force from step %2").arg(r.values.size()).arg(r.step);
     });
@@ -327,7 +362,7 @@ void pqRewindSteeringPanel::build() {
     req.values = in->form->changed();
     in->act([in, req](col::Client& c) {
       const auto r = in->off_gui([&] { return c.branch(req); });
-      in->update_status(c);
+      in->update_run(c);
       Internals::refresh_live_source();
       return QString("branch %1 from step %2 of %3").arg(QString::fromStdString(r.file)).arg(r.step).arg(QString::fromStdString(r.parent));
     });

@@ -7,8 +7,10 @@
 // Source (and the status) at an interval; the steerable parameters as widgets built from the collector's
 // parameters_reply (ParameterForm: nothing is declared here), "Apply" sends the edited
 // ones (set); "Branch" starts a branch from a committed step (a time selector) with the
-// edited values into an optional output file. After a command the active Rewind Live
-// Source is refreshed and the views re-rendered. Errors are one line in the panel and in
+// edited values into an optional output file. After every command the panel shows the
+// run as it is then (its state, and the parameters in force: the edits are replaced),
+// and the active Rewind Live Source is refreshed and the views re-rendered. The dock
+// opens hidden: View → Rewind Steering shows it. Errors are one line in the panel and in
 // the output window. Calls use the collector's C++ client with its deadlines (a steering
 // command waits at most until the run's next step boundary, 30 s at the most).
 #pragma once

@@ -154,6 +154,8 @@ bool vtkRewindLiveSource::FetchInformation() {
       in.Client.emplace(this->Host ? this->Host : "", static_cast<std::uint16_t>(this->Port), token, opt);
     }
     in.Info = in.Client->info();
+    this->SetDomain(in.Info.domain_lo.data(), in.Info.domain_hi.data());
+    this->SetUnits(in.Info.variables);
     const auto steps = in.Client->steps();
     in.Server = in.Client->server().server + (in.Info.live ? " (live)" : " (files)");
     in.RunFiles->Reset();
@@ -203,7 +205,7 @@ int vtkRewindLiveSource::RequestData(vtkInformation*, vtkInformationVector**, vt
     }
     request.file = this->File ? this->File : "";
     const auto reply = in.Client->window(request);
-    rwd::paraview::fill_output(reply, this->ReadCellTypes, output);
+    rwd::paraview::fill_output(reply, this->ReadCellTypes, in.Info.variables, output);
     output->GetInformation()->Set(vtkDataObject::DATA_TIME_STEP(), reply.time);
   } catch (const std::exception& e) {
     if (!in.Client->connected()) in.Client.reset();

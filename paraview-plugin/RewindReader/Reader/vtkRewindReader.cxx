@@ -27,6 +27,7 @@ struct vtkRewindReader::Internals {
   std::vector<double> Times;               ///< Timeline's times, ascending
   std::unique_ptr<col::FileService> Service;
   std::array<double, 3> DomainLo{}, DomainHi{};
+  std::vector<col::VariableInfo> Variables;  ///< names and units
 };
 
 vtkRewindReader::vtkRewindReader() : Internal(new Internals) {}
@@ -75,6 +76,9 @@ int vtkRewindReader::RequestInformation(vtkInformation*, vtkInformationVector**,
     const auto info = in.Service->info();
     in.DomainLo = info.domain_lo;
     in.DomainHi = info.domain_hi;
+    in.Variables = info.variables;
+    this->SetUnits(info.variables);
+    this->SetDomain(in.DomainLo.data(), in.DomainHi.data());
     std::vector<std::string> names;
     for (const auto& v : info.variables) names.push_back(v.name);
     rwd::paraview::offer_arrays(*this->CellArrays, names);
@@ -110,7 +114,7 @@ int vtkRewindReader::RequestData(vtkInformation*, vtkInformationVector**, vtkInf
     auto request = rwd::paraview::window_request(*this, in.DomainLo, in.DomainHi);
     request.time = std::to_string(entry.step.step);
     request.file = entry.path;
-    rwd::paraview::fill_output(in.Service->window(request, opt), this->ReadCellTypes, output);
+    rwd::paraview::fill_output(in.Service->window(request, opt), this->ReadCellTypes, in.Variables, output);
   } catch (const std::exception& e) {
     output->Initialize();
     this->ReportError(entry.path + " step " + std::to_string(entry.step.step) + ": " + e.what());

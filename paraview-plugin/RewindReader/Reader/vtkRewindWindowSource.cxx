@@ -1,5 +1,6 @@
 #include "vtkRewindWindowSource.h"
 
+#include "rewind/collector/messages.hpp"
 #include "vtkDataArraySelection.h"
 
 vtkRewindWindowSource::vtkRewindWindowSource() { this->SetNumberOfInputPorts(0); }
@@ -29,6 +30,26 @@ void vtkRewindWindowSource::SetCellArrayStatus(const char* name, int status) {
   if (status) this->CellArrays->EnableArray(name);
   else this->CellArrays->DisableArray(name);
   this->Modified();
+}
+
+void vtkRewindWindowSource::SetDomain(const double lo[3], const double hi[3]) {
+  for (int a = 0; a < 3; ++a) {
+    this->DomainBounds[2 * a] = lo[a], this->DomainBounds[2 * a + 1] = hi[a];
+    this->DomainExtent[2 * a] = 0, this->DomainExtent[2 * a + 1] = hi[a] - lo[a];
+  }
+}
+
+void vtkRewindWindowSource::SetUnits(const std::vector<rwd::collector::VariableInfo>& variables) {
+  this->VariableUnits->Reset();
+  for (const auto& v : variables) {
+    this->VariableUnits->InsertNextValue(v.name);
+    this->VariableUnits->InsertNextValue(v.unit);
+    if (v.name != "u") continue;
+    for (const char* derived : {"velocity", "velocity_magnitude"}) {  // fill_output's
+      this->VariableUnits->InsertNextValue(derived);
+      this->VariableUnits->InsertNextValue(v.unit);
+    }
+  }
 }
 
 void vtkRewindWindowSource::ReportError(const std::string& message) {

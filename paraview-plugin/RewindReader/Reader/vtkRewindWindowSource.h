@@ -14,19 +14,29 @@
 //
 // Output: a vtkMultiBlockDataSet with one block per level ("Level N"), each a
 // vtkMultiPieceDataSet of vtkImageData (one per selected grid, cropped to the box) with
-// cell data; its field data says which step was shown (rewind_step, rewind_time,
-// rewind_level, rewind_stride, rewind_file). Errors are reported with vtkErrorMacro (one
+// cell data (the variables with their units, velocity and velocity_magnitude, solid
+// cells hidden through vtkGhostType: rwd::paraview::fill_output); its field data says
+// which step was shown (rewind_step, rewind_time, rewind_level, rewind_stride,
+// rewind_file, rewind_annotation). Errors are reported with vtkErrorMacro (one
 // message) and kept in LastError; nothing throws into VTK.
 #ifndef vtkRewindWindowSource_h
 #define vtkRewindWindowSource_h
 
 #include <string>
+#include <vector>
 
 #include "RewindReadersModule.h"
 #include "vtkMultiBlockDataSetAlgorithm.h"
 #include "vtkNew.h"
 
 #include "vtkDataArraySelection.h"  // vtkNew member
+#include "vtkStringArray.h"         // vtkNew member
+
+namespace rwd {
+namespace collector {
+struct VariableInfo;
+}
+}  // namespace rwd
 
 class REWINDREADERS_EXPORT vtkRewindWindowSource : public vtkMultiBlockDataSetAlgorithm {
  public:
@@ -53,6 +63,16 @@ class REWINDREADERS_EXPORT vtkRewindWindowSource : public vtkMultiBlockDataSetAl
   int GetCellArrayStatus(const char* name);
   void SetCellArrayStatus(const char* name, int status);
 
+  /// The domain, known after RequestInformation (the reader; the live source once it has
+  /// connected): xmin xmax ymin ymax zmin zmax, and 0 extent_x 0 extent_y 0 extent_z.
+  /// Their XML information properties are the ranges whose minimum (BoxPosition) and
+  /// maximum (BoxSize) are the box widget's defaults, so the box starts on the domain.
+  vtkGetVector6Macro(DomainBounds, double);
+  vtkGetVector6Macro(DomainExtent, double);
+  /// Pairs (array name, unit) of the cell arrays on offer (and velocity,
+  /// velocity_magnitude), known with them: what the GUI puts in scalar bar titles.
+  vtkStringArray* GetVariableUnits() { return this->VariableUnits; }
+
   /// The last error reported ("" after a successful update).
   const char* GetLastError() { return this->LastError.c_str(); }
 
@@ -63,6 +83,10 @@ class REWINDREADERS_EXPORT vtkRewindWindowSource : public vtkMultiBlockDataSetAl
   /// Reports `message` once (vtkErrorMacro) and keeps it in LastError.
   void ReportError(const std::string& message);
   void ClearError() { this->LastError.clear(); }
+  /// Sets DomainBounds and DomainExtent from the domain's corners.
+  void SetDomain(const double lo[3], const double hi[3]);
+  /// Sets VariableUnits from the variables on offer.
+  void SetUnits(const std::vector<rwd::collector::VariableInfo>& variables);
 
   vtkTypeBool UseBox = 0;
   double BoxPosition[3] = {0, 0, 0};
@@ -71,6 +95,9 @@ class REWINDREADERS_EXPORT vtkRewindWindowSource : public vtkMultiBlockDataSetAl
   vtkTypeBool ReadCellTypes = 1;
   vtkNew<vtkDataArraySelection> CellArrays;
   std::string LastError;
+  double DomainBounds[6] = {0, 1, 0, 1, 0, 1};
+  double DomainExtent[6] = {0, 1, 0, 1, 0, 1};
+  vtkNew<vtkStringArray> VariableUnits;
 
  private:
   vtkRewindWindowSource(const vtkRewindWindowSource&) = delete;

@@ -1,6 +1,8 @@
 #include "window_vtk.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -8,6 +10,7 @@
 #include "rewind/kernel/reader.hpp"
 #include "vtkCellData.h"
 #include "vtkDataArraySelection.h"
+#include "vtkDataSetAttributes.h"
 #include "vtkDoubleArray.h"
 #include "vtkFieldData.h"
 #include "vtkIdTypeArray.h"
@@ -69,9 +72,62 @@ void add_field(vtkFieldData* fd, const char* name, T value) {
   a->InsertNextValue(value);
   fd->AddArray(a);
 }
+
+/// The unit of `name` in `variables` ("" when it has none or is not there).
+std::string unit_of(const std::vector<collector::VariableInfo>& variables, const std::string& name) {
+  const auto it = std::find_if(variables.begin(), variables.end(), [&](const auto& v) { return v.name == name; });
+  return it == variables.end() ? std::string() : it->unit;
+}
+
+void set_unit(vtkDataArray* a, const std::string& unit) {
+  if (!unit.empty()) a->GetInformation()->Set(vtkDataArray::UNITS_LABEL(), unit.c_str());
+}
+
+/// Solid cells (cell_type 1) marked hidden in the ghost array: ParaView does not draw
+/// them and filters skip them.
+void add_hidden_cells(vtkImageData* img, const std::uint8_t* types, std::uint64_t n) {
+  auto ghost = vtkSmartPointer<vtkUnsignedCharArray>::New();
+  ghost->SetName(vtkDataSetAttributes::GhostArrayName());
+  ghost->SetNumberOfTuples(static_cast<vtkIdType>(n));
+  for (std::uint64_t c = 0; c < n; ++c)
+    ghost->SetValue(static_cast<vtkIdType>(c), types[c] == 1 ? vtkDataSetAttributes::HIDDENCELL : 0);
+  img->GetCellData()->AddArray(ghost);
+}
+
+/// "velocity" (u, v, w; w = 0 when the reply has none) as the active vectors and
+/// "velocity_magnitude", when the reply has u and v.
+void add_velocity(vtkImageData* img, const std::string& unit) {
+  vtkCellData* cd = img->GetCellData();
+  vtkDataArray* c[3] = {cd->GetArray("u"), cd->GetArray("v"), cd->GetArray("w")};
+  if (!c[0] || !c[1]) return;
+  const vtkIdType n = c[0]->GetNumberOfTuples();
+  auto vel = vtkSmartPointer<vtkDoubleArray>::New();
+  vel->SetName("velocity");
+  vel->SetNumberOfComponents(3);
+  vel->SetNumberOfTuples(n);
+  auto mag = vtkSmartPointer<vtkDoubleArray>::New();
+  mag->SetName("velocity_magnitude");
+  mag->SetNumberOfTuples(n);
+  for (vtkIdType i = 0; i < n; ++i) {
+    const double x[3] = {c[0]->GetComponent(i, 0), c[1]->GetComponent(i, 0), c[2] ? c[2]->GetComponent(i, 0) : 0.0};
+    vel->SetTypedTuple(i, x);
+    mag->SetValue(i, std::sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]));
+  }
+  set_unit(vel, unit);
+  set_unit(mag, unit);
+  cd->SetVectors(vel);
+  cd->AddArray(mag);
+}
+
+std::string annotation(const collector::WindowReply& reply) {
+  char time[32];
+  std::snprintf(time, sizeof time, "%.6g", reply.time);
+  return "step " + std::to_string(reply.step) + "  t = " + time;
+}
 }  // namespace
 
-void fill_output(const collector::WindowReply& reply, bool cell_types, vtkMultiBlockDataSet* out) {
+void fill_output(const collector::WindowReply& reply, bool cell_types, const std::vector<collector::VariableInfo>& units,
+                 vtkMultiBlockDataSet* out) {
   out->Initialize();
   int levels = reply.level + 1;
   for (const auto& p : reply.pieces) levels = std::max(levels, p.level + 1);
@@ -98,9 +154,14 @@ void fill_output(const collector::WindowReply& reply, bool cell_types, vtkMultiB
     img->SetOrigin(p.origin.data());
     img->SetSpacing(p.spacing.data());
     const std::uint64_t n = p.cells();
-    for (std::size_t v = 0; v < reply.variables.size(); ++v)
-      img->GetCellData()->AddArray(cell_array<vtkDoubleArray>(reply.variables[v], reply.values[v].data() + offset, n));
+    for (std::size_t v = 0; v < reply.variables.size(); ++v) {
+      auto a = cell_array<vtkDoubleArray>(reply.variables[v], reply.values[v].data() + offset, n);
+      set_unit(a, unit_of(units, reply.variables[v]));
+      img->GetCellData()->AddArray(a);
+    }
+    add_velocity(img, unit_of(units, "u"));
     if (types) img->GetCellData()->AddArray(cell_array<vtkUnsignedCharArray>("cell_type", reply.cell_type.data() + offset, n));
+    if (!reply.cell_type.empty()) add_hidden_cells(img, reply.cell_type.data() + offset, n);
     offset += n;
     // Which grid this is (check_window.py and users trace a block back to the file).
     vtkFieldData* id = img->GetFieldData();
@@ -122,6 +183,14 @@ void fill_output(const collector::WindowReply& reply, bool cell_types, vtkMultiB
   add_field<vtkIntArray>(fd, "rewind_level", reply.level);
   add_field<vtkIntArray>(fd, "rewind_stride", reply.stride);
   add_field<vtkStringArray>(fd, "rewind_file", reply.file);
+  add_field<vtkStringArray>(fd, "rewind_annotation", annotation(reply));
+  auto labels = vtkSmartPointer<vtkStringArray>::New();  // "u [m/s]": titles for scalar bars
+  labels->SetName("rewind_units");
+  for (const auto& v : reply.variables) {
+    const std::string unit = unit_of(units, v);
+    labels->InsertNextValue(unit.empty() ? v : v + " [" + unit + "]");
+  }
+  fd->AddArray(labels);
 }
 
 std::size_t step_for_time(vtkInformation* request, const std::vector<double>& times) {

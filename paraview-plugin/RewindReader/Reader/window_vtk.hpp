@@ -29,12 +29,18 @@ void offer_arrays(vtkDataArraySelection& selection, const std::vector<std::strin
 
 /// Replaces `out` with the reply: one block per level 0 .. the deepest piece level (at
 /// least reply.level), "Level N", each a vtkMultiPieceDataSet with one vtkImageData per
-/// piece (cell data: the reply's variables, and "cell_type" if `cell_types` and the
-/// reply has them; field data: the grid's rewind_row (-1 live), rewind_uid,
+/// piece (cell data: the reply's variables, each with its unit from `units` as
+/// vtkDataArray::UNITS_LABEL; with u and v, "velocity" (u, v, w or 0; the active vectors)
+/// and "velocity_magnitude"; "cell_type" if `cell_types` and the reply has them; whenever
+/// the reply has cell types, vtkGhostType with HIDDENCELL on the solid cells (cell_type
+/// 1) so they are not drawn; field data: the grid's rewind_row (-1 live), rewind_uid,
 /// rewind_level, rewind_stride, rewind_first), and field data of `out`: rewind_step,
-/// rewind_time, rewind_level, rewind_stride, rewind_file. Throws std::runtime_error if
-/// an array of the reply does not hold exactly its cells.
-void fill_output(const collector::WindowReply& reply, bool cell_types, vtkMultiBlockDataSet* out);
+/// rewind_time, rewind_level, rewind_stride, rewind_file, rewind_annotation ("step N
+/// t = T", for Annotate Attribute Data) and rewind_units ("u [m/s]" per variable, the
+/// reply's order). Throws std::runtime_error if an array of the reply does not hold
+/// exactly its cells.
+void fill_output(const collector::WindowReply& reply, bool cell_types, const std::vector<collector::VariableInfo>& units,
+                 vtkMultiBlockDataSet* out);
 
 /// Which of the ascending, non-empty `times` ParaView's request (an output information
 /// with or without UPDATE_TIME_STEP) shows: the last step at or before the time
