@@ -155,6 +155,15 @@ class Core {
   col::ControlReply control(col::ControlAction a) {
     const Action action = a == col::ControlAction::pause ? Action::pause : a == col::ControlAction::resume ? Action::resume : Action::stop;
     const Reply r = steer(ControlCommand{action});
+    {
+      // The reply is the newest word on the run's state (steer drained every status sent
+      // before it); the run's own status says so only at its next boundary, and a client
+      // asking at once after a resume must not read "paused".
+      std::lock_guard lock(mutex_);
+      status_.state = r.state;
+      status_.step = r.step;
+      status_.time = r.time;
+    }
     return {run_state(r.state), r.step, r.time};
   }
 

@@ -23,6 +23,12 @@ def main():
         paused = c.pause()
         assert paused["state"] == "paused", paused
         print(f"ok pause at step {paused['step']}")
+        resumed = c.resume()
+        st = c.status()  # at once: the run has not reached its next boundary yet
+        assert resumed["state"] == "running" and st["state"] == "running" and st["step"] >= resumed["step"], (resumed, st)
+        paused = c.pause()
+        assert paused["state"] == "paused" and c.status()["state"] == "paused", paused
+        print(f"ok status right after resume says running; paused again at step {paused['step']}")
         w = c.window(((0, 0, 0), (2.2, 0.41, 0)), 3000, ["p", "u"])
         assert w.step == paused["step"], f"window step {w.step} != paused step {paused['step']}"
         dump = {"step": w.step, "time": w.time, "level": w.level, "stride": w.stride, "cells": w.cells,
