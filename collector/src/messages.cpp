@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "codec_detail.hpp"
+#include "rewind/wire/overloaded.hpp"
 
 namespace rwd::collector {
 
@@ -76,10 +77,7 @@ namespace {
 /// Most cells per axis of one piece: keeps count products far from overflow.
 constexpr std::int32_t kMaxAxisCells = 1 << 20;
 
-template <class... Ts>
-struct Overloaded : Ts... { using Ts::operator()...; };
-template <class... Ts>
-Overloaded(Ts...) -> Overloaded<Ts...>;
+using wire::Overloaded;
 
 const json& field(const json& j, const char* key) {
   if (!j.is_object()) malformed("expected a JSON object");

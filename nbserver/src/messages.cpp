@@ -1,6 +1,7 @@
 // Encoding and decoding of nbserver messages (docs/protocol.md).
 #include "rewind/nbserver/messages.hpp"
 
+#include "rewind/wire/overloaded.hpp"
 #include "rewind/wire/wire.hpp"
 
 namespace rwd::nbserver {
@@ -117,10 +118,7 @@ class Reader : public wire::Reader {
   }
 };
 
-template <class... Ts>
-struct Overloaded : Ts... { using Ts::operator()...; };
-template <class... Ts>
-Overloaded(Ts...) -> Overloaded<Ts...>;
+using wire::Overloaded;
 
 void encode_body(Writer& w, const Body& body) {
   std::visit(Overloaded{

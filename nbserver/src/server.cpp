@@ -9,6 +9,7 @@
 #include "rewind/mpi/message.hpp"
 #include "rewind/mpi/comm.hpp"
 #include "rewind/spacetree/plan.hpp"
+#include "rewind/wire/overloaded.hpp"
 
 namespace rwd::nbserver {
 
@@ -16,10 +17,7 @@ namespace st = rwd::spacetree;
 
 namespace {
 
-template <class... Ts>
-struct Overloaded : Ts... { using Ts::operator()...; };
-template <class... Ts>
-Overloaded(Ts...) -> Overloaded<Ts...>;
+using wire::Overloaded;
 
 ErrorReply error(ErrorCode code, std::string msg) { return ErrorReply{code, std::move(msg)}; }
 

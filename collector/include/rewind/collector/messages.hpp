@@ -33,6 +33,8 @@
 #include <variant>
 #include <vector>
 
+#include "rewind/wire/wire.hpp"
+
 namespace rwd::collector {
 
 inline constexpr std::uint16_t kProtocolVersion = 1;
@@ -42,7 +44,7 @@ inline constexpr std::uint16_t kProtocolVersion = 1;
 /// every variable of the step, and the server's limits (hello deadline, sessions that
 /// give way, reply memory answered `busy`).
 inline constexpr const char* kProtocolRevision = "1.3";
-inline constexpr std::size_t kHeaderSize = 24;
+inline constexpr std::size_t kHeaderSize = wire::kHeaderSize;
 /// Default cap of a request frame (requests carry no arrays).
 inline constexpr std::uint64_t kMaxRequestBytes = std::uint64_t{64} << 10;
 /// Default cap of a reply frame (compressed bytes on the wire).
