@@ -2,7 +2,8 @@
 // query (a box, a budget of values, an optional level cap). Pure code: no MPI, no HDF5,
 // no I/O. Every function here is a pure function of its arguments, thread-safe (it
 // only reads the borrowed arrays), and throws std::invalid_argument on bad input,
-// never anything else (except std::bad_alloc).
+// never anything else (except std::bad_alloc). The one exception: select() on a
+// RowSource calls its load(), which may do I/O and throw what it throws.
 //
 // The answer follows the sliding window of Mundani et al. as used by Ertl, Frisch and
 // Mundani: walk the tree from the root, keep the grids that meet the box, refine while
