@@ -545,6 +545,9 @@ void Reader::read_fields_into(std::int64_t step_number, const std::vector<FieldR
   std::vector<std::int64_t> at(fields.size(), -1);
   bool direct = r.comm != MPI_COMM_NULL && H5Tequal(H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE) > 0;
   detail::StepChecksums sums;
+  auto& breakdown = detail::read_breakdown();
+  breakdown = {};
+  const double setup_from = MPI_Wtime();
   detail::phase(r.comm, r.path, [&] {
     sums = detail::StepChecksums::read(c, h5::open_group(c, r.file, e.group), e.n_grids);
     std::vector<std::string> dpaths;
@@ -557,6 +560,7 @@ void Reader::read_fields_into(std::int64_t step_number, const std::vector<FieldR
       else at[f] = static_cast<std::int64_t>(off);
     }
   });
+  breakdown.setup = MPI_Wtime() - setup_from;
   if (!direct) {
     std::vector<double> buf(rows.size() * static_cast<std::size_t>(b.cells()));
     for (std::size_t f = 0; f < fields.size(); ++f) {
@@ -768,6 +772,8 @@ void Reader::read_cell_types(std::int64_t step_number, const std::vector<std::in
   detail::phase(impl_->comm, impl_->path, [&] { e = step(step_number, true); });
   read_rows_impl<std::uint8_t>(*impl_, e, {{"cell_type", out}}, H5T_NATIVE_UINT8, H5T_INTEGER, rows);
 }
+
+ReadBreakdown last_read_breakdown() { return detail::read_breakdown(); }
 
 std::vector<std::int64_t> partition_rows(const StepTopology& topo, int rank, int nranks) {
   std::vector<std::int64_t> rows;
