@@ -99,6 +99,7 @@
 
 #include "bench_step.hpp"
 #include "rewind/kernel/kernel.hpp"
+#include "rewind/kernel/read_breakdown.hpp"
 #include "rewind/rewind.h"
 
 extern char** environ;
@@ -135,6 +136,20 @@ void fsync_evict(const std::string& p, bool evict) {
 }
 
 std::array<double, 3> read_parts_{};  // last kernel read: open, topology, cell data (s)
+
+/// The last read_fields_into's breakdown (kernel/read_breakdown.hpp), max over ranks, into
+/// `bd` under `who`: where a restart read's cell-data time goes.
+void read_breakdown(std::map<std::string, std::vector<double>>& bd, const std::string& who) {
+  const auto b = rwd::kernel::last_read_breakdown();
+  double mine[6] = {b.setup, b.read, b.wait, b.hash, b.place, static_cast<double>(b.calls)}, all[6];
+  MPI_Allreduce(mine, all, 6, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  bd[who + " cell data: setup (checksums table + datasets)"].push_back(all[0]);
+  bd[who + " cell data: in MPI_File_read_at"].push_back(all[1]);
+  bd[who + " cell data: waiting for the helper"].push_back(all[2]);
+  bd[who + " cell data: hashing (helper)"].push_back(all[3]);
+  bd[who + " cell data: placing into halo'd arrays"].push_back(all[4]);
+  bd[who + " cell data: read calls per rank"].push_back(all[5]);
+}
 
 void remove_target(const std::string& p) {
   if (rank_ == 0) rwd::bench::remove_and_settle(p, k::views_directory(p));
@@ -773,9 +788,11 @@ int main(int argc, char** argv) {
         bd["read: Reader::open (probe + collective open + /common)"].push_back(read_parts_[0]);
         bd["read: read_topology"].push_back(read_parts_[1]);
         bd["read: cell data (read_fields_into, 8 datasets)"].push_back(read_parts_[2]);
+        read_breakdown(bd, "read: K");
       } else if (c == "KN") {
         fsync_evict(knfile, true);
         rec(r, "kernel_nosum_read", kb, kernel_read(knfile));
+        read_breakdown(bd, "read: KN");
       } else if (c == "R") {
         fsync_evict(rfile, true);
         rec(r, "mpiio_read", kb, raw_read());

@@ -67,10 +67,12 @@ struct FileService::Impl {
   std::vector<std::optional<k::Reader>> readers;
   std::vector<Stamp> stamps;
   k::CommonInfo common;  ///< files[0]'s, which every file shares
-  // The topology of the last step windowed (panning and zooming stay on one step).
+  // The tree rows of the last step windowed that windows have visited so far (panning
+  // and zooming stay on one step): a window reads only the topology rows its walk
+  // visits and has not seen yet, so a cold window of a big step costs what its budget
+  // does, not the step (docs/benchmarks.md, issue 36).
   std::size_t cached_file = 0;
-  std::int64_t cached_step = -1;
-  k::StepTopology topo;
+  std::optional<win::StepRows> tree;
   // Rows read for the current request, kept between requests: a fresh 1.5 MB buffer per
   // request cost more in zeroing and first-touch page faults than the read itself
   // (rewind serve, budget 1e6: 4 ms instead of 0.6 ms; docs/benchmarks.md).
@@ -97,7 +99,7 @@ struct FileService::Impl {
     const Stamp now = stamp_of(paths[f]);
     if (readers[f] && now == stamps[f]) return *readers[f];
     readers[f].reset();  // first: HDF5 hands an already open file back, with its old view
-    if (cached_file == f) cached_step = -1;
+    if (cached_file == f) tree.reset();
     k::Reader r = k::Reader::open(paths[f]);
     if (!same_geometry(r.common(), common))
       throw ServiceError(ErrorCode::internal, paths[f] + " now holds a run of another geometry; restart the server");
@@ -132,15 +134,15 @@ struct FileService::Impl {
   /// A window of file f's view now (FileService::window without the retries).
   WindowReply window(std::size_t f, const WindowRequest& req, const WindowOptions& opt);
 
-  /// The topology of `step` of file f, read with `r` (file f's reader of this attempt).
-  const k::StepTopology& topology(std::size_t f, const k::Reader& r, std::int64_t step) {
-    if (f != cached_file || step != cached_step) {
-      cached_step = -1;
-      topo = r.read_topology(step);
+  /// The tree of `step` of file f, read with `r` (file f's reader of this attempt).
+  win::StepRows& topology(std::size_t f, const k::Reader& r, const k::StepEntry& step) {
+    if (!tree || f != cached_file || step.step != tree->step()) {
+      tree.reset();
+      tree.emplace(r, step);
       cached_file = f;
-      cached_step = step;
     }
-    return topo;
+    tree->rebind(r);
+    return *tree;
   }
 };
 
@@ -231,13 +233,13 @@ WindowReply FileService::Impl::window(std::size_t f, const WindowRequest& req, c
   }
   const std::vector<std::string> variables = step_variables(reader, step.step, req.variables, opt.stored_only);
   const auto& cm = reader.common();
-  const auto& tp = s.topology(f, reader, step.step);
+  auto& tp = s.topology(f, reader, step);
   win::Window w;
   w.box.lo = req.lo;
   w.box.hi = req.hi;
   w.budget = static_cast<std::int64_t>(req.budget);
   w.max_level = opt.max_level;
-  auto sel = win::select(win::view_of(tp, cm.block), w);
+  auto sel = win::select(tp, w);
   if (opt.pieces > 1) {
     // This caller's contiguous share of the pieces (and of the values).
     const auto n = static_cast<std::ptrdiff_t>(sel.pieces.size());
@@ -259,7 +261,7 @@ WindowReply FileService::Impl::window(std::size_t f, const WindowRequest& req, c
   r.cells = static_cast<std::uint64_t>(sel.values);
   r.variables = variables;
   for (const auto& p : sel.pieces)
-    r.pieces.push_back({p.row, tp.uid[static_cast<std::size_t>(p.row)], p.level, p.first, p.count, p.stride, p.origin, p.spacing});
+    r.pieces.push_back({p.row, tp.uid(p.row), p.level, p.first, p.count, p.stride, p.origin, p.spacing});
   const std::vector<std::int64_t> rows = sel.rows();
   const std::array<int, 3> cells{cm.block.sx, cm.block.sy, cm.block.sz};
   const auto per_grid = static_cast<std::size_t>(cm.block.cells());

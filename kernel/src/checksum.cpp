@@ -2,6 +2,10 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
 namespace rwd::kernel::detail {
 
 // The two builds of the row hashes (xxh3_rows.hpp); the same bits, one three times faster
@@ -44,10 +48,9 @@ template std::uint64_t hash_interior<double, double>(const double*, const BlockS
 template std::uint64_t hash_interior<float, double>(const double*, const BlockShape&, int);
 template std::uint64_t hash_interior<std::uint8_t, std::uint8_t>(const std::uint8_t*, const BlockShape&, int);
 
-StepChecksums StepChecksums::read(const h5::Ctx& c, hid_t group, std::int64_t n_grids) {
+StepChecksums StepChecksums::open(const h5::Ctx& c, hid_t group, std::int64_t n_grids, h5::Dataset& d) {
   StepChecksums s;
-  if (!h5::exists(group, kChecksums)) return s;
-  h5::Dataset d = h5::open_dataset(c, group, kChecksums);
+  d = h5::open_dataset(c, group, kChecksums);
   const std::string names = h5::read_attr_string(c, d, "datasets");
   std::size_t at = 0;
   while (at < names.size()) {
@@ -58,11 +61,42 @@ StepChecksums StepChecksums::read(const h5::Ctx& c, hid_t group, std::int64_t n_
   const auto dims = h5::dims(c, d, kChecksums);
   if (dims.size() != 2 || dims[0] != static_cast<hsize_t>(n_grids) || dims[1] != s.names_.size())
     c.fail(ErrorKind::corrupt, fmt::format("{} is not shaped (grids, datasets) = ({}, {})", kChecksums, n_grids, s.names_.size()));
+  return s;
+}
+
+StepChecksums StepChecksums::read(const h5::Ctx& c, hid_t group, std::int64_t n_grids) {
+  if (!h5::exists(group, kChecksums)) return {};
+  h5::Dataset d;
+  StepChecksums s = open(c, group, n_grids, d);
   s.table_.resize(static_cast<std::size_t>(n_grids) * s.names_.size());
   if (!s.table_.empty())
     c.check_status(H5Dread(d, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, s.table_.data()), "read checksums",
                    ErrorKind::corrupt);
   return s;
+}
+
+StepChecksums StepChecksums::read(const h5::Ctx& c, hid_t group, std::int64_t n_grids,
+                                  const std::vector<std::int64_t>& rows) {
+  if (!h5::exists(group, kChecksums)) return {};
+  h5::Dataset d;
+  StepChecksums s = open(c, group, n_grids, d);
+  s.rows_ = rows;
+  s.table_.resize(rows.size() * s.names_.size());
+  if (s.table_.empty()) return s;
+  h5::Dataspace fs(c.check(H5Dget_space(d), "checksums space"));
+  h5::select_rows(c, fs, h5::runs_of(rows));
+  const auto n = static_cast<hsize_t>(s.table_.size());
+  h5::Dataspace ms(c.check(H5Screate_simple(1, &n, nullptr), "memory space"));
+  c.check_status(H5Dread(d, H5T_NATIVE_UINT64, ms, fs, H5P_DEFAULT, s.table_.data()), "read checksums",
+                 ErrorKind::corrupt);
+  return s;
+}
+
+std::size_t StepChecksums::index_of(std::int64_t row) const {
+  if (rows_.empty()) return static_cast<std::size_t>(row);
+  const auto it = std::lower_bound(rows_.begin(), rows_.end(), row);
+  if (it == rows_.end() || *it != row) throw std::logic_error("StepChecksums: row " + std::to_string(row) + " was not read");
+  return static_cast<std::size_t>(it - rows_.begin());
 }
 
 int StepChecksums::column(const std::string& dataset) const {

@@ -39,17 +39,25 @@ class StepChecksums {
   /// Reads `checksums` of `group` (every rank the whole table: 8 bytes per row and
   /// dataset). Throws FileError(corrupt) for a table that does not match the step.
   static StepChecksums read(const h5::Ctx& c, hid_t group, std::int64_t n_grids);
+  /// Only the checksums of `rows` (ascending, distinct, in range): what a read of a few
+  /// rows (a window) needs, without reading 8 bytes per row of the whole step.
+  static StepChecksums read(const h5::Ctx& c, hid_t group, std::int64_t n_grids, const std::vector<std::int64_t>& rows);
   [[nodiscard]] bool empty() const { return names_.empty(); }
   [[nodiscard]] const std::vector<std::string>& datasets() const { return names_; }
   /// Column of `dataset` ("cell_data/u", "uid", ...), or -1 if it has no checksum.
   [[nodiscard]] int column(const std::string& dataset) const;
+  /// The checksum of `row` (one of those read) in `column`.
   [[nodiscard]] std::uint64_t at(std::int64_t row, int column) const {
-    return table_[static_cast<std::size_t>(row) * names_.size() + static_cast<std::size_t>(column)];
+    return table_[index_of(row) * names_.size() + static_cast<std::size_t>(column)];
   }
 
  private:
+  [[nodiscard]] std::size_t index_of(std::int64_t row) const;
+  static StepChecksums open(const h5::Ctx& c, hid_t group, std::int64_t n_grids, h5::Dataset& d);
+
   std::vector<std::string> names_;
-  std::vector<std::uint64_t> table_;  ///< row-major (ng, nd)
+  std::vector<std::uint64_t> table_;  ///< row-major (rows read, nd)
+  std::vector<std::int64_t> rows_;    ///< the rows read, ascending; empty: every row
 };
 
 /// The error for a row whose data does not match its checksum: names the step, the

@@ -156,10 +156,22 @@ InteriorType::~InteriorType() {
 
 namespace {
 
+ReadBreakdown last_read;
+
+/// Seconds `f()` takes, added to `into`.
+template <class F>
+void timed(double& into, F&& f) {
+  const double t0 = MPI_Wtime();
+  f();
+  into += MPI_Wtime() - t0;
+}
+
 /// Reads `n` bytes at byte `at` of the file into contiguous `buf` (calls of <= 1 GiB);
 /// a short read is an error. Appends nothing once `err` is set.
 void read_contiguous(MPI_File fh, void* buf, std::int64_t at, std::int64_t n, std::string& err) {
-  for (std::int64_t done = 0; done < n && err.empty();) {
+  const double t0 = MPI_Wtime();
+  last_read.bytes += n;
+  for (std::int64_t done = 0; done < n && err.empty(); ++last_read.calls) {
     const int count = static_cast<int>(std::min<std::int64_t>(n - done, std::int64_t{1} << 30));
     MPI_Status st;
     const int rc = MPI_File_read_at(fh, at + done, static_cast<unsigned char*>(buf) + done, count, MPI_BYTE, &st);
@@ -171,6 +183,7 @@ void read_contiguous(MPI_File fh, void* buf, std::int64_t at, std::int64_t n, st
             std::to_string(at + done) + " (file shorter than its datasets)";
     done += count;
   }
+  last_read.read += MPI_Wtime() - t0;
 }
 
 /// Row i follows row i - 1 in the file (and, with `in_memory`, in memory too).
@@ -198,10 +211,12 @@ std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_
       std::size_t b = a + 1;
       while (b < rows.size() && b - a < per_run && adjacent(rows, b, row_bytes, true)) ++b;
       read_contiguous(fh, rows[a].dst, rows[a].offset, static_cast<std::int64_t>(b - a) * row_bytes, err);
-      if (checking.valid()) checking.get();
+      if (checking.valid()) timed(last_read.wait, [&] { checking.get(); });
       if (check && err.empty()) {
         auto job = [&rows, &check, a, b] {
-          for (std::size_t i = a; i < b; ++i) check(i, static_cast<const unsigned char*>(rows[i].dst));
+          timed(last_read.hash, [&] {
+            for (std::size_t i = a; i < b; ++i) check(i, static_cast<const unsigned char*>(rows[i].dst));
+          });
         };
         if (helper) checking = std::async(std::launch::async, [&on_helper_cpu, job] {
           on_helper_cpu();
@@ -211,7 +226,7 @@ std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_
       }
       a = b;
     }
-    if (checking.valid()) checking.get();
+    if (checking.valid()) timed(last_read.wait, [&] { checking.get(); });
     return err;
   }
   const std::size_t per_chunk = static_cast<std::size_t>(std::max<std::int64_t>(1, chunk_bytes / row_bytes));
@@ -225,13 +240,13 @@ std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_
     const auto need = static_cast<std::size_t>(row_bytes) * (b - a);
     if (buf.size() < need) buf.resize(need);
     read_contiguous(fh, buf.data(), rows[a].offset, static_cast<std::int64_t>(need), err);
-    if (placing.valid()) placing.get();
+    if (placing.valid()) timed(last_read.wait, [&] { placing.get(); });
     if (!err.empty()) break;
     auto job = [&rows, &place, &check, row_bytes, from = buf.data(), a, b] {
       for (std::size_t i = a; i < b; ++i) {
         const unsigned char* row = from + static_cast<std::size_t>(row_bytes) * (i - a);
-        if (check) check(i, row);  // the row's file bytes, cache-hot, before placing them
-        place(row, rows[i].dst);
+        if (check) timed(last_read.hash, [&] { check(i, row); });  // the row's file bytes, cache-hot, before placing them
+        timed(last_read.place, [&] { place(row, rows[i].dst); });
       }
     };
     if (helper) placing = std::async(std::launch::async, [&on_helper_cpu, job] {
@@ -241,9 +256,11 @@ std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_
     else job();
     a = b;
   }
-  if (placing.valid()) placing.get();
+  if (placing.valid()) timed(last_read.wait, [&] { placing.get(); });
   return err;
 }
+
+ReadBreakdown& read_breakdown() { return last_read; }
 
 std::string write_pieces(MPI_File fh, MPI_Comm comm, std::int64_t base, const std::vector<Piece>& pieces,
                          bool collective, std::int64_t max_call_bytes) {

@@ -8,6 +8,7 @@
 // array (MPI_BOTTOM + absolute addresses) and a file view of the rank's rows. The bytes
 // in the file are exactly those H5Dwrite would have written; the format is unchanged.
 #pragma once
+#include "rewind/kernel/read_breakdown.hpp"
 #include <mpi.h>
 
 #include <cstdint>
@@ -94,10 +95,14 @@ struct ReadRow {
 /// in order) once they are in memory, on the same helper while the next run or chunk is
 /// read (checksums cost no extra wait). `helper_cpu` >= 0: the helper runs on that CPU
 /// (plan_cpus). Returns an empty string or this rank's first MPI error.
+/// Adds to the process's read breakdown (rewind/kernel/read_breakdown.hpp).
 using RowCheck = std::function<void(std::size_t, const unsigned char*)>;
 std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_t row_bytes,
                       const std::function<void(const unsigned char*, void*)>& place, bool helper,
                       const RowCheck& check = {}, std::int64_t chunk_bytes = std::int64_t{16} << 20,
                       int helper_cpu = -1);
+
+/// The breakdown read_rows adds to (reset by Reader::read_fields_into).
+ReadBreakdown& read_breakdown();
 
 }  // namespace rwd::kernel::detail

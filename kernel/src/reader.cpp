@@ -207,9 +207,9 @@ std::string time_selector_note(const std::string& sel, const StepEntry& chosen) 
 }
 
 namespace {
-template <typename T>
-std::vector<T> read_all(const Ctx& c, hid_t g, const std::string& gpath, const char* name, hid_t memtype,
-                        H5T_class_t cls, const std::vector<hsize_t>& shape) {
+/// Dataset `name` of group g, checked to have `shape` and type class `cls`.
+h5::Dataset checked_dataset(const Ctx& c, hid_t g, const std::string& gpath, const char* name, H5T_class_t cls,
+                            const std::vector<hsize_t>& shape) {
   h5::Dataset d = h5::open_dataset(c, g, name);
   auto dm = h5::dims(c, d, gpath + "/" + name);
   if (dm != shape) {
@@ -218,6 +218,13 @@ std::vector<T> read_all(const Ctx& c, hid_t g, const std::string& gpath, const c
   }
   h5::Datatype t(H5Dget_type(d));
   if (H5Tget_class(t) != cls) c.fail(ErrorKind::bad_shape, fmt::format("{}/{} has the wrong type", gpath, name));
+  return d;
+}
+
+template <typename T>
+std::vector<T> read_all(const Ctx& c, hid_t g, const std::string& gpath, const char* name, hid_t memtype,
+                        H5T_class_t cls, const std::vector<hsize_t>& shape) {
+  h5::Dataset d = checked_dataset(c, g, gpath, name, cls, shape);
   std::size_t n = 1;
   for (auto x : shape) n *= x;
   std::vector<T> v(n);
@@ -283,6 +290,79 @@ StepTopology Reader::read_topology(std::int64_t step_number) const {
       if (r < -1 || r >= e.n_grids) c.fail(ErrorKind::corrupt, e.group + "/child_rows out of range");
     }
   }
+  return t;
+}
+
+namespace {
+/// The rows `runs` (n rows in all) of a dataset shaped `shape` ({grids, ...}), row after row.
+template <typename T>
+std::vector<T> read_some(const Ctx& c, hid_t g, const std::string& gpath, const char* name, hid_t memtype,
+                         H5T_class_t cls, const std::vector<hsize_t>& shape, const std::vector<h5::RowRun>& runs,
+                         std::size_t n) {
+  h5::Dataset d = checked_dataset(c, g, gpath, name, cls, shape);
+  std::size_t per_row = 1;
+  for (std::size_t i = 1; i < shape.size(); ++i) per_row *= shape[i];
+  std::vector<T> v(n * per_row);
+  if (v.empty()) return v;
+  h5::Dataspace fs(c.check(H5Dget_space(d), "space"));
+  h5::select_rows(c, fs, runs);
+  const auto total = static_cast<hsize_t>(v.size());
+  h5::Dataspace ms(c.check(H5Screate_simple(1, &total, nullptr), "memory space"));
+  c.check_status(H5Dread(d, memtype, ms, fs, H5P_DEFAULT, v.data()), fmt::format("cannot read {}/{}", gpath, name),
+                 ErrorKind::corrupt);
+  return v;
+}
+
+/// Checks rows[i]'s bytes (row_bytes each, row after row in `data`) against `name`'s checksums.
+void check_some(const Ctx& c, const std::string& gpath, const detail::StepChecksums& sums, const char* name,
+                const void* data, std::size_t row_bytes, const std::vector<std::int64_t>& rows) {
+  const int col = sums.column(name);
+  for (std::size_t i = 0; col >= 0 && i < rows.size(); ++i)
+    if (detail::hash_bytes(static_cast<const unsigned char*>(data) + i * row_bytes, row_bytes) != sums.at(rows[i], col))
+      c.fail(ErrorKind::corrupt, detail::checksum_mismatch(gpath, name, rows[i]));
+}
+}  // namespace
+
+std::vector<std::int64_t> Reader::read_level_offsets(std::int64_t step_number) const {
+  const Ctx& c = impl_->ctx;
+  const StepEntry e = step(step_number, true);
+  h5::Group g = h5::open_group(c, impl_->file, e.group);
+  auto off = read_all<std::int64_t>(c, g, e.group, "level_offsets", H5T_NATIVE_INT64, H5T_INTEGER,
+                                    {static_cast<hsize_t>(e.n_levels + 1)});
+  h5::check_whole_checksum(c, h5::open_dataset(c, g, "level_offsets"), off.data(), off.size() * sizeof(std::int64_t));
+  if (e.n_grids == 0) off = {0};
+  if (off.front() != 0 || off.back() != e.n_grids || !std::is_sorted(off.begin(), off.end()))
+    c.fail(ErrorKind::corrupt, e.group + "/level_offsets does not cover all rows");
+  return off;
+}
+
+TopologyRows Reader::read_topology_rows(std::int64_t step_number, const std::vector<std::int64_t>& rows) const {
+  const Ctx& c = impl_->ctx;
+  const StepEntry e = step(step_number, true);
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (rows[i] < 0 || rows[i] >= e.n_grids || (i > 0 && rows[i] <= rows[i - 1]))
+      c.fail(ErrorKind::invalid_argument,
+             fmt::format("read_topology_rows: rows must be ascending, distinct and in [0, {})", e.n_grids));
+  h5::Group g = h5::open_group(c, impl_->file, e.group);
+  const auto ng = static_cast<hsize_t>(e.n_grids);
+  const int nc = impl_->common.max_children;
+  const auto runs = h5::runs_of(rows);
+  TopologyRows t;
+  t.rows = rows;
+  t.uid = read_some<std::uint64_t>(c, g, e.group, "uid", H5T_NATIVE_UINT64, H5T_INTEGER, {ng}, runs, rows.size());
+  t.level = read_some<std::int32_t>(c, g, e.group, "level", H5T_NATIVE_INT32, H5T_INTEGER, {ng}, runs, rows.size());
+  t.child_rows = read_some<std::int64_t>(c, g, e.group, "child_rows", H5T_NATIVE_INT64, H5T_INTEGER,
+                                         {ng, static_cast<hsize_t>(nc)}, runs, rows.size());
+  auto bb = read_some<double>(c, g, e.group, "bounding_box", H5T_NATIVE_DOUBLE, H5T_FLOAT, {ng, 6}, runs, rows.size());
+  const auto sums = detail::StepChecksums::read(c, g, e.n_grids, rows);
+  check_some(c, e.group, sums, "uid", t.uid.data(), 8, rows);
+  check_some(c, e.group, sums, "level", t.level.data(), 4, rows);
+  check_some(c, e.group, sums, "child_rows", t.child_rows.data(), 8 * static_cast<std::size_t>(nc), rows);
+  check_some(c, e.group, sums, "bounding_box", bb.data(), 48, rows);
+  t.bbox.resize(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) std::copy_n(&bb[6 * i], 6, t.bbox[i].begin());
+  for (const auto r : t.child_rows)
+    if (r < -1 || r >= e.n_grids) c.fail(ErrorKind::corrupt, e.group + "/child_rows out of range");
   return t;
 }
 
@@ -358,13 +438,6 @@ void read_rows_impl(const detail::ReaderState& r, const StepEntry& e, const std:
   bool direct = true;
   detail::StepChecksums sums;
   std::vector<char> stored_f32(targets.size(), 0);  // float32 on disk, read as double
-  detail::phase(r.comm, r.path, [&] {
-    std::vector<std::string> dpaths;
-    for (const auto& tg : targets) dpaths.push_back(tg.dpath);
-    ds = open_cell_datasets(r, e, dpaths, cls, rows);
-    for (std::size_t k = 0; k < ds.size(); ++k) stored_f32[k] = element_size(ds[k]) == 4;
-    sums = detail::StepChecksums::read(c, h5::open_group(c, r.file, e.group), e.n_grids);
-  });
   for (std::size_t i = 1; i < rows.size(); ++i)
     if (rows[i] <= rows[i - 1]) direct = false;
   // HDF5 returns a union of hyperslabs in file order: read sorted rows, then scatter.
@@ -376,6 +449,14 @@ void read_rows_impl(const detail::ReaderState& r, const StepEntry& e, const std:
     tmp.resize(sorted.size() * cells);
   }
   const auto& use = direct ? rows : sorted;
+  detail::phase(r.comm, r.path, [&] {
+    std::vector<std::string> dpaths;
+    for (const auto& tg : targets) dpaths.push_back(tg.dpath);
+    ds = open_cell_datasets(r, e, dpaths, cls, rows);  // checks the rows are in range
+    for (std::size_t k = 0; k < ds.size(); ++k) stored_f32[k] = element_size(ds[k]) == 4;
+    // Only the rows' checksums: a window of a few rows of a big step reads a few.
+    sums = detail::StepChecksums::read(c, h5::open_group(c, r.file, e.group), e.n_grids, use);
+  });
   const std::vector<h5::RowRun> runs = h5::runs_of(use);
   long long mine[2] = {static_cast<long long>(use.size()), static_cast<long long>(runs.size())};
   long long all[2] = {mine[0], mine[1]};
@@ -464,6 +545,9 @@ void Reader::read_fields_into(std::int64_t step_number, const std::vector<FieldR
   std::vector<std::int64_t> at(fields.size(), -1);
   bool direct = r.comm != MPI_COMM_NULL && H5Tequal(H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE) > 0;
   detail::StepChecksums sums;
+  auto& breakdown = detail::read_breakdown();
+  breakdown = {};
+  const double setup_from = MPI_Wtime();
   detail::phase(r.comm, r.path, [&] {
     sums = detail::StepChecksums::read(c, h5::open_group(c, r.file, e.group), e.n_grids);
     std::vector<std::string> dpaths;
@@ -476,6 +560,7 @@ void Reader::read_fields_into(std::int64_t step_number, const std::vector<FieldR
       else at[f] = static_cast<std::int64_t>(off);
     }
   });
+  breakdown.setup = MPI_Wtime() - setup_from;
   if (!direct) {
     std::vector<double> buf(rows.size() * static_cast<std::size_t>(b.cells()));
     for (std::size_t f = 0; f < fields.size(); ++f) {
@@ -687,6 +772,8 @@ void Reader::read_cell_types(std::int64_t step_number, const std::vector<std::in
   detail::phase(impl_->comm, impl_->path, [&] { e = step(step_number, true); });
   read_rows_impl<std::uint8_t>(*impl_, e, {{"cell_type", out}}, H5T_NATIVE_UINT8, H5T_INTEGER, rows);
 }
+
+ReadBreakdown last_read_breakdown() { return detail::read_breakdown(); }
 
 std::vector<std::int64_t> partition_rows(const StepTopology& topo, int rank, int nranks) {
   std::vector<std::int64_t> rows;

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "mpi_test_util.hpp"
+#include "rewind/kernel/read_breakdown.hpp"
 #include "toy_tree.hpp"
 
 using namespace rwd::kernel;
@@ -415,9 +416,19 @@ TEST_CASE("collective reads on any rank count return the written rows", "[kernel
           arrays[f].assign(rows.size(), std::vector<double>(padded, -7.0));
           for (auto& a : arrays[f]) dest[f].push_back(a.data());
         }
-        if (rd == &r) rd->read_fields_into(5, refs, rows, dest, halo);
-        else if (rwd::test::world_rank() == 0) rd->read_fields_into(5, refs, rows, dest, halo);
-        else continue;
+        if (rd == &r) {
+          rd->read_fields_into(5, refs, rows, dest, halo);
+          // The bench's breakdown (read_breakdown.hpp) accounts for every byte this rank read.
+          const auto bd = rwd::kernel::last_read_breakdown();
+          CHECK(bd.bytes == static_cast<long long>(rows.size() * fields.size() * 64 * sizeof(double)));
+          CHECK((bd.calls > 0) == !rows.empty());
+          CHECK((bd.hash > 0) == !rows.empty());  // the toy file has checksums
+          CHECK((bd.place > 0) == (halo > 0 && !rows.empty()));
+        } else if (rwd::test::world_rank() == 0) {
+          rd->read_fields_into(5, refs, rows, dest, halo);
+        } else {
+          continue;
+        }
         for (std::size_t f = 0; f < fields.size(); ++f) {
           const auto expect = full.interior(fields[f].slot);
           for (std::size_t i = 0; i < rows.size(); ++i) {

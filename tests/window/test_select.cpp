@@ -3,6 +3,9 @@
 
 #include <cmath>
 #include <random>
+#include <stdexcept>
+#include <string>
+#include <algorithm>
 
 #include "../spacetree/random_tree.hpp"
 #include "brute_force.hpp"
@@ -269,6 +272,85 @@ SCENARIO("a small window costs what it returns, not the tree size", "[window]") 
         REQUIRE(coarse.values == 512);
         REQUIRE(coarse.visited == 1 + 8 + 9);
       }
+    }
+  }
+}
+
+namespace {
+/// A RowSource over a TreeView that hands out only rows loaded before: an entry asked
+/// for before load() throws, so a walk that needs rows it did not load fails.
+class Paged final : public rwd::window::RowSource {
+ public:
+  explicit Paged(const rwd::window::TreeView& t) : t_(t), loaded_(static_cast<std::size_t>(t.rows()), false) {}
+  std::array<int, 3> cells() const override { return t_.cells; }
+  int max_children() const override { return t_.max_children; }
+  std::int64_t rows() const override { return t_.rows(); }
+  void load(const std::vector<std::int64_t>& rows) override {
+    REQUIRE(std::is_sorted(rows.begin(), rows.end()));
+    for (const auto r : rows) {
+      loaded += !loaded_.at(static_cast<std::size_t>(r));
+      loaded_.at(static_cast<std::size_t>(r)) = true;
+    }
+  }
+  int level(std::int64_t r) const override { return t_.level[at(r)]; }
+  const std::array<double, 6>& bbox(std::int64_t r) const override { return t_.bbox[at(r)]; }
+  std::int64_t child(std::int64_t r, int c) const override {
+    return t_.child_rows[at(r) * static_cast<std::size_t>(t_.max_children) + static_cast<std::size_t>(c)];
+  }
+  std::int64_t loaded = 0;
+
+ private:
+  std::size_t at(std::int64_t r) const {
+    if (!loaded_.at(static_cast<std::size_t>(r))) throw std::logic_error("row " + std::to_string(r) + " read, not loaded");
+    return static_cast<std::size_t>(r);
+  }
+  rwd::window::TreeView t_;
+  std::vector<bool> loaded_;
+};
+}  // namespace
+
+SCENARIO("select on rows loaded on demand equals select on the whole tree and the brute force", "[window]") {
+  const std::int64_t budgets[] = {0, 3, 17, 64, 300, 1000, 4096, 20000};
+  for (unsigned seed = 1; seed <= 12; ++seed) {
+    const int dim = seed % 2 ? 3 : 2;
+    const auto shape = rwd::test::unit_shape(dim, dim == 2 ? 5 : 3, 4);
+    const auto arrays = rwd::window::arrays_of(rwd::test::random_tree(shape, seed, 4, 0.35, true));
+    const auto view = arrays.view();
+    BoxMaker boxes{std::mt19937(seed * 31u), shape.domain.lo,
+                   {shape.domain.extent(0), shape.domain.extent(1), shape.domain.extent(2)}, shape.s[0] << shape.max_depth};
+    std::mt19937 rng(seed);
+    for (int q = 0; q < 40; ++q) {
+      Window w;
+      w.box = boxes.make();
+      w.budget = budgets[static_cast<std::size_t>(boxes.pick(std::size(budgets)))];
+      w.max_level = boxes.pick(4) == 0 ? boxes.pick(5) - 1 : -1;
+      INFO("seed " << seed << " window " << q << " budget " << w.budget);
+      Paged paged(view);
+      const auto lazy = rwd::window::select(paged, w);
+      const auto whole = rwd::window::select(view, w);
+      check_answer(view, w, lazy, rng);  // the brute force and the definitions
+      REQUIRE(lazy.rows() == whole.rows());
+      REQUIRE(lazy.level == whole.level);
+      REQUIRE(lazy.stride == whole.stride);
+      REQUIRE(lazy.visited == whole.visited);
+      for (std::size_t i = 0; i < lazy.pieces.size(); ++i) {
+        REQUIRE(lazy.pieces[i].first == whole.pieces[i].first);
+        REQUIRE(lazy.pieces[i].count == whole.pieces[i].count);
+        REQUIRE(lazy.pieces[i].origin == whole.pieces[i].origin);
+      }
+    }
+  }
+  GIVEN("a full 3-D tree of depth 4 (4681 grids) and a small window") {
+    const auto arrays = rwd::window::arrays_of(rwd::spacetree::Tree::full(rwd::test::unit_shape(3, 4), 4));
+    Window w;
+    w.box = {{0.30, 0.30, 0.30}, {0.33, 0.33, 0.33}};
+    w.budget = 1000;
+    Paged paged(arrays.view());
+    const auto sel = rwd::window::select(paged, w);
+    THEN("the walk loads the root, the last row and the children of the 4 grids it keeps") {
+      REQUIRE(sel.level == 4);
+      REQUIRE(sel.pieces.size() == 8);
+      REQUIRE(paged.loaded == 2 + 8 * 4);
     }
   }
 }

@@ -39,23 +39,64 @@ struct Hit {
   Range range;
 };
 
-void validate(const TreeView& t) {
+/// The walk's access to a tree: a TreeView's arrays as they are.
+struct SpanTree {
+  static constexpr bool lazy = false;
+  const TreeView& t;
+  [[nodiscard]] std::array<int, 3> cells() const { return t.cells; }
+  [[nodiscard]] int max_children() const { return t.max_children; }
+  [[nodiscard]] std::int64_t rows() const { return t.rows(); }
+  void load(const std::vector<std::int64_t>&) const {}
+  [[nodiscard]] int level(std::int64_t r) const { return t.level[static_cast<std::size_t>(r)]; }
+  [[nodiscard]] const std::array<double, 6>& bbox(std::int64_t r) const { return t.bbox[static_cast<std::size_t>(r)]; }
+  [[nodiscard]] std::int64_t child(std::int64_t r, int c) const {
+    return t.child_rows[static_cast<std::size_t>(r * t.max_children + c)];
+  }
+};
+
+/// The same over a RowSource, whose rows the walk loads before it looks at them.
+struct LazyTree {
+  static constexpr bool lazy = true;
+  RowSource& s;
+  [[nodiscard]] std::array<int, 3> cells() const { return s.cells(); }
+  [[nodiscard]] int max_children() const { return s.max_children(); }
+  [[nodiscard]] std::int64_t rows() const { return s.rows(); }
+  void load(const std::vector<std::int64_t>& rows) const { s.load(rows); }
+  [[nodiscard]] int level(std::int64_t r) const { return s.level(r); }
+  [[nodiscard]] const std::array<double, 6>& bbox(std::int64_t r) const { return s.bbox(r); }
+  [[nodiscard]] std::int64_t child(std::int64_t r, int c) const { return s.child(r, c); }
+};
+
+void validate_arrays(const TreeView& t) {
   const auto n = t.level.size();
   if (n == 0) fail("the tree view has no rows");
   if (t.bbox.size() != n) fail("the tree view has " + std::to_string(t.bbox.size()) + " bboxes for " +
                                std::to_string(n) + " rows");
   if (t.max_children < 0 || t.child_rows.size() != n * static_cast<std::size_t>(t.max_children))
     fail("the tree view's child_rows must hold rows * max_children entries");
+}
+
+/// Checks what the walk relies on; loads the root and the last row (the deepest level).
+template <class Tree>
+void validate(const Tree& t) {
+  if constexpr (Tree::lazy) {
+    if (t.rows() < 1) fail("the tree has no rows");
+    if (t.max_children() < 0) fail("the tree's max_children must be >= 0");
+    t.load(t.rows() == 1 ? std::vector<std::int64_t>{0} : std::vector<std::int64_t>{0, t.rows() - 1});
+  } else {
+    validate_arrays(t.t);
+  }
   for (int a = 0; a < 3; ++a) {
-    if (t.cells[a] < 1) fail(std::string("cells per grid on ") + kAxis[a] + " must be >= 1");
-    const auto& root = t.bbox[0];
+    if (t.cells()[a] < 1) fail(std::string("cells per grid on ") + kAxis[a] + " must be >= 1");
+    const auto& root = t.bbox(0);
     if (!(root[2 * a + 1] > root[2 * a]) || !std::isfinite(root[2 * a]) || !std::isfinite(root[2 * a + 1]))
       fail(std::string("the root grid has no positive finite extent on ") + kAxis[a]);
   }
-  if (t.level[0] != 0) fail("row 0 must be the root (level 0)");
+  if (t.level(0) != 0) fail("row 0 must be the root (level 0)");
 }
 
-Query make_query(const TreeView& t, const Window& w) {
+template <class Tree>
+Query make_query(const Tree& t, const Window& w) {
   validate(t);
   Query q;
   for (int a = 0; a < 3; ++a) {
@@ -65,7 +106,7 @@ Query make_query(const TreeView& t, const Window& w) {
     if (lo > hi)
       fail(std::string("the box has lo > hi on ") + kAxis[a] + " (" + std::to_string(lo) + " > " +
            std::to_string(hi) + ")");
-    const auto& root = t.bbox[0];
+    const auto& root = t.bbox(0);
     q.lo[a] = lo;
     q.hi[a] = hi;
     q.tol[a] = kRelTol * (root[2 * a + 1] - root[2 * a]);
@@ -75,7 +116,7 @@ Query make_query(const TreeView& t, const Window& w) {
   }
   if (w.budget < 0) fail("the budget must be >= 0 (0 = unlimited), got " + std::to_string(w.budget));
   if (w.max_level < -1) fail("max_level must be >= -1 (-1 = no cap), got " + std::to_string(w.max_level));
-  q.cells = t.cells;
+  q.cells = t.cells();
   return q;
 }
 
@@ -103,22 +144,25 @@ Range cells_in_box(const std::array<double, 6>& g, const Query& q) {
   return r;
 }
 
-bool is_leaf(const TreeView& t, std::int64_t row) {
-  const auto* c = t.child_rows.data() + row * t.max_children;
-  return std::all_of(c, c + t.max_children, [](std::int64_t x) { return x < 0; });
+template <class Tree>
+bool is_leaf(const Tree& t, std::int64_t row) {
+  for (int c = 0; c < t.max_children(); ++c)
+    if (t.child(row, c) >= 0) return false;
+  return true;
 }
 
-Piece make_piece(const TreeView& t, std::int64_t row, const std::array<int, 3>& first,
-                 const std::array<int, 3>& count, int stride) {
+template <class Tree>
+Piece make_piece(const Tree& t, std::int64_t row, const std::array<int, 3>& first, const std::array<int, 3>& count,
+                 int stride) {
   Piece p;
   p.row = row;
-  p.level = t.level[static_cast<std::size_t>(row)];
+  p.level = t.level(row);
   p.first = first;
   p.count = count;
   p.stride = stride;
-  const auto& g = t.bbox[static_cast<std::size_t>(row)];
+  const auto& g = t.bbox(row);
   for (int a = 0; a < 3; ++a) {
-    p.cell[a] = (g[2 * a + 1] - g[2 * a]) / t.cells[a];
+    p.cell[a] = (g[2 * a + 1] - g[2 * a]) / t.cells()[a];
     p.origin[a] = g[2 * a] + first[a] * p.cell[a];
     p.spacing[a] = p.cell[a] * stride;
   }
@@ -126,7 +170,8 @@ Piece make_piece(const TreeView& t, std::int64_t row, const std::array<int, 3>& 
 }
 
 /// Level 0 overflowed: the smallest stride k >= 2 on the root's cell-0 lattice that fits.
-Piece strided_root(const TreeView& t, const Range& r, std::int64_t budget) {
+template <class Tree>
+Piece strided_root(const Tree& t, const Range& r, std::int64_t budget) {
   for (int k = 2;; ++k) {
     std::array<int, 3> first{}, count{};
     std::int64_t values = 1;
@@ -167,17 +212,32 @@ std::vector<std::int64_t> Selection::rows() const {
   return out;
 }
 
-Selection select(const TreeView& tree, const Window& w) {
+namespace {
+/// The children of `frontier`'s grids (in range), ascending: what a lazy tree loads
+/// before the walk looks at a level.
+template <class Tree>
+std::vector<std::int64_t> children_of(const Tree& tree, const std::vector<Hit>& frontier) {
+  std::vector<std::int64_t> out;
+  for (const auto& h : frontier)
+    for (int c = 0; c < tree.max_children(); ++c)
+      if (const std::int64_t child = tree.child(h.row, c); child >= 0 && child < tree.rows()) out.push_back(child);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+template <class Tree>
+Selection select_in(const Tree& tree, const Window& w) {
   const Query q = make_query(tree, w);
   const std::int64_t n = tree.rows();
-  const int deepest = tree.level[static_cast<std::size_t>(n - 1)];
+  const int deepest = tree.level(n - 1);
   const int cap = w.max_level < 0 ? deepest : std::min(w.max_level, deepest);
   const bool limited = w.budget > 0;
 
   Selection sel;
   sel.level = cap;
   sel.visited = 1;
-  const Range root = cells_in_box(tree.bbox[0], q);
+  const Range root = cells_in_box(tree.bbox(0), q);
   if (root.empty()) return sel;
   if (limited && root.cells() > w.budget) {
     sel.level = 0;
@@ -193,6 +253,7 @@ Selection select(const TreeView& tree, const Window& w) {
   std::int64_t leaf_values = 0;
   int level = 0;
   for (; level < cap; ++level) {
+    if constexpr (Tree::lazy) tree.load(children_of(tree, frontier));
     next.clear();
     std::int64_t next_leaf_values = leaf_values, next_values = 0;
     bool overflow = false;
@@ -203,14 +264,14 @@ Selection select(const TreeView& tree, const Window& w) {
         overflow = limited && next_leaf_values + next_values > w.budget;
         continue;
       }
-      for (int c = 0; c < tree.max_children && !overflow; ++c) {
-        const std::int64_t child = tree.child_rows[static_cast<std::size_t>(h.row * tree.max_children + c)];
+      for (int c = 0; c < tree.max_children() && !overflow; ++c) {
+        const std::int64_t child = tree.child(h.row, c);
         if (child < 0) continue;
-        if (child >= n || tree.level[static_cast<std::size_t>(child)] != level + 1)
+        if (child >= n || tree.level(child) != level + 1)
           fail("row " + std::to_string(h.row) + " names child row " + std::to_string(child) +
                ", which is out of range or not on the next level");
         ++sel.visited;
-        const Range r = cells_in_box(tree.bbox[static_cast<std::size_t>(child)], q);
+        const Range r = cells_in_box(tree.bbox(child), q);
         if (r.empty()) continue;
         next.push_back({child, r});
         next_values += r.cells();
@@ -233,9 +294,14 @@ Selection select(const TreeView& tree, const Window& w) {
   finish(sel);
   return sel;
 }
+}  // namespace
+
+Selection select(const TreeView& tree, const Window& w) { return select_in(SpanTree{tree}, w); }
+
+Selection select(RowSource& tree, const Window& w) { return select_in(LazyTree{tree}, w); }
 
 std::vector<std::int64_t> level_cut(const TreeView& tree, int max_level) {
-  validate(tree);
+  validate(SpanTree{tree});
   Window w;
   const auto& root = tree.bbox[0];
   w.box.lo = {root[0], root[2], root[4]};

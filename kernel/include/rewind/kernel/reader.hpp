@@ -44,6 +44,15 @@ struct StepTopology {
   std::vector<std::int64_t> level_offsets;   ///< rows [off[l], off[l+1]) are level l
   [[nodiscard]] int n_levels() const { return static_cast<int>(level_offsets.size()) - 1; }
 };
+/// Some rows of a step's tree (Reader::read_topology_rows): entry i of every array (row i
+/// of child_rows) is row rows[i] of the step.
+struct TopologyRows {
+  std::vector<std::int64_t> rows;        ///< ascending, distinct
+  std::vector<std::uint64_t> uid;
+  std::vector<std::int32_t> level;
+  std::vector<std::int64_t> child_rows;  ///< rows.size() * max_children, -1 = none
+  std::vector<Box> bbox;
+};
 namespace detail {
 struct ReaderState;
 }  // namespace detail
@@ -87,6 +96,15 @@ class Reader {
 
   /// The tree of a step (small: ~150 bytes per grid). Local (each rank reads it).
   [[nodiscard]] StepTopology read_topology(std::int64_t step) const;
+  /// A step's level offsets alone (rows [off[l], off[l+1]) are level l; n_levels + 1
+  /// entries), checked against their checksum and the step's grid count. Local.
+  [[nodiscard]] std::vector<std::int64_t> read_level_offsets(std::int64_t step) const;
+  /// The tree entries (uid, level, child rows, bbox) of `rows` only (ascending, distinct,
+  /// in range; else FileError(invalid_argument)), checked against their row checksums
+  /// and child rows range-checked as read_topology does: for walks that visit a few rows
+  /// of a big step (a window, rewind/window/kernel_view.hpp), whose cost then follows the
+  /// rows visited, not the step. Local.
+  [[nodiscard]] TopologyRows read_topology_rows(std::int64_t step, const std::vector<std::int64_t>& rows) const;
   /// Cell-data datasets present in a step.
   [[nodiscard]] std::vector<FieldInfo> fields(std::int64_t step) const;
 

@@ -1,10 +1,20 @@
-// TreeView of a kernel::StepTopology (a step read from a Rewind file). Header-only and kept
-// apart from select.hpp so the selection core does not depend on the kernel (or MPI).
+// TreeView of a kernel::StepTopology (a step read from a Rewind file), and StepRows, a
+// step's tree read as a window's walk reaches it. Header-only and kept apart from
+// select.hpp so the selection core does not depend on the kernel (or MPI).
 //
 //   const auto topo = reader.read_topology(step);
 //   const auto sel = rwd::window::select(rwd::window::view_of(topo, reader.common().block), w);
 //   reader.read_rows(step, "cell_data", name, sel.rows(), buf.data());   // then extract()
+//
+// or, reading only the topology rows the walk visits (a cold window of a big step):
+//
+//   rwd::window::StepRows tree(reader, step);
+//   const auto sel = rwd::window::select(tree, w);
 #pragma once
+#include <cstddef>
+#include <unordered_map>
+#include <vector>
+
 #include "rewind/kernel/reader.hpp"
 #include "rewind/window/select.hpp"
 
@@ -21,5 +31,61 @@ inline TreeView view_of(const kernel::StepTopology& topo, const kernel::BlockSha
   v.child_rows = topo.child_rows;
   return v;
 }
+
+/// The tree of one step of a file, read row by row as select(RowSource&, ...) asks
+/// (kernel::Reader::read_topology_rows: checked against the rows' checksums). Rows once
+/// read stay: later windows of the same step read only rows not seen yet. Borrows the
+/// reader (rebind() after reopening it). load() throws kernel::FileError.
+class StepRows final : public RowSource {
+ public:
+  StepRows(const kernel::Reader& reader, const kernel::StepEntry& step)
+      : reader_(&reader), step_(step.step), n_(step.n_grids) {
+    const auto& b = reader.common().block;
+    cells_ = {b.sx, b.sy, b.sz};
+    max_children_ = reader.common().max_children;
+  }
+  void rebind(const kernel::Reader& reader) { reader_ = &reader; }
+  [[nodiscard]] std::int64_t step() const { return step_; }
+  /// Rows read so far (a window's cost).
+  [[nodiscard]] std::size_t rows_read() const { return at_.size(); }
+
+  [[nodiscard]] std::array<int, 3> cells() const override { return cells_; }
+  [[nodiscard]] int max_children() const override { return max_children_; }
+  [[nodiscard]] std::int64_t rows() const override { return n_; }
+  void load(const std::vector<std::int64_t>& rows) override {
+    std::vector<std::int64_t> missing;
+    for (const auto r : rows)
+      if (at_.find(r) == at_.end()) missing.push_back(r);
+    if (missing.empty()) return;
+    kernel::TopologyRows t = reader_->read_topology_rows(step_, missing);
+    for (std::size_t i = 0; i < missing.size(); ++i) {
+      at_.emplace(missing[i], uid_.size());
+      uid_.push_back(t.uid[i]);
+      level_.push_back(t.level[i]);
+      bbox_.push_back(t.bbox[i]);
+    }
+    child_rows_.insert(child_rows_.end(), t.child_rows.begin(), t.child_rows.end());
+  }
+  [[nodiscard]] int level(std::int64_t row) const override { return level_[index(row)]; }
+  [[nodiscard]] const std::array<double, 6>& bbox(std::int64_t row) const override { return bbox_[index(row)]; }
+  [[nodiscard]] std::int64_t child(std::int64_t row, int slot) const override {
+    return child_rows_[index(row) * static_cast<std::size_t>(max_children_) + static_cast<std::size_t>(slot)];
+  }
+  /// The uid of a loaded row.
+  [[nodiscard]] std::uint64_t uid(std::int64_t row) const { return uid_[index(row)]; }
+
+ private:
+  [[nodiscard]] std::size_t index(std::int64_t row) const { return at_.at(row); }  // std::out_of_range: not loaded
+
+  const kernel::Reader* reader_;
+  std::int64_t step_, n_;
+  std::array<int, 3> cells_{};
+  int max_children_ = 0;
+  std::unordered_map<std::int64_t, std::size_t> at_;  ///< row -> index into the arrays below
+  std::vector<std::uint64_t> uid_;
+  std::vector<std::int32_t> level_;
+  std::vector<kernel::Box> bbox_;
+  std::vector<std::int64_t> child_rows_;
+};
 
 }  // namespace rwd::window

@@ -2,7 +2,8 @@
 // query (a box, a budget of values, an optional level cap). Pure code: no MPI, no HDF5,
 // no I/O. Every function here is a pure function of its arguments, thread-safe (it
 // only reads the borrowed arrays), and throws std::invalid_argument on bad input,
-// never anything else (except std::bad_alloc).
+// never anything else (except std::bad_alloc). The one exception: select() on a
+// RowSource calls its load(), which may do I/O and throw what it throws.
 //
 // The answer follows the sliding window of Mundani et al. as used by Ertl, Frisch and
 // Mundani: walk the tree from the root, keep the grids that meet the box, refine while
@@ -67,6 +68,25 @@ struct TreeView {
   [[nodiscard]] std::int64_t rows() const { return static_cast<std::int64_t>(level.size()); }
 };
 
+/// A tree whose rows are read as the walk reaches them (a big step of a file:
+/// window::StepRows, rewind/window/kernel_view.hpp), so a window's cost follows the rows
+/// it visits, not the tree. select() calls load() with the rows it is about to look at
+/// (the root and the last row first, then on each level the children of the grids it
+/// keeps, all of them even if the walk stops early) and asks for no other row's entries.
+class RowSource {
+ public:
+  virtual ~RowSource() = default;
+  [[nodiscard]] virtual std::array<int, 3> cells() const = 0;  ///< as TreeView::cells
+  [[nodiscard]] virtual int max_children() const = 0;
+  [[nodiscard]] virtual std::int64_t rows() const = 0;
+  /// Makes the entries of `rows` (ascending, distinct, in [0, rows())) available.
+  virtual void load(const std::vector<std::int64_t>& rows) = 0;
+  [[nodiscard]] virtual int level(std::int64_t row) const = 0;
+  [[nodiscard]] virtual const std::array<double, 6>& bbox(std::int64_t row) const = 0;
+  /// Child row in `slot` (< max_children()), -1 = none.
+  [[nodiscard]] virtual std::int64_t child(std::int64_t row, int slot) const = 0;
+};
+
 /// One window query.
 struct Window {
   Box box;
@@ -129,6 +149,9 @@ struct Selection {
 /// or the tree view is inconsistent (no rows, array sizes that disagree, cells < 1,
 /// a child row out of range on the visited path).
 Selection select(const TreeView& tree, const Window& w);
+/// The same selection on a tree read on demand (equal to select() on the whole tree, piece
+/// for piece); throws what the source's load() throws.
+Selection select(RowSource& tree, const Window& w);
 
 /// The level-of-detail cut of the ParaView reader (its old `lod_rows`): every grid on
 /// `max_level` plus every leaf above it (max_level -1: all leaves), sorted by row.

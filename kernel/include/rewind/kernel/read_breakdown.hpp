@@ -1,0 +1,24 @@
+// Where a restart read spends its time, for benchmarks (bench/kernel: the read's time
+// breakdown next to the write's). C++17, like every public kernel header.
+#pragma once
+
+namespace rwd::kernel {
+
+/// This process's last Reader::read_fields_into on its direct path (a collective reader,
+/// contiguous float64 datasets), all datasets together, in seconds of this process's
+/// wall clock. The helper's work overlaps the reads; only `wait` is added to them.
+struct ReadBreakdown {
+  double setup = 0;      ///< checksums table + opening and checking the datasets (one agreement)
+  double read = 0;       ///< inside MPI_File_read_at (this rank's independent calls)
+  double wait = 0;       ///< the reading thread waiting for the helper (hashing / placing the previous run)
+  double hash = 0;       ///< hashing rows against their checksums (on the helper, or inline)
+  double place = 0;      ///< putting rows into halo'd arrays (bounce buffers; on the helper, or inline)
+  long long calls = 0;   ///< MPI_File_read_at calls
+  long long bytes = 0;   ///< bytes read
+};
+
+/// The breakdown of this process's last read_fields_into (zeros before the first, or if
+/// it did not take the direct path). Not thread-safe against concurrent reads.
+ReadBreakdown last_read_breakdown();
+
+}  // namespace rwd::kernel
