@@ -36,7 +36,7 @@ struct StepTopology {
   std::vector<std::uint64_t> uid;
   std::vector<std::uint64_t> sort_key;
   std::vector<std::int32_t> level;
-  std::vector<std::int32_t> rank;            ///< writer rank (informational)
+  std::vector<std::int32_t> rank;            ///< the rank that computed the grid (informational)
   std::vector<std::uint64_t> parent_uid;
   std::vector<std::int64_t> parent_row;      ///< -1 for the root
   std::vector<std::uint64_t> child_uids;     ///< n_grids * max_children, kNoUid = none
