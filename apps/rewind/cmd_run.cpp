@@ -21,6 +21,7 @@
 #include "resource_guard.hpp"
 #include "window_output.hpp"
 #include "commands.hpp"
+#include "rewind/collector/contact.hpp"
 #include "rewind/collector/live.hpp"
 #include "rewind/mpi/comm.hpp"
 #include "rewind/collector/file_service.hpp"
@@ -162,6 +163,21 @@ std::optional<insitu::Hook> load_on_io_ranks(const nbserver::Roles& roles, const
   return hook;
 }
 
+// The live run's contact file beside its output (collector/contact.hpp), so clients
+// can connect by naming the run; a run without an output file has none. A file that
+// cannot be written costs the run nothing but a note.
+void publish_contact(collector::ContactFile& contact, const std::string& output, const collector::ServerOptions& so,
+                     std::uint16_t port) {
+  if (output.empty()) return;
+  try {
+    contact.publish(output, collector::make_contact(so.host, port, so.token));
+    fmt::print("collector   contact file {} (rewind window / rewind steer {} ...)\n", collector::contact_path(output),
+               output);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "rewind run: note: {}; connect by address instead\n", e.what());
+  }
+}
+
 // World rank 0 serves the topology; the compute ranks ask it for their plans.
 int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::function<spacetree::Tree()>& make_tree,
                     const std::string& estimate, std::optional<insitu::Hook> hook) {
@@ -204,11 +220,14 @@ int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::functi
     collector::ServerInfo info = collector::server_info_of(spec.common);
     const collector::LiveLayout layout{.service = roles.service(), .nbserver = roles.server_rank,
                                        .first_compute = 2, .compute_size = roles.compute_size};
+    collector::ContactFile contact;  // RUN.h5.contact while the collector listens
     const auto stats = collector::run_live_collector(layout, std::move(info), so, [&](std::uint16_t port) {
       fmt::print("collector   listening on {}:{} (live windows and steering: rewind window / rewind steer {}:{})\n",
                  so.host, port, so.host, port);
+      publish_contact(contact, spec.output.file, so, port);
       std::fflush(stdout);
     });
+    contact.remove();
     if (!spec.quiet && stats.windows > 0)
       fmt::print("collector   {} live window{}: {} sent from memory shared with the compute ranks, {} through the "
                  "collector's own arrays (zstd, or both shared slots still being written)\n",
