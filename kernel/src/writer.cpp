@@ -203,6 +203,8 @@ Writer Writer::append(MPI_Comm comm, const std::string& path, const IoOptions& o
   im->open_common(comm, path, options);
   Impl& w = *im;
   std::vector<std::string> uncommitted;
+  std::vector<StepEntry> committed;
+  detail::IndexRepair repair;
   phase(w.comm, path, [&] {
     if (const auto why = options_problem(w.opts); !why.empty()) w.ctx.fail(ErrorKind::invalid_argument, why);
     // Validate serially first so a bad file gives a clear error, not an MPI-IO failure.
@@ -215,18 +217,24 @@ Writer Writer::append(MPI_Comm comm, const std::string& path, const IoOptions& o
     for (const auto& n : h5::list_links(w.ctx, sim)) {
       if (n.rfind("step_", 0) != 0) continue;
       StepEntry e = detail::read_step_entry(w.ctx, w.file, n, w.common.block.cells());
-      if (e.committed)
+      if (e.committed) {
         w.last_step = std::max(w.last_step, e.step);
-      else
+        committed.push_back(std::move(e));
+      } else {
         uncommitted.push_back(e.group);
+      }
     }
+    repair = detail::plan_index_repair(w, committed);
   });
   phase(w.comm, path, [&] {
-    const StepLock lock = uncommitted.empty() ? StepLock{} : readers_out(w);
-    // A crash left these half-written; unlink them so the step numbers can be reused.
+    const bool crashed = !uncommitted.empty() || repair.needed();
+    const StepLock lock = crashed ? readers_out(w) : StepLock{};
+    // A crash left these half-written; unlink them so the step numbers can be reused,
+    // and bring the index's end in line with the committed steps.
     for (const auto& g : uncommitted)
       w.ctx.check_status(H5Ldelete(w.file, g.c_str(), H5P_DEFAULT), "unlink uncommitted " + g);
-    if (!uncommitted.empty()) w.flush();
+    if (repair.needed()) detail::repair_index(w, repair);
+    if (crashed) w.flush();
   });
   w.open_writeback();
   return Writer(std::move(im));

@@ -122,7 +122,8 @@ struct IoOptions {
   bool write_views = true;                 ///< rank 0 writes the VTKHDF view + .hdf.series
                                            ///< after each committed step
   /// Fault-injection hook for tests: called on every rank at protocol points
-  /// ("created", "data_written", "flushed", "marked", "committed"). Empty by default.
+  /// ("created", "data_written", "flushed", "marked" (the committed marker flushed),
+  /// "indexed" (the index row written), "committed"). Empty by default.
   std::function<void(const char* phase)> on_phase;
 };
 
