@@ -15,6 +15,7 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "rewind/driver/steering.hpp"
@@ -134,8 +135,16 @@ std::byte* shared_place(const json& c, std::vector<SharedSegment>& attached, std
   if (name.bytes < need) return nullptr;
   for (const auto& s : attached)
     if (s.name().token == name.token) return s.data();
-  auto s = SharedSegment::attach(name);
-  if (!s) return nullptr;
+  std::string why;
+  auto s = SharedSegment::attach(name, &why);
+  if (!s) {
+    // Of the collector's node but not mapped: unexpected, so said (once per rank).
+    static bool said = false;
+    if (!why.empty() && !std::exchange(said, true))
+      fmt::print(stderr, "rewind run: note: a compute rank on {} cannot map the collector's shared memory ({}); its "
+                         "live window values go over MPI\n", node_id().substr(0, node_id().find('/')), why);
+    return nullptr;
+  }
   attached.push_back(std::move(*s));
   return attached.back().data();
 }
