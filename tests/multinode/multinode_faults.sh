@@ -15,7 +15,9 @@ hosts=nodeA:3,nodeB:3  # nodeA = nbserver, 1 compute, 1 I/O rank; nodeB = 2 comp
 every=(--set output.checkpoint_every=1 --set output.visualisation_every=0)
 ded=(--set 'output.io.strategy="dedicated"' --set output.io.steps_in_flight=2)
 committed() { "$rewind" info "$1" --json 2>/dev/null | $py -c "import json,sys; print(sum(1 for s in json.load(sys.stdin)['steps'] if s['committed']))" 2>/dev/null || echo 0; }
-last_step() { "$rewind" info "$1" --json | $py -c "import json,sys; print(json.load(sys.stdin)['steps'][-1]['step'])"; }
+last_step() {  # the last committed step (the kill may leave a step half-written)
+  "$rewind" info "$1" --json | $py -c "import json,sys; print([s['step'] for s in json.load(sys.stdin)['steps'] if s['committed']][-1])"
+}
 
 on $hosts run "$case_file" -o k.h5 --steps 5000 "${every[@]}" "${ded[@]}" >k.log 2>&1 &
 job=$!
