@@ -21,6 +21,7 @@
 #include "resource_guard.hpp"
 #include "window_output.hpp"
 #include "commands.hpp"
+#include "rewind/collector/contact.hpp"
 #include "rewind/mpi/comm.hpp"
 #include "rewind/collector/file_service.hpp"
 #include "rewind/collector/server.hpp"
@@ -174,10 +175,23 @@ collector::ServerOptions server_options(const RunOptions& o) {
   return so;
 }
 
-void say_listening(const RunOptions& o, std::uint16_t port) {
-  const auto host = parse_host_port(o.listen)->first;
-  fmt::print("collector   listening on {}:{} (live windows and steering: rewind window / rewind steer {}:{})\n", host,
-             port, host, port);
+// Prints the collector's address and writes the run's contact file beside its output
+// (collector/contact.hpp), so clients can connect by naming the run; a run without an
+// output file has none. A file that cannot be written costs the run nothing but a note.
+// `contact` removes the file when it goes (or on SIGTERM, SIGINT, SIGHUP).
+void say_listening(const RunOptions& o, std::uint16_t port, collector::ContactFile& contact, const std::string& output) {
+  const auto so = server_options(o);
+  fmt::print("collector   listening on {}:{} (live windows and steering: rewind window / rewind steer {}:{})\n", so.host,
+             port, so.host, port);
+  if (!output.empty()) {
+    try {
+      contact.publish(output, collector::make_contact(so.host, port, so.token));
+      fmt::print("collector   contact file {} (rewind window / rewind steer {} ...)\n", collector::contact_path(output),
+                 output);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "rewind run: note: {}; connect by address instead\n", e.what());
+    }
+  }
   std::fflush(stdout);
 }
 
@@ -250,8 +264,10 @@ int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::functi
     nbserver::Client nb(roles.service(), roles.server_rank, -1);
     const live::Selector select = [&nb](const window::Window& w) { return nb_selection(nb, w); };
     const live::RankLayout layout{.service = roles.service(), .first_compute = 2, .compute_size = roles.compute_size};
+    collector::ContactFile contact;  // RUN.h5.contact while the collector listens
     const auto stats = live::run_collector(layout, select, collector::server_info_of(spec.common), server_options(o),
-                                           [&](std::uint16_t port) { say_listening(o, port); });
+                                           [&](std::uint16_t port) { say_listening(o, port, contact, spec.output.file); });
+    contact.remove();
     nb.shutdown_one();
     report_collector(stats, spec.quiet);
     return 0;
@@ -269,12 +285,13 @@ int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::functi
   auto plan = client.plan();
   // The collector: a rank of its own (3+ processes), else a thread of compute rank 0.
   std::optional<live::ThreadCollector> thread;
+  collector::ContactFile contact;  // RUN.h5.contact while the thread listens
   std::optional<driver::LiveLink> link;
   if (live && roles.collector_rank >= 0) {
     link.emplace(live::Link::to_rank(roles.service(), roles.collector_rank, roles.compute()), o.pause_at_end);
   } else if (live) {
     if (roles.compute_rank == 0) thread.emplace(collector::server_info_of(spec.common), server_options(o), roles.compute_size);
-    if (thread) say_listening(o, thread->port());
+    if (thread) say_listening(o, thread->port(), contact, spec.output.file);
     link.emplace(live::Link::to_thread(thread ? thread->channel() : nullptr, roles.compute()), o.pause_at_end);
   }
   // For agreeing on a failure of every compute rank (a damaged checkpoint, a blow-up):
@@ -295,6 +312,7 @@ int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::functi
   }
   client.shutdown_server(roles.compute());
   if (thread) report_collector(thread->join(), o.quiet);
+  contact.remove();
   return rc;
 }
 
@@ -418,11 +436,13 @@ int run_run(RunOptions o) {
     return run_compute(o, std::move(spec), std::move(plan), MPI_COMM_WORLD, world_rank == 0, estimate, std::move(hook));
   // Live on one process: the collector is a thread of this one (the Catalyst Live model).
   live::ThreadCollector thread(collector::server_info_of(spec.common), server_options(o), 1);
-  say_listening(o, thread.port());
+  collector::ContactFile contact;  // RUN.h5.contact while the thread listens
+  say_listening(o, thread.port(), contact, spec.output.file);
   driver::LiveLink link(live::Link::to_thread(thread.channel(), MPI_COMM_WORLD), o.pause_at_end);
   const bool quiet = o.quiet;
   const int rc = run_compute(o, std::move(spec), std::move(plan), MPI_COMM_WORLD, true, estimate, std::move(hook), &link);
   report_collector(thread.join(), quiet);
+  contact.remove();
   return rc;
 }
 

@@ -1,5 +1,6 @@
-// `rewind steer HOST:PORT [--token-file F] [--json] COMMAND`: steer the collector of a running
-// `rewind run` (docs/collector-protocol.md, revision 1.1). COMMAND: status, pause,
+// `rewind steer HOST:PORT|RUN.h5 [--token-file F] [--json] COMMAND`: steer the collector of a running
+// `rewind run` (docs/collector-protocol.md, revision 1.1), by its address or by its run
+// file (through RUN.h5.contact, collector/contact.hpp). COMMAND: status, pause,
 // resume, stop, parameters, set KEY=VALUE..., branch --from SEL [--set KEY=VALUE]...
 // [--file F] [--output F]. VALUEs are read as `rewind run --set` reads them (TOML: a
 // number or [a, b, c]). Human output by default, the reply's JSON with --json; every
@@ -11,6 +12,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "job_contact.hpp"
 #include "rewind/collector/client.hpp"
 #include "rewind/collector/handler.hpp"
 #include "rewind/collector/token.hpp"
@@ -98,7 +100,10 @@ void print_parameters(const std::vector<col::ParameterInfo>& params) {
 /// Runs one command; prints the reply (human or JSON).
 int run_steer(const SteerOptions& o, const std::string& command) {
   const auto ep = parse_host_port(o.server);
-  if (!ep) throw std::invalid_argument(o.server + ": expected HOST:PORT of a running `rewind run`'s collector");
+  const bool run_file = names_run_file(o.server);
+  if (!ep && !run_file)
+    throw std::invalid_argument(o.server + ": expected HOST:PORT of a running `rewind run`'s collector, or the run's "
+                                "output file (with its contact file FILE.contact beside it)");
   // Parse everything before connecting: a typo costs no connection.
   col::ParamValues values;
   if (command == "set") {
@@ -112,7 +117,9 @@ int run_steer(const SteerOptions& o, const std::string& command) {
   col::ClientOptions co;
   co.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout * 1000));
   co.name = "rewind-steer";
-  col::Client client(ep->first, ep->second, col::resolve_token(o.token, o.token_file), co);
+  const JobAddress at = run_file ? job_address(o.server, o.token, o.token_file)
+                                 : JobAddress{ep->first, ep->second, col::resolve_token(o.token, o.token_file), ""};
+  auto client = connect_job(at, co);
   col::Body reply;
   if (command == "status") reply = col::StatusReply{client.status()};
   else if (command == "parameters") reply = col::ParametersReply{client.parameters()};
@@ -144,7 +151,8 @@ const Registration reg{Command{
     "steer", "Steer a running `rewind run`: status, pause, resume, stop, parameters, set, branch", false,
     [](CLI::App& sub) -> std::function<int()> {
       auto o = std::make_shared<SteerOptions>();
-      sub.add_option("server", o->server, "HOST:PORT of the run's collector")->required();
+      sub.add_option("server", o->server, "HOST:PORT of the run's collector, or the run's output file (through FILE.contact)")
+          ->required();
       add_token_options(sub, o->token, o->token_file, false);
       sub.add_flag("--json", o->json, "Print the server's reply as JSON");
       sub.add_option("--timeout", o->timeout, "Seconds for each network call")->capture_default_str();

@@ -1,6 +1,8 @@
 // `rewind window FILE[@STEP]|HOST:PORT --box x0,y0,z0,x1,y1,z1 --budget N [--vars p,u]
 // [--time SEL] [--token-file F] [--out F.vtm|F.vti|F.json]`: one sliding-window query, from
 // a file (in-process, the same FileService a server uses) or from `rewind serve`.
+// `rewind window RUN.h5 --time live` (or RUN.h5.contact with any --time) asks the running
+// job writing RUN.h5, found through its contact file (collector/contact.hpp).
 // Prints the level chosen, the cells returned and the time taken.
 #include <fmt/core.h>
 
@@ -12,6 +14,7 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "job_contact.hpp"
 #include "rewind/collector/client.hpp"
 #include "rewind/collector/file_service.hpp"
 #include "rewind/collector/token.hpp"
@@ -71,7 +74,20 @@ int run_window(const WindowOptions& o) {
   const auto [file, step] = kernel::split_step_spec(o.source);
   const auto remote = parse_host_port(o.source);
   std::error_code ec;  // a path that exists but cannot be looked at (a symlink loop) is a file: the kernel says why
-  if (std::filesystem::exists(file, ec) || ec || !remote) {
+  // A run file with --time live (or its .contact file): its job, through the contact file.
+  const bool job = o.source.ends_with(".contact") ||
+                   (o.time == "live" && o.source.find('@') == std::string::npos && names_run_file(o.source));
+  if (job || (!std::filesystem::exists(file, ec) && !ec && remote)) {
+    col::ClientOptions co;
+    co.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout * 1000));
+    co.name = "rewind-window";
+    const JobAddress at = job ? job_address(o.source, o.token, o.token_file)
+                              : JobAddress{remote->first, remote->second, col::resolve_token(o.token, o.token_file), ""};
+    auto client = connect_job(at, co);
+    req.time = o.time.empty() ? "live" : o.time;
+    req.file = o.file;
+    w = client.window(req);
+  } else {
     col::FileService service({file});
     const bool step_given = o.source.find('@') != std::string::npos;
     if (step_given && !o.time.empty()) throw std::invalid_argument("give the step either as FILE@STEP or as --time, not both");
@@ -81,14 +97,6 @@ int run_window(const WindowOptions& o) {
     auto reply = handler.handle(req);
     if (const auto* e = std::get_if<col::ErrorReply>(&reply)) throw std::runtime_error(std::string(col::to_string(e->code)) + ": " + e->message);
     w = std::get<col::WindowReply>(std::move(reply));
-  } else {
-    col::ClientOptions co;
-    co.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout * 1000));
-    co.name = "rewind-window";
-    col::Client client(remote->first, remote->second, col::resolve_token(o.token, o.token_file), co);
-    req.time = o.time.empty() ? "live" : o.time;
-    req.file = o.file;
-    w = client.window(req);
   }
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   fmt::print("step {} (t={:.6g}) of {}: level {}{}, {} pieces, {} cells per variable ({} variables), {:.1f} ms\n", w.step,
@@ -117,11 +125,16 @@ const Registration reg{Command{
     "window", "Fetch one sliding window (box + budget) from a file or a `rewind serve`", false,
     [](CLI::App& sub) -> std::function<int()> {
       auto o = std::make_shared<WindowOptions>();
-      sub.add_option("source", o->source, "FILE[@STEP] or HOST:PORT of `rewind serve`")->required();
+      sub.add_option("source", o->source,
+                     "FILE[@STEP], HOST:PORT of `rewind serve` or `rewind run --listen`, or a live run's FILE with "
+                     "--time live (its job, through FILE.contact)")
+          ->required();
       sub.add_option("--box", o->box, "x0,y0,z0,x1,y1,z1 (physical coordinates)")->required();
       sub.add_option("--budget", o->budget, "Most cell values per variable")->required();
       sub.add_option("--vars", o->vars, "Variables, comma-separated (default: every variable the step holds)");
-      sub.add_option("--time", o->time, "live, latest, N, #i or t=T (default: latest for a file, live for a server)");
+      sub.add_option("--time", o->time,
+                     "live, latest, N, #i or t=T (default: latest for a file, live for a server); live with a FILE: "
+                     "the running job writing it");
       sub.add_option("--file", o->file,
                      "With a server: which of its files (a run's in-job branches) --time refers to (default: the first)");
       add_token_options(sub, o->token, o->token_file, false);

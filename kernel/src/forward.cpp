@@ -292,7 +292,7 @@ std::int64_t slot_bytes(const SlotLayout& layout, const LocalGrids& grids) {
   return type_offset(layout.slots.size(), n, cells) + (layout.types ? static_cast<std::int64_t>(n) * cells : 0);
 }
 
-void pack_step(const SlotLayout& layout, const LocalGrids& grids, std::byte* slot, Packer& msg, bool copy) {
+void pack_step(const SlotLayout& layout, const LocalGrids& grids, int rank, std::byte* slot, Packer& msg, bool copy) {
   const auto& slots = layout.slots;
   const int halo = layout.padded ? grids.halo : 0;  // shipped
   const std::int64_t cells = shipped_cells(grids.block, halo);
@@ -304,6 +304,7 @@ void pack_step(const SlotLayout& layout, const LocalGrids& grids, std::byte* slo
   };
   msg.put(grids.block);
   msg.put(halo);
+  msg.put(rank);
   msg.put(static_cast<std::uint64_t>(n));
   msg.put(static_cast<std::uint64_t>(slots.size()));
   for (int s : slots) msg.put(s);
@@ -355,6 +356,7 @@ LocalGrids slot_grids(const SlotLayout& layout, const LocalGrids& like, std::byt
 void unpack_grids(Unpacker& msg, const std::byte* slot, LocalGrids& into) {
   const auto block = msg.get<BlockShape>();
   const auto halo = msg.get<int>();
+  const auto rank = msg.get<int>();
   const auto n = static_cast<std::size_t>(msg.get<std::uint64_t>());
   std::vector<int> slots(static_cast<std::size_t>(msg.get<std::uint64_t>()));
   for (int& s : slots) s = msg.get<int>();
@@ -378,6 +380,7 @@ void unpack_grids(Unpacker& msg, const std::byte* slot, LocalGrids& into) {
       if (msg.get<std::uint8_t>() != 0)
         r.fields[static_cast<std::size_t>(slots[k])] = values + (k * n + g) * static_cast<std::size_t>(cells);
     if (has_type) r.cell_type = types + g * static_cast<std::size_t>(cells);
+    r.rank = rank;
     into.grids.push_back(std::move(r));
   }
 }
@@ -542,7 +545,7 @@ WriteStats Forwarder::hand_off(const StepInfo& info, const LocalGrids& grids, bo
   msg.put(static_cast<std::uint8_t>((write ? kWriteStep : 0) | (consume ? kConsumeStep : 0)));
   msg.put(info);
   msg.put(consume ? *consume : std::vector<FieldSpec>{});
-  pack_step(layout, grids, window().mine() + offset, msg, !from_span);
+  pack_step(layout, grids, comm_.rank(), window().mine() + offset, msg, !from_span);
   st.copied_bytes = from_span ? 0 : need;
   window().sync();
   command(msg, false);

@@ -146,8 +146,10 @@ SlotLayout slot_layout(const StepInfo& info, bool write, const std::vector<Field
 /// Bytes of one client's step in its slot.
 std::int64_t slot_bytes(const SlotLayout& layout, const LocalGrids& grids);
 /// Copies the arrays into `slot` (the layout slot_bytes measures; `copy` false: they are
-/// there already, a span's) and appends the layout and the grids' metadata to `msg`.
-void pack_step(const SlotLayout& layout, const LocalGrids& grids, std::byte* slot, Packer& msg, bool copy = true);
+/// there already, a span's) and appends the layout and the grids' metadata to `msg`;
+/// `rank` (the sender's compute rank) becomes every grid's GridRecord::rank on the writer.
+void pack_step(const SlotLayout& layout, const LocalGrids& grids, int rank, std::byte* slot, Packer& msg,
+               bool copy = true);
 /// `like`'s grids with their arrays in `slot` as pack_step lays them out (a write-only
 /// layout: interiors, halo 0): Writer::span.
 LocalGrids slot_grids(const SlotLayout& layout, const LocalGrids& like, std::byte* slot);

@@ -266,7 +266,7 @@ DataStats write_data(WriterState& w, const StepInfo& info, const LocalGrids& gri
       if (n == "uid") fill_rows(reinterpret_cast<std::uint64_t*>(b), [](std::size_t, const GridRecord& g) { return g.uid; });
       else if (n == "sort_key") fill_rows(reinterpret_cast<std::uint64_t*>(b), [](std::size_t, const GridRecord& g) { return g.sort_key; });
       else if (n == "level") fill_rows(reinterpret_cast<std::int32_t*>(b), [](std::size_t, const GridRecord& g) { return static_cast<std::int32_t>(g.level); });
-      else if (n == "rank") fill_rows(reinterpret_cast<std::int32_t*>(b), [&](std::size_t, const GridRecord&) { return static_cast<std::int32_t>(w.rank); });
+      else if (n == "rank") fill_rows(reinterpret_cast<std::int32_t*>(b), [&](std::size_t, const GridRecord& g) { return static_cast<std::int32_t>(g.rank >= 0 ? g.rank : w.rank); });
       else if (n == "parent_uid") fill_rows(reinterpret_cast<std::uint64_t*>(b), [](std::size_t, const GridRecord& g) { return g.parent_uid; });
       else if (n == "parent_row") fill_rows(reinterpret_cast<std::int64_t*>(b), [&](std::size_t k, const GridRecord&) { return parent_row[k]; });
       else if (n == "child_uids") {

@@ -123,9 +123,24 @@ DataStats write_data(WriterState& w, const StepInfo& info, const LocalGrids& gri
 /// text did not say so — beginning "step N (t = T) not written: " for a failed write.
 FileError abandon_step(WriterState& w, const StepInfo& step, const FileError& e);
 
-/// Collective. The crash protocol: flush, mark the step committed and append its index
-/// row, flush. Closes the step's objects before the last flush.
+/// Collective. The crash protocol: flush, mark the step committed, flush, append its
+/// index row, flush. Closes the step's objects before the last flush.
 void commit_step(WriterState& w, const IndexRow& row, h5::Group& step_group, std::vector<h5::Dataset>& dsets);
+
+/// For Writer::append after a crash: how the index's tail is made to agree with the step
+/// groups, which are the authority (docs/file-format.md §5). Rows at its end that list a
+/// step no group commits (a commit torn by a writer before format 1.7's protocol) go
+/// (`keep` of `rows` stay); committed steps after its last row (a writer stopped between
+/// a step's marker and its index row) get rows from their attributes (`added`).
+struct IndexRepair {
+  std::size_t rows = 0, keep = 0;
+  std::vector<IndexRow> added;
+  [[nodiscard]] bool needed() const { return keep != rows || !added.empty(); }
+};
+/// Reads the index (local); `committed`: the file's committed steps.
+IndexRepair plan_index_repair(const WriterState& w, const std::vector<StepEntry>& committed);
+/// Collective: applies a repair the same on every rank (flush after it).
+void repair_index(WriterState& w, const IndexRepair& r);
 
 }  // namespace detail
 }  // namespace rwd::kernel

@@ -214,6 +214,8 @@ Writer Writer::append(MPI_Comm comm, const std::string& path, const IoOptions& o
   im->open_common(comm, path, options);
   Impl& w = *im;
   std::vector<std::string> uncommitted, unreadable;
+  std::vector<StepEntry> committed;
+  detail::IndexRepair repair;
   phase(w.comm, path, [&] {
     if (const auto why = options_problem(w.opts); !why.empty()) w.ctx.fail(ErrorKind::invalid_argument, why);
     // Validate serially first so a bad file gives a clear error, not an MPI-IO failure.
@@ -229,18 +231,25 @@ Writer Writer::append(MPI_Comm comm, const std::string& path, const IoOptions& o
       if (n.rfind("step_", 0) != 0) continue;
       try {
         StepEntry e = detail::read_step_entry(w.ctx, w.file, n, w.common.block.cells());
-        if (e.committed) w.last_step = std::max(w.last_step, e.step);
-        else uncommitted.push_back(e.group);
+        if (e.committed) {
+          w.last_step = std::max(w.last_step, e.step);
+          committed.push_back(std::move(e));
+        } else {
+          uncommitted.push_back(e.group);
+        }
       } catch (const FileError&) {
         // Cut short before its attributes reached the file (a crash, a full disk): as a
         // reader sees it, not committed.
         unreadable.push_back(std::string(names::kSimulation) + "/" + n);
       }
     }
+    repair = detail::plan_index_repair(w, committed);
   });
   phase(w.comm, path, [&] {
-    const StepLock lock = uncommitted.empty() ? StepLock{} : readers_out(w);
-    // A crash left these half-written; unlink them so the step numbers can be reused.
+    const bool crashed = !uncommitted.empty() || !unreadable.empty() || repair.needed();
+    const StepLock lock = crashed ? readers_out(w) : StepLock{};
+    // A crash left these half-written; unlink them so the step numbers can be reused,
+    // and bring the index's end in line with the committed steps.
     for (const auto& g : uncommitted)
       w.ctx.check_status(H5Ldelete(w.file, g.c_str(), H5P_DEFAULT), "unlink uncommitted " + g);
     // One whose object header never reached the file cannot be unlinked (HDF5 reads it to
@@ -253,7 +262,8 @@ Writer Writer::append(MPI_Comm comm, const std::string& path, const IoOptions& o
       w.ctx.check_status(H5Lmove(w.file, g.c_str(), w.file, aside.c_str(), H5P_DEFAULT, H5P_DEFAULT),
                          "move the unreadable uncommitted " + g + " aside");
     }
-    if (!uncommitted.empty() || !unreadable.empty()) w.flush();
+    if (repair.needed()) detail::repair_index(w, repair);
+    if (crashed) w.flush();
   });
   w.open_writeback();
   return Writer(std::move(im));

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 #include <unordered_map>
 #include <utility>
 
@@ -206,8 +207,16 @@ struct Link::Impl {
     if (!c.shm || !shared_memory_allowed() || c.shm->bytes < need) return nullptr;
     for (const auto& s : attached)
       if (s.name().token == c.shm->token) return s.data();
-    auto s = SharedSegment::attach(*c.shm);
-    if (!s) return nullptr;
+    std::string why;
+    auto s = SharedSegment::attach(*c.shm, &why);
+    if (!s) {
+      // Of the collector's node but not mapped: unexpected, so said (once per rank).
+      static bool said = false;
+      if (!why.empty() && !std::exchange(said, true))
+        fmt::print(stderr, "rewind run: note: a compute rank on {} cannot map the collector's shared memory ({}); its "
+                           "live window values go over MPI\n", node_id().substr(0, node_id().find('/')), why);
+      return nullptr;
+    }
     attached.push_back(std::move(*s));
     return attached.back().data();
   }

@@ -99,23 +99,30 @@ SharedSegment SharedSegment::create(std::uint64_t bytes) {
   return s;
 }
 
-std::optional<SharedSegment> SharedSegment::attach(const SegmentName& name) {
+std::optional<SharedSegment> SharedSegment::attach(const SegmentName& name, std::string* why) {
   if (name.node != node_id() || name.pid <= 0 || name.fd < 0) return std::nullopt;
+  const auto fail = [&](const std::string& what) -> std::optional<SharedSegment> {
+    if (why != nullptr) *why = what;
+    return std::nullopt;
+  };
   const std::string path = "/proc/" + std::to_string(name.pid) + "/fd/" + std::to_string(name.fd);
   const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
+  if (fd < 0) return fail("open " + path + ": " + std::strerror(errno));
   const std::uint64_t total = kHeaderBytes + name.bytes;
   struct stat st {};
   void* p = MAP_FAILED;
-  if (::fstat(fd, &st) == 0 && static_cast<std::uint64_t>(st.st_size) == total)
-    p = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  std::string failed;
+  if (::fstat(fd, &st) != 0 || static_cast<std::uint64_t>(st.st_size) != total)
+    failed = path + " is not the collector's memory (size)";
+  else if (p = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0); p == MAP_FAILED)
+    failed = "mmap " + path + ": " + std::strerror(errno);
   ::close(fd);  // the mapping keeps the memory
-  if (p == MAP_FAILED) return std::nullopt;
+  if (p == MAP_FAILED) return fail(failed);
   Header h{};
   std::memcpy(&h, p, sizeof h);
   if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.token != name.token || h.bytes != name.bytes) {
     ::munmap(p, total);
-    return std::nullopt;
+    return fail(path + " is not the collector's memory (header)");
   }
   SharedSegment s;
   s.base_ = static_cast<std::byte*>(p);

@@ -30,14 +30,20 @@ CollectorError = rewind_client.CollectorError
 
 
 class Steering:
-    """A steering session with the collector of `source` (a Rewind Live Source proxy),
-    or with host/port/token given directly (source=None). The token as the source takes
-    it: Token, else TokenFile, else the environment (REWIND_TOKEN, REWIND_TOKEN_FILE)."""
+    """A steering session with the collector of `source` (a Rewind Live Source proxy:
+    its Host and PortNumber, or the job of its ContactFile), or with host/port/token given
+    directly (source=None). The token as the source takes it: Token, else TokenFile, else
+    the contact file's, else the environment (REWIND_TOKEN, REWIND_TOKEN_FILE)."""
 
     def __init__(self, source=None, host="127.0.0.1", port=7400, token=None, timeout=30.0, token_file=None):
         if source is not None:
             host, port = source.Host, int(source.PortNumber)
             token, token_file = source.Token, source.TokenFile
+            if getattr(source, "ContactFile", ""):  # the job writing a run file, as the source connects
+                c = rewind_client.read_contact(source.ContactFile)
+                host, port = c["host"], c["port"]
+                if not token and not token_file and c["token"]:
+                    token = c["token"]
         self.source = source
         self.address = (host, int(port), rewind_client.resolve_token(token or None, token_file or None))
         self.timeout = timeout

@@ -11,6 +11,7 @@
     run.lineage, run.timeline()             # a branch's parent, its history through its parents
 
     with rewind.connect("127.0.0.1:7400") as c:   # `rewind serve` or `rewind run --listen`
+                                                  # (or "run.h5": the live job writing it)
         c.status(); c.pause(); c.set({"physics.nu": 2e-3}); c.resume()
         w = c.window(((0, 0, 0), (1, 0.41, 0)), 20_000, ["p"])
 
@@ -19,7 +20,7 @@ first use; the client needs only the standard library (numpy for windows, zstand
 zstd-compressed windows). Errors: rewind.RewindError and its subclasses (rewind.errors).
 File format: docs/file-format.md; protocol: docs/collector-protocol.md.
 """
-from .client import Client, Image, Piece, Window, connect, read_token_file, resolve_token
+from .client import Client, Image, Piece, Window, connect, read_contact, read_token_file, resolve_token
 from .errors import (CollectorError, FileError, InvalidArgument, LineageError, NoSuchFile, NoSuchStep,
                      RewindError, UnknownVariable)
 
@@ -40,6 +41,6 @@ def __dir__():
     return sorted(list(globals()) + list(_FILE_NAMES))
 
 
-__all__ = ["Client", "Image", "Piece", "Window", "connect", "read_token_file", "resolve_token", "CollectorError",
+__all__ = ["Client", "Image", "Piece", "Window", "connect", "read_contact", "read_token_file", "resolve_token", "CollectorError",
            "FileError", "InvalidArgument", "LineageError", "NoSuchFile", "NoSuchStep", "RewindError",
            "UnknownVariable", *_FILE_NAMES]

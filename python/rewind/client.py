@@ -506,11 +506,99 @@ class Client:
         self.sock = None
 
 
+CONTACT_VERSION = 1
+
+
+def read_contact(run_file):
+    """The contact file of the live job writing `run_file` (RUN.h5, or RUN.h5.contact
+    itself), as a dict: host, port, token ("" if none), node, pid, started
+    (docs/collector-protocol.md, "Contact file"). Raises InvalidArgument (one line) if
+    there is none (the run is not live, or has ended), if group or others may read or
+    write it, if it is malformed or of a newer version, or if it is stale: written on
+    this node by a process that is gone."""
+    run_file = os.path.expanduser(str(run_file))
+    path = run_file if run_file.endswith(".contact") else run_file + ".contact"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise InvalidArgument(f"{run_file}: no contact file {path}: the run is not live (a `rewind run --listen` "
+                              "job writes it while its collector listens) or has ended") from None
+    except OSError as e:
+        raise InvalidArgument(f"contact file {path} cannot be opened: {e.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise InvalidArgument(f"contact file {path} is not a regular file")
+        if st.st_mode & 0o077:
+            raise InvalidArgument(f"contact file {path} may be read or written by group or others "
+                                  f"(mode {stat.S_IMODE(st.st_mode):04o}): chmod 600 {path}")
+        text = f.read(65537)
+    try:
+        c = json.loads(text)
+    except ValueError:
+        raise InvalidArgument(f"contact file {path} is not JSON") from None
+    if not isinstance(c, dict):
+        raise InvalidArgument(f"contact file {path} is not a JSON object")
+    kinds = {"version": int, "host": str, "port": int, "node": str, "pid": int, "started": str, "token": str}
+    for key, kind in kinds.items():
+        if key == "token" and key not in c:
+            continue
+        if key not in c:
+            raise InvalidArgument(f'contact file {path} has no "{key}"')
+        if not isinstance(c[key], kind) or isinstance(c[key], bool):
+            raise InvalidArgument(f'contact file {path} has a malformed "{key}"')
+    if c["version"] > CONTACT_VERSION:
+        raise InvalidArgument(f"contact file {path} has version {c['version']}, newer than this module's "
+                              f"{CONTACT_VERSION}: update Rewind")
+    if not c["host"] or not 0 < c["port"] < 65536:
+        raise InvalidArgument(f"contact file {path} has no usable host and port")
+    c.setdefault("token", "")
+    if c["node"] == socket.gethostname() and c["pid"] > 0:
+        try:
+            os.kill(c["pid"], 0)
+        except ProcessLookupError:
+            raise InvalidArgument(f"contact file {path} is stale: the job that wrote it (pid {c['pid']} on "
+                                  f"{c['node']}, listening since {c['started']}) has ended without removing it; "
+                                  "remove it") from None
+        except PermissionError:
+            pass  # another user's process: alive
+    c["path"] = path
+    return c
+
+
+def _names_run_file(address):
+    address = os.path.expanduser(str(address))
+    return address.endswith(".contact") or os.path.exists(address) or os.path.exists(address + ".contact")
+
+
 def connect(address, **options):
     """A Client of the collector at "HOST:PORT" (the address `rewind serve` and
-    `rewind run --listen` print; "[::1]:PORT" for IPv6); options as Client's (token,
-    token_file, timeout, codec, name)."""
+    `rewind run --listen` print; "[::1]:PORT" for IPv6), or of the live job writing the
+    run file `address` ("run.h5": through its contact file run.h5.contact, see
+    read_contact; where the file system is shared, from any node); options as Client's
+    (token, token_file, timeout, codec, name). With a run file the token is the one
+    given, else the contact file's, else the environment's."""
+    if _names_run_file(address):
+        c = read_contact(address)
+        if not options.get("token") and not options.get("token_file") and c["token"]:
+            options = dict(options, token=c["token"])
+        try:
+            return Client(c["host"], c["port"], **options)
+        except OSError as e:  # refused, unreachable, no answer: say where the contact file points
+            hint = f" ({c['path']}: the job's collector on {c['node']}, pid {c['pid']}, since {c['started']})"
+            if _is_loopback(c["host"]) and c["node"] != socket.gethostname():
+                hint += (f"; it listens on loopback of {c['node']} only: reach it through an SSH tunnel "
+                         "(docs/cluster.md), or start the run with --listen 0.0.0.0:PORT and a token")
+            raise ConnectionError(f"cannot connect to {c['host']}:{c['port']}: {e.strerror or e}{hint}") from None
     host, sep, port = str(address).rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise InvalidArgument(f"collector address {address!r}: expected HOST:PORT")
+        raise InvalidArgument(f"collector address {address!r}: expected HOST:PORT, or a live run's file "
+                              "(with its contact file beside it)")
     return Client(host.strip("[]"), int(port), **options)
+
+
+def _is_loopback(host):
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return host == "localhost"

@@ -4,7 +4,8 @@
 // throws, or (mode=init) init fails. Rank 0 appends "init ... comm_size=N world_ranks=A,B"
 // (who is in the hook's communicator), "step N grids=G", "finalize" to FILE. With
 // REWIND_TEST_HOOK_LOADS=FILE in the environment, every process that loads the library
-// appends "loaded by world rank R" to FILE. Built with REWIND_TEST_ABI=N it claims ABI
+// appends "loaded by world rank R" to FILE (REWIND_TEST_HOOK_HOSTS=FILE: "world rank R on
+// HOST", HOST its MPI processor name). Built with REWIND_TEST_ABI=N it claims ABI
 // version N (the loader must refuse).
 #include <mpi.h>
 #include <rewind/insitu.h>
@@ -36,15 +37,24 @@ void log(const std::string& line) {
 }
 bool failing_rank() { return fail_rank < 0 || fail_rank == rank; }
 
-// Which processes map the library (`rewind run` loads it after MPI_Init).
+// Which processes map the library (`rewind run` loads it after MPI_Init), and on which
+// node (REWIND_TEST_HOOK_HOSTS: "world rank R on HOST").
 __attribute__((constructor)) void note_load() {
   const char* file = std::getenv("REWIND_TEST_HOOK_LOADS");
+  const char* hosts = std::getenv("REWIND_TEST_HOOK_HOSTS");
   int up = 0, world = -1;
   MPI_Initialized(&up);
-  if (!file || !up) return;
+  if (!up) return;
   MPI_Comm_rank(MPI_COMM_WORLD, &world);
-  if (std::FILE* f = std::fopen(file, "a")) {
+  if (std::FILE* f = file ? std::fopen(file, "a") : nullptr) {
     std::fprintf(f, "loaded by world rank %d\n", world);
+    std::fclose(f);
+  }
+  char host[MPI_MAX_PROCESSOR_NAME] = {};
+  int n = 0;
+  MPI_Get_processor_name(host, &n);
+  if (std::FILE* f = hosts ? std::fopen(hosts, "a") : nullptr) {
+    std::fprintf(f, "world rank %d on %s\n", world, host);
     std::fclose(f);
   }
 }

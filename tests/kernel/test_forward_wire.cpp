@@ -33,11 +33,12 @@ CommonInfo sample_common() {
   c.lineage.changes = {"boundary.inflow=2.0"};
   return c;
 }
-/// Packs `lg` into `slot` (sized for `layout`) as a client does; unpacks it as the server does.
+/// Packs `lg` into `slot` (sized for `layout`) as compute rank 3 does; unpacks it as the
+/// server does.
 LocalGrids round_trip(const SlotLayout& layout, const LocalGrids& lg, std::vector<std::byte>& slot) {
   slot.assign(static_cast<std::size_t>(slot_bytes(layout, lg)), std::byte{0});
   Packer msg;
-  pack_step(layout, lg, slot.data(), msg);
+  pack_step(layout, lg, 3, slot.data(), msg);
   Unpacker u(msg.bytes());
   LocalGrids out;
   unpack_grids(u, slot.data(), out);
@@ -138,6 +139,9 @@ TEST_CASE("the grids' interiors arrive whole, with or without halos", "[kernel]"
     REQUIRE(out.grids.size() == 2);
     CHECK(out.halo == 0);
     CHECK(out.grids[1].parent_uid == 100);
+    // The rank the file records for each grid: the compute rank that sent it, not the writer.
+    CHECK(out.grids[0].rank == 3);
+    CHECK(out.grids[1].rank == 3);
     CHECK(out.grids[0].child_uids == std::vector<std::uint64_t>{101});
     CHECK(out.grids[0].fields[1] == nullptr);  // not written: not sent
     bool same = true;

@@ -2,6 +2,7 @@
 // on the same and on different rank counts (write on a sub-communicator of k ranks,
 // restart on m ranks, for all k, m <= world size: covers 4->2 and 2->3).
 #include <catch2/catch.hpp>
+#include <hdf5.h>
 #include <mpi.h>
 
 #include "mpi_test_util.hpp"
@@ -153,6 +154,85 @@ TEST_CASE("a run continues in the same file after a restart (append)", "[kernel]
   }
   Reader r = Reader::open(path);
   CHECK(r.steps().size() == 2);
+}
+
+namespace {
+/// Sets a step group's `committed` attribute with plain HDF5 on rank 0 (the file closed):
+/// what a node lost in the middle of a flush leaves when its part of the metadata (the
+/// attribute) never reached the disk while rank 0's (the index row) did.
+void set_committed(const std::string& path, std::int64_t step, std::uint8_t v) {
+  if (rwd::test::world_rank() == 0) {
+    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    REQUIRE(f >= 0);
+    char name[64];
+    std::snprintf(name, sizeof name, "/simulation/step_%08lld", static_cast<long long>(step));
+    hid_t g = H5Gopen2(f, name, H5P_DEFAULT);
+    REQUIRE(g >= 0);
+    hid_t a = H5Aopen(g, "committed", H5P_DEFAULT);
+    REQUIRE(a >= 0);
+    CHECK(H5Awrite(a, H5T_NATIVE_UINT8, &v) >= 0);
+    H5Aclose(a);
+    H5Gclose(g);
+    H5Fclose(f);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+std::string index_problems(const std::string& path) {
+  std::string all;
+  for (const auto& p : Reader::open(path).check_index()) all += p.problem + "; ";
+  return all;
+}
+}  // namespace
+
+TEST_CASE("append repairs an index row whose step's commit was torn (a node lost mid-flush)", "[kernel][mpi]") {
+  const std::string path = rwd::kernel::test::test_path("torn_commit");
+  ToyModel m = ToyModel::build(MPI_COMM_WORLD);
+  IoOptions opt;
+  opt.write_views = false;
+  {
+    Writer w = Writer::create(MPI_COMM_WORLD, path, ToyModel::common(), opt);
+    w.write_step({1, 0.1, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}}, m.describe());
+    w.write_step({2, 0.2, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}}, m.describe());
+  }
+  set_committed(path, 2, 0);  // the index lists step 2, its group is not committed
+  CHECK_FALSE(index_problems(path).empty());
+  {
+    Writer w = Writer::append(MPI_COMM_WORLD, path, opt);  // drops step 2 and its row
+    CHECK(w.last_step() == 1);
+    w.write_step({2, 0.25, 0.15, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}}, m.describe());
+    w.close();
+  }
+  INFO(index_problems(path));
+  CHECK(index_problems(path).empty());  // before the repair: a stale row for step 2 (t=0.2) and the new one
+  Reader r = Reader::open(path);
+  REQUIRE(r.steps().size() == 2);
+  CHECK(r.step(2).time == 0.25);
+}
+
+TEST_CASE("append lists a committed step whose index row was never written", "[kernel][mpi]") {
+  const std::string path = rwd::kernel::test::test_path("unindexed");
+  ToyModel m = ToyModel::build(MPI_COMM_WORLD);
+  IoOptions opt;
+  opt.write_views = false;
+  {
+    Writer w = Writer::create(MPI_COMM_WORLD, path, ToyModel::common(), opt);
+    w.write_step({1, 0.1, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}}, m.describe());
+  }
+  {
+    IoOptions dies = opt;  // every rank stops once the marker is flushed, before the index row
+    dies.on_phase = [](const char* ph) {
+      if (std::string(ph) == "marked") throw std::runtime_error("simulated death");
+    };
+    Writer w = Writer::append(MPI_COMM_WORLD, path, dies);
+    CHECK_THROWS(w.write_step({2, 0.2, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}}, m.describe()));
+  }
+  CHECK(Reader::open(path).step(2).committed);  // committed: the group is the authority
+  INFO(index_problems(path));
+  CHECK(index_problems(path).empty());  // the index lagging by its last step is no damage (verify passes)
+  { Writer w = Writer::append(MPI_COMM_WORLD, path, opt); CHECK(w.last_step() == 2); }
+  INFO(index_problems(path));
+  CHECK(index_problems(path).empty());
 }
 
 TEST_CASE("large grids round-trip exactly (no-halo copy path, independent bulk reads)", "[kernel][mpi]") {

@@ -69,11 +69,12 @@ TEST_CASE("a writer holds the lock from the start of a step to its last flush", 
   const ToyModel m = ToyModel::build(MPI_COMM_WORLD);
   Writer a = Writer::append(MPI_COMM_WORLD, path, watched);
   a.write_step(checkpoint(1), m.describe());
-  // Every phase of the step (datasets created, data written, flushed, marker written) ran
+  // Every phase of the step (datasets created, data written, flushed, marker flushed, index row) ran
   // with the lock held; the last, "committed", after it was dropped.
   CHECK(phases.size() >= 4);
   CHECK(std::count(phases.begin(), phases.end(), "flushed") == 1);
   CHECK(std::count(phases.begin(), phases.end(), "marked") == 1);
+  CHECK(std::count(phases.begin(), phases.end(), "indexed") == 1);
   CHECK(phases.back() == "committed");
   // Released once the step is committed (by rank 0, which other ranks need not wait for).
   if (rwd::test::world_rank() == 0) CHECK(readable == std::vector<std::string>{"committed"});

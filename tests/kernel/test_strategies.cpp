@@ -56,13 +56,16 @@ bool restarts_exactly(const std::string& path, int block = 4) {
   return rwd::test::all_ranks(same);
 }
 
-/// What a user sees of a file: the step list and every row's uid, per step.
+/// What a user sees of a file: the step list and every row's uid and rank (the compute
+/// rank that computed it, whoever wrote it), per step.
 std::string file_summary(const std::string& path) {
   Reader r = Reader::open(path);
   std::string s;
   for (const auto& e : r.steps()) {
     s += std::to_string(e.step) + (e.committed ? "c" : "u") + std::to_string(static_cast<int>(e.kind)) + ":";
-    for (auto uid : r.read_topology(e.step).uid) s += std::to_string(uid) + ",";
+    const auto topo = r.read_topology(e.step);
+    for (std::size_t i = 0; i < topo.uid.size(); ++i)
+      s += std::to_string(topo.uid[i]) + "@" + std::to_string(topo.rank[i]) + ",";
     s += "|";
   }
   return s;

@@ -3,8 +3,9 @@
 # none hangs ParaView: a closed port, a listener that never answers (the Timeout), a
 # server of another protocol version, a refused token, a token file others may read;
 # then the same source with the right token -- given as Token, as TokenFile, or in the
-# environment (REWIND_TOKEN_FILE) -- fetches a window from `rewind serve` (the live
-# source reads served files too).
+# environment (REWIND_TOKEN_FILE), or from a contact file (ContactFile: host, port and
+# token of the job writing a run file; a missing one is one error) -- fetches a window
+# from `rewind serve` (the live source reads served files too).
 #   live_errors.sh REWIND PLUGIN SOURCE_DIR
 set -u
 rewind=$1 plugin=$2 src=$3
@@ -43,6 +44,9 @@ for _ in $(seq 1 100); do [ -s fakes.txt ] && break; sleep 0.1; done
 read -r silent other closed <fakes.txt
 check "rewind serve and the fake servers listen" "[ -n '$port' ] && [ -n '$closed' ]"
 [ -n "$port" ] && [ -n "$closed" ] || exit 1
+# A live job's contact file (docs/collector-protocol.md, "Contact file") pointing at the
+# server, with its token: ContactFile connects by naming the run file.
+(umask 077 && /usr/bin/python3 -c "import json, socket, sys; json.dump({'version': 1, 'host': '127.0.0.1', 'port': int(sys.argv[1]), 'token': 'secret', 'node': socket.gethostname(), 'pid': int(sys.argv[2]), 'started': '2026-11-26T07:00:00Z'}, open('srv.h5.contact', 'w'))" "$port" "$server_pid")
 cat >errors.py <<'PY'
 import sys, time
 from paraview.simple import LoadPlugin
@@ -76,6 +80,10 @@ err, took, cells = attempt("tokenfile", PortNumber=port, TokenFile="tok_good")
 assert err == "" and cells > 0, (err, cells)
 err, took, _ = attempt("opentokenfile", PortNumber=port, TokenFile="tok_open")
 assert "tok_open may be read by group or others" in err and "chmod 600" in err and "secret" not in err, err
+err, took, cells = attempt("contact", ContactFile="srv.h5")  # host, port and token from srv.h5.contact
+assert err == "" and cells > 0, (err, cells)
+err, took, _ = attempt("nocontact", ContactFile="none.h5")
+assert "no contact file none.h5.contact: the run is not live" in err and took < 5, err
 import os
 os.environ["REWIND_TOKEN_FILE"] = "tok_good"
 err, took, cells = attempt("tokenenv", PortNumber=port)
@@ -87,10 +95,10 @@ check "pvpython: every error is caught in time, and the right token gets a windo
 cat pv.out
 # ParaView's output (stderr) per attempt: the error messages before each "--- end of" line.
 awk '/^--- end of /{print $4, n+0; n=0; next} /vtkRewindLiveSource \(/{n++}' pv.err >counts.txt
-for label in closed silent version token opentokenfile; do
+for label in closed silent version token opentokenfile nocontact; do
   check "$label: exactly one error message in ParaView's output" "grep -qx '$label 1' counts.txt"
 done
-for label in served tokenfile tokenenv; do
+for label in served tokenfile contact tokenenv; do
   check "$label: no error message" "grep -qx '$label 0' counts.txt"
 done
 sed -n '/vtkRewindLiveSource (/p' pv.err | sed 's/^/    /'

@@ -10,6 +10,7 @@
 
 #include "client_errors.hpp"
 #include "rewind/collector/client.hpp"
+#include "rewind/collector/contact.hpp"
 #include "rewind/collector/handler.hpp"
 #include "rewind/collector/token.hpp"
 #include "vtkInformation.h"
@@ -29,6 +30,7 @@ struct vtkRewindLiveSource::Internals {
   std::optional<col::Client> Client;
   col::ServerInfo Info;
   std::string Server;
+  std::string Where;  ///< "HOST:PORT" of the connection, and the contact file's hint
   bool Armed = false;   ///< updated once: RequestInformation connects from now on
   bool Failed = false;  ///< this update's connection failed (and said so)
   vtkNew<vtkStringArray> RunFiles;
@@ -41,6 +43,7 @@ vtkRewindLiveSource::vtkRewindLiveSource() : Internal(new Internals) {
   this->SetHost("127.0.0.1");
   this->SetToken("");
   this->SetTokenFile("");
+  this->SetContactFile("");
   this->SetTime("live");
   this->SetFile("");
 }
@@ -50,6 +53,7 @@ vtkRewindLiveSource::~vtkRewindLiveSource() {
   delete[] this->Host;
   delete[] this->Token;
   delete[] this->TokenFile;
+  delete[] this->ContactFile;
   this->SetTime(nullptr);
   this->SetFile(nullptr);
 }
@@ -58,6 +62,7 @@ void vtkRewindLiveSource::PrintSelf(ostream& os, vtkIndent indent) {
   this->Superclass::PrintSelf(os, indent);
   os << indent << "Host: " << (this->Host ? this->Host : "") << "\n";
   os << indent << "Port: " << this->Port << "\n";
+  os << indent << "ContactFile: " << (this->ContactFile ? this->ContactFile : "") << "\n";
   os << indent << "Timeout: " << this->Timeout << "\n";
   os << indent << "Time: " << (this->Time ? this->Time : "") << "\n";
   os << indent << "File: " << (this->File ? this->File : "") << "\n";
@@ -93,6 +98,13 @@ void vtkRewindLiveSource::SetToken(const char* token) {
 void vtkRewindLiveSource::SetTokenFile(const char* file) {
   if (this->TokenFile && file && std::string(this->TokenFile) == file) return;
   set_string(this->TokenFile, file);
+  this->Internal->Client.reset();
+  this->Modified();
+}
+
+void vtkRewindLiveSource::SetContactFile(const char* file) {
+  if (this->ContactFile && file && std::string(this->ContactFile) == file) return;
+  set_string(this->ContactFile, file);
   this->Internal->Client.reset();
   this->Modified();
 }
@@ -142,16 +154,28 @@ int vtkRewindLiveSource::RequestInformation(vtkInformation*, vtkInformationVecto
 
 bool vtkRewindLiveSource::FetchInformation() {
   auto& in = *this->Internal;
-  const std::string where = std::string(this->Host ? this->Host : "") + ":" + std::to_string(this->Port);
+  const std::string contact = this->ContactFile ? this->ContactFile : "";
+  in.Where = contact.empty() ? std::string(this->Host ? this->Host : "") + ":" + std::to_string(this->Port) : contact;
   try {
-    if (this->Port < 1 || this->Port > 65535) throw std::runtime_error("port " + std::to_string(this->Port) + " is not a TCP port");
     if (!in.Client || !in.Client->connected()) {
       in.Client.reset();
       col::ClientOptions opt;
       opt.timeout = std::chrono::milliseconds(static_cast<long long>(this->Timeout * 1000));
       opt.name = "rewind-paraview";
-      const std::string token = col::resolve_token(this->Token ? this->Token : "", this->TokenFile ? this->TokenFile : "");
-      in.Client.emplace(this->Host ? this->Host : "", static_cast<std::uint16_t>(this->Port), token, opt);
+      const std::string token_option = this->Token ? this->Token : "", token_file = this->TokenFile ? this->TokenFile : "";
+      std::string host = this->Host ? this->Host : "", token;
+      int port = this->Port;
+      if (!contact.empty()) {  // the job writing the run file: its contact file says where
+        const col::Contact c = col::read_contact(contact);
+        host = c.host;
+        port = c.port;
+        in.Where = c.host + ":" + std::to_string(c.port) +
+                   col::contact_hint(c, contact.ends_with(".contact") ? contact : col::contact_path(contact));
+        if (token_option.empty() && token_file.empty()) token = c.token;
+      }
+      if (port < 1 || port > 65535) throw std::runtime_error("port " + std::to_string(port) + " is not a TCP port");
+      if (token.empty()) token = col::resolve_token(token_option, token_file);
+      in.Client.emplace(host, static_cast<std::uint16_t>(port), token, opt);
     }
     in.Info = in.Client->info();
     this->SetDomain(in.Info.domain_lo.data(), in.Info.domain_hi.data());
@@ -175,7 +199,7 @@ bool vtkRewindLiveSource::FetchInformation() {
   } catch (const std::exception& e) {
     in.Client.reset();
     in.Server.clear();
-    this->ReportError(rwd::paraview::describe_client_error(e, where, this->Timeout));
+    this->ReportError(rwd::paraview::describe_client_error(e, in.Where, this->Timeout));
     return false;
   }
   return true;
@@ -195,7 +219,7 @@ int vtkRewindLiveSource::RequestData(vtkInformation*, vtkInformationVector**, vt
     in.Failed = !this->FetchInformation();
   }
   if (in.Failed || !in.Client) return 1;  // reported already
-  const std::string where = std::string(this->Host) + ":" + std::to_string(this->Port);
+  const std::string& where = in.Where;
   try {
     auto request = rwd::paraview::window_request(*this, in.Info.domain_lo, in.Info.domain_hi);
     if (request.budget == 0) request.budget = col::HandlerLimits{}.max_budget;

@@ -2,7 +2,7 @@
 // its collector over TCP (docs/collector-protocol.md) with the C++ client
 // (rewind/collector/client.hpp).
 //
-// Connection: Host, PortNumber, Token; every connect and every request has a deadline
+// Connection: Host, PortNumber, Token, or ContactFile (a live run's file: its job); every connect and every request has a deadline
 // (Timeout, seconds), so an unreachable or silent collector costs at most that long and
 // ends in one readable error (vtkErrorMacro, also in LastError), never a hang. Errors:
 // cannot connect, refused token, another protocol version, not a collector, no answer in
@@ -47,6 +47,12 @@ class REWINDREADERS_EXPORT vtkRewindLiveSource : public vtkRewindWindowSource {
   /// A file holding the token (first line; chmod 600), used when Token is "".
   void SetTokenFile(const char* file);
   vtkGetStringMacro(TokenFile);
+  /// A live run's output file RUN.h5 (or its contact file RUN.h5.contact): connect to the
+  /// job writing it, through the contact file its collector writes (host, port, token;
+  /// collector/contact.hpp), where the file system is shared. "" (default): Host and
+  /// Port. Token and TokenFile, when given, win over the contact file's token.
+  void SetContactFile(const char* file);
+  vtkGetStringMacro(ContactFile);
   /// Deadline of the connect and of every request, in seconds.
   vtkSetClampMacro(Timeout, double, 0.1, 3600.0);
   vtkGetMacro(Timeout, double);
@@ -88,6 +94,7 @@ class REWINDREADERS_EXPORT vtkRewindLiveSource : public vtkRewindWindowSource {
   int Port = 7400;
   char* Token = nullptr;
   char* TokenFile = nullptr;
+  char* ContactFile = nullptr;
   double Timeout = 10.0;
   char* Time = nullptr;
   char* File = nullptr;

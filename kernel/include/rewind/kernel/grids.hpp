@@ -54,6 +54,11 @@ struct GridRecord {
   /// Cell types (boundary-condition codes), same padded layout, uint8. May be null if
   /// the step does not write cell types.
   const std::uint8_t* cell_type = nullptr;
+  /// What the step's `rank` dataset records for this grid: the rank that computed it.
+  /// -1 (the default): the calling rank (its rank in the Writer's communicator). The
+  /// writers of aggregated and dedicated output set it to the compute rank that handed
+  /// the grid over, so a file does not depend on who wrote it.
+  int rank = -1;
 };
 
 /// All grids of one rank for one output step.

@@ -122,12 +122,13 @@ struct IoOptions {
   bool write_views = true;                 ///< rank 0 writes the VTKHDF view + .hdf.series
                                            ///< after each committed step
   /// Fault-injection hook for tests: called on every rank at protocol points
-  /// ("created", "data_written", "flushed", "marked", "committed": an exception thrown
-  /// there is the writer dying), and inside the step's phases, where an exception is what
-  /// a failing write there would be — agreed by every rank, the step abandoned (its group
-  /// unlinked, its space given back), the earlier steps kept: "data" (after the data
-  /// writes), "checksums", "commit" (the flush before the committed marker), "index"
-  /// (marker and index row); on rank 0 only, where a failure costs the step nothing:
+  /// ("created", "data_written", "flushed", "marked" (the committed marker flushed),
+  /// "indexed" (the index row written), "committed": an exception thrown there is the
+  /// writer dying), and inside the step's phases, where an exception is what a failing
+  /// write there would be — agreed by every rank, the step abandoned (its group unlinked,
+  /// its space given back), the earlier steps kept: "data" (after the data writes),
+  /// "checksums", "commit" (the flush before the committed marker), "index" (the marker,
+  /// before the index row); on rank 0 only, where a failure costs the step nothing:
   /// "view" (the step's VTKHDF view) and "registry" (a branch's line in its parent's
   /// F.branches). A std::system_error(ENOSPC) thrown there reads as a full disk
   /// (FileError no_space). Empty by default.

@@ -35,7 +35,7 @@ struct StepTopology {
   std::vector<std::uint64_t> uid;
   std::vector<std::uint64_t> sort_key;
   std::vector<std::int32_t> level;
-  std::vector<std::int32_t> rank;            ///< writer rank (informational)
+  std::vector<std::int32_t> rank;            ///< the rank that computed the grid (informational)
   std::vector<std::uint64_t> parent_uid;
   std::vector<std::int64_t> parent_row;      ///< -1 for the root
   std::vector<std::uint64_t> child_uids;     ///< n_grids * max_children, kNoUid = none
@@ -176,7 +176,9 @@ class Reader {
   /// Every way the index and the steps disagree, each of which is damage: an index row
   /// for a step whose group is missing, cannot be read or is not committed, or whose
   /// time, dt, kind, n_grids, n_levels or bytes differ from the step's attributes; a
-  /// committed step the index does not list; a step group HDF5 cannot read (a damaged
+  /// committed step the index does not list (but the last committed step when it is after
+  /// every listed one: a writer stopped between its marker and its index row, format 1.7
+  /// §5, which Writer::append completes); a step group HDF5 cannot read (a damaged
   /// object header: Reader::steps counts such a step as not committed). A step group
   /// that merely lacks attributes and is not in the index (a writer killed while
   /// creating it) is not a problem. Local.

@@ -46,8 +46,10 @@ class SharedSegment {
   /// A new segment of `bytes` data bytes, its pages allocated. Throws std::system_error.
   static SharedSegment create(std::uint64_t bytes);
   /// Maps the segment `name` of another process of this node; nullopt if it is of
-  /// another node or cannot be opened, or its header does not match `name`.
-  static std::optional<SharedSegment> attach(const SegmentName& name);
+  /// another node or cannot be opened, or its header does not match `name`. When it is
+  /// of this node but cannot be mapped, `why` (if given) says what failed (e.g. "open
+  /// /proc/1234/fd/7: No such file or directory": a rank in a PID namespace of its own).
+  static std::optional<SharedSegment> attach(const SegmentName& name, std::string* why = nullptr);
 
   [[nodiscard]] std::byte* data() const { return base_ == nullptr ? nullptr : base_ + kHeaderBytes; }
   [[nodiscard]] std::uint64_t bytes() const { return name_.bytes; }

@@ -1,0 +1,39 @@
+#include "job_contact.hpp"
+
+#include <filesystem>
+
+#include "rewind/collector/contact.hpp"
+#include "rewind/collector/token.hpp"
+
+namespace rwd::cli {
+
+namespace col = rwd::collector;
+
+bool names_run_file(const std::string& source) {
+  std::error_code ec;
+  return source.ends_with(".contact") || std::filesystem::exists(source, ec) ||
+         std::filesystem::exists(col::contact_path(source), ec);
+}
+
+JobAddress job_address(const std::string& run_file, const std::string& token, const std::string& token_file) {
+  const col::Contact c = col::read_contact(run_file);
+  const std::string path = run_file.ends_with(".contact") ? run_file : col::contact_path(run_file);
+  JobAddress a{c.host, c.port, "", col::contact_hint(c, path)};
+  const bool given = !token.empty() || !token_file.empty();
+  a.token = given || c.token.empty() ? col::resolve_token(token, token_file) : c.token;
+  return a;
+}
+
+collector::Client connect_job(const JobAddress& a, const collector::ClientOptions& options) {
+  try {
+    return col::Client(a.host, a.port, a.token, options);
+  } catch (const col::ClientError& e) {
+    if (a.hint.empty()) throw;
+    throw col::ClientError(e.code(), e.what() + a.hint);
+  } catch (const std::runtime_error& e) {
+    if (a.hint.empty()) throw;
+    throw std::runtime_error(e.what() + a.hint);
+  }
+}
+
+}  // namespace rwd::cli

@@ -1,0 +1,34 @@
+// Connecting to a live job by naming its run file: RUN.h5 → RUN.h5.contact (written by
+// the job's collector, collector/contact.hpp) → host, port and token. Shared by
+// `rewind window RUN.h5 --time live` and `rewind steer RUN.h5 ...`.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "rewind/collector/client.hpp"
+
+namespace rwd::cli {
+
+/// Where a collector is, and what to add to an error about connecting to it.
+struct JobAddress {
+  std::string host;
+  std::uint16_t port = 0;
+  std::string token;
+  std::string hint;  ///< "" for an address given as HOST:PORT
+};
+
+/// True if `source` names a run through its contact file: a path ending in ".contact",
+/// or one for which PATH or PATH.contact exists.
+bool names_run_file(const std::string& source);
+
+/// The collector of the job writing `run_file` (RUN.h5 or RUN.h5.contact), from its
+/// contact file; the token is --token / --token-file when given, else the contact
+/// file's, else the environment's (collector::resolve_token). Throws
+/// std::invalid_argument, one line, as collector::read_contact.
+JobAddress job_address(const std::string& run_file, const std::string& token, const std::string& token_file);
+
+/// A Client of `a`; an error connecting (refused, unreachable, no answer, refused
+/// token) is rethrown with a.hint appended, the same exception type.
+collector::Client connect_job(const JobAddress& a, const collector::ClientOptions& options);
+
+}  // namespace rwd::cli
