@@ -68,8 +68,9 @@ for np in 1 2 3 4 5 6; do
   start_run $np run$np.log "$case_file" --output live$np.h5 --set time.end=30
   check "np $np ($n compute): the collector prints its address" "[ -n '$port' ]"
   [ -n "$port" ] || { cat run$np.log; continue; }
-  "$rewind" steer 127.0.0.1:$port pause >pause$np.out 2>&1
-  check "np $np: pause" "grep -q paused pause$np.out"
+  "$rewind" steer live$np.h5 pause >pause$np.out 2>&1
+  check "np $np: pause, connecting by the run's name (its contact file, owner only)" \
+    "grep -q paused pause$np.out && [ \$(stat -c %a live$np.h5.contact) = 600 ]"
   # Two clients at once, and one that vanishes in the middle of a request.
   "$rewind" window 127.0.0.1:$port $whole --out a$np.json >a$np.out 2>&1 &
   pa=$!
@@ -97,7 +98,7 @@ EOF
     "$py $src/tests/collector/same_window_codecs.py $port >codecs$np.out 2>&1"
   "$rewind" steer 127.0.0.1:$port stop >stop$np.out 2>&1
   wait_run
-  check "np $np: stop ends the run cleanly (exit 0)" "[ $? = 0 ]"
+  check "np $np: stop ends the run cleanly (exit 0), its contact file removed" "[ $? = 0 ] && [ ! -e live$np.h5.contact ]"
   s=$(step_of a$np.json)
   check "np $np: the final checkpoint is the paused step the windows saw ($s)" "[ '$(last_step live$np.h5)' = '$s' ]"
   check "np $np: live windows equal the file's cells, value by value" \
