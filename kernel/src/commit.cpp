@@ -98,7 +98,7 @@ void commit_step(WriterState& w, const IndexRow& row, h5::Group& step_group, std
       H5Sselect_none(fs);
       H5Sselect_none(ms);
     }
-    h5::Datatype t = index_type(c);
+    h5::Datatype t = index_type_of(c, idx);
     c.check_status(H5Dwrite(idx, t, ms, fs, w.dxpl_coll, &row), "append index row");
   });
   w.hook("marked");

@@ -624,7 +624,7 @@ std::vector<Reader::IndexProblem> Reader::check_index() const {
     const h5::Dataset idx = h5::open_dataset(c, r.file, names::kIndex);
     const auto d = h5::dims(c, idx, names::kIndex);
     rows.resize(d.empty() ? 0 : d[0]);
-    const h5::Datatype t = detail::index_type(c);
+    const h5::Datatype t = detail::index_type_of(c, idx);
     if (!rows.empty())
       c.check_status(H5Dread(idx, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()), "read the step index", ErrorKind::corrupt);
   } catch (const FileError& e) {

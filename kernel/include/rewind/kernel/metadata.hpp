@@ -14,7 +14,7 @@ namespace rwd::kernel {
 /// minor versions only add optional objects.
 inline constexpr const char* kFormatName = "rewind-hgrid-h5";
 inline constexpr int kFormatMajor = 1;
-inline constexpr int kFormatMinor = 6;
+inline constexpr int kFormatMinor = 7;
 /// Version of this library, stored as /common code_version unless the caller sets one.
 inline constexpr const char* kKernelVersion = "rewind-kernel 0.1.0";
 
