@@ -476,8 +476,14 @@ class Client:
 
     def parameters(self):
         """The steerable parameters: a list of {"name", "type" ("number" | "vector"), "unit",
-        "min", "max", "value", "description"}."""
-        return self._steer("parameters", {})["parameters"]
+        "min", "max", "min_open", "max_open", "value", "description"}; min_open / max_open:
+        that end of the range is excluded (physics.nu: (0, 10], min_open True); False from a
+        server before revision 1.4, whose ranges were closed."""
+        params = self._steer("parameters", {})["parameters"]
+        for p in params:
+            p.setdefault("min_open", False)
+            p.setdefault("max_open", False)
+        return params
 
     def set(self, values):
         """values: {name: number or [x, y, z]}, applied from the next step on:
