@@ -119,7 +119,7 @@ const Registration reg{Command{
       auto o = std::make_shared<WindowOptions>();
       sub.add_option("source", o->source, "FILE[@STEP] or HOST:PORT of `rewind serve`")->required();
       sub.add_option("--box", o->box, "x0,y0,z0,x1,y1,z1 (physical coordinates)")->required();
-      sub.add_option("--budget", o->budget, "Most cell values per variable")->required();
+      sub.add_option("--budget", o->budget, "At most N cells (N values of each variable): the finest level of detail that fits")->required();
       sub.add_option("--vars", o->vars, "Variables, comma-separated (default: every variable the step holds)");
       sub.add_option("--time", o->time, "live, latest, N, #i or t=T (default: latest for a file, live for a server)");
       sub.add_option("--file", o->file,

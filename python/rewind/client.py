@@ -125,7 +125,7 @@ def resolve_token(token=None, token_file=None):
 
 
 class Window:
-    """A sliding window: the cells of one step inside a box, within a budget of values,
+    """A sliding window: the cells of one step inside a box, within a budget of cells,
     from a collector (Client.window) or from a file (rewind.open(path).window(...)).
 
     step, time, file    the step answered
@@ -430,7 +430,8 @@ class Client:
         return self._call("steps_request", {})[0]["steps"]
 
     def window(self, box, budget, variables=None, time="live", file=None, out=None):
-        """box = ((x0, y0, z0), (x1, y1, z1)); variables None = every variable the step
+        """box = ((x0, y0, z0), (x1, y1, z1)); budget: at most N cells (N values of each
+        variable); variables None = every variable the step
         holds (a visualisation step: the ones written; the live state: all).
         out: a previous Window whose arrays are refilled when their sizes match (codec
         none): asking for the same window again and again then allocates nothing; `out`

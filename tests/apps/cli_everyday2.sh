@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Everyday use, round two (issue 35), through what a user reads:
+#  - item 4: --budget has one definition everywhere (README, --help, the ParaView
+#    property, the protocol, the Python docstrings): at most N cells, N values of each
+#    variable — and a window keeps it (5632 cells of 2 variables fit --budget 5632);
+#  - item 2: `rewind tree` and `rewind run` give the same memory estimate for the same
+#    compute ranks, saying what it covers (per compute rank; the tree on rank 0).
+#   cli_everyday2.sh REWIND SOURCE_DIR MPIEXEC
+source "$(dirname "$0")/lib.sh" "$@"
+case_file="$src/cases/default.toml"
+budget_words='at most N cells (N values of each variable)'
+
+# Item 4: one definition of the budget.
+"$rewind" window --help >window_help.out 2>&1
+check "rewind window --help defines --budget as: $budget_words" "grep -qi -- '--budget.*$budget_words' window_help.out"
+check "... the README's synopsis says the same" "tr -s ' \n' ' ' <'$src/README.md' | grep -q '$budget_words'"
+for f in docs/paraview.md paraview-plugin/RewindReader/RewindReader.xml python/rewind/reader.py python/rewind/client.py; do
+  check "... and $f" "tr -s ' \n' ' ' <'$src/$f' | grep -qi '$budget_words'"
+done
+check "... and docs/collector-protocol.md" "tr -s ' \n' ' ' <'$src/docs/collector-protocol.md' | grep -q 'at most N cells: N values of each variable'"
+check "no other definition left (values per variable, fits N values)" \
+  "! grep -rniE 'fits N values|most (cell )?values per variable' '$src/README.md' '$src/docs/paraview.md' '$src/docs/collector-protocol.md' '$src/apps/rewind' '$src/python/rewind' '$src/paraview-plugin/RewindReader/RewindReader.xml'"
+"$rewind" run "$case_file" --steps 2 --output a.h5 -q >run.out 2>&1
+cells_of() { /usr/bin/python3 -c "import json,sys; d = json.load(open('$1')); print(d['cells'], d['level'], *[len(v) for v in d['values']])"; }
+"$rewind" window a.h5@latest --box 0,0,0,2.2,0.41,0 --budget 5632 --vars u,p --out fit.json >/dev/null 2>&1
+"$rewind" window a.h5@latest --box 0,0,0,2.2,0.41,0 --budget 5631 --vars u,p --out over.json >/dev/null 2>&1
+check "--budget 5632, 2 variables: level 2's 5632 cells, 5632 values of each (11264 values in all)" \
+  "[ \"\$(cells_of fit.json)\" = '5632 2 5632 5632' ]"
+check "--budget 5631: one cell too many, the coarser level" "[ \"\$(cells_of over.json | cut -d' ' -f2)\" = 1 ]"
+
+# Item 2: one memory estimate, saying what it covers.
+"$rewind" tree "$case_file" --ranks 2 >tree.out 2>&1
+"$mpiexec" -n 3 "$rewind" run "$case_file" --steps 1 --output b.h5 >run3.out 2>&1
+memory_of() { sed -n 's/^estimate *\(.*\) ([0-9.]* [KMGT]*i*B available).*/\1/p' "$1"; }
+check "rewind tree: the estimate per compute rank on 2 compute ranks, and the tree's on rank 0" \
+  "grep -Eq '^estimate .*~[0-9.]+ [KMG]iB per compute rank on 2 compute ranks, the tree ~[0-9.]+ [KMG]iB on rank 0' tree.out"
+check "... the figure mpirun -np 3 rewind run prints for the same case" \
+  "[ -n \"\$(memory_of tree.out)\" ] && [ \"\$(memory_of tree.out)\" = \"\$(memory_of run3.out)\" ] || { grep estimate tree.out run3.out; false; }"
+check "... and tree says so" "grep -q 'mpirun -np 3 rewind run. prints the same' tree.out"
+"$rewind" run "$case_file" --steps 1 --output c.h5 >run1.out 2>&1
+check "a run of one process: tree and fields in that process" "grep -Eq '^estimate .*~[0-9.]+ [KMG]iB in the one process \(tree and fields\)' run1.out"
+exit $fail
