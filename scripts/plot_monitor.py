@@ -18,6 +18,7 @@ import argparse
 import csv
 import math
 import os
+import re
 import sys
 
 
@@ -92,13 +93,22 @@ def set_limits(ax, lo, hi, log):
     ax.yaxis.set_minor_formatter(ticker.NullFormatter())
 
 
+def plain(label):
+    """A tick label as a person reads it: matplotlib's mathtext ("$\\mathdefault{10^{-5}}$")
+    as plain text ("10^-5", "2×10^-3")."""
+    t = label.replace("$", "").replace("\\mathdefault", "").replace("\\mathregular", "")
+    t = t.replace("\\times", "×").replace("\\minus", "−").replace("\\", "")
+    t = re.sub(r"\^\{([^{}]*)\}", r"^\1", t)
+    return t.replace("{", "").replace("}", "").strip()
+
+
 def describe(fig, axes):
-    """One line per panel: label | scale | limits | visible tick labels; then the title."""
+    """One line per panel: label | scale | limits | visible tick labels (plain text); then the title."""
     fig.canvas.draw()
     print(f"title: {fig._suptitle.get_text()}")
     for ax in axes:
         lo, hi = ax.get_ylim()
-        ticks = [t.get_text() for t in ax.get_yticklabels() if t.get_text() and lo <= t.get_position()[1] <= hi]
+        ticks = [plain(t.get_text()) for t in ax.get_yticklabels() if t.get_text() and lo <= t.get_position()[1] <= hi]
         print(f"panel: {ax.get_ylabel()} | {ax.get_yscale()} | {lo:.6g} {hi:.6g} | {' '.join(ticks)}")
     print(f"xlabel: {axes[-1].get_xlabel()}")
 

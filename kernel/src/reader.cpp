@@ -304,6 +304,20 @@ std::vector<FieldInfo> Reader::fields(std::int64_t step_number) const {
   return out;
 }
 
+Reader::Storage Reader::cell_data_storage(std::int64_t step_number) const {
+  const Ctx& c = impl_->ctx;
+  h5::Group g = h5::open_group(c, impl_->file, step(step_number, true).group);
+  Storage out;
+  for (const auto& f : fields(step_number)) {
+    h5::Dataset d = h5::open_dataset(c, g, f.group + "/" + f.name);
+    const h5::Datatype t(H5Dget_type(d));
+    const h5::Dataspace sp(H5Dget_space(d));
+    out.data += H5Sget_simple_extent_npoints(sp) * static_cast<std::int64_t>(H5Tget_size(t));
+    out.stored += static_cast<std::int64_t>(H5Dget_storage_size(d));
+  }
+  return out;
+}
+
 namespace {
 std::size_t element_size(hid_t dataset) {
   const h5::Datatype t(H5Dget_type(dataset));

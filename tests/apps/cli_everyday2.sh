@@ -4,7 +4,12 @@
 #    property, the protocol, the Python docstrings): at most N cells, N values of each
 #    variable — and a window keeps it (5632 cells of 2 variables fit --budget 5632);
 #  - item 2: `rewind tree` and `rewind run` give the same memory estimate for the same
-#    compute ranks, saying what it covers (per compute rank; the tree on rank 0).
+#    compute ranks, saying what it covers (per compute rank; the tree on rank 0);
+#  - item 3: `rewind info` says which variables each step holds (h5py lists them), which
+#    of the file's carry nothing (2-D: w; no heat: T), and a compressed step's size on
+#    disk with its ratio (h5py's storage sizes);
+#  - item 6: `rewind lineage` draws siblings with ├─ and the last with └─, prints times
+#    as people read them (6 significant digits), and says what `*` marks.
 #   cli_everyday2.sh REWIND SOURCE_DIR MPIEXEC
 source "$(dirname "$0")/lib.sh" "$@"
 case_file="$src/cases/default.toml"
@@ -39,4 +44,43 @@ check "... the figure mpirun -np 3 rewind run prints for the same case" \
 check "... and tree says so" "grep -q 'mpirun -np 3 rewind run. prints the same' tree.out"
 "$rewind" run "$case_file" --steps 1 --output c.h5 >run1.out 2>&1
 check "a run of one process: tree and fields in that process" "grep -Eq '^estimate .*~[0-9.]+ [KMG]iB in the one process \(tree and fields\)' run1.out"
+
+# Item 3: what each step holds, and what it takes on disk.
+"$rewind" run "$case_file" --steps 2 --output v.h5 --set output.visualisation_every=1 --set output.checkpoint_every=2 \
+  --set 'output.io.compression="deflate"' -q >v.out 2>&1
+"$rewind" info v.h5 >info.out 2>&1
+"$rewind" info v.h5 --json >info.json 2>&1
+check "info: a 2-D run without heat says w is 0 and T unused" \
+  "grep -q '^variables .*w is 0 (2-D).*T is unused (no heat)' info.out"
+/usr/bin/python3 - v.h5 info.json >oracle3.out 2>&1 <<'PYEOF'
+import json, sys
+import h5py
+info = json.load(open(sys.argv[2]))
+with h5py.File(sys.argv[1], "r") as f:
+    for s in info["steps"]:
+        g = f[f"/simulation/step_{s['step']:08d}/cell_data"]
+        names = sorted(g.keys())
+        assert sorted(s["variables"]) == names, (s["step"], s["variables"], names)
+        data = sum(g[n].size * g[n].dtype.itemsize for n in names)
+        stored = sum(g[n].id.get_storage_size() for n in names)
+        assert stored < data, (s["step"], stored, data)  # deflate shrinks the cell data
+        assert abs(s["compression_ratio"] - data / stored) < 1e-9 * data / stored, (s, data / stored)
+        assert s["bytes_on_disk"] == s["bytes"] - data + stored, s
+        print(s["step"], s["kind"], " ".join(s["variables"]), f"{data / stored:.1f}x")
+PYEOF
+check "info --json: each step's variables and compression ratio as h5py finds them" \
+  "grep -q 'visualisation u v p' oracle3.out && grep -q 'checkpoint .*w.*T' oracle3.out || { cat oracle3.out; false; }"
+check "info: the table shows each step's variables and its size on disk with the ratio" \
+  "grep -Eq '^ +1 .* visualisation .*[KMG]iB \([0-9.]+x\) +yes +u v p$' info.out && grep -Eq '^ +2 .* checkpoint .*[KMG]iB \([0-9.]+x\) +yes +u v w p T$' info.out || { cat info.out; false; }"
+
+# Item 6: the branch tree, readable.
+"$rewind" run "$case_file" --steps 3 --output l.h5 --set output.checkpoint_every=1 -q >l.out 2>&1
+"$rewind" run --restart l.h5@1 --set physics.nu=0.002 --steps 1 -q >>l.out 2>&1
+"$rewind" run --restart l.h5@2 --set physics.nu=0.003 --steps 1 -q >>l.out 2>&1
+"$rewind" lineage l.branch2.h5 >lineage.out 2>&1
+check "lineage: the first of two branches drawn with ├─, the last with └─" \
+  "grep -q '^├─ \(./\)\?l.branch1.h5 ' lineage.out && grep -q '^└─ \(./\)\?l.branch2.h5 ' lineage.out || { cat lineage.out; false; }"
+check "... times to 6 significant digits (t=0.00105263, not 0.00105263157894737)" \
+  "grep -q 't=0.00105263;' lineage.out && ! grep -Eq '[0-9]{11}' lineage.out"
+check "... the file asked about marked '* (this file)'" "grep -q '^└─ \(./\)\?l.branch2.h5  \* (this file)' lineage.out"
 exit $fail
