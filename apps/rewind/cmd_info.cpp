@@ -197,14 +197,14 @@ int run_info(const InfoOptions& o) {
                c.lineage.is_branch() ? "a branch whose job ended before the branch's first step was written"
                                      : "a run that ended before its first step was written");
   if (!steps.empty())
-    fmt::print("  {:>10}  {:>14}  {:<13}  {:>8}  {:>12}  {:>17}  {:<10}  {}\n", "step", "time", "kind", "grids", "cells",
-               "on disk", "committed", "variables");
+    fmt::print("  {:>10}  {:>14}  {:<13}  {:>8}  {:>12}  {:>17}  {:<12}  {}\n", "step", "time", "kind", "grids", "cells",
+               "on disk", "variables", "committed");
   for (const auto& s : steps) {
     const auto d = step_data(r, s);
-    fmt::print("  {:>10}  {:>14.6g}  {:<13}  {:>8}  {:>12}  {:>17}  {:<10}  {}\n", s.step, s.time, k::to_string(s.kind),
+    fmt::print("  {:>10}  {:>14.6g}  {:<13}  {:>8}  {:>12}  {:>17}  {:<12}  {}\n", s.step, s.time, k::to_string(s.kind),
                s.n_grids, s.n_cells, size_text(d),
-               damaged(s.step) ? "DAMAGED (see rewind verify)" : s.committed ? "yes" : "NO (ignored by restart)",
-               d.readable ? fmt::format("{}", fmt::join(d.variables, " ")) : "(unreadable)");
+               d.readable ? fmt::format("{}", fmt::join(d.variables, " ")) : "(unreadable)",
+               damaged(s.step) ? "DAMAGED (see rewind verify)" : s.committed ? "yes" : "NO (ignored by restart)");
   }
   if (!index_problems.empty())
     fmt::print("damaged     the step index and the steps disagree ({}): rewind verify {}\n", index_problems.front().problem,

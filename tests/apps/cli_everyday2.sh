@@ -71,7 +71,7 @@ PYEOF
 check "info --json: each step's variables and compression ratio as h5py finds them" \
   "grep -q 'visualisation u v p' oracle3.out && grep -q 'checkpoint .*w.*T' oracle3.out || { cat oracle3.out; false; }"
 check "info: the table shows each step's variables and its size on disk with the ratio" \
-  "grep -Eq '^ +1 .* visualisation .*[KMG]iB \([0-9.]+x\) +yes +u v p$' info.out && grep -Eq '^ +2 .* checkpoint .*[KMG]iB \([0-9.]+x\) +yes +u v w p T$' info.out || { cat info.out; false; }"
+  "grep -Eq '^ +1 .* visualisation .*[KMG]iB \([0-9.]+x\) +u v p +yes$' info.out && grep -Eq '^ +2 .* checkpoint .*[KMG]iB \([0-9.]+x\) +u v w p T +yes$' info.out || { cat info.out; false; }"
 
 # Item 6: the branch tree, readable.
 "$rewind" run "$case_file" --steps 3 --output l.h5 --set output.checkpoint_every=1 -q >l.out 2>&1
