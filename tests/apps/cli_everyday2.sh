@@ -9,7 +9,10 @@
 #    of the file's carry nothing (2-D: w; no heat: T), and a compressed step's size on
 #    disk with its ratio (h5py's storage sizes);
 #  - item 6: `rewind lineage` draws siblings with ├─ and the last with └─, prints times
-#    as people read them (6 significant digits), and says what `*` marks.
+#    as people read them (6 significant digits), and says what `*` marks;
+#  - item 8: drag and lift coefficients are scaled by the run's own inflow (a branch with
+#    a faster inflow: its own, u_ref in the CSV) unless the case fixes
+#    monitor.reference_velocity; the same flow scaled by 1 instead of 2 reads 4x the c_D.
 #   cli_everyday2.sh REWIND SOURCE_DIR MPIEXEC
 source "$(dirname "$0")/lib.sh" "$@"
 case_file="$src/cases/default.toml"
@@ -83,4 +86,25 @@ check "lineage: the first of two branches drawn with ├─, the last with └�
 check "... times to 6 significant digits (t=0.00105263, not 0.00105263157894737)" \
   "grep -q 't=0.00105263;' lineage.out && ! grep -Eq '[0-9]{11}' lineage.out"
 check "... the file asked about marked '* (this file)'" "grep -q '^└─ \(./\)\?l.branch2.h5  \* (this file)' lineage.out"
+
+# Item 8: whose velocity scales the coefficients.
+"$rewind" run "$case_file" --steps 10 --output r.h5 --set output.checkpoint_every=5 -q >r.out 2>&1
+"$rewind" run --restart r.h5@5 --set 'boundary.xmin.velocity=[3,0,0]' --steps 5 --output fast.h5 -q >>r.out 2>&1
+"$rewind" run --restart r.h5@5 --set 'boundary.xmin.velocity=[3,0,0]' --set monitor.reference_velocity=1 --steps 5 \
+  --output fixed.h5 -q >>r.out 2>&1
+/usr/bin/python3 - >oracle8.out 2>&1 <<'PYEOF'
+import csv
+def rows(f):
+    return {int(r["step"]): r for r in csv.DictReader(l for l in open(f) if not l.startswith("#"))}
+base, fast, fixed = rows("r.monitor.csv"), rows("fast.monitor.csv"), rows("fixed.monitor.csv")
+assert all(float(r["u_ref"]) == 1.0 for r in base.values()), base   # 2/3 of the parabola's 1.5
+assert all(float(r["u_ref"]) == 2.0 for r in fast.values()), fast   # 2/3 of 3: the branch's own
+assert all(float(r["u_ref"]) == 1.0 for r in fixed.values()), fixed  # the case fixes it
+s = 10
+ratio = float(fixed[s]["cd"]) / float(fast[s]["cd"])
+assert abs(ratio - 4.0) < 1e-6, ratio  # the same force, scaled by 1/2 rho U^2 L
+print("ok", ratio)
+PYEOF
+check "coefficients use the run's own inflow (u_ref 1, a faster branch 2), or the case's fixed one; c_D scales as 1/u_ref^2" \
+  "grep -q '^ok' oracle8.out || { cat oracle8.out r.out | tail -5; false; }"
 exit $fail
