@@ -36,4 +36,9 @@ check "--title wins over the case name" "grep -qx 'title: My title' t.out"
 "$rewind" run "$src/cases/cavity-re100.toml" --steps 20 --monitor cav.csv -q >run.out 2>&1
 "$rewind" plot cav.csv -o cav.png --describe >cav.out 2>&1
 check "a run's own CSV: titled with its case name" "[ $? = 0 ] && grep -q '^title: cavity' cav.out"
+"$rewind" run "$src/cases/default.toml" --steps 10 --output base.h5 --set output.checkpoint_every=5 -q >>run.out 2>&1
+"$rewind" run --restart base.h5@5 --set physics.nu=0.002 --steps 5 --output nu.h5 -q >>run.out 2>&1
+"$rewind" plot base.monitor.csv nu.monitor.csv -o two.png --describe >two.out 2>&1
+check "the legend names each run and the change a branch made (from its file)" \
+  "grep -qx 'legend: base.monitor.csv | nu.monitor.csv (physics.nu=0.002)' two.out || { grep legend two.out; false; }"
 exit $fail
