@@ -18,6 +18,7 @@ import argparse
 import csv
 import math
 import os
+import re
 import sys
 
 
@@ -92,15 +93,44 @@ def set_limits(ax, lo, hi, log):
     ax.yaxis.set_minor_formatter(ticker.NullFormatter())
 
 
+def run_label(csv_path):
+    """The legend label of a CSV: its file name, and for a branch the change it made, read
+    from the run file beside it (OUT.monitor.csv -> OUT.h5, /common/lineage/changes):
+    "fast.monitor.csv (boundary.xmin.velocity=[2.25, 0, 0])"."""
+    name = os.path.basename(csv_path)
+    h5 = csv_path[: -len(".monitor.csv")] + ".h5" if csv_path.endswith(".monitor.csv") else None
+    if not h5 or not os.path.exists(h5):
+        return name
+    try:
+        import h5py
+        with h5py.File(h5, "r") as f:
+            changes = [c.decode() if isinstance(c, bytes) else str(c) for c in f["/common/lineage/changes"][()]]
+    except Exception:  # not a Rewind file, no h5py: the file name alone
+        return name
+    return f"{name} ({', '.join(changes)})" if changes else name
+
+
+def plain(label):
+    """A tick label as a person reads it: matplotlib's mathtext ("$\\mathdefault{10^{-5}}$")
+    as plain text ("10^-5", "2×10^-3")."""
+    t = label.replace("$", "").replace("\\mathdefault", "").replace("\\mathregular", "")
+    t = t.replace("\\times", "×").replace("\\minus", "−").replace("\\", "")
+    t = re.sub(r"\^\{([^{}]*)\}", r"^\1", t)
+    return t.replace("{", "").replace("}", "").strip()
+
+
 def describe(fig, axes):
-    """One line per panel: label | scale | limits | visible tick labels; then the title."""
+    """One line per panel: label | scale | limits | visible tick labels (plain text); then the title."""
     fig.canvas.draw()
     print(f"title: {fig._suptitle.get_text()}")
     for ax in axes:
         lo, hi = ax.get_ylim()
-        ticks = [t.get_text() for t in ax.get_yticklabels() if t.get_text() and lo <= t.get_position()[1] <= hi]
+        ticks = [plain(t.get_text()) for t in ax.get_yticklabels() if t.get_text() and lo <= t.get_position()[1] <= hi]
         print(f"panel: {ax.get_ylabel()} | {ax.get_yscale()} | {lo:.6g} {hi:.6g} | {' '.join(ticks)}")
     print(f"xlabel: {axes[-1].get_xlabel()}")
+    handles = axes[0].get_legend_handles_labels()[1] if axes[0].get_legend() else []
+    if handles:
+        print(f"legend: {' | '.join(handles)}")
 
 
 def main(argv=None):
@@ -108,7 +138,8 @@ def main(argv=None):
     ap.add_argument("csv", nargs="+")
     ap.add_argument("-o", "--output", required=True)
     ap.add_argument("--columns", help="comma-separated columns, one panel each (default: automatic)")
-    ap.add_argument("--labels", help="comma-separated legend labels, one per CSV (default: the file names)")
+    ap.add_argument("--labels", help="comma-separated legend labels, one per CSV (default: the file names, a "
+                    "branch's with the change it made)")
     ap.add_argument("--title", help="plot title (default: the case name the CSV records)")
     ap.add_argument("--describe", action="store_true", help="print each panel's label, scale, limits and ticks")
     ap.add_argument("--prog", help=argparse.SUPPRESS)  # the name errors start with (rewind plot)
@@ -119,7 +150,7 @@ def main(argv=None):
     read_all = [read(p) for p in a.csv]
     data = [d for d, _ in read_all]
     cases = [c for _, c in read_all if c]
-    labels = a.labels.split(",") if a.labels else [os.path.basename(p) for p in a.csv]
+    labels = a.labels.split(",") if a.labels else [run_label(p) for p in a.csv]
     if len(labels) != len(a.csv):
         fail(f"--labels has {len(labels)} labels for {len(a.csv)} files")
     cols = list(data[0].keys())

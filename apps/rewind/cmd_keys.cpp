@@ -1,4 +1,4 @@
-// `rewind keys [SECTION] [--markdown]`: every case-file key with its type, unit,
+// `rewind keys [SECTION|KEY] [--markdown]`: every case-file key (or one) with its type, unit,
 // default, range, restart policy and whether it is steerable, printed from the key
 // table the parsers use (spacetree/src/case_keys.cpp; the [output.io] rows from the
 // kernel's options table). `--markdown` prints docs/case-reference.md, which
@@ -6,8 +6,13 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 
 #include "commands.hpp"
@@ -105,34 +110,76 @@ void print_markdown(const std::vector<Row>& rows) {
   }
 }
 
-void print_text(const std::vector<Row>& rows) {
-  std::size_t w[6] = {3, 4, 4, 7, 5, 7};
-  for (const auto& r : rows) {
-    const std::string* f[6] = {&r.key, &r.type, &r.unit, &r.default_value, &r.range, &r.restart};
-    for (int i = 0; i < 6; ++i) w[i] = std::max(w[i], f[i]->size());
+// Words of `text` in lines of at most `width` columns, each starting with `indent`.
+std::string wrap(const std::string& text, std::size_t indent, std::size_t width) {
+  std::string out, line(indent, ' ');
+  std::istringstream words(text);
+  for (std::string w; words >> w;) {
+    if (line.size() > indent && line.size() + 1 + w.size() > width) {
+      out += line + "\n";
+      line.assign(indent, ' ');
+    }
+    line += (line.size() > indent ? " " : "") + w;
   }
-  const auto line = [&](const Row& r) {
-    fmt::print("  {:<{}}  {:<{}}  {:<{}}  {:<{}}  {:<{}}  {:<{}}  {:<5}  {}\n", r.key, w[0], r.type, w[1], r.unit, w[2],
-               r.default_value, w[3], r.range, w[4], r.restart, w[5], r.steerable, r.description);
-  };
+  return line.size() > indent ? out + line + "\n" : out;
+}
+
+// The terminal's width (COLUMNS, else the tty's, else 100), at least 60.
+std::size_t text_width() {
+  std::size_t w = 0;
+  if (const char* c = std::getenv("COLUMNS")) w = std::strtoul(c, nullptr, 10);
+  winsize ws{};
+  if (w == 0 && isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0) w = ws.ws_col;
+  return std::max<std::size_t>(60, w == 0 ? 100 : w);
+}
+
+// One key: its name, then what it takes and does, then its description, wrapped to the
+// terminal (the table in docs/case-reference.md has every column side by side).
+void print_key(const Row& r, std::size_t key_width, std::size_t width) {
+  std::string facts = r.type + (r.unit.empty() ? "" : " [" + r.unit + "]");
+  facts += r.default_value.rfind("required", 0) == 0 ? "; " + r.default_value : "; default " + r.default_value;
+  if (!r.range.empty()) facts += (r.range.find(" | ") != std::string::npos ? "; one of " : "; range ") + r.range;
+  facts += "; on restart: " + r.restart + (r.steerable == "yes" ? "; steerable" : "");
+  const std::string head = fmt::format("  {:<{}}  ", r.key, key_width);
+  std::string first = wrap(facts, head.size(), width);
+  fmt::print("{}{}{}", head, first.substr(head.size()), wrap(r.description, 6, width));
+}
+
+void print_text(const std::vector<Row>& rows) {
+  const std::size_t width = text_width();
   std::string section;
   for (const auto& r : rows) {
     if (top_section(r.key) != section) {
       fmt::print("{}[{}]\n", section.empty() ? "" : "\n", top_section(r.key));
       section = top_section(r.key);
-      line({"key", "type", "unit", "default", "range", "restart", "steer", "description"});
     }
-    line(r);
+    print_key(r, std::min<std::size_t>(28, width / 3), width);
   }
 }
 
-int run_keys(const std::string& section, bool markdown) {
+// `key` names one row (a pattern's instance too: boundary.xmin.velocity, obstacle[0].radius).
+const Row* find_row(const std::vector<Row>& rows, const std::string& key) {
+  const auto* k = st::find_case_key(key);
+  const std::string name = k && k->type != st::KeyType::option ? k->name : key;
+  const auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.key == name; });
+  return it == rows.end() ? nullptr : &*it;
+}
+
+int run_keys(const std::string& what, bool markdown) {
   auto rows = all_rows();
-  if (!section.empty()) {
-    std::erase_if(rows, [&](const Row& r) { return !in_section(r.key, section); });
+  if (!what.empty()) {
+    if (const Row* one = find_row(rows, what)) {
+      rows = {*one};
+    } else {
+      std::erase_if(rows, [&](const Row& r) { return !in_section(r.key, what); });
+    }
     if (rows.empty()) {
-      throw std::invalid_argument(
-          fmt::format("no section '{}' (sections: {})", section, fmt::join(st::case_sections(), ", ")));
+      std::vector<std::string> names;
+      for (const auto& r : all_rows()) names.push_back(r.key);
+      const auto near = st::closest_name(what, names);
+      throw std::invalid_argument(fmt::format("no key or section '{}'{} (sections: {})", what,
+                                              near.empty() ? "" : "; did you mean '" + near + "'?",
+                                              fmt::join(st::case_sections(), ", ")));
     }
   }
   if (markdown) print_markdown(rows);
@@ -145,7 +192,7 @@ const Registration reg{Command{
     [](CLI::App& sub) -> std::function<int()> {
       auto section = std::make_shared<std::string>();
       auto markdown = std::make_shared<bool>(false);
-      sub.add_option("section", *section, "Only this section (physics, boundary, output.io, ...)");
+      sub.add_option("section", *section, "Only this section (physics, boundary, output.io, ...) or this key (physics.nu)");
       sub.add_flag("--markdown", *markdown, "Print docs/case-reference.md (Markdown tables)");
       return [section, markdown] { return run_keys(*section, *markdown); };
     },

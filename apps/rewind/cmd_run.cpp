@@ -410,8 +410,7 @@ int run_run(RunOptions o) {
                        .compute_ranks = world_size == 1 ? 1 : (world_rank == 0 || (collector_rank && world_rank == 1) ? 0 : compute_ranks),
                        .variables = solver::kNumVars};
   guard(cost, role, o.memory_limit, MPI_COMM_WORLD);
-  const std::string estimate = describe(cost, GuardRole{.holds_tree = world_size == 1, .compute_ranks = std::max(1, compute_ranks)},
-                         o.memory_limit, MPI_COMM_WORLD);
+  const std::string estimate = describe(cost, std::max(1, compute_ranks), world_size == 1, o.memory_limit, MPI_COMM_WORLD);
   // The in-situ hook is loaded on every rank before anything runs, so a missing
   // library, entry point or ABI mismatch is refused with one line (the same on every rank);
   // a hook for the I/O ranks is loaded by them alone, once the roles are known.

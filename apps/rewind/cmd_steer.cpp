@@ -17,6 +17,7 @@
 #include "rewind/collector/handler.hpp"
 #include "rewind/collector/token.hpp"
 #include "rewind/spacetree/case_file.hpp"
+#include "rewind/spacetree/case_keys.hpp"
 #include "window_output.hpp"
 
 namespace rwd::cli {
@@ -93,8 +94,8 @@ void print_parameters(const std::vector<col::ParameterInfo>& params) {
   for (const auto& p : params) w = std::max(w, p.name.size());
   fmt::print("{:<{}}  {:<24}  {:<20}  {:<8}  {}\n", "name", w, "value", "range", "unit", "description");
   for (const auto& p : params)
-    fmt::print("{:<{}}  {:<24}  {:<20}  {:<8}  {}\n", p.name, w, show(p.value), fmt::format("[{:g}, {:g}]", p.min, p.max),
-               p.unit, p.description);
+    fmt::print("{:<{}}  {:<24}  {:<20}  {:<8}  {}\n", p.name, w, show(p.value),
+               spacetree::KeyRange{p.min, p.max, p.min_open, p.max_open}.text(), p.unit, p.description);
 }
 
 /// Runs one command; prints the reply (human or JSON).

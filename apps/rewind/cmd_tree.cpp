@@ -6,6 +6,7 @@
 #include "case_sections.hpp"
 #include "resource_guard.hpp"
 #include "commands.hpp"
+#include "rewind/solver/solver.hpp"
 #include "rewind/spacetree/partition.hpp"
 
 namespace rwd::cli {
@@ -50,7 +51,9 @@ int run_tree(const TreeOptions& o) {
     j["cells_per_rank"] = part.cells_per_rank;
     j["imbalance"] = part.imbalance();
     j["estimated_grids"] = cost.estimate.grids;
-    j["estimated_bytes"] = bytes_needed(cost, role);
+    j["estimated_bytes"] = bytes_needed(cost, role);  // the tree, in this process (and the server's)
+    j["estimated_bytes_per_compute_rank"] =
+        bytes_needed(cost, GuardRole{.holds_tree = false, .compute_ranks = ranks, .variables = solver::kNumVars});
     fmt::print("{}\n", j.dump(2));
     return 0;
   }
@@ -68,7 +71,10 @@ int run_tree(const TreeOptions& o) {
     fmt::print("{:>5} {:>10} {:>10} {:>14} {:>14}\n", l, stats.grids_per_level[l], stats.leaves_per_level[l],
                stats.grids_per_level[l] * sh.cells_per_grid(), stats.leaves_per_level[l] * sh.cells_per_grid());
   fmt::print("{:>5} {:>10} {:>10} {:>14} {:>14}\n", "all", stats.grids, stats.leaves, stats.cells, stats.leaf_cells);
-  fmt::print("\nestimate      {} (before building)\n", describe(cost, role, o.memory_limit, MPI_COMM_NULL));
+  // The run's figure: what `mpirun -np ranks+1 rewind run` prints (the tree alone is what this
+  // process needs, and what its guard checked).
+  fmt::print("\nestimate      {}\n              (before building; `mpirun -np {} rewind run` prints the same)\n",
+             describe(cost, ranks, false, o.memory_limit, MPI_COMM_NULL), ranks + 1);
   fmt::print("2:1 balanced  {}\n", tree.is_balanced() ? "yes" : "NO");
   fmt::print("partition     {} compute rank{} along the Lebesgue curve\n", ranks, ranks == 1 ? "" : "s");
   for (int r = 0; r < ranks; ++r)

@@ -130,7 +130,7 @@ const Registration reg{Command{
                      "--time live (its job, through FILE.contact)")
           ->required();
       sub.add_option("--box", o->box, "x0,y0,z0,x1,y1,z1 (physical coordinates)")->required();
-      sub.add_option("--budget", o->budget, "Most cell values per variable")->required();
+      sub.add_option("--budget", o->budget, "At most N cells (N values of each variable): the finest level of detail that fits")->required();
       sub.add_option("--vars", o->vars, "Variables, comma-separated (default: every variable the step holds)");
       sub.add_option("--time", o->time,
                      "live, latest, N, #i or t=T (default: latest for a file, live for a server); live with a FILE: "

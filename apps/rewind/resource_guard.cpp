@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "rewind/mpi/comm.hpp"
+#include "rewind/solver/solver.hpp"
 
 namespace rwd::cli {
 namespace {
@@ -85,11 +86,19 @@ std::int64_t bytes_needed(const CaseCost& cost, const GuardRole& role) {
                                  role.compute_ranks);
 }
 
-std::string describe(const CaseCost& cost, const GuardRole& role, const std::string& limit_option, MPI_Comm comm) {
+std::string describe(const CaseCost& cost, int compute_ranks, bool alone, const std::string& limit_option,
+                     MPI_Comm comm) {
   const auto budget = memory_budget(limit_option, comm);
-  return fmt::format("<= {} grids, {:.3g} cells; ~{} per process{}", grids_text(static_cast<double>(cost.estimate.grids)),
-                     static_cast<double>(cost.estimate.cells),
-                     spacetree::format_bytes(static_cast<double>(bytes_needed(cost, role))),
+  const auto bytes = [&](bool tree, int ranks) {
+    const GuardRole role{.holds_tree = tree, .compute_ranks = ranks, .variables = solver::kNumVars};
+    return spacetree::format_bytes(static_cast<double>(bytes_needed(cost, role)));
+  };
+  const std::string memory =
+      alone ? fmt::format("~{} in the one process (tree and fields)", bytes(true, 1))
+            : fmt::format("~{} per compute rank on {} compute rank{}, the tree ~{} on rank 0", bytes(false, compute_ranks),
+                          compute_ranks, compute_ranks == 1 ? "" : "s", bytes(true, 0));
+  return fmt::format("<= {} grids, {:.3g} cells; {}{}", grids_text(static_cast<double>(cost.estimate.grids)),
+                     static_cast<double>(cost.estimate.cells), memory,
                      budget ? fmt::format(" ({} available)", spacetree::format_bytes(static_cast<double>(*budget)))
                             : " (guard off)");
 }

@@ -66,7 +66,11 @@ void guard(const CaseCost& cost, const GuardRole& role, const std::string& limit
 /// Bytes one process of `role` needs for the case.
 std::int64_t bytes_needed(const CaseCost& cost, const GuardRole& role);
 
-/// One line for a summary: "estimate    <= N grids, M cells; ~X per process (Y available)".
-std::string describe(const CaseCost& cost, const GuardRole& role, const std::string& limit_option, MPI_Comm comm);
+/// One line for a summary, the same in `rewind tree` and `rewind run`: "<= N grids, M cells;
+/// ~X per compute rank on R compute ranks, the tree ~T on rank 0 (Y available)"; `alone`
+/// (a run of one process, no mpirun): "~X in the one process (tree and fields)". The
+/// budget is what `comm`'s processes on this node may each use.
+std::string describe(const CaseCost& cost, int compute_ranks, bool alone, const std::string& limit_option,
+                     MPI_Comm comm);
 
 }  // namespace rwd::cli

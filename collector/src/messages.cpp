@@ -121,6 +121,9 @@ bool get_bool(const json& j, const char* key) {
   return v.get<bool>();
 }
 
+// A field later revisions added: false when absent (an older peer).
+bool optional_bool(const json& j, const char* key) { return j.contains(key) && get_bool(j, key); }
+
 const json& get_list(const json& j, const char* key) {
   const auto& v = field(j, key);
   if (!v.is_array()) malformed(std::string("field \"") + key + "\" is not a list");
@@ -205,8 +208,8 @@ json parameter_json(const ParameterInfo& p) {
   if (!(finite(p.min, "min") <= finite(p.max, "max")))
     throw ProtocolError(ErrorCode::bad_argument, "collector: parameter " + p.name + " has min > max");
   return {{"name", p.name}, {"type", std::holds_alternative<double>(p.value) ? "number" : "vector"},
-          {"unit", p.unit}, {"min", p.min}, {"max", p.max}, {"value", value_json(p.value, p.name)},
-          {"description", p.description}};
+          {"unit", p.unit}, {"min", p.min}, {"max", p.max}, {"min_open", p.min_open}, {"max_open", p.max_open},
+          {"value", value_json(p.value, p.name)}, {"description", p.description}};
 }
 
 ParameterInfo parameter_from(const json& j) {
@@ -216,6 +219,8 @@ ParameterInfo parameter_from(const json& j) {
   p.unit = get_str(j, "unit");
   p.min = get_f64(j, "min");
   p.max = get_f64(j, "max");
+  p.min_open = optional_bool(j, "min_open");
+  p.max_open = optional_bool(j, "max_open");
   p.value = value_from(field(j, "value"), p.name);
   p.description = get_str(j, "description");
   if (type != "number" && type != "vector") malformed("parameter " + p.name + ": type is not number or vector");

@@ -22,16 +22,17 @@ std::string hms(double s) {
 std::string monitor_csv_header(const solver::Monitors& m, const std::string& case_name) {
   std::string h = "# case: " + case_name +
                   "\nstep,time,dt,kinetic_energy,max_velocity,max_divergence,pressure_cycles,pressure_residual";
-  if (m.has_obstacle) h += ",cd,cl,cl_z,dp,strouhal";
+  if (m.has_obstacle) h += ",cd,cl,cl_z,dp,strouhal,u_ref";
   if (m.has_nusselt) h += ",nu_xmin,nu_xmax";
   if (m.has_tg) h += ",tg_error";
   return h + "\n";
 }
 
-std::string monitor_csv_row(const solver::Monitors& m) {
+std::string monitor_csv_row(const solver::Monitors& m, double u_ref) {
   std::string r = fmt::format("{},{:.10g},{:.6g},{:.10g},{:.8g},{:.4g},{},{:.4g}", m.step, m.time, m.dt, m.kinetic_energy,
                               m.max_velocity, m.max_divergence, m.pressure_cycles, m.pressure_residual);
-  if (m.has_obstacle) r += fmt::format(",{:.8g},{:.8g},{:.8g},{:.8g},{:.6g}", m.cd, m.cl, m.cl_z, m.dp, m.strouhal);
+  if (m.has_obstacle)
+    r += fmt::format(",{:.8g},{:.8g},{:.8g},{:.8g},{:.6g},{:.8g}", m.cd, m.cl, m.cl_z, m.dp, m.strouhal, u_ref);
   if (m.has_nusselt) r += fmt::format(",{:.8g},{:.8g}", m.nu_xmin, m.nu_xmax);
   if (m.has_tg) r += fmt::format(",{:.6g}", m.tg_error);
   return r + "\n";
@@ -69,7 +70,7 @@ void MonitorCsv::write(Run& run) {
     if (!*csv_) throw std::runtime_error(fmt::format("cannot write monitor file '{}'", file));
     if (!append_) *csv_ << monitor_csv_header(m, run.spec().case_name);
   }
-  *csv_ << monitor_csv_row(m);
+  *csv_ << monitor_csv_row(m, run.solver().config().reference_velocity());
   if (!csv_->flush() && !failed_) {  // a full disk: said once; the run and its HDF5 file go on
     failed_ = true;
     fmt::print(stderr, "rewind run: warning: monitor file {}: rows from step {} on could not be written ({})\n", file,

@@ -18,7 +18,8 @@ Parameter parameter(const std::string& key, std::vector<double> value, const std
   const auto& row = spacetree::case_key(key);
   if (!row.steerable) throw std::logic_error(key + " is not steerable in the key table");
   return {key, value.size() == 3, row.unit, row.range.min, row.range.max,
-          where.empty() ? row.description : fmt::format("{} at {}", row.description, where), std::move(value)};
+          where.empty() ? row.description : fmt::format("{} at {}", row.description, where), std::move(value),
+          row.range.min_open, row.range.max_open};
 }
 }  // namespace
 
@@ -48,8 +49,11 @@ std::string steering_override(const std::vector<Parameter>& params, const std::s
   const auto it = std::find_if(params.begin(), params.end(), [&](const Parameter& q) { return q.name == name; });
   if (it == params.end()) {
     std::string known;
-    for (const auto& q : params) known += (known.empty() ? "" : ", ") + q.name;
-    throw std::invalid_argument(fmt::format("{} is not a steerable parameter of this run (steerable: {})", name, known));
+    std::vector<std::string> names;
+    for (const auto& q : params) known += (known.empty() ? "" : ", ") + q.name, names.push_back(q.name);
+    const auto near = spacetree::closest_name(name, names);
+    throw std::invalid_argument(fmt::format("{} is not a steerable parameter of this run{} (steerable: {})", name,
+                                            near.empty() ? "" : "; did you mean " + near + "?", known));
   }
   const std::size_t n = it->vector ? 3 : 1;
   if (value.size() != n)

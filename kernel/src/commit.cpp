@@ -109,7 +109,7 @@ void commit_step(WriterState& w, const IndexRow& row, h5::Group& step_group, std
       H5Sselect_none(fs);
       H5Sselect_none(ms);
     }
-    h5::Datatype t = index_type(c);
+    h5::Datatype t = index_type_of(c, idx);
     c.check_status(H5Dwrite(idx, t, ms, fs, w.dxpl_coll, &row), "append index row");
   });
   w.hook("indexed");
@@ -125,7 +125,7 @@ IndexRepair plan_index_repair(const WriterState& w, const std::vector<StepEntry>
   h5::Dataset idx(c.check(H5Dopen2(w.file, fmt_names::kIndex, H5P_DEFAULT), "open index"));
   const auto d = h5::dims(c, idx, "index");
   std::vector<IndexRow> rows(d.empty() ? 0 : d[0]);
-  const h5::Datatype t = index_type(c);
+  const h5::Datatype t = index_type_of(c, idx);
   if (!rows.empty()) c.check_status(H5Dread(idx, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()), "read index");
   std::map<std::int64_t, const StepEntry*> by_step;
   for (const auto& e : committed) by_step[e.step] = &e;
@@ -157,7 +157,7 @@ void repair_index(WriterState& w, const IndexRepair& r) {
     H5Sselect_none(fs);
     H5Sselect_none(ms);
   }
-  const h5::Datatype t = index_type(c);
+  const h5::Datatype t = index_type_of(c, idx);
   c.check_status(H5Dwrite(idx, t, ms, fs, w.dxpl_coll, r.added.data()), "complete index");
 }
 

@@ -59,17 +59,26 @@ h5::Plist make_dcpl(const Ctx& c, const IoOptions& o) {
   return dcpl;
 }
 
-h5::Datatype index_type(const Ctx& c) {
+h5::Datatype index_type(const Ctx& c, bool kind_enum) {
+  h5::Datatype kind(c.check(kind_enum ? H5Tenum_create(H5T_NATIVE_UINT8) : H5Tcopy(H5T_NATIVE_UINT8), "step kind type"));
+  for (const StepKind k : {StepKind::visualisation, StepKind::checkpoint})
+    if (kind_enum) c.check_status(H5Tenum_insert(kind, to_string(k), &k), "step kind type");
   h5::Datatype t(c.check(H5Tcreate(H5T_COMPOUND, sizeof(IndexRow)), "index type"));
   H5Tinsert(t, "step", HOFFSET(IndexRow, step), H5T_NATIVE_INT64);
   H5Tinsert(t, "time", HOFFSET(IndexRow, time), H5T_NATIVE_DOUBLE);
   H5Tinsert(t, "dt", HOFFSET(IndexRow, dt), H5T_NATIVE_DOUBLE);
-  H5Tinsert(t, "kind", HOFFSET(IndexRow, kind), H5T_NATIVE_UINT8);
+  H5Tinsert(t, "kind", HOFFSET(IndexRow, kind), kind);
   H5Tinsert(t, "committed", HOFFSET(IndexRow, committed), H5T_NATIVE_UINT8);
   H5Tinsert(t, "n_grids", HOFFSET(IndexRow, n_grids), H5T_NATIVE_INT64);
   H5Tinsert(t, "n_levels", HOFFSET(IndexRow, n_levels), H5T_NATIVE_INT64);
   H5Tinsert(t, "bytes", HOFFSET(IndexRow, bytes), H5T_NATIVE_INT64);
   return t;
+}
+
+h5::Datatype index_type_of(const Ctx& c, hid_t index) {
+  const h5::Datatype stored(c.check(H5Dget_type(index), "index type", ErrorKind::corrupt));
+  const int member = H5Tget_member_index(stored, "kind");
+  return index_type(c, member >= 0 && H5Tget_member_class(stored, static_cast<unsigned>(member)) == H5T_ENUM);
 }
 
 namespace {

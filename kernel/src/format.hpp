@@ -45,7 +45,12 @@ struct IndexRow {
   std::int64_t n_levels;
   std::int64_t bytes;
 };
-h5::Datatype index_type(const h5::Ctx& c);
+/// The index row's memory type; `kind_enum`: its kind an HDF5 enum (visualisation = 0,
+/// checkpoint = 1, base u8; format 1.7), else a bare u8 (files before 1.7).
+h5::Datatype index_type(const h5::Ctx& c, bool kind_enum = true);
+/// index_type matching the stored type of an open /simulation/index (HDF5 converts no
+/// integer to an enum or back): what reads it, and appends to a file before 1.7.
+h5::Datatype index_type_of(const h5::Ctx& c, hid_t index);
 
 /// Opens a file serially, read-only, classifying failures (not_found, not_hdf5,
 /// truncated, corrupt). With `missing`, a file shorter than its metadata says (a copy cut

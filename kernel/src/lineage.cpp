@@ -170,18 +170,20 @@ std::vector<std::string> find_branches(const std::string& path, const std::strin
 }
 
 namespace {
-void print_node(std::string& out, const std::string& path, const std::string& marked, int depth,
-                std::set<std::string>& visited, const std::vector<LineageNode>& chain) {
-  if (!visited.insert(real(path)).second || depth > 64) return;
+// One file of the tree: "├─ NAME  (from step S t=T; changed: ...)  N steps, t=A..B", the
+// file asked about marked "* (this file)"; `lead` is what precedes its connector, its
+// children drawn below it ("│  " continues a sibling still to come).
+void print_node(std::string& out, const std::string& path, const std::string& marked, const std::string& lead,
+                const std::string& connector, std::set<std::string>& visited, const std::vector<LineageNode>& chain) {
+  if (!visited.insert(real(path)).second || lead.size() > 64 * 4) return;
   LineageNode n = load(path);
-  std::string indent(static_cast<std::size_t>(depth) * 2, ' ');
-  std::string line = indent + (depth > 0 ? "└─ " : "") + path;
-  if (real(path) == marked) line += "  *";
+  std::string line = lead + connector + path;
+  if (real(path) == marked) line += "  * (this file)";
   if (!n.error.empty()) {
     line += "  [unreadable: " + n.error + "]";
   } else {
     if (n.lineage.is_branch()) {
-      line += fmt::format("  (from step {} t={}", n.lineage.parent_step, n.lineage.parent_time);
+      line += fmt::format("  (from step {} t={:.6g}", n.lineage.parent_step, n.lineage.parent_time);
       if (!n.lineage.changes.empty()) {
         line += "; changed:";
         for (const auto& c : n.lineage.changes) line += " " + c;
@@ -191,7 +193,7 @@ void print_node(std::string& out, const std::string& path, const std::string& ma
     if (n.steps.empty())
       line += "  no committed steps";
     else
-      line += fmt::format("  {} steps, t={}..{}", n.steps.size(), n.steps.front().time, n.steps.back().time);
+      line += fmt::format("  {} steps, t={:.6g}..{:.6g}", n.steps.size(), n.steps.front().time, n.steps.back().time);
   }
   out += line + "\n";
   std::set<std::string> children;
@@ -203,7 +205,10 @@ void print_node(std::string& out, const std::string& path, const std::string& ma
       for (const auto& x : children) dup = dup || real(x) == real(c.path);
       if (!dup) children.insert(c.path);
     }
-  for (const auto& ch : children) print_node(out, ch, marked, depth + 1, visited, chain);
+  const std::string below = lead + (connector == "├─ " ? "│  " : connector.empty() ? "" : "   ");
+  std::size_t i = 0;
+  for (const auto& ch : children)
+    print_node(out, ch, marked, below, ++i == children.size() ? "└─ " : "├─ ", visited, chain);
 }
 }  // namespace
 
@@ -211,7 +216,7 @@ std::string format_branch_tree(const std::string& path) {
   auto chain = lineage_chain(path);
   std::string out;
   std::set<std::string> visited;
-  print_node(out, chain.back().path, real(path), 0, visited, chain);
+  print_node(out, chain.back().path, real(path), "", "", visited, chain);
   return out;
 }
 

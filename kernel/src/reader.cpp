@@ -384,6 +384,20 @@ std::vector<FieldInfo> Reader::fields(std::int64_t step_number) const {
   return out;
 }
 
+Reader::Storage Reader::cell_data_storage(std::int64_t step_number) const {
+  const Ctx& c = impl_->ctx;
+  h5::Group g = h5::open_group(c, impl_->file, step(step_number, true).group);
+  Storage out;
+  for (const auto& f : fields(step_number)) {
+    h5::Dataset d = h5::open_dataset(c, g, f.group + "/" + f.name);
+    const h5::Datatype t(H5Dget_type(d));
+    const h5::Dataspace sp(H5Dget_space(d));
+    out.data += H5Sget_simple_extent_npoints(sp) * static_cast<std::int64_t>(H5Tget_size(t));
+    out.stored += static_cast<std::int64_t>(H5Dget_storage_size(d));
+  }
+  return out;
+}
+
 namespace {
 std::size_t element_size(hid_t dataset) {
   const h5::Datatype t(H5Dget_type(dataset));
@@ -709,7 +723,7 @@ std::vector<Reader::IndexProblem> Reader::check_index() const {
     const h5::Dataset idx = h5::open_dataset(c, r.file, names::kIndex);
     const auto d = h5::dims(c, idx, names::kIndex);
     rows.resize(d.empty() ? 0 : d[0]);
-    const h5::Datatype t = detail::index_type(c);
+    const h5::Datatype t = detail::index_type_of(c, idx);
     if (!rows.empty())
       c.check_status(H5Dread(idx, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()), "read the step index", ErrorKind::corrupt);
   } catch (const FileError& e) {

@@ -377,6 +377,14 @@ WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
 
 namespace {
 
+// A field's unit as /common lists it, stored on its dataset too (format 1.7): "" for a
+// name /common does not list.
+std::string unit_of(const CommonInfo& common, const std::string& name) {
+  for (const auto& v : common.variables)
+    if (v.name == name) return v.unit;
+  return "";
+}
+
 WriteStats write_here(detail::WriterState& w, const StepInfo& info, const LocalGrids& grids) {
   const Ctx& c = w.ctx;
   MPI_Barrier(w.comm);
@@ -552,6 +560,7 @@ WriteStats write_here(detail::WriterState& w, const StepInfo& info, const LocalG
                                             filtered.valid() ? filtered.get() : dcpl.get(), H5P_DEFAULT),
                                  "create dataset " + p.path));
       if (storage[d] == Storage::zfp) h5::write_attr_f64(c, dsets.back(), detail::kZfpAccuracy, {w.opts.zfp_accuracy});
+      if (d >= data.first_field) h5::write_attr_string(c, dsets.back(), "units", unit_of(w.common, info.fields[d - data.first_field].name));
     }
     if (data.checksums) {
       const hsize_t shape[2] = {static_cast<hsize_t>(n_grids), static_cast<hsize_t>(n_hashed)};

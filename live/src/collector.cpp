@@ -178,6 +178,8 @@ class Core {
       q.unit = p.unit;
       q.min = p.min;
       q.max = p.max;
+      q.min_open = p.min_open;
+      q.max_open = p.max_open;
       q.description = p.description;
       out.push_back(std::move(q));
     }

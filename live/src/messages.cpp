@@ -216,6 +216,8 @@ std::vector<std::byte> encode(const Reply& m) {
     w.put_string(p.unit);
     w.put_f64(p.min);
     w.put_f64(p.max);
+    w.put(static_cast<std::uint8_t>(p.min_open));
+    w.put(static_cast<std::uint8_t>(p.max_open));
     w.put_string(p.description);
     w.doubles(p.value);
   }
@@ -233,13 +235,15 @@ Reply decode_reply(std::span<const std::byte> f) {
   m.file = r.get_string();
   m.parent = r.get_string();
   m.state = r.enumerated<State>(static_cast<std::uint8_t>(State::finished));
-  m.parameters.resize(r.get_count(4 + 1 + 4 + 8 + 8 + 4 + 4));
+  m.parameters.resize(r.get_count(4 + 1 + 4 + 8 + 8 + 1 + 1 + 4 + 4));
   for (auto& p : m.parameters) {
     p.name = r.get_string();
     p.vector = r.boolean();
     p.unit = r.get_string();
     p.min = r.get_f64();
     p.max = r.get_f64();
+    p.min_open = r.boolean();
+    p.max_open = r.boolean();
     p.description = r.get_string();
     p.value = r.doubles();
   }

@@ -125,7 +125,7 @@ def resolve_token(token=None, token_file=None):
 
 
 class Window:
-    """A sliding window: the cells of one step inside a box, within a budget of values,
+    """A sliding window: the cells of one step inside a box, within a budget of cells,
     from a collector (Client.window) or from a file (rewind.open(path).window(...)).
 
     step, time, file    the step answered
@@ -430,7 +430,8 @@ class Client:
         return self._call("steps_request", {})[0]["steps"]
 
     def window(self, box, budget, variables=None, time="live", file=None, out=None):
-        """box = ((x0, y0, z0), (x1, y1, z1)); variables None = every variable the step
+        """box = ((x0, y0, z0), (x1, y1, z1)); budget: at most N cells (N values of each
+        variable); variables None = every variable the step
         holds (a visualisation step: the ones written; the live state: all).
         out: a previous Window whose arrays are refilled when their sizes match (codec
         none): asking for the same window again and again then allocates nothing; `out`
@@ -476,8 +477,14 @@ class Client:
 
     def parameters(self):
         """The steerable parameters: a list of {"name", "type" ("number" | "vector"), "unit",
-        "min", "max", "value", "description"}."""
-        return self._steer("parameters", {})["parameters"]
+        "min", "max", "min_open", "max_open", "value", "description"}; min_open / max_open:
+        that end of the range is excluded (physics.nu: (0, 10], min_open True); False from a
+        server before revision 1.4, whose ranges were closed."""
+        params = self._steer("parameters", {})["parameters"]
+        for p in params:
+            p.setdefault("min_open", False)
+            p.setdefault("max_open", False)
+        return params
 
     def set(self, values):
         """values: {name: number or [x, y, z]}, applied from the next step on:

@@ -529,7 +529,7 @@ class Step:
         """The sliding window of this step, computed here from the file exactly as
         `rewind window FILE@STEP` and `rewind serve` compute it (window::select, same
         pieces, same values): box ((x0, y0, z0), (x1, y1, z1)), None = the whole domain
-        (lo == hi on an axis: a slice); budget: most values per variable (0 = unlimited);
+        (lo == hi on an axis: a slice); budget: at most N cells (N values of each variable), 0 = unlimited;
         variables: names (None or [] = every variable the step stores); max_level: deepest
         level (-1 = no cap). A rewind.Window (values float64, cell_type uint8)."""
         run, t = self.run, self.topology

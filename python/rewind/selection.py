@@ -108,7 +108,7 @@ def select(level, bbox, child_rows, cells, box, budget=0, max_level=-1):
 
     level (n,) int, bbox (n, 6), child_rows (n, nc) with -1 = none: a step's topology
     (rows level-major, row 0 the root); cells: cells per grid (sx, sy, sz); box:
-    (lo, hi), each (x, y, z); budget: most values per variable (0 = unlimited);
+    (lo, hi), each (x, y, z); budget: at most N cells (N values of each variable), 0 = unlimited;
     max_level: deepest level returned (-1 = no cap). Returns a Selection. Raises
     InvalidArgument for a box with NaN or lo > hi, a negative budget or max_level < -1,
     FileError for a tree whose child rows are out of range or on the wrong level."""

@@ -158,30 +158,12 @@ CaseError CaseDocument::error(const std::string& key, const std::string& message
 }
 
 namespace {
-// Edits (insert, delete, substitute, swap two neighbours) from a to b.
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
-  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i)
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  return d[a.size()][b.size()];
-}
-
 std::pair<std::string, std::string> split_leaf(const std::string& path) {
   const auto dot = path.rfind('.');
   if (dot == std::string::npos) return {"", path};
   return {path.substr(0, dot), path.substr(dot + 1)};
 }
 
-// A typo, not another word: at most 2 edits, and fewer than half the letters.
-bool looks_like(const std::string& typo, const std::string& key) {
-  const auto d = edit_distance(typo, key);
-  return d > 0 && d <= 2 && 2 * d < std::max(typo.size(), key.size());
-}
 }  // namespace
 
 CaseError CaseDocument::missing(const std::string& key) const {

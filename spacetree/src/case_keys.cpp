@@ -284,6 +284,30 @@ const CaseKey& case_key(const std::string& key) {
                                      key));
 }
 
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i)
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+bool looks_like(const std::string& typo, const std::string& key) {
+  const auto d = edit_distance(typo, key);
+  return d > 0 && d <= 2 && 2 * d < std::max(typo.size(), key.size());
+}
+
+std::string closest_name(const std::string& typo, const std::vector<std::string>& names) {
+  std::string best;
+  for (const auto& n : names)
+    if (looks_like(typo, n) && (best.empty() || edit_distance(typo, n) < edit_distance(typo, best))) best = n;
+  return best;
+}
+
 std::vector<std::string> case_sections() {
   std::vector<std::string> out;
   for (const auto& row : case_keys()) {

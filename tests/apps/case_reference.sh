@@ -15,19 +15,30 @@ diff -u "$src/docs/case-reference.md" ref.md >drift.diff
 check "docs/case-reference.md matches the key table (else: cmake --build BUILD --target case_reference)" \
   "[ $? = 0 ] || { cat drift.diff; false; }"
 
-"$rewind" keys >all.out 2>&1
+COLUMNS=80 "$rewind" keys >all.out 2>&1
 check "rewind keys: every section" "[ $? = 0 ] && grep -q '^\[physics\]' all.out && grep -q '^\[output\]' all.out"
-check "... with type, unit, default, range, restart policy and steerable" \
-  "grep -Eq '^  physics\.nu +number +m\^2/s +required +\(0, 10\] +branch +yes +kinematic viscosity' all.out"
+check "... each key with type, unit, default, range, restart policy and steerable, then its description" \
+  "grep -A2 -E '^  physics\.nu ' all.out | tr -s ' \n' ' ' | grep -q 'number \[m^2/s\]; required; range (0, 10\]; on restart: branch; steerable kinematic viscosity'"
 check "... the kernel's I/O options as output.io keys" "grep -q '^  output.io.cb_nodes ' all.out"
 check "... the tree cannot change on a restart, time.end continues the file" \
-  "grep -Eq '^  tree\.depth .* no +no ' all.out && grep -Eq '^  time\.end .* continues +yes ' all.out"
+  "grep -A1 -E '^  tree\.depth ' all.out | tr -s ' \n' ' ' | grep -q 'on restart: no' && grep -A1 -E '^  time\.end ' all.out | tr -s ' \n' ' ' | grep -q 'on restart: continues; steerable'"
+check "... in lines that fit the terminal (COLUMNS=80; every line, not 342 columns)" \
+  "[ \$(awk '{ if (length(\$0) > m) m = length(\$0) } END { print m }' all.out) -le 80 ]"
 "$rewind" keys boundary >b.out 2>&1
 check "rewind keys boundary: only that section" \
   "[ $? = 0 ] && grep -q 'boundary.<face>.velocity' b.out && ! grep -q 'physics' b.out"
+"$rewind" keys physics.nu >one.out 2>&1
+check "rewind keys physics.nu: that key alone" \
+  "[ $? = 0 ] && [ \$(grep -c '^  [a-z]' one.out) = 1 ] && grep -q '^  physics.nu ' one.out"
+"$rewind" keys boundary.xmin.velocity >face.out 2>&1
+check "rewind keys boundary.xmin.velocity: the row of boundary.<face>.velocity" \
+  "[ $? = 0 ] && [ \$(grep -c '^  [a-z]' face.out) = 1 ] && grep -q 'boundary.<face>.velocity' face.out"
+"$rewind" keys physics.nuu >typo.out 2>&1
+check "rewind keys physics.nuu: one error line naming the key it misspells" \
+  "[ $? != 0 ] && [ \$(lines typo.out) = 1 ] && grep -q \"no key or section 'physics.nuu'; did you mean 'physics.nu'?\" typo.out"
 "$rewind" keys physic >bad.out 2>&1
 check "rewind keys with an unknown section: one error line, non-zero exit" \
-  "[ $? != 0 ] && [ \$(lines bad.out) = 1 ] && grep -q \"no section 'physic'\" bad.out"
+  "[ $? != 0 ] && [ \$(lines bad.out) = 1 ] && grep -q \"no key or section 'physic'\" bad.out"
 
 # What the table says is what the parsers do.
 case_file="$src/cases/default.toml"

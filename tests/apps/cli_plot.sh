@@ -29,9 +29,16 @@ check "axes carry units" \
   "grep -q '^panel: kinetic energy \[m⁵/s²\] |' d.out && grep -q '^panel: max |div u| \[1/s\] | log |' d.out && grep -qx 'xlabel: time \[s\]' d.out"
 check "a log axis within a decade labels at least 2 ticks" \
   "[ \$(grep '^panel: max |div u|' d.out | awk -F' [|] ' '{ print \$4 }' | wc -w) -ge 2 ]"
+check "--describe prints tick labels as plain text (10^-5, not \$\\mathdefault{10^{-5}}\$)" \
+  "grep '^panel: max |div u|' d.out | grep -q '10^-' && ! grep -q '[\$\\]' d.out || { grep '^panel' d.out; false; }"
 "$rewind" plot spike.csv -o t.png --title 'My title' --describe >t.out 2>&1
 check "--title wins over the case name" "grep -qx 'title: My title' t.out"
 "$rewind" run "$src/cases/cavity-re100.toml" --steps 20 --monitor cav.csv -q >run.out 2>&1
 "$rewind" plot cav.csv -o cav.png --describe >cav.out 2>&1
 check "a run's own CSV: titled with its case name" "[ $? = 0 ] && grep -q '^title: cavity' cav.out"
+"$rewind" run "$src/cases/default.toml" --steps 10 --output base.h5 --set output.checkpoint_every=5 -q >>run.out 2>&1
+"$rewind" run --restart base.h5@5 --set physics.nu=0.002 --steps 5 --output nu.h5 -q >>run.out 2>&1
+"$rewind" plot base.monitor.csv nu.monitor.csv -o two.png --describe >two.out 2>&1
+check "the legend names each run and the change a branch made (from its file)" \
+  "grep -qx 'legend: base.monitor.csv | nu.monitor.csv (physics.nu=0.002)' two.out || { grep legend two.out; false; }"
 exit $fail

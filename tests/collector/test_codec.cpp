@@ -117,6 +117,9 @@ TEST_CASE("steering messages keep every field", "[collector][steer]") {
   CHECK(std::get<double>(p[1].value) == 0.01);
   CHECK((p[1].unit == "m^2/s" && p[1].min == 1e-9 && p[1].max == 10 && p[1].description == "kinematic viscosity"));
   CHECK(json_text(ParametersReply{params}).find(R"("type":"vector")") != std::string::npos);
+  CHECK((!p[1].min_open && !p[1].max_open));
+  const auto open = std::get<ParametersReply>(round(ParametersReply{{{"physics.nu", 1.0, "", 0, 10, "", true}}}));
+  CHECK((open.parameters[0].min_open && !open.parameters[0].max_open));  // (0, 10], revision 1.4
 
   const ParamValues v{{"a", 1.0}, {"b", std::array<double, 3>{-1, 0.5, 1e300}}};
   CHECK(std::get<SetRequest>(round(SetRequest{v})).values == v);
@@ -287,7 +290,8 @@ TEST_CASE("steering messages with a missing or mistyped field are malformed", "[
         R"({"parameters":[{"type":"string","value":0.5,)" + param + "}]}",
         R"({"parameters":[{"type":"number","value":"0.5",)" + param + "}]}",
         R"({"parameters":[{"type":"number","value":0.5,"name":"x","unit":"","min":2,"max":1,"description":""}]})",
-        R"({"parameters":[{"type":"number","value":0.5,"name":"x","unit":"","min":0,"max":1}]})"}},
+        R"({"parameters":[{"type":"number","value":0.5,"name":"x","unit":"","min":0,"max":1}]})",
+        R"({"parameters":[{"type":"number","value":0.5,"min_open":"yes",)" + param + "}]}"}},
       {17, R"({"values":{"physics.nu":0.01,"boundary.xmin.velocity":[1,0,0]}})",
        {R"({})", R"({"values":[]})", R"({"values":{"a":"1"}})", R"({"values":{"a":[1,2]}})", R"({"values":{"a":[1,2,3,4]}})",
         R"({"values":{"a":[1,"2",3]}})", R"({"values":{"a":null}})", R"({"values":{"a":true}})", R"({"values":{"a":{"x":1}}})"}},

@@ -19,7 +19,7 @@ using rwd::kernel::test::ToyModel;
 
 namespace {
 struct Row {
-  std::string path, kind, type, shape, where;
+  std::string path, kind, type, shape, where, meaning;
 };
 
 std::string trim(std::string s) {
@@ -47,7 +47,7 @@ std::vector<Row> parse_table(const std::string& file) {
         else cur += line[i];
       }
       REQUIRE(cells.size() >= 5);
-      rows.push_back({cells[0], cells[1], cells[2], cells[3], cells[4]});
+      rows.push_back({cells[0], cells[1], cells[2], cells[3], cells[4], cells.size() > 5 ? cells[5] : ""});
     }
   }
   return rows;
@@ -59,6 +59,12 @@ std::string type_name(hid_t t) {
   if (cls == H5T_STRING) return "string";
   if (cls == H5T_COMPOUND) return "compound";
   if (cls == H5T_FLOAT) return size == 8 ? "f64" : "f32";
+  if (cls == H5T_ENUM) {
+    hid_t base = H5Tget_super(t);
+    const std::string b = type_name(base);
+    H5Tclose(base);
+    return "enum(" + b + ")";
+  }
   if (cls == H5T_INTEGER) {
     bool sign = H5Tget_sign(t) == H5T_SGN_2;
     return (sign ? "i" : "u") + std::to_string(size * 8);
@@ -108,6 +114,37 @@ void check_attribute(hid_t file, const std::string& path, const Row& r, const st
   H5Tclose(t);
   H5Sclose(s);
   H5Aclose(a);
+}
+/// The compound member of row `r` (kind "member:NAME") of the dataset at `path` has the
+/// row's type; an enum's members are exactly the `name = value` pairs in the row's meaning.
+void check_member(hid_t file, const std::string& path, const Row& r, const std::string& meaning) {
+  const std::string mn = r.kind.substr(7);
+  hid_t d = H5Dopen2(file, path.c_str(), H5P_DEFAULT);
+  REQUIRE(d >= 0);
+  hid_t t = H5Dget_type(d);
+  REQUIRE(H5Tget_class(t) == H5T_COMPOUND);
+  const int i = H5Tget_member_index(t, mn.c_str());
+  REQUIRE(i >= 0);
+  hid_t m = H5Tget_member_type(t, static_cast<unsigned>(i));
+  CHECK(type_name(m) == r.type);
+  if (H5Tget_class(m) == H5T_ENUM) {
+    std::map<std::string, long long> stored, documented;
+    for (int k = 0; k < H5Tget_nmembers(m); ++k) {
+      char* name = H5Tget_member_name(m, static_cast<unsigned>(k));
+      unsigned char v = 0;
+      REQUIRE(H5Tget_member_value(m, static_cast<unsigned>(k), &v) >= 0);
+      stored[name] = v;
+      H5free_memory(name);
+    }
+    std::istringstream in(meaning);
+    for (std::string tok; std::getline(in, tok, '`');)
+      if (const auto eq = tok.find(" = "); eq != std::string::npos && tok.find(' ') == eq)
+        documented[tok.substr(0, eq)] = std::stoll(tok.substr(eq + 3));
+    CHECK(stored == documented);
+  }
+  H5Tclose(m);
+  H5Tclose(t);
+  H5Dclose(d);
 }
 }  // namespace
 
@@ -174,6 +211,8 @@ TEST_CASE("docs/file-format.md describes exactly what the kernel writes", "[kern
         H5Tclose(t);
         H5Sclose(s);
         H5Dclose(d);
+      } else if (r.kind.rfind("member:", 0) == 0) {
+        check_member(f, p, r, r.meaning);
       } else {
         check_attribute(f, p, r, sym);
       }

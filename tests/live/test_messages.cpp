@@ -35,7 +35,7 @@ Reply sample_reply() {
   r.file = "run.branch1234.h5";
   r.parent = "run.h5";
   r.state = State::paused;
-  r.parameters = {{"physics.nu", false, "m^2/s", 1e-9, 10, "kinematic viscosity", {0.001}},
+  r.parameters = {{"physics.nu", false, "m^2/s", 0, 10, "kinematic viscosity", {0.001}, true, false},
                   {"boundary.xmin.velocity", true, "m/s", -100, 100, "inflow", {1.5, 0, 0}}};
   r.applied = {"physics.nu=0.002"};
   return r;
@@ -66,7 +66,7 @@ TEST_CASE("a frame cut short, altered or of another kind is refused, never read 
     CHECK_THROWS_AS(decode_command(cut), WireError);
   }
   auto version = f;
-  version[4] = std::byte{2};  // header version
+  version[4] = std::byte{kVersion + 1};  // header version: another one
   CHECK_THROWS_AS(decode_command(version), WireError);
   auto magic = f;
   magic[0] = std::byte{'X'};

@@ -43,7 +43,7 @@ inline constexpr std::uint16_t kProtocolVersion = 1;
 /// the arrays, negotiated in the hello; 1.3 an empty window_request.variables meaning
 /// every variable of the step, and the server's limits (hello deadline, sessions that
 /// give way, reply memory answered `busy`).
-inline constexpr const char* kProtocolRevision = "1.3";
+inline constexpr const char* kProtocolRevision = "1.4";
 inline constexpr std::size_t kHeaderSize = wire::kHeaderSize;
 /// Default cap of a request frame (requests carry no arrays).
 inline constexpr std::uint64_t kMaxRequestBytes = std::uint64_t{64} << 10;
@@ -292,6 +292,7 @@ struct ParameterInfo {
   std::string unit;
   double min = 0.0, max = 0.0;  ///< finite, min <= max
   std::string description;
+  bool min_open = false, max_open = false;  ///< that end excluded: (0, 10] (revision 1.4; absent: closed)
 };
 struct ParametersReply {
   std::vector<ParameterInfo> parameters;

@@ -53,9 +53,12 @@ class Progress final : public Observer {
 
 /// The CSV header and row of the monitors (the columns depend on the case). The
 /// header starts with a comment line "# case: NAME" (plot titles; CSV readers skip it
-/// as gnuplot and numpy do, or with pandas' comment="#").
+/// as gnuplot and numpy do, or with pandas' comment="#"). With an obstacle, `u_ref` is the
+/// velocity its coefficients (cd, cl, strouhal) are scaled by at that row: monitor.
+/// reference_velocity if the case fixes it, else the run's own inflow (its mean), so a
+/// branched or steered inflow shows which one is used.
 std::string monitor_csv_header(const solver::Monitors& m, const std::string& case_name);
-std::string monitor_csv_row(const solver::Monitors& m);
+std::string monitor_csv_row(const solver::Monitors& m, double u_ref);
 /// "mm:ss" or "h:mm:ss"; "--:--" for a negative or non-finite time.
 std::string hms(double seconds);
 

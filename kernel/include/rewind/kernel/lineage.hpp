@@ -55,8 +55,8 @@ bool register_branch(const std::string& branch, const std::string& parent, std::
 std::vector<std::string> lineage_problems(const std::string& path);
 
 /// The branch tree as text, rooted at the original run of `path`'s chain, listing the
-/// branches of each file (find_branches: beside it and in its registry). `path` is
-/// marked with '*'. Used by `rewind lineage`.
+/// branches of each file (find_branches: beside it and in its registry), drawn with ├─ / └─,
+/// times to 6 significant digits. `path` is marked "* (this file)". Used by `rewind lineage`.
 std::string format_branch_tree(const std::string& path);
 
 }  // namespace rwd::kernel

@@ -107,6 +107,12 @@ class Reader {
   [[nodiscard]] TopologyRows read_topology_rows(std::int64_t step, const std::vector<std::int64_t>& rows) const;
   /// Cell-data datasets present in a step.
   [[nodiscard]] std::vector<FieldInfo> fields(std::int64_t step) const;
+  /// What a step's cell-data datasets hold (elements x element size) and what they take
+  /// on disk after the compression filters (HDF5's storage size); equal without them.
+  struct Storage {
+    std::int64_t data = 0, stored = 0;
+  };
+  [[nodiscard]] Storage cell_data_storage(std::int64_t step) const;
 
   /// Reads `<group>/<name>` of the given rows (any order, any subset) into `out`:
   /// rows.size() * cells doubles (interior, x fastest), row after row in the order

@@ -26,7 +26,8 @@
 namespace rwd::live {
 
 /// Version of these frames; a peer of another version is refused (wire::Fault::bad_version).
-inline constexpr std::uint16_t kVersion = 1;
+/// 2: a parameter's open range ends (min_open, max_open).
+inline constexpr std::uint16_t kVersion = 2;
 
 /// One selected grid of a window, cropped: cells first + stride * (i, j, k) for
 /// (i, j, k) < count, on the compute rank `owner` (its rank among the compute ranks).
@@ -54,6 +55,7 @@ struct Parameter {
   double min = 0.0, max = 0.0;  ///< allowed range (per component)
   std::string description;
   std::vector<double> value;    ///< current value: 1 or 3 numbers
+  bool min_open = false, max_open = false;  ///< that end of the range excluded: (0, 10] is min_open
   bool operator==(const Parameter&) const = default;
 };
 

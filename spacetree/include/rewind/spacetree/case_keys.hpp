@@ -11,6 +11,7 @@
 // `obstacle[].radius` for every [[obstacle]], `output.io.<option>` for the kernel's
 // I/O options table (kernel::options_table(), which documents those rows itself).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -82,6 +83,12 @@ bool is_case_section(const std::string& key);
 /// The row `key` must have (a reader's key): throws std::logic_error naming the key
 /// if the table has no row for it.
 const CaseKey& case_key(const std::string& key);
+/// Edits (insert, delete, substitute, swap two neighbours) from a to b. Pure.
+std::size_t edit_distance(const std::string& a, const std::string& b);
+/// A typo of `key`, not another word: 1 or 2 edits, and fewer than half the letters. Pure.
+bool looks_like(const std::string& typo, const std::string& key);
+/// The name of `names` that `typo` most likely misspells ("did you mean"), or "". Pure.
+std::string closest_name(const std::string& typo, const std::vector<std::string>& names);
 /// The top-level sections of the table ("case", "domain", ... "output"). Pure.
 std::vector<std::string> case_sections();
 
