@@ -1,9 +1,10 @@
 // Online (live) window benchmarks (docs/benchmarks.md, "Live windows (online)").
 // bench/live/run.sh drives it. Each mode starts one live run itself, the way users do
-// (the command after `--`, e.g. `mpirun -np 4 rewind run CASE --listen 127.0.0.1:0`),
-// reads the run's output through a pipe and stamps every line on arrival: with
-// `--set monitor.progress=1e-9` the run prints one progress line per step, which is the
-// step clock of the measurements below. The run is stopped (`stop`) at the end.
+// (the command after `--`, e.g. `mpirun -np 4 rewind run CASE --listen 127.0.0.1:0`, or
+// the C example `mpirun -np 3 heat OUT STEPS --listen 127.0.0.1:0 --collector rank
+// --progress 1`), reads the run's output through a pipe and stamps every line on arrival:
+// with `--set monitor.progress=1e-9` (the C example: `--progress 1`) the run prints one
+// line "step N ..." per step, which is the step clock of the measurements below. The run is stopped (`stop`) at the end.
 //
 //   rewind_bench_live paused  [options] -- RUN...   the run paused (compute ranks wait at a
 //       boundary, so nothing waits for a step): R rounds of, in rotated order,
@@ -110,7 +111,9 @@ class Job {
     if (fd_ >= 0) ::close(fd_);
   }
 
-  /// The collector's port, from "collector   listening on HOST:PORT".
+  /// The collector's port, from `rewind run`'s "collector   listening on HOST:PORT", or
+  /// the C example's (examples/heat-c) "heat: listening on port PORT" (collector thread)
+  /// or "rewind live: listening on HOST:PORT" (its collector rank).
   std::uint16_t port(std::chrono::seconds timeout) {
     const auto end = Clock::now() + timeout;
     while (Clock::now() < end) {
@@ -118,7 +121,10 @@ class Job {
         const std::lock_guard lock(mutex_);
         for (const auto& l : lines_) {
           const auto at = l.text.find("listening on ");
-          if (l.text.rfind("collector", 0) != 0 || at == std::string::npos) continue;
+          if (at == std::string::npos) continue;
+          if (l.text.rfind("heat: listening on port ", 0) == 0)
+            return static_cast<std::uint16_t>(std::atoi(l.text.c_str() + 24));
+          if (l.text.rfind("collector", 0) != 0 && l.text.rfind("rewind live:", 0) != 0) continue;
           const auto colon = l.text.find(':', at);
           return static_cast<std::uint16_t>(std::atoi(l.text.c_str() + colon + 1));
         }
@@ -442,8 +448,8 @@ int running(const Options& o) {
   const auto port = job.port(std::chrono::seconds(300));
   col::Client client("127.0.0.1", port, "");
   const auto req = whole_domain(client.info(), o.budget, o.vars);
-  client.window(req);  // untimed: first-touch costs on every side
-  wait_steps(job, o.warmup);
+  wait_steps(job, o.warmup);  // first: a code that adopts Rewind describes its tree at its first boundary
+  client.window(req);         // untimed: first-touch costs on every side
   const auto phase = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.phase));
   const auto pids = job.ranks();
   std::vector<double> idle_step;
