@@ -152,6 +152,8 @@ class Job {
       if (l.text.rfind("step ", 0) == 0) out[std::atoll(l.text.c_str() + 5)] = l.t;
     return out;
   }
+  /// Whether the run's output has ended (the run is over, or died).
+  bool ended() const { return eof_; }
   std::int64_t last_step() const {
     const auto s = steps();
     return s.empty() ? -1 : s.rbegin()->first;
@@ -350,10 +352,17 @@ col::WindowRequest whole_domain(const col::ServerInfo& info, std::uint64_t budge
 /// Uncompressed bytes a window delivers: its f64 values and u8 cell types.
 std::uint64_t value_bytes(const col::WindowReply& w) { return w.cells * (8 * w.values.size() + 1); }
 
-/// Waits until the run has printed `steps` more progress lines.
+/// Waits until the run has printed `steps` more progress lines; throws, with the run's
+/// output on stderr, if the run ends first.
 void wait_steps(const Job& job, int steps) {
   const auto first = job.last_step();
-  while (job.last_step() < first + steps) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  while (job.last_step() < first + steps) {
+    if (job.ended()) {
+      for (const auto& l : job.lines()) std::fprintf(stderr, "%s\n", l.text.c_str());
+      throw std::runtime_error("the run ended before its step " + std::to_string(first + steps));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 void echo_run(const Job& job) {

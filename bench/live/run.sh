@@ -107,8 +107,8 @@ if [ "$C_PAIRS" -gt 0 ]; then
     for mode in paused running; do
       for kind in $order; do
         echo "job $kind $mode $i"
-        if [ $mode = paused ]; then job $kind paused --rounds "$TP_ROUNDS"
-        else job $kind running --rounds "$ROUNDS" --phase "$PHASE" --latency "$LATENCY"; fi
+        if [ $mode = paused ]; then job $kind paused --rounds "$TP_ROUNDS" || echo "# job failed: exit $?"
+        else job $kind running --rounds "$ROUNDS" --phase "$PHASE" --latency "$LATENCY" || echo "# job failed: exit $?"; fi
       done
     done
   done
