@@ -83,6 +83,7 @@ heat_binary() {  # the example built against this build's installation, as its u
 job() {  # job KIND MODE OPTIONS...: the benchmark on one live job of that kind
   kind=$1 mode=$2; shift 2
   if [ "$kind" = heat-c ]; then
+    rm -f "$DATA/heat-$mode.h5"  # the example never overwrites a file (rewind run: --force)
     "$BENCH" "$mode" --vars T --large-vars T "$@" -- mpirun -np $((NP - 1)) "$HEAT" "$DATA/heat-$mode.h5" 1000000000 \
       --listen 127.0.0.1:0 --collector rank --refine "$REFINE" --progress 1 --vis 1000000000 --cp 1000000000
   else
