@@ -1,9 +1,10 @@
 // Online (live) window benchmarks (docs/benchmarks.md, "Live windows (online)").
 // bench/live/run.sh drives it. Each mode starts one live run itself, the way users do
-// (the command after `--`, e.g. `mpirun -np 4 rewind run CASE --listen 127.0.0.1:0`),
-// reads the run's output through a pipe and stamps every line on arrival: with
-// `--set monitor.progress=1e-9` the run prints one progress line per step, which is the
-// step clock of the measurements below. The run is stopped (`stop`) at the end.
+// (the command after `--`, e.g. `mpirun -np 4 rewind run CASE --listen 127.0.0.1:0`, or
+// the C example `mpirun -np 3 heat OUT STEPS --listen 127.0.0.1:0 --collector rank
+// --progress 1`), reads the run's output through a pipe and stamps every line on arrival:
+// with `--set monitor.progress=1e-9` (the C example: `--progress 1`) the run prints one
+// line "step N ..." per step, which is the step clock of the measurements below. The run is stopped (`stop`) at the end.
 //
 //   rewind_bench_live paused  [options] -- RUN...   the run paused (compute ranks wait at a
 //       boundary, so nothing waits for a step): R rounds of, in rotated order,
@@ -110,7 +111,9 @@ class Job {
     if (fd_ >= 0) ::close(fd_);
   }
 
-  /// The collector's port, from "collector   listening on HOST:PORT".
+  /// The collector's port, from `rewind run`'s "collector   listening on HOST:PORT", or
+  /// the C example's (examples/heat-c) "heat: listening on port PORT" (collector thread)
+  /// or "rewind live: listening on HOST:PORT" (its collector rank).
   std::uint16_t port(std::chrono::seconds timeout) {
     const auto end = Clock::now() + timeout;
     while (Clock::now() < end) {
@@ -118,7 +121,10 @@ class Job {
         const std::lock_guard lock(mutex_);
         for (const auto& l : lines_) {
           const auto at = l.text.find("listening on ");
-          if (l.text.rfind("collector", 0) != 0 || at == std::string::npos) continue;
+          if (at == std::string::npos) continue;
+          if (l.text.rfind("heat: listening on port ", 0) == 0)
+            return static_cast<std::uint16_t>(std::atoi(l.text.c_str() + 24));
+          if (l.text.rfind("collector", 0) != 0 && l.text.rfind("rewind live:", 0) != 0) continue;
           const auto colon = l.text.find(':', at);
           return static_cast<std::uint16_t>(std::atoi(l.text.c_str() + colon + 1));
         }
@@ -146,6 +152,8 @@ class Job {
       if (l.text.rfind("step ", 0) == 0) out[std::atoll(l.text.c_str() + 5)] = l.t;
     return out;
   }
+  /// Whether the run's output has ended (the run is over, or died).
+  bool ended() const { return eof_; }
   std::int64_t last_step() const {
     const auto s = steps();
     return s.empty() ? -1 : s.rbegin()->first;
@@ -344,10 +352,17 @@ col::WindowRequest whole_domain(const col::ServerInfo& info, std::uint64_t budge
 /// Uncompressed bytes a window delivers: its f64 values and u8 cell types.
 std::uint64_t value_bytes(const col::WindowReply& w) { return w.cells * (8 * w.values.size() + 1); }
 
-/// Waits until the run has printed `steps` more progress lines.
+/// Waits until the run has printed `steps` more progress lines; throws, with the run's
+/// output on stderr, if the run ends first.
 void wait_steps(const Job& job, int steps) {
   const auto first = job.last_step();
-  while (job.last_step() < first + steps) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  while (job.last_step() < first + steps) {
+    if (job.ended()) {
+      for (const auto& l : job.lines()) std::fprintf(stderr, "%s\n", l.text.c_str());
+      throw std::runtime_error("the run ended before its step " + std::to_string(first + steps));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 void echo_run(const Job& job) {
@@ -442,8 +457,8 @@ int running(const Options& o) {
   const auto port = job.port(std::chrono::seconds(300));
   col::Client client("127.0.0.1", port, "");
   const auto req = whole_domain(client.info(), o.budget, o.vars);
-  client.window(req);  // untimed: first-touch costs on every side
-  wait_steps(job, o.warmup);
+  wait_steps(job, o.warmup);  // first: a code that adopts Rewind describes its tree at its first boundary
+  client.window(req);         // untimed: first-touch costs on every side
   const auto phase = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.phase));
   const auto pids = job.ranks();
   std::vector<double> idle_step;

@@ -1,5 +1,7 @@
 """Tables of the live-window benchmark from run.sh's log: medians over rounds, and
-medians of per-round ratios (both sides measured in the same round)."""
+medians of per-round ratios (both sides measured in the same round). A log of
+`run.sh --c-example` (lines "job KIND MODE ROUND"): the C example against `rewind run`,
+each job summarised, then the medians of the per-round ratios C example / rewind run."""
 import re
 import statistics
 import sys
@@ -10,11 +12,11 @@ def med(v):
     return statistics.median(v) if v else float("nan")
 
 
-def parse(path):
+def parse(lines):
     d = {"tp": defaultdict(dict), "codec": [], "paused": [], "phase": defaultdict(dict), "cpu": defaultdict(dict), "shots": [],
          "run": defaultdict(list)}
     mode = None
-    for line in open(path):
+    for line in lines:
         w = line.split()
         if not w:
             continue
@@ -58,8 +60,87 @@ def table(title, header, rows):
         print("| " + " | ".join(r) + " |")
 
 
+def job_summary(d):
+    """One job's figures: median live/raw TCP throughput ratio (codec none, per round),
+    live ms, value bytes; latency paused; latency running; step time idle and the
+    querying / idle ratio (medians over the job's rounds)."""
+    out = {}
+    tp = d["tp"]
+    if tp.get("live-none"):
+        live, raw = tp["live-none"], tp["raw"]
+        out["tp"] = med([raw[r]["ms"] / live[r]["ms"] for r in live if r in raw])
+        out["live_ms"] = med([live[r]["ms"] for r in live])
+        out["bytes"] = next(iter(live.values()))["bytes"]
+        out["mbs"] = out["bytes"] / 1e3 / out["live_ms"]
+    if d["paused"]:
+        out["paused_ms"] = med([p[0] for p in d["paused"]])
+        out["values"] = d["paused"][0][1]
+    if d["shots"]:
+        out["running_ms"] = med([s["ms"] for s in d["shots"]])
+        out["values"] = d["shots"][0]["values"]
+        # Beyond the wait for the boundary (as main(): the `live:` line's copy, if any, is
+        # done before `rewind run` prints the step's line; the C example prints it first).
+        run_live = live_line(d["run"].get("running", []))
+        copy_ms = run_live[2] if run_live else 0.0
+        out["beyond_ms"] = med([s["ms"] - max(0.0, s["to_line"] - copy_ms) for s in d["shots"] if s["to_line"] >= 0])
+    ph = d["phase"]
+    rs = sorted(r for r in ph["idle"] if r in ph["query"] and ph["idle"][r]["per"] > 0)
+    if rs:
+        out["step_ms"] = med([ph["idle"][r]["per"] for r in rs])
+        out["cost"] = med([ph["query"][r]["per"] / ph["idle"][r]["per"] for r in rs])
+        # The step time a window adds (the solvers' steps differ: this, not the ratio, compares).
+        out["added_ms"] = med([(ph["query"][r]["per"] - ph["idle"][r]["per"]) * ph["query"][r]["steps"] /
+                               max(1, ph["query"][r]["windows"]) for r in rs])
+    return out
+
+
+def compare(lines):
+    """The C example against `rewind run`: per job, then per-round ratios."""
+    jobs, key = defaultdict(list), None
+    for line in lines:
+        w = line.split()
+        if w[:1] == ["job"]:
+            key = (w[1], int(w[3]))
+            jobs[key].append("mode " + w[2] + "\n")
+        elif key and not line.startswith("#"):
+            jobs[key].append(line)
+    s = {k: job_summary(parse(v)) for k, v in jobs.items()}
+    rounds = sorted({r for _, r in s})
+    names = {"heat-c": "C example (heat.c)", "rewind-run": "rewind run"}
+    figures = [("tp", "live / raw TCP, codec none", "{:.0%}"), ("mbs", "live value MB/s", "{:.0f}"),
+               ("paused_ms", "latency paused ms", "{:.1f}"), ("running_ms", "latency running ms", "{:.1f}"),
+               ("beyond_ms", "running: latency − wait for the boundary ms", "{:.1f}"),
+               ("step_ms", "idle step ms", "{:.1f}"), ("cost", "querying / idle step", "{:.3f}"),
+               ("added_ms", "step time added per window ms", "{:.1f}")]
+    rows = []
+    for r in rounds:
+        for kind in ("rewind-run", "heat-c"):
+            f = s.get((kind, r), {})
+            rows.append([str(r), names[kind], f"{f.get('values', 0)}"] +
+                        [fmt.format(f[k]) if k in f else "–" for k, _, fmt in figures])
+    table("Each job (median over its own rounds)", ["round", "job", "values per window"] + [t for _, t, _ in figures], rows)
+    rows = []
+    for k, title, _ in figures[:5]:  # the steps' figures compare solvers, not live paths: below
+        ratio = [s[("heat-c", r)][k] / s[("rewind-run", r)][k] for r in rounds
+                 if k in s.get(("heat-c", r), {}) and k in s.get(("rewind-run", r), {})]
+        if ratio:
+            rows.append([title, f"**{med(ratio):.2f}**", f"{min(ratio):.2f}–{max(ratio):.2f}",
+                         ", ".join(f"{x:.2f}" for x in ratio)])
+    table("C example / rewind run: median of the per-round ratios", ["figure", "median", "min–max", "rounds"], rows)
+    rows = []
+    for k, title, fmt in figures[5:]:
+        rows.append([title] + [fmt.format(med([s[(kind, r)][k] for r in rounds if k in s.get((kind, r), {})]))
+                               for kind in ("rewind-run", "heat-c")])
+    table("Step time with a client querying back to back (each against its own idle step; median over rounds)",
+          ["figure", names["rewind-run"], names["heat-c"]], rows)
+    print()
+
+
 def main(path):
-    d = parse(path)
+    lines = open(path).readlines()
+    if any(line.startswith("job ") for line in lines):
+        return compare(lines)
+    d = parse(lines)
     MB = 1e6
     tp = d["tp"]
     kinds = [k for k in ("live-none", "live-none-kept", "live-zstd") if tp.get(k)]

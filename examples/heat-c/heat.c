@@ -7,7 +7,8 @@
  *   dT/dt = kappa lap T + q exp(-|x - c|^2 / w^2),   T = 0 on the boundary of [0,1]^2
  *
  * The tree: 16 x 16-cell blocks, refined to level 3 near the hot spot c = (0.5, 0.5),
- * level 2 around it, level 1 far from it (fixed: the refinement follows the source). Leaves carry T; their
+ * level 2 around it, level 1 far from it (fixed: the refinement follows the source);
+ * --refine K adds K levels everywhere (K = 4: 2164 leaves, 553 984 cells). Leaves carry T; their
  * parents are given to Rewind without arrays (it stores their averages). Each block's
  * ghost cells take the value of the leaf cell that contains their centre (a level jump:
  * piecewise constant), found from every leaf's interior gathered on every rank — fine for
@@ -15,6 +16,8 @@
  * on any rank count are bit-identical.
  *
  *   mpirun -n P heat OUT.h5 STEPS [--restart FILE@SEL] [--listen HOST:PORT] [--vis N] [--cp N]
+ *                  [--refine K] [--progress 1]
+ * --progress 1: rank 0 prints "step N" after every step (a step clock for bench/live).
  */
 #include <math.h>
 #include <mpi.h>
@@ -29,11 +32,11 @@
 #define NX (S + 2)                                  /* with one ghost layer */
 #define AT(i, j) ((i) + 1 + NX * ((j) + 1 + NX))    /* middle of three z layers (Rewind's 2-D layout) */
 #define PADDED (NX * NX * 3)
-#define MAXB 256
+#define MAXB 4096                                   /* blocks: --refine up to 4 */
 
 typedef struct {
   uint64_t uid, parent, child[4];
-  int level, ix, iy, nchild, owner;
+  int level, ix, iy, nchild, owner, kid[4]; /* kid: the children's indices in blk */
   double x0, y0, size; /* lower corner, edge */
   double* T;           /* leaves of this rank only */
 } Block;
@@ -42,6 +45,7 @@ static Block blk[MAXB];
 static int nb = 0, rank = 0, nranks = 1;
 static MPI_Comm comm; /* the ranks that compute (all of them, unless the collector takes one) */
 static double kappa = 0.01, q = 5.0;
+static int refine = 0;
 
 static uint64_t morton(int x, int y) {
   uint64_t m = 0;
@@ -59,11 +63,15 @@ static int build(int level, int ix, int iy, int parent) {
   const double dx = fmax(fabs(b->x0 + b->size / 2 - 0.5) - b->size / 2, 0.0);
   const double dy = fmax(fabs(b->y0 + b->size / 2 - 0.5) - b->size / 2, 0.0);
   const double d = sqrt(dx * dx + dy * dy); /* from the hot spot to the block */
-  const int depth = d < 0.1 ? 3 : d < 0.25 ? 2 : 1;
+  const int depth = (d < 0.1 ? 3 : d < 0.25 ? 2 : 1) + refine;
   b->nchild = level < depth ? 4 : 0;
+  if (b->nchild > 0 && nb + 4 > MAXB) {
+    fprintf(stderr, "heat: more than %d blocks (--refine %d is too deep)\n", MAXB, refine);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
   for (int c = 0; c < b->nchild; ++c) {
     const int k = build(level + 1, 2 * ix + (c & 1), 2 * iy + (c >> 1), me);
-    blk[me].child[c] = blk[k].uid;
+    blk[me].child[c] = blk[k].uid, blk[me].kid[c] = k;
   }
   return me;
 }
@@ -74,8 +82,7 @@ static double sample(const double* all, const int* leaf_index, double x, double 
   int b = 0;
   while (blk[b].nchild > 0) {
     const int c = (x >= blk[b].x0 + blk[b].size / 2) + 2 * (y >= blk[b].y0 + blk[b].size / 2);
-    for (int k = 0; k < nb; ++k)
-      if (blk[k].uid == blk[b].child[c]) { b = k; break; }
+    b = blk[b].kid[c];
   }
   const int i = (int)((x - blk[b].x0) / blk[b].size * S), j = (int)((y - blk[b].y0) / blk[b].size * S);
   return all[(size_t)leaf_index[b] * S * S + (j < S ? j : S - 1) * S + (i < S ? i : S - 1)];
@@ -144,11 +151,12 @@ int main(int argc, char** argv) {
   comm = MPI_COMM_WORLD;
   MPI_Comm_rank(comm, &rank);
   if (argc < 3) {
-    if (rank == 0) fprintf(stderr, "usage: heat OUT.h5 STEPS [--restart FILE@SEL] [--listen HOST:PORT] [--collector thread|rank] [--vis N] [--cp N]\n");
+    if (rank == 0) fprintf(stderr, "usage: heat OUT.h5 STEPS [--restart FILE@SEL] [--listen HOST:PORT] [--collector thread|rank] [--vis N] [--cp N] [--refine K] [--progress 1]\n");
     MPI_Finalize();
     return 2;
   }
   const char *out = argv[1], *restart = NULL, *listen = NULL;
+  int progress = 0;
   const int64_t steps = atoll(argv[2]);
   int vis = 10, cp = 50, where = REWIND_COLLECTOR_THREAD;                            /*R*/
   for (int a = 3; a + 1 < argc; a += 2) {
@@ -157,6 +165,8 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[a], "--collector")) where = strcmp(argv[a + 1], "rank") ? REWIND_COLLECTOR_THREAD : REWIND_COLLECTOR_RANK; /*R*/
     else if (!strcmp(argv[a], "--vis")) vis = atoi(argv[a + 1]);
     else if (!strcmp(argv[a], "--cp")) cp = atoi(argv[a + 1]);
+    else if (!strcmp(argv[a], "--refine")) refine = atoi(argv[a + 1]);
+    else if (!strcmp(argv[a], "--progress")) progress = atoi(argv[a + 1]);
   }
   rewind_config* cfg;                                                              /*R*/
   const int cells[3] = {S, S, 1};                                                  /*R*/
@@ -217,10 +227,11 @@ int main(int argc, char** argv) {
     goto fail;
   }
   if (!restart && rewind_file_write(file, 0, 0.0, 0.0, REWIND_CHECKPOINT, grids, 0, NULL, 0)) goto fail; /*R*/
-  const double dt = 0.2 * pow(1.0 / (8 * S), 2) / 1.0; /* stable for kappa <= 1 on the finest cells */
+  const double dt = 0.2 * pow(1.0 / (S << (3 + refine)), 2); /* stable for kappa <= 1 on the finest cells */
   for (int stop = 0; n < steps && !stop;) {
     step(dt, all, leaf_index, leaves);
     t += dt, ++n;
+    if (progress && rank == 0) printf("step %lld\n", (long long)n), fflush(stdout);
     int written = 0; /* the live link first: a boundary's steering precedes its output */
     if (live) {
       if (rewind_live_boundary(live, n, t, grids, file)) goto fail;                                      /*R*/
