@@ -439,12 +439,14 @@ void Connection::write_all(Done done) {
   last_active_ = Clock::now();
   // Called before every write_some with the bytes sent so far: a reply that moves is
   // not stalled (stalled(): may be closed when its memory is wanted).
-  const auto progress = [this](const boost::system::error_code& ec, std::size_t n) -> std::size_t {
+  const std::size_t total = asio::buffer_size(out_bufs_);
+  const auto progress = [this, total](const boost::system::error_code& ec, std::size_t n) -> std::size_t {
     if (n > op_written_) {
       op_written_ = n;
       last_active_ = Clock::now();
     }
-    return asio::transfer_all()(ec, n);
+    // All that is left in one gathering write_some: asio's transfer_all caps each at 64 KiB.
+    return ec ? 0 : total - n;
   };
   asio::async_write(socket_, out_bufs_, progress,
                     [self = shared_from_this(), done = std::move(done)](const boost::system::error_code& ec, std::size_t) mutable {
