@@ -5,7 +5,7 @@
 #   scripts/check-format.sh           every tracked file: lists the files that differ; exit 1 if any
 #   scripts/check-format.sh --report [BASE]   the same, but exit 0 (what CI runs: the tree
 #                                     predates .clang-format and is not reformatted in one go)
-# Fix what it reports with `git clang-format-14 BASE` (only the lines you changed).
+# Fix what it reports with `git clang-format-14 --binary clang-format-14 BASE` (only the lines you changed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 report=0
@@ -24,7 +24,7 @@ if [ -n "$base" ]; then
   if printf '%s\n' "$out" | grep -q '^@@'; then
     printf '%s\n' "$out"
     n=$(printf '%s\n' "$out" | grep -c '^+++ ' || true)
-    echo "check-format: lines changed since $base differ from .clang-format in $n file(s) (diff above; fix: git clang-format-14 $base)"
+    echo "check-format: lines changed since $base differ from .clang-format in $n file(s) (diff above; fix: git clang-format-14 --binary clang-format-14 $base)"
     bad=1
   else
     echo "check-format: the lines changed since $base follow .clang-format"
