@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# One command: install what is missing, build, run the whole test suite.
+# One command: install what is missing, build (warnings are errors), run the whole test
+# suite, and report how the last commit's lines differ from .clang-format
+# (scripts/check-format.sh --report: it never fails the run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-scripts/build.sh
+REWIND_CMAKE_ARGS="-DREWIND_WARNINGS_AS_ERRORS=ON ${REWIND_CMAKE_ARGS:-}" scripts/build.sh
 . scripts/mpi-env.sh
 ctest --test-dir "${REWIND_BUILD_DIR:-build}" --output-on-failure -j "$(nproc)" ${REWIND_CTEST_ARGS:-}
+if git rev-parse -q --verify HEAD~1 >/dev/null 2>&1; then scripts/check-format.sh --report HEAD~1; fi
