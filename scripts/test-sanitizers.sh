@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The fast unit and MPI tests again under sanitizers (run on its own; not yet part of
-# scripts/test.sh):
+# The fast unit and MPI tests again under sanitizers (scripts/test.sh runs it after the
+# suite; REWIND_SANITIZERS=0 skips it there):
 #   asan-ubsan  AddressSanitizer + UndefinedBehaviorSanitizer: the kernel's tests (its
 #               helper threads, dedicated I/O ranks), the collector's corpus and the live
 #               link's, on 1 and 2 ranks (not yet: collector_server_tests, whose resident
