@@ -79,7 +79,7 @@ int open_claimed(rewind_file** file, MPI_Comm comm, const std::string& path, con
       throw Status(from_kind(static_cast<k::ErrorKind>(kind)), problem);
     }
     auto w = make();
-    *file = new rewind_file{comm, std::move(w), std::move(claim), {}, {}, io};
+    *file = new rewind_file{comm, std::move(w), std::move(claim), {}, {}, io, {}};
   });
 }
 

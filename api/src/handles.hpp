@@ -67,7 +67,8 @@ inline int from_kind(k::ErrorKind kind) {
     case k::ErrorKind::truncated:
     case k::ErrorKind::corrupt: return REWIND_ERR_CORRUPT;
     case k::ErrorKind::no_such_step: return REWIND_ERR_NO_SUCH_STEP;
-    case k::ErrorKind::io: return REWIND_ERR_IO;
+    case k::ErrorKind::io:
+    case k::ErrorKind::no_space: return REWIND_ERR_IO;  // rewind.h: "disk full"
     case k::ErrorKind::invalid_argument: return REWIND_ERR_ARGUMENT;
     case k::ErrorKind::claimed: return REWIND_ERR_CLAIMED;
   }

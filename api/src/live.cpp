@@ -44,7 +44,7 @@ std::string branch_name(const std::string& file, std::int64_t step) {
   const std::filesystem::path p(file);
   for (int n = 1;; ++n) {
     const auto stem = p.stem().string() + fmt::format(".branch{}{}", step, n == 1 ? "" : fmt::format("-{}", n));
-    const auto candidate = (p.parent_path() / (stem + p.extension().string())).string();
+    auto candidate = (p.parent_path() / (stem + p.extension().string())).string();
     if (!std::filesystem::exists(candidate)) return candidate;
   }
 }

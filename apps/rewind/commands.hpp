@@ -48,7 +48,7 @@ CLI::Validator non_negative_number();
 /// collector::resolve_token (which also reads REWIND_TOKEN / REWIND_TOKEN_FILE).
 void add_token_options(CLI::App& sub, std::string& token, std::string& token_file, bool server);
 
-/// Runs the CLI on argv (used by main and by in-process tests).
+/// Runs the CLI on argv (main.cpp; the tests run the `rewind` program itself).
 int run_cli(int argc, char** argv);
 
 }  // namespace rwd::cli

@@ -4,9 +4,9 @@
 # DIR: where to write (default /work/benchdata; must be on the disk you care about).
 # Prints the machine load before and after, then for 1, 2 and 4 ranks every measurement
 # ("op" lines) and the summary ("sum", "ratio", "brk" lines). See docs/benchmarks.md.
-# On a VM with free page reporting (this project's CI machines), run it as
-#   bench/steady_vm.sh --build BUILD -- bench/kernel/run.sh BUILD [DIR] ...
-# so that every contender meets host-backed memory (docs/benchmarks.md, "Steady memory").
+# Run it on the machine as it is: on a VM that hands freed memory back to the host, first
+# touches are fast or slow by round (bench/kernel/first_touch.cpp), which the interleaved
+# rounds and the medians of per-round ratios absorb; use enough rounds (--rounds 12).
 set -e
 BUILD=${1:?build dir}; shift
 DIR=/work/benchdata

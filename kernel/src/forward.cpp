@@ -622,7 +622,7 @@ void Forwarder::ensure_capacity(std::int64_t need, bool grow_any, WriteStats* st
 void Forwarder::prepare(const StepInfo& info, const LocalGrids& grids, const std::vector<FieldSpec>* consume) {
   if (!open_) throw FileError(ErrorKind::invalid_argument, path_, "writer is closed");
   // First touch now, not in the first hand-off's copy: fresh pages cost a fault each
-  // (on a VM a host fault, ~0.4 GB/s), several milliseconds for a few MiB.
+  // (on a VM a host fault: bench/kernel/first_touch.cpp measures it), milliseconds per MiB.
   if (fit(slot_bytes(slot_layout(info, true, consume), grids), nullptr)) std::memset(window().mine(), 0, static_cast<std::size_t>(slot_capacity_ * slots_));
 }
 

@@ -65,8 +65,8 @@ class LinearBuffer {
 
 /// The buffer kept between steps (IoOptions::keep_buffer): one per process, handed to
 /// whichever writer needs one next. Memory first touched is expensive on some systems
-/// (a VM whose host reclaims freed pages: ~0.4 GB/s here) and a solver writes many
-/// steps, so by default the buffer is mapped once and reused, like the solver's arrays.
+/// (a VM whose host reclaims freed pages: bench/kernel/first_touch.cpp) and a solver
+/// writes many steps, so by default the buffer is mapped once and reused, like the solver's arrays.
 std::mutex kept_mutex;
 std::unique_ptr<LinearBuffer> kept_buffer;
 

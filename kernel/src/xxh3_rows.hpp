@@ -1,8 +1,9 @@
 // Private: the XXH3-64 of a grid row, compiled once per instruction set.
 //
 // Included by exactly two files, each with REWIND_XXH3_ISA naming a namespace:
-// xxh3_rows_base.cpp (the x86-64 baseline, SSE2, ~13 GB/s here) and xxh3_rows_avx2.cpp
-// (built with -mavx2, ~40 GB/s on cache-hot rows); checksum.cpp picks one at run time.
+// xxh3_rows_base.cpp (the x86-64 baseline, SSE2) and xxh3_rows_avx2.cpp (built with
+// -mavx2, about 3x faster on cache-hot rows: docs/benchmarks.md, "Kernel write/read");
+// checksum.cpp picks one at run time.
 // xxHash picks its vector code from the compiler's target macros, and XXH_INLINE_ALL
 // makes every xxHash function static, so the two copies never meet at link time. For the
 // same reason this file must not instantiate any template outside its own namespace

@@ -7,7 +7,7 @@ set -u
 rewind=$1 src=$2
 fail=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+. "$src/tests/support/check.sh"  # check LABEL CONDITION
 cd "$tmp"
 cp "$src/cases/default.toml" case.toml
 

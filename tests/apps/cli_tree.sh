@@ -4,7 +4,7 @@ set -u
 rewind=$1 src=$2
 fail=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+. "$src/tests/support/check.sh"  # check LABEL CONDITION
 
 "$rewind" --help >"$tmp/help" 2>&1
 check "--help lists tree" "grep -q '^ *tree ' $tmp/help"

@@ -7,7 +7,7 @@ rewind=$(realpath "$1") src=$(realpath "$2") mpiexec=${3:-mpiexec}
 fail=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 2
-check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+. "$src/tests/support/check.sh"  # check LABEL CONDITION
 # run_compute N ARGS...: `rewind run ARGS` on N compute ranks (alone for 1, else under
 # mpiexec with N + 1 processes: rank 0 is the neighbourhood server), output appended to ./log.
 run_compute() {

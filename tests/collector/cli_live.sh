@@ -23,7 +23,7 @@ run_pid=
 cleanup() { [ -n "$run_pid" ] && kill "$run_pid" 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
 cd "$tmp"
-check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+. "$src/tests/support/check.sh"  # check LABEL CONDITION
 case_file="$src/cases/default.toml"
 whole="--box 0,0,0,2.2,0.41,0 --budget 3000"
 zoom="--box 0.1,0.1,0,0.4,0.3,0 --budget 2000 --vars p,u"

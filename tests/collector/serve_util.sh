@@ -6,9 +6,9 @@ in_tmpdir() {
   trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
   cd "$tmp" || exit 1
 }
-# check NAME COMMAND: evaluates COMMAND, prints ok/FAIL NAME; a failure sets fail=1.
+# check NAME COMMAND: tests/support/check.sh.
 fail=0
-check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+. "$(dirname "${BASH_SOURCE[0]}")/../support/check.sh"  # check LABEL CONDITION
 # start_listener COMMAND...: runs COMMAND in the background (output in serve.log); sets
 # server_pid, and port (empty if it printed no "listening on 127.0.0.1:PORT" within
 # LISTEN_WAIT seconds, default 30: mpirun on a loaded machine can take a while).

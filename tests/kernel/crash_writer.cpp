@@ -53,8 +53,7 @@ int write(const std::string& file, const std::string& log, const std::string& pi
   Writer w = Writer::create(compute, file, ToyModel::common(kBlock), opt);
   for (int i = 1; i <= 100000; ++i) {
     m.advance(kDt);
-    const WriteStats st =
-        w.write_step({i, i * kDt, kDt, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}}, m.describe());
+    const WriteStats st = w.write_step(ToyModel::checkpoint_step(i, i * kDt, kDt), m.describe());
     const std::int64_t committed = st.handed_off ? st.written_step : i;
     if (rank == 0 && committed >= 0) {
       std::FILE* f = std::fopen(log.c_str(), "a");

@@ -25,8 +25,8 @@ void make_good() {
   opt.write_views = false;
   ToyModel m = ToyModel::build(MPI_COMM_SELF);
   Writer w = Writer::create(MPI_COMM_SELF, kGood, ToyModel::common(), opt);
-  w.write_step({1, 0.1, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}}, m.describe());
-  w.write_step({2, 0.2, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}}, m.describe());
+  w.write_step(ToyModel::checkpoint_step(1, 0.1, 0.1), m.describe());
+  w.write_step(ToyModel::checkpoint_step(2, 0.2, 0.1), m.describe());
 }
 
 /// Edits a copy of the good file with plain HDF5 (as a damaged or foreign file would be).
@@ -185,10 +185,10 @@ TEST_CASE("bad files give one clear typed error and are never written", "[kernel
       ok.on_phase = nullptr;
       {
         Writer w = Writer::create(MPI_COMM_SELF, p, ToyModel::common(), ok);
-        w.write_step({1, 0.1, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}}, m.describe());
+        w.write_step(ToyModel::checkpoint_step(1, 0.1, 0.1), m.describe());
       }
       Writer w = Writer::append(MPI_COMM_SELF, p, opt);
-      CHECK_THROWS(w.write_step({2, 0.2, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}}, m.describe()));
+      CHECK_THROWS(w.write_step(ToyModel::checkpoint_step(2, 0.2, 0.1), m.describe()));
     }
     Reader r = Reader::open(p);
     CHECK(r.steps(true).size() == 1);

@@ -25,7 +25,7 @@ TEST_CASE("a branch records its parent, leaves it untouched, and lineage follows
     Writer w = Writer::create(MPI_COMM_WORLD, parent, ToyModel::common(), opt);
     for (int i = 1; i <= 4; ++i) {
       m.advance(0.01);
-      w.write_step({i, i * 0.01, 0.01, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}}, m.describe());
+      w.write_step(ToyModel::checkpoint_step(i, i * 0.01, 0.01), m.describe());
     }
   }
   MPI_Barrier(MPI_COMM_WORLD);
@@ -40,8 +40,7 @@ TEST_CASE("a branch records its parent, leaves it untouched, and lineage follows
     Writer w = Writer::create(MPI_COMM_WORLD, child, bc, opt);
     for (int i = 3; i <= 5; ++i) {
       b.advance(0.02);
-      w.write_step({i, 0.02 + (i - 2) * 0.02, 0.02, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}},
-                   b.describe());
+      w.write_step(ToyModel::checkpoint_step(i, 0.02 + (i - 2) * 0.02, 0.02), b.describe());
     }
   }
   {
@@ -49,7 +48,7 @@ TEST_CASE("a branch records its parent, leaves it untouched, and lineage follows
     CommonInfo gc = make_branch_common(cr, 4, {"time_stepping.dt=0.005"});
     ToyModel b = ToyModel::restart(cr, 4, MPI_COMM_WORLD);
     Writer w = Writer::create(MPI_COMM_WORLD, grandchild, gc, opt);
-    w.write_step({5, 0.065, 0.005, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}}, b.describe());
+    w.write_step(ToyModel::checkpoint_step(5, 0.065, 0.005), b.describe());
   }
   MPI_Barrier(MPI_COMM_WORLD);
   // Checks run serially on rank 0 only (no sections: every rank must run the collectives

@@ -123,9 +123,9 @@ TEST_CASE("zfp visualisation steps stay within their recorded error bound; check
   ToyModel m = ToyModel::build(MPI_COMM_WORLD);
   {
     Writer w = Writer::create(MPI_COMM_WORLD, path, ToyModel::common(), opt);
-    w.write_step({1, kDt, kDt, StepKind::visualisation, ToyModel::visual_fields(false), true, {}, {}}, m.describe());
-    w.write_step({2, 2 * kDt, kDt, StepKind::visualisation, ToyModel::visual_fields(true), true, {}, {}}, m.describe());
-    w.write_step({3, 3 * kDt, kDt, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}}, m.describe());
+    w.write_step(ToyModel::visual_step(1, kDt, kDt, false, true), m.describe());
+    w.write_step(ToyModel::visual_step(2, 2 * kDt, kDt, true, true), m.describe());
+    w.write_step(ToyModel::checkpoint_step(3, 3 * kDt, kDt), m.describe());
     w.close();
   }
   for (const char* step : {"step_00000001", "step_00000002"}) {

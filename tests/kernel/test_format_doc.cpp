@@ -233,7 +233,7 @@ TEST_CASE("docs/file-format.md: each row's checksum is XXH3-64 of its stored byt
     opt.write_views = false;
     ToyModel m = ToyModel::build(MPI_COMM_SELF);
     Writer w = Writer::create(MPI_COMM_SELF, path, ToyModel::common(), opt);
-    w.write_step({1, 0.1, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}}, m.describe());
+    w.write_step(ToyModel::checkpoint_step(1, 0.1, 0.1), m.describe());
   }
   hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   REQUIRE(f >= 0);
@@ -348,7 +348,7 @@ TEST_CASE("docs/file-format.md's filter table and chunked layout are what the ke
     {
       ToyModel m = ToyModel::build(MPI_COMM_SELF);
       Writer w = Writer::create(MPI_COMM_SELF, path, ToyModel::common(), opt);
-      w.write_step({1, 0.1, 0.1, StepKind::visualisation, ToyModel::visual_fields(false), true, {}, {}}, m.describe());
+      w.write_step(ToyModel::visual_step(1, 0.1, 0.1, false, true), m.describe());
     }
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
     hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);

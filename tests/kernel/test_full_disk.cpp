@@ -23,9 +23,7 @@ using rwd::kernel::test::ToyModel;
 namespace {
 constexpr double kDt = 0.01;
 
-StepInfo step_info(int i) {
-  return {i, i * kDt, kDt, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}};
-}
+StepInfo step_info(int i) { return ToyModel::checkpoint_step(i, i * kDt, kDt); }
 
 /// Throws ENOSPC the second time `phase` comes (the second step's), on the ranks it is called on.
 std::function<void(const char*)> full_at(const std::string& phase) {

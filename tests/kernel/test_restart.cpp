@@ -82,7 +82,7 @@ TEST_CASE("steps are selected by number, index, time or latest", "[kernel]") {
   opt.write_views = false;
   {
     Writer w = Writer::create(MPI_COMM_WORLD, path, ToyModel::common(), opt);
-    for (int i : {3, 6, 9}) w.write_step({i, i * 0.1, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}}, m.describe());
+    for (int i : {3, 6, 9}) w.write_step(ToyModel::checkpoint_step(i, i * 0.1, 0.1), m.describe());
   }
   Reader r = Reader::open(path);
   CHECK(r.find_step("latest").step == 9);
@@ -109,7 +109,7 @@ TEST_CASE("a step whose commit never happened is refused by number on every rank
   opt.write_views = false;
   {
     Writer w = Writer::create(MPI_COMM_WORLD, path, ToyModel::common(), opt);
-    w.write_step({1, 0.1, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}}, m.describe());
+    w.write_step(ToyModel::checkpoint_step(1, 0.1, 0.1), m.describe());
   }
   {
     IoOptions dies = opt;  // every rank stops after the data flush, before the marker
@@ -117,7 +117,7 @@ TEST_CASE("a step whose commit never happened is refused by number on every rank
       if (std::string(ph) == "flushed") throw std::runtime_error("simulated death");
     };
     Writer w = Writer::append(MPI_COMM_WORLD, path, dies);
-    CHECK_THROWS(w.write_step({2, 0.2, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}}, m.describe()));
+    CHECK_THROWS(w.write_step(ToyModel::checkpoint_step(2, 0.2, 0.1), m.describe()));
   }
   Reader r = Reader::open(path, MPI_COMM_WORLD);
   CHECK(r.step(1).committed);
@@ -142,14 +142,13 @@ TEST_CASE("a run continues in the same file after a restart (append)", "[kernel]
   opt.write_views = false;
   {
     Writer w = Writer::create(MPI_COMM_WORLD, path, ToyModel::common(), opt);
-    w.write_step({1, 0.1, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}}, m.describe());
+    w.write_step(ToyModel::checkpoint_step(1, 0.1, 0.1), m.describe());
   }
   {
     Writer w = Writer::append(MPI_COMM_WORLD, path, opt);
     CHECK(w.last_step() == 1);
-    CHECK_THROWS_AS(w.write_step({1, 0.1, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}}, m.describe()),
-                    FileError);
-    w.write_step({2, 0.2, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}}, m.describe());
+    CHECK_THROWS_AS(w.write_step(ToyModel::checkpoint_step(1, 0.1, 0.1), m.describe()), FileError);
+    w.write_step(ToyModel::checkpoint_step(2, 0.2, 0.1), m.describe());
     w.close();
   }
   Reader r = Reader::open(path);
@@ -250,7 +249,7 @@ TEST_CASE("large grids round-trip exactly (no-halo copy path, independent bulk r
       IoOptions opt;
       opt.write_views = false;
       Writer w = Writer::create(MPI_COMM_WORLD, path, ToyModel::common(kBlock), opt);
-      w.write_step({1, kDt, kDt, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}}, m.describe());
+      w.write_step(ToyModel::checkpoint_step(1, kDt, kDt), m.describe());
       w.close();
     }
     Reader r = Reader::open(path, MPI_COMM_WORLD);

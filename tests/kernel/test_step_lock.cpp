@@ -24,9 +24,7 @@ IoOptions without_views() {
   return o;
 }
 
-StepInfo checkpoint(std::int64_t step) {
-  return {step, 0.1 * static_cast<double>(step), 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}};
-}
+StepInfo checkpoint(std::int64_t step) { return ToyModel::checkpoint_step(step, 0.1 * static_cast<double>(step), 0.1); }
 }  // namespace
 
 TEST_CASE("StepLock: readers share it, a writer excludes them, waits are bounded", "[kernel][lock]") {

@@ -35,7 +35,7 @@ TEST_CASE("rows are ordered by (level, rank, key); links are rows; data lands in
   WriteStats st;
   {
     Writer w = Writer::create(MPI_COMM_WORLD, path, ToyModel::common(), opt);
-    StepInfo s{10, 0.1, 0.01, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}};
+    StepInfo s = ToyModel::checkpoint_step(10, 0.1, 0.01);
     st = w.write_step(s, m.describe());
     w.close();
   }
@@ -132,7 +132,7 @@ TEST_CASE("the write pipeline changes no byte and keeps the buffer within one co
     paths.push_back(rwd::kernel::test::test_path(std::string("pipeline_") + way.name));
     Writer w = Writer::create(MPI_COMM_WORLD, paths.back(), ToyModel::common(), opt);
     for (std::int64_t step : {1, 2}) {  // the second step reuses the kept buffer
-      StepInfo s{step, 0.1 * step, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}};
+      StepInfo s = ToyModel::checkpoint_step(step, 0.1 * step, 0.1);
       stats.push_back(w.write_step(s, m.describe()));
     }
     // A one-variable step: two halves would exceed the rank's data, so no pipelining.
@@ -241,10 +241,10 @@ TEST_CASE("zero-copy writes put byte for byte what packing writes", "[kernel][mp
     paths.push_back(rwd::kernel::test::test_path(std::string("zero_copy_h") + std::to_string(halo) + "_" + way.name));
     Writer w = Writer::create(MPI_COMM_WORLD, paths.back(), ToyModel::common(), opt);
     stats.emplace_back();
-    stats.back().push_back(w.write_step({1, 0.1, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}}, m.describe()));
+    stats.back().push_back(w.write_step(ToyModel::checkpoint_step(1, 0.1, 0.1), m.describe()));
     // float32 output needs a conversion: those datasets are packed
-    stats.back().push_back(w.write_step({2, 0.2, 0.1, StepKind::visualisation, ToyModel::visual_fields(true), false, {}, {}}, m.describe()));
-    stats.back().push_back(w.write_step({3, 0.3, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}}, lopsided.describe()));
+    stats.back().push_back(w.write_step(ToyModel::visual_step(2, 0.2, 0.1, true, false), m.describe()));
+    stats.back().push_back(w.write_step(ToyModel::checkpoint_step(3, 0.3, 0.1), lopsided.describe()));
     w.close();
   }
   const auto nloc = static_cast<std::int64_t>(m.grids.size());
@@ -314,12 +314,12 @@ TEST_CASE("ranks without grids take part; an all-empty step is written", "[kerne
   IoOptions opt;
   opt.write_views = false;
   Writer w = Writer::create(MPI_COMM_WORLD, path, ToyModel::common(), opt);
-  WriteStats a = w.write_step({1, 0.0, 0.1, StepKind::visualisation, ToyModel::visual_fields(true), false, {}, {}}, half.describe());
+  WriteStats a = w.write_step(ToyModel::visual_step(1, 0.0, 0.1, true, false), half.describe());
   CHECK(a.n_grids == 33);
   if (size > 1) CHECK(a.all_collective);
   ToyModel none;
   none.block = 4;
-  WriteStats b = w.write_step({2, 0.1, 0.1, StepKind::visualisation, ToyModel::visual_fields(false), false, {}, {}}, none.describe());
+  WriteStats b = w.write_step(ToyModel::visual_step(2, 0.1, 0.1, false, false), none.describe());
   CHECK(b.n_grids == 0);
   w.close();
   MPI_Barrier(MPI_COMM_WORLD);
@@ -350,7 +350,7 @@ TEST_CASE("collective reads on any rank count return the written rows", "[kernel
   opt.write_views = false;
   {
     Writer w = Writer::create(MPI_COMM_WORLD, path, ToyModel::common(), opt);
-    w.write_step({5, 0.5, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}}, m.describe());
+    w.write_step(ToyModel::checkpoint_step(5, 0.5, 0.1), m.describe());
   }  // destructor closes
   Reader r = Reader::open(path, MPI_COMM_WORLD);
   ToyModel back = ToyModel::restart(r, 5, MPI_COMM_WORLD);
@@ -475,7 +475,7 @@ TEST_CASE("invalid input is rejected on every rank before any collective I/O", "
   Writer w = Writer::create(MPI_COMM_WORLD, path, ToyModel::common(), opt);
   auto lg = m.describe();
   if (rwd::test::world_rank() == 0 && !lg.grids.empty()) lg.grids[0].fields[0] = nullptr;  // one rank is wrong
-  StepInfo s{1, 0.0, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}};
+  StepInfo s = ToyModel::checkpoint_step(1, 0.0, 0.1);
   bool threw = false;
   try {
     w.write_step(s, lg);

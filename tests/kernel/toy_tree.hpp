@@ -13,6 +13,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rewind/kernel/kernel.hpp"
@@ -202,6 +203,25 @@ struct ToyModel {
   }
   static std::vector<k::FieldSpec> visual_fields(bool f32) {
     return {{"cell_data", "u", 0, f32}, {"cell_data", "v", 1, f32}};
+  }
+  /// The steps the tests write: every checkpoint field with cell types, or the visual
+  /// fields (float32 or not); no overrides, no monitor state.
+  static k::StepInfo checkpoint_step(std::int64_t step, double time, double dt) {
+    return step_info(step, time, dt, k::StepKind::checkpoint, checkpoint_fields(), true);
+  }
+  static k::StepInfo visual_step(std::int64_t step, double time, double dt, bool f32, bool cell_type) {
+    return step_info(step, time, dt, k::StepKind::visualisation, visual_fields(f32), cell_type);
+  }
+  static k::StepInfo step_info(std::int64_t step, double time, double dt, k::StepKind kind,
+                               std::vector<k::FieldSpec> fields, bool cell_type) {
+    k::StepInfo s;
+    s.step = step;
+    s.time = time;
+    s.dt = dt;
+    s.kind = kind;
+    s.fields = std::move(fields);
+    s.write_cell_type = cell_type;
+    return s;
   }
 
   /// Restart: this rank reads the rows partition_rows gives it (any rank count).

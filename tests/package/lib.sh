@@ -9,7 +9,7 @@ python=${REWIND_PYTHON:-/usr/bin/python3}
 fail=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 2
-check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; return 1; fi; }
+. "$src/tests/support/check.sh"  # check LABEL CONDITION
 show() { tail -n 15 "$1" | sed 's/^/     | /'; }
 # writer_ok LOG FILE: the kernel's example writer (kernel/examples/foreign_writer.cpp)
 # read back its restart step, and h5py finds every value it wrote in FILE.

@@ -113,9 +113,9 @@ class ProtocolError : public CodedError {
 };
 
 /// How a reply's arrays travel (1.2). zstd: one zstd frame per array (saves bytes on a
-/// network, costs ~1 GB/s of CPU at each end); none: the raw bytes, which on loopback or
-/// a fast link is what is fastest (float64 fields hardly compress). On the wire: "zstd",
-/// "none".
+/// network, costs CPU at each end: docs/benchmarks.md, "Live windows (online)"); none:
+/// the raw bytes, which on loopback or a fast link is what is fastest (float64 fields
+/// hardly compress). On the wire: "zstd", "none".
 enum class Codec : std::uint8_t { zstd, none };
 const char* to_string(Codec c) noexcept;
 /// The codec named `s`, or nullopt.
@@ -349,8 +349,8 @@ inline constexpr Limits kRequestLimits{kMaxRequestBytes, 0};
 inline constexpr Limits kReplyLimits{kMaxReplyBytes, kMaxRawBytes};
 
 /// zstd level of encode(): -1, zstd's fastest regular level. On the solver's float64
-/// fields level 1 saves 6-7 % of the bytes at <= 0.5 GB/s, -1 sends them as raw zstd
-/// blocks at memory speed (docs/benchmarks.md, "Live windows (online)"); runs of equal
+/// fields level 1 saves 6-7 % of the bytes at a fraction of the speed, -1 sends them as
+/// raw zstd blocks at memory speed (docs/benchmarks.md, "Live windows (online)"); runs of equal
 /// values (cell types, a field at rest) shrink at either level.
 inline constexpr int kZstdLevel = -1;
 

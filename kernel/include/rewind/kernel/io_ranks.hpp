@@ -69,8 +69,9 @@ class StepConsumer {
 /// when they have all called release_io_ranks. `consumer` (optional, borrowed, the same
 /// kind on every I/O rank) takes the steps handed to it; without one they are dropped.
 /// `on_phase`: for tests, the fault-injection hook (IoOptions::on_phase) of the writers the
-/// I/O ranks open — the compute ranks' options cross without it. Throws only on MPI
-/// failures.
+/// I/O ranks open — the compute ranks' options cross without it. A failed write goes back
+/// to the compute ranks (their Writer throws it); an MPI failure aborts the job (MPI's
+/// default error handler: nothing sets MPI_ERRORS_RETURN, so mpi::check never sees one).
 IoRankStats serve_io_ranks(MPI_Comm group, MPI_Comm io, StepConsumer* consumer = nullptr,
                            std::function<void(const char*)> on_phase = {});
 

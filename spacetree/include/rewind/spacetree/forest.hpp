@@ -7,13 +7,13 @@
 //   (i + 1) + (sx + 2) * ((j + 1) + (sy + 2) * (k + 1)).
 //
 // Communication phase (paper, section II.B), each step collective over `comm`:
-//  1. bottom-up   restrict():     parent interior = average of its children;
+//  1. bottom-up   restrict_levels(): parent interior = average of its children;
 //  2. horizontal  exchange_halos(): halos copied from same-level neighbours, across
 //                 ranks with non-blocking point-to-point;
 //  3. top-down    (inside exchange_halos): halos with no same-level neighbour are
 //                 interpolated from the coarser grid that covers them; level by
 //                 level from coarse to fine so the coarse data is complete.
-// prolong() moves data from parents into their children's interiors (the top-down
+// prolong_level() moves data from parents into their children's interiors (the top-down
 // operator of the multigrid-like pressure solver).
 //
 // Results never depend on the number of ranks: every value is computed from the
@@ -31,9 +31,9 @@
 
 namespace rwd::spacetree {
 
-/// How prolong() combines the interpolated parent value with the child's value.
+/// How prolong_level() combines the interpolated parent value with the child's value.
 enum class ProlongMode { assign, add };
-/// Interpolation for prolong() and for halos filled from a coarser grid. All three are
+/// Interpolation for prolong_level() and for halos filled from a coarser grid. All three are
 /// conservative: the mean of the fine cells inside one coarse cell equals its value.
 ///  - constant: piecewise constant (first order);
 ///  - linear:   unlimited linear reconstruction with central slopes from the coarse
