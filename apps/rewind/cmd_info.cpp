@@ -73,7 +73,8 @@ struct StepData {
   bool readable = true;
 };
 StepData step_data(const k::Reader& r, const k::StepEntry& s) {
-  StepData d{.on_disk = s.bytes};
+  StepData d;
+  d.on_disk = s.bytes;
   try {
     const auto fields = r.fields(s.step);
     for (const auto& v : r.common().variables)  // in the file's order (u, v, w, p, T), not HDF5's
