@@ -115,12 +115,8 @@ int run_steer(const SteerOptions& o, const std::string& command) {
     const col::BranchRequest probe{o.from, o.file, values, o.output};
     if (const auto e = col::Handler::validate(probe, col::HandlerLimits{})) throw std::invalid_argument(e->message);
   }
-  col::ClientOptions co;
-  co.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout * 1000));
-  co.name = "rewind-steer";
-  const JobAddress at = run_file ? job_address(o.server, o.token, o.token_file)
-                                 : JobAddress{ep->first, ep->second, col::resolve_token(o.token, o.token_file), ""};
-  auto client = connect_job(at, co);
+  auto client = connect_to(run_file, o.server, ep ? ep->first : "", ep ? ep->second : 0, o.token, o.token_file,
+                           o.timeout, "rewind-steer");
   col::Body reply;
   if (command == "status") reply = col::StatusReply{client.status()};
   else if (command == "parameters") reply = col::ParametersReply{client.parameters()};

@@ -78,12 +78,8 @@ int run_window(const WindowOptions& o) {
   const bool job = o.source.ends_with(".contact") ||
                    (o.time == "live" && o.source.find('@') == std::string::npos && names_run_file(o.source));
   if (job || (!std::filesystem::exists(file, ec) && !ec && remote)) {
-    col::ClientOptions co;
-    co.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout * 1000));
-    co.name = "rewind-window";
-    const JobAddress at = job ? job_address(o.source, o.token, o.token_file)
-                              : JobAddress{remote->first, remote->second, col::resolve_token(o.token, o.token_file), ""};
-    auto client = connect_job(at, co);
+    auto client = connect_to(job, o.source, remote ? remote->first : "", remote ? remote->second : 0, o.token,
+                             o.token_file, o.timeout, "rewind-window");
     req.time = o.time.empty() ? "live" : o.time;
     req.file = o.file;
     w = client.window(req);

@@ -1,5 +1,6 @@
 #include "job_contact.hpp"
 
+#include <chrono>
 #include <filesystem>
 
 #include "rewind/collector/contact.hpp"
@@ -34,6 +35,16 @@ collector::Client connect_job(const JobAddress& a, const collector::ClientOption
     if (a.hint.empty()) throw;
     throw std::runtime_error(e.what() + a.hint);
   }
+}
+
+collector::Client connect_to(bool job, const std::string& source, const std::string& host, std::uint16_t port,
+                             const std::string& token, const std::string& token_file, double timeout, const char* name) {
+  collector::ClientOptions co;
+  co.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout * 1000));
+  co.name = name;
+  const JobAddress at =
+      job ? job_address(source, token, token_file) : JobAddress{host, port, collector::resolve_token(token, token_file), ""};
+  return connect_job(at, co);
 }
 
 }  // namespace rwd::cli

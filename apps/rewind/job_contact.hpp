@@ -31,4 +31,11 @@ JobAddress job_address(const std::string& run_file, const std::string& token, co
 /// token) is rethrown with a.hint appended, the same exception type.
 collector::Client connect_job(const JobAddress& a, const collector::ClientOptions& options);
 
+/// A Client named `name` with a deadline of `timeout` seconds on every call, of the job
+/// writing `source` when `job` (job_address), else of the collector at `host`:`port`;
+/// the token as job_address says (for an address: --token, --token-file, the
+/// environment).
+collector::Client connect_to(bool job, const std::string& source, const std::string& host, std::uint16_t port,
+                             const std::string& token, const std::string& token_file, double timeout, const char* name);
+
 }  // namespace rwd::cli

@@ -83,23 +83,32 @@ except ImportError:  # alone, as the ParaView plugin's rewind_client module
 MAX_TOKEN = 4096
 
 
+def _read_private(path, what, access, limit, missing=None):
+    """Up to `limit` bytes of the regular file `path` that only its owner may use (a token
+    file, a contact file); InvalidArgument naming `what` and `path` otherwise (`missing`:
+    the message for a file that does not exist)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError as e:
+        raise InvalidArgument(missing or f"{what} {path} cannot be opened: {e.strerror}") from None
+    except OSError as e:
+        raise InvalidArgument(f"{what} {path} cannot be opened: {e.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise InvalidArgument(f"{what} {path} is not a regular file")
+        if st.st_mode & 0o077:
+            raise InvalidArgument(f"{what} {path} may be {access} by group or others "
+                                  f"(mode {stat.S_IMODE(st.st_mode):04o}): chmod 600 {path}")
+        return f.read(limit)
+
+
 def read_token_file(path):
     """The token in `path` (its first line), as `rewind --token-file` reads it: refused
     (InvalidArgument, a ValueError, naming the file, never the token) if group or others may read or write it,
     or if it is empty."""
     path = os.path.expanduser(path)
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError as e:
-        raise InvalidArgument(f"token file {path} cannot be opened: {e.strerror}") from None
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise InvalidArgument(f"token file {path} is not a regular file")
-        if st.st_mode & 0o077:
-            raise InvalidArgument(f"token file {path} may be read by group or others "
-                             f"(mode {stat.S_IMODE(st.st_mode):04o}): chmod 600 {path}")
-        text = f.read(MAX_TOKEN + 2)
+    text = _read_private(path, "token file", "read", MAX_TOKEN + 2)
     token = text.split(b"\n", 1)[0].rstrip(b"\r").decode()
     if not token:
         raise InvalidArgument(f"token file {path} is empty (the token is its first line)")
@@ -525,21 +534,9 @@ def read_contact(run_file):
     this node by a process that is gone."""
     run_file = os.path.expanduser(str(run_file))
     path = run_file if run_file.endswith(".contact") else run_file + ".contact"
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        raise InvalidArgument(f"{run_file}: no contact file {path}: the run is not live (a `rewind run --listen` "
-                              "job writes it while its collector listens) or has ended") from None
-    except OSError as e:
-        raise InvalidArgument(f"contact file {path} cannot be opened: {e.strerror}") from None
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise InvalidArgument(f"contact file {path} is not a regular file")
-        if st.st_mode & 0o077:
-            raise InvalidArgument(f"contact file {path} may be read or written by group or others "
-                                  f"(mode {stat.S_IMODE(st.st_mode):04o}): chmod 600 {path}")
-        text = f.read(65537)
+    text = _read_private(path, "contact file", "read or written", 65537,
+                         missing=f"{run_file}: no contact file {path}: the run is not live (a `rewind run --listen` "
+                                 "job writes it while its collector listens) or has ended")
     try:
         c = json.loads(text)
     except ValueError:
