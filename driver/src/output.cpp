@@ -339,11 +339,12 @@ k::WriteStats RunOutput::write(solver::Solver& s, k::StepKind kind, bool hook) {
     fmt::print("\n");
     std::fflush(stdout);
   } else if (print_) {
-    fmt::print("output      {} step {} t = {:.6g} -> {}: {} in {:.4f} s ({:.0f} MiB/s, flush included), "
-               "buffer {:.2f} MiB/rank{}\n",
-               kind == k::StepKind::checkpoint ? "checkpoint" : "visualisation", state.step, state.time,
-               settings_.file, size_text(stats), stats.seconds, stats.bandwidth / 1048576.0,
-               stats.buffer_bytes / 1048576.0, stats.all_collective ? "" : ", cell data by independent transfers");
+    fmt::print(
+        "output      {} step {} t = {:.6g} -> {}: {} in {:.4f} s ({:.0f} MiB/s, flush included), "
+        "buffer {:.2f} MiB/rank{}\n",
+        kind == k::StepKind::checkpoint ? "checkpoint" : "visualisation", state.step, state.time, settings_.file,
+        size_text(stats), stats.seconds, stats.bandwidth / 1048576.0, stats.buffer_bytes / 1048576.0,
+        stats.all_collective ? "" : ", cell data by independent transfers");
     if (!stats.view_error.empty()) fmt::print("output      view not written: {}\n", stats.view_error);
     std::fflush(stdout);
   }
