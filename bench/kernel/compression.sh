@@ -52,9 +52,12 @@ for c in $CASES; do
         --set output.visualisation_every=1 --set output.checkpoint_every=5 --set output.visualisation_interval=0 \
         --set output.checkpoint_interval=0 $(sets $f) >"$DIR/bench.log" 2>&1
       bytes=$(du -B1 "$h5" | cut -f1)
-      # output lines: "output visualisation step N t = T -> F: X MiB in Y s (...)"
+      # output lines: "output visualisation step N t = T -> F: X MiB in Y s (...)", compressed
+      # "... F: D MiB on disk (X MiB before compression; cell data Rx) in Y s (...)"
       awk -v c="$c" -v f="$f" -v r="$r" -v b="$bytes" '
-        /^output +(visualisation|checkpoint) step/ { k = $2; for (i = 1; i <= NF; i++) if ($i == "MiB" && $(i+1) == "in") { m[k] += $(i-1); s[k] += $(i+2) } }
+        /^output +(visualisation|checkpoint) step/ { k = $2; for (i = 1; i <= NF; i++) {
+          if ($i == "MiB" && ($(i+1) == "in" || $(i+1) == "before")) { x = $(i-1); sub(/^\(/, "", x); m[k] += x }
+          if ($i == "in" && $(i+2) == "s") s[k] += $(i+1) } }
         END { printf "%s\t%s\t%s\t%s\t%.3f\t%.4f\t%.3f\t%.4f\n", c, f, r, b, m["visualisation"], s["visualisation"], m["checkpoint"], s["checkpoint"] }' \
         "$DIR/bench.log" >>"$out"
       rm -rf "$h5" "${h5%.h5}.views" "$h5.branches"

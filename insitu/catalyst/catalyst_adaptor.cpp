@@ -19,6 +19,7 @@
 #include <Python.h>  // first, as Python asks
 #include <dlfcn.h>
 #include <mpi.h>
+#include <unistd.h>
 #include <rewind/insitu.h>
 
 #include <vtkCPDataDescription.h>
@@ -38,6 +39,7 @@
 #include <vtkSmartPointer.h>
 #include <vtkTypeUInt64Array.h>
 #include <vtkUnsignedCharArray.h>
+#include <vtk_loguru.h>
 
 #include <cstdio>
 #include <cstring>
@@ -65,6 +67,13 @@ void make_python_global() {
   Dl_info py{};
   if (dladdr(reinterpret_cast<void*>(&Py_IsInitialized), &py) != 0 && py.dli_fname)
     dlopen(py.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
+}
+
+// VTK's logger (loguru) colours its stderr lines whenever TERM names a colour terminal,
+// even when stderr is a file or a pipe (a job's log); plain lines there. loguru's own
+// switch for it (g_colorlogtostderr), set before Catalyst starts logging.
+void plain_log_unless_terminal() {
+  if (isatty(STDERR_FILENO) == 0) loguru::g_colorlogtostderr = false;
 }
 
 // Points per axis of a padded block's image (2-D: one point in z, pixel cells).
@@ -174,6 +183,7 @@ extern "C" int rewind_insitu_init(const rewind_insitu_init_info* info, char* err
       return 1;
     }
     make_python_global();
+    plain_log_unless_terminal();
     comm = MPI_Comm_f2c(info->comm);
     vtkMPICommunicatorOpaqueComm opaque(&comm);
     processor = vtkCPProcessor::New();

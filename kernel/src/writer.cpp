@@ -322,6 +322,29 @@ std::string local_problem(const detail::WriterState& w, const StepInfo& info, co
 
 WriteStats write_here(detail::WriterState& w, const StepInfo& info, const LocalGrids& grids);
 
+/// A written step's filtered datasets (compression) at their storage size, after the
+/// collective write (the same on every rank): st.stored_bytes, and the cell data's ratio
+/// as Reader::cell_data_storage gives it (the fields from `first_field` on).
+void filtered_storage(const std::vector<detail::DatasetPlan>& plan, const std::vector<detail::Storage>& storage,
+                      const std::vector<h5::Dataset>& dsets, std::size_t first_field, std::int64_t n_grids,
+                      WriteStats& st) {
+  std::int64_t data = 0, stored = 0, cell_data = 0, cell_stored = 0;
+  for (std::size_t d = 0; d < plan.size(); ++d) {
+    if (storage[d] == detail::Storage::contiguous) continue;
+    const std::int64_t bytes = n_grids * plan[d].per_row * static_cast<std::int64_t>(plan[d].elem_bytes);
+    const auto on_disk = static_cast<std::int64_t>(H5Dget_storage_size(dsets[d]));
+    data += bytes;
+    stored += on_disk;
+    if (d >= first_field) {
+      cell_data += bytes;
+      cell_stored += on_disk;
+    }
+  }
+  st.stored_bytes = st.bytes - data + stored;
+  if (cell_stored > 0 && cell_stored < cell_data)
+    st.compression_ratio = static_cast<double>(cell_data) / static_cast<double>(cell_stored);
+}
+
 /// Collective. Rank 0 gets every grid's level and box, for the derived view.
 StepTopology gather_view_topology(const detail::WriterState& w, const LocalGrids& grids, const detail::StepRows& rows) {
   const std::size_t nloc = rows.perm.size();
@@ -626,6 +649,9 @@ WriteStats write_here(detail::WriterState& w, const StepInfo& info, const LocalG
                    "write " + gpath + "/" + detail::kChecksums);
     checksums.reset();
   });
+  WriteStats st;
+  st.bytes = bytes_global;
+  filtered_storage(plan, storage, dsets, data.first_field, n_grids, st);
   // Views need every grid's level and box on rank 0 (collective gather, before commit).
   const StepTopology view_topo = w.opts.write_views ? gather_view_topology(w, grids, rows) : StepTopology{};
 
@@ -639,9 +665,7 @@ WriteStats write_here(detail::WriterState& w, const StepInfo& info, const LocalG
   const double t1 = MPI_Wtime();
   w.hook("committed");
 
-  WriteStats st;
   st.n_grids = n_grids;
-  st.bytes = bytes_global;
   st.bytes_local = bytes_local;
   st.buffer_bytes = written.buffer_bytes;
   st.buffer_reused = written.buffer_reused;

@@ -6,18 +6,20 @@
 # exactly the run's leaf cells, with finite u, v, p equal to the file's (zero-copy
 # must hand over the live arrays, not stale or shifted ones); no other step may be there.
 # With STRATEGY = dedicated the hook runs on the I/O rank (the last of NP), Catalyst's
-# interpreter with it, and sees the same.
+# interpreter with it, and sees the same. The run's log goes to a file under a colour
+# terminal's TERM: VTK's logger must write it plain (no ANSI escape byte).
 #   cli_catalyst.sh REWIND SOURCE_DIR MPIEXEC CATALYST_HOOK NP [STRATEGY]
 source "$(dirname "$0")/../apps/lib.sh" "$@"
 hook=$(realpath "$4") np=$5 strategy=${6:-collective}
 launch() { if [ "$np" = 1 ]; then "$rewind" "$@"; else "$mpiexec" -n "$np" "$rewind" "$@"; fi; }
 script="$src/insitu/catalyst/scripts/extract_vtpd.py"
 
-launch run "$src/cases/taylor-green.toml" --output cat.h5 --steps 4 --set tree.depth=1 --set 'tree.s=[8,8,1]' \
+TERM=xterm-256color launch run "$src/cases/taylor-green.toml" --output cat.h5 --steps 4 --set tree.depth=1 --set 'tree.s=[8,8,1]' \
   --set monitor.progress=0 --set output.visualisation_every=2 --set output.float32=false \
   --set "output.io.strategy=\"$strategy\"" --set insitu.library="$hook" --set insitu.every=2 --set "insitu.args=\"$script\"" >run.out 2>&1
 rc=$?
 check "np $np: the run with the Catalyst hook succeeds, no hook error" "[ $rc = 0 ] && ! grep -q 'insitu      error' run.out"
+check "np $np: the log in a file is plain text (TERM=xterm-256color, no ESC byte)" "! grep -q \$'\\x1b' run.out"
 check "np $np: the script ran at steps 0, 2, 4 (its catalyst_execute line)" \
   "[ \"\$(grep -o 'catalyst    step [0-9]*' run.out | tr '\n' ' ')\" = 'catalyst    step 0 catalyst    step 2 catalyst    step 4 ' ]"
 check "np $np: extracts for steps 0, 2, 4 and no others" \

@@ -65,6 +65,10 @@ struct WriteStats {
   std::int64_t n_grids = 0;        ///< grids in the step, all ranks
   std::int64_t bytes = 0;          ///< bytes of all datasets, all ranks
   std::int64_t bytes_local = 0;    ///< bytes this rank wrote
+  std::int64_t stored_bytes = 0;   ///< what the step takes on disk: `bytes` with the filtered
+                                   ///< datasets at HDF5's storage size (== bytes unfiltered)
+  double compression_ratio = 1.0;  ///< cell data's bytes / their storage (as
+                                   ///< Reader::cell_data_storage); 1 without filters
   std::int64_t buffer_bytes = 0;   ///< bytes of this rank's linear write buffer the step used
                                    ///< (two halves when pipelined; <= bytes_local)
   bool buffer_reused = false;      ///< this rank's buffer was the one kept from a step before
