@@ -262,7 +262,7 @@ WindowReply FileService::window(const WindowRequest& req, const WindowOptions& o
     throw std::invalid_argument("file service: piece " + std::to_string(opt.piece) + " of " + std::to_string(opt.pieces));
   auto& s = *impl_;
   if (req.file.empty()) {
-    // files[0]'s timeline, through its parents (docs/file-format.md, "Lineage").
+    // files[0]'s timeline, through its parents (docs/file-format.md §6, "A branch's timeline").
     auto line = s.parent_steps();
     if (!line.empty()) {
       for (const auto& e : s.settled(0, [&] { return s.reader(0).steps(true); })) line.push_back({s.paths[0], e});

@@ -67,8 +67,8 @@ void probe_create(const std::string& path) {
 
 // `from` as a FILE@SELECTOR find_restart_point takes: as it is when it names a file; "@SEL"
 // (no file: the collector's default) names a step on the timeline of the file being
-// written, through its parents (kernel::select_on_timeline, docs/file-format.md
-// "Lineage"): that file's steps (and `pending`), then its parents' up to the branch point.
+// written, through its parents (kernel::select_on_timeline, docs/file-format.md §6,
+// "A branch's timeline"): that file's steps (and `pending`), then its parents' up to the branch point.
 std::string on_timeline(Run& run, const std::string& from, const std::optional<PendingCheckpoint>& pending) {
   const auto [file, sel] = kernel::split_step_spec(from);
   if (!file.empty()) return from;

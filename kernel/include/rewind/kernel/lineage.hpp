@@ -35,7 +35,7 @@ std::vector<TimelineEntry> timeline(const std::string& path);
 /// The entry `selector` names on a timeline (select_step's rule over its steps: `#i` the
 /// i-th step of the timeline, `t=T` the step in force at T, `N` step N, `latest` the last);
 /// where a branch's first step repeats its parent's branch step, the branch's. This is
-/// the one rule for a branch's timeline (docs/file-format.md, "Lineage"): `steer branch`
+/// the one rule for a branch's timeline (docs/file-format.md §6, "A branch's timeline"): `steer branch`
 /// without a file and `rewind serve` of a branch use it. Pure; throws as select_step,
 /// naming `file`.
 TimelineEntry select_on_timeline(const std::vector<TimelineEntry>& timeline, const std::string& selector,
