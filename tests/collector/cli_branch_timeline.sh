@@ -50,6 +50,10 @@ check "window --time t=$T: the parent's step $step_t (t = $time_t) of base.h5" \
 "$rewind" window "base.h5@$step_t" --box 0,0,0,2.2,0.41,0 --budget 4000 --vars u --out p.json >>w.log 2>&1
 check "... the same cells and values as that step of base.h5 read from the file" \
   "$py -c \"import json, sys; a, b = json.load(open('w.json')), json.load(open('p.json')); sys.exit(not a['values'] or (a['values'], a['pieces']) != (b['values'], b['pieces']))\""
+second=$(echo "$timeline" | cut -d' ' -f2)  # "#1": the timeline's second step, the parent's
+"$rewind" window "127.0.0.1:$port" --box 0,0,0,2.2,0.41,0 --budget 4000 --vars u --time '#1' --out w1.json >>w.log 2>&1
+got=$($py -c "import json, os; d = json.load(open('w1.json')); print(os.path.basename(d['file']) + ':' + str(d['step']))" 2>&1)
+check "window --time '#1': the timeline's second step, $second (got $got)" "[ '$got' = '$second' ]"
 check "--file br.h5 still means br.h5's own steps" \
   "one_error $rewind window 127.0.0.1:$port --box 0,0,0,2.2,0.41,0 --budget 4000 --time t=$T --file br.h5 && grep -q no_such_step err.out"
 kill "$server_pid"; wait "$server_pid" 2>/dev/null; server_pid=
