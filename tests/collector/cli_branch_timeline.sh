@@ -57,6 +57,8 @@ check "window --time '#1': the timeline's second step, $second (got $got)" "[ '$
 check "--file br.h5 still means br.h5's own steps" \
   "one_error $rewind window 127.0.0.1:$port --box 0,0,0,2.2,0.41,0 --budget 4000 --time t=$T --file br.h5 && grep -q no_such_step err.out"
 kill "$server_pid"; wait "$server_pid" 2>/dev/null; server_pid=
+check "rewind window br.h5@t=T (a file named) still means br.h5's own steps" \
+  "one_error $rewind window br.h5@t=$T --box 0,0,0,2.2,0.41,0 --budget 4000 && grep -q 'no committed step at or before' err.out"
 
 # A live run on a branch file (2 compute ranks), paused; a branch by time with no --file.
 start_listener "$mpiexec" -n 3 "$rewind" run "${opts[@]}" --restart br.h5@latest --steps 100000 --set time.end=30 \
