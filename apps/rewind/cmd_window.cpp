@@ -89,6 +89,7 @@ int run_window(const WindowOptions& o) {
     if (step_given && !o.time.empty()) throw std::invalid_argument("give the step either as FILE@STEP or as --time, not both");
     if (!o.file.empty()) throw std::invalid_argument("--file picks one of a server's files; for a file give FILE@STEP");
     req.time = !o.time.empty() ? o.time : step;
+    req.file = file;  // FILE@STEP: that file's own steps, not its timeline through its parents
     col::Handler handler(service);
     auto reply = handler.handle(req);
     if (const auto* e = std::get_if<col::ErrorReply>(&reply)) throw std::runtime_error(std::string(col::to_string(e->code)) + ": " + e->message);

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "rewind/kernel/error.hpp"
+#include "rewind/kernel/lineage.hpp"
 #include "rewind/kernel/reader.hpp"
 #include "rewind/kernel/step_lock.hpp"
 #include "rewind/window/kernel_view.hpp"
@@ -61,7 +62,10 @@ bool same_geometry(const k::CommonInfo& a, const k::CommonInfo& b) {
 }  // namespace
 
 struct FileService::Impl {
+  // The files served, then the parents of files[0] its timeline reaches (added as a
+  // window needs them; `served` counts the first).
   std::vector<std::string> paths;
+  std::size_t served = 0;
   // Open readers, each with the stamp its file had when opened; empty until needed
   // again after a failed reopen.
   std::vector<std::optional<k::Reader>> readers;
@@ -85,9 +89,14 @@ struct FileService::Impl {
     return v.data();
   }
 
-  std::size_t file_index(const std::string& file) const {
+  std::size_t file_index(const std::string& file) {
     if (file.empty()) return 0;
     const auto it = std::find(paths.begin(), paths.end(), file);
+    if (it == paths.end()) {
+      const auto line = parent_steps();  // a parent a steps_reply named
+      if (std::any_of(line.begin(), line.end(), [&](const k::TimelineEntry& e) { return e.path == file; }))
+        return add(file);
+    }
     if (it == paths.end()) throw ServiceError(ErrorCode::bad_argument, "no file \"" + file + "\" on this server");
     return static_cast<std::size_t>(it - paths.begin());
   }
@@ -131,6 +140,39 @@ struct FileService::Impl {
     }
   }
 
+  /// file's index, opened (its geometry checked) if it is not open yet.
+  std::size_t add(const std::string& file) {
+    const auto it = std::find(paths.begin(), paths.end(), file);
+    if (it != paths.end()) return static_cast<std::size_t>(it - paths.begin());
+    paths.push_back(file);
+    readers.emplace_back();
+    stamps.emplace_back();
+    try {
+      (void)reader(paths.size() - 1);
+    } catch (...) {
+      paths.pop_back();
+      readers.pop_back();
+      stamps.pop_back();
+      throw;
+    }
+    return paths.size() - 1;
+  }
+
+  /// The steps of files[0]'s timeline that its parents hold (kernel::timeline: each
+  /// parent's up to the branch point); none for an original run or a broken lineage
+  /// (the file's own steps are still served).
+  std::vector<k::TimelineEntry> parent_steps() {
+    if (!reader(0).common().lineage.is_branch()) return {};
+    std::vector<k::TimelineEntry> out;
+    try {
+      for (auto& e : k::timeline(paths[0]))
+        if (e.path != paths[0]) out.push_back(std::move(e));
+    } catch (const k::FileError&) {
+      return {};
+    }
+    return out;
+  }
+
   /// A window of file f's view now (FileService::window without the retries).
   WindowReply window(std::size_t f, const WindowRequest& req, const WindowOptions& opt);
 
@@ -153,6 +195,7 @@ FileService::FileService(const std::vector<std::string>& files) : impl_(std::mak
     impl_->readers.emplace_back(k::Reader::open(f));
     impl_->stamps.push_back(stamp);
     impl_->paths.push_back(f);
+    impl_->served = impl_->paths.size();
     const auto& c = impl_->readers.back()->common();
     if (impl_->readers.size() == 1) impl_->common = c;
     if (!same_geometry(c, impl_->common))
@@ -175,14 +218,15 @@ ServerInfo server_info_of(const kernel::CommonInfo& c) {
 
 ServerInfo FileService::info() {
   ServerInfo i = server_info_of(impl_->common);
-  i.files = impl_->paths;
+  i.files.assign(impl_->paths.begin(), impl_->paths.begin() + static_cast<std::ptrdiff_t>(impl_->served));
   return i;
 }
 
 std::vector<StepRecord> FileService::steps() {
   auto& s = *impl_;
   std::vector<StepRecord> out;
-  for (std::size_t f = 0; f < s.paths.size(); ++f)
+  for (const auto& e : s.parent_steps()) out.push_back({e.step.step, e.step.time, k::to_string(e.step.kind), e.path});
+  for (std::size_t f = 0; f < s.served; ++f)
     for (const auto& e : s.settled(f, [&] { return s.reader(f).steps(true); }))
       out.push_back({e.step, e.time, k::to_string(e.kind), s.paths[f]});
   return out;
@@ -217,6 +261,26 @@ WindowReply FileService::window(const WindowRequest& req, const WindowOptions& o
   if (opt.pieces < 1 || opt.piece < 0 || opt.piece >= opt.pieces)
     throw std::invalid_argument("file service: piece " + std::to_string(opt.piece) + " of " + std::to_string(opt.pieces));
   auto& s = *impl_;
+  if (req.file.empty()) {
+    // files[0]'s timeline, through its parents (docs/file-format.md §6, "A branch's timeline").
+    auto line = s.parent_steps();
+    if (!line.empty()) {
+      for (const auto& e : s.settled(0, [&] { return s.reader(0).steps(true); })) line.push_back({s.paths[0], e});
+      const auto sel = req.time == "live" ? std::string("latest") : req.time;
+      k::TimelineEntry e;
+      try {
+        e = k::select_on_timeline(line, sel, s.paths[0]);
+      } catch (const k::FileError& x) {
+        if (x.kind() == k::ErrorKind::no_such_step) throw ServiceError(ErrorCode::no_such_step, x.what());
+        throw;
+      }
+      WindowRequest at = req;
+      at.file = e.path;
+      at.time = std::to_string(e.step.step);
+      const std::size_t f = s.add(e.path);
+      return s.settled(f, [&] { return s.window(f, at, opt); });
+    }
+  }
   const std::size_t f = s.file_index(req.file);
   return s.settled(f, [&] { return s.window(f, req, opt); });
 }

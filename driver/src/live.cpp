@@ -18,6 +18,7 @@
 #include "rewind/driver/restart.hpp"
 #include "rewind/driver/steering.hpp"
 #include "rewind/kernel/claim.hpp"
+#include "rewind/kernel/lineage.hpp"
 
 namespace rwd::driver {
 
@@ -64,6 +65,28 @@ void probe_create(const std::string& path) {
   ::unlink(path.c_str());
 }
 
+// `from` as a FILE@SELECTOR find_restart_point takes: as it is when it names a file; "@SEL"
+// (no file: the collector's default) names a step on the timeline of the file being
+// written, through its parents (kernel::select_on_timeline, docs/file-format.md §6,
+// "A branch's timeline"): that file's steps (and `pending`), then its parents' up to the branch point.
+std::string on_timeline(Run& run, const std::string& from, const std::optional<PendingCheckpoint>& pending) {
+  const auto [file, sel] = kernel::split_step_spec(from);
+  if (!file.empty()) return from;
+  const std::string current = run.spec().output.file;
+  std::vector<kernel::TimelineEntry> line;
+  try {
+    line = kernel::timeline(current);
+  } catch (const kernel::FileError&) {
+    return current + "@" + sel;  // a parent gone: the file's own steps (its problem is said elsewhere)
+  }
+  if (pending && (line.empty() || pending->step.step > line.back().step.step)) line.push_back({current, pending->step});
+  const auto e = kernel::select_on_timeline(line, sel, current);
+  if (e.path == current) return current + "@" + sel;
+  // A parent's step: T before the branch point finds the same step there; #i and N become
+  // the step's number in the parent.
+  return e.path + "@" + (sel.rfind("t=", 0) == 0 ? sel : std::to_string(e.step.step));
+}
+
 // Everything an in-job branch needs, checked before the run changes anything: `from`
 // names a committed checkpoint of one of the job's files (or `pending`, the one the
 // branch writes first), the values and the output name pass plan_branch, and (on the
@@ -75,7 +98,7 @@ std::string check_branch(Run& run, const std::string& from, const std::vector<st
                          const std::string& output, const std::optional<PendingCheckpoint>& pending, bool probing) {
   const auto file = kernel::split_step_spec(from).first;
   const auto& files = run.files();
-  if (std::none_of(files.begin(), files.end(), [&](const std::string& f) { return same_file(f, file); }))
+  if (!file.empty() && std::none_of(files.begin(), files.end(), [&](const std::string& f) { return same_file(f, file); }))
     throw std::invalid_argument(fmt::format("{} is not one of this job's files", file));
   std::error_code ec;  // a name the system refuses (too long, a loop), in its words
   if (!output.empty()) (void)std::filesystem::symlink_status(output, ec);
@@ -84,7 +107,7 @@ std::string check_branch(Run& run, const std::string& from, const std::vector<st
   // job's own files are refused below, in this job's words.
   const bool ours = std::any_of(files.begin(), files.end(), [&](const std::string& f) { return same_file(f, output); });
   if (probing && !output.empty() && !ours && kernel::claimed_elsewhere(output)) (void)kernel::FileClaim::take(output);
-  return plan_branch(find_restart_point(from, pending), changes, output).output.file;
+  return plan_branch(find_restart_point(on_timeline(run, from, pending), pending), changes, output).output.file;
 }
 
 // The `branch` command: its reply's fields. Checked on every rank before anything
@@ -96,7 +119,7 @@ void steer_branch(Run& run, const live::BranchCommand& c, MPI_Comm compute, live
   int rank = 0;
   MPI_Comm_rank(compute, &rank);
   const auto changes = overrides_of(run, c.values);
-  const auto& from = c.from;
+  std::string from = c.from;  // resolved on the timeline below, once the file is closed
   const auto& output = c.output;
   const auto now = run.solver().scalar_state();
   std::optional<PendingCheckpoint> pending;
@@ -124,7 +147,10 @@ void steer_branch(Run& run, const live::BranchCommand& c, MPI_Comm compute, live
   run.close_output();  // its steps are read below
   try {
     std::string branch_file;
-    agreed(compute, [&] { branch_file = check_branch(run, from, changes, output, pending, rank == 0); });
+    agreed(compute, [&] {
+      branch_file = check_branch(run, from, changes, output, pending, rank == 0);
+      from = on_timeline(run, from, pending);
+    });
     agreed(compute, [&] {
       if (rank == 0) probe_create(branch_file);
     });

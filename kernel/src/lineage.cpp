@@ -108,6 +108,18 @@ std::vector<TimelineEntry> timeline(const std::string& path) {
   return out;
 }
 
+TimelineEntry select_on_timeline(const std::vector<TimelineEntry>& timeline, const std::string& selector,
+                                 const std::string& file) {
+  std::vector<StepEntry> steps;
+  steps.reserve(timeline.size());
+  for (const auto& e : timeline) steps.push_back(e.step);
+  const StepEntry chosen = select_step(steps, selector, file);
+  const auto it = std::find_if(timeline.rbegin(), timeline.rend(), [&](const TimelineEntry& e) {
+    return e.step.step == chosen.step && e.step.time == chosen.time;
+  });
+  return *it;
+}
+
 std::string branch_registry(const std::string& parent) { return parent + ".branches"; }
 
 bool register_branch(const std::string& branch, const std::string& parent, std::string* why) {

@@ -202,7 +202,9 @@ class Core {
       file = status_.file;
     }
     if (file.empty()) throw ServiceError(ErrorCode::conflict, "the run writes no file to branch from");
-    const Reply r = steer(BranchCommand{file + "@" + b.from, values_of(b.values), b.output});
+    // No file asked: "@SEL", a step on the timeline of the file being written (through its
+    // parents; driver/src/live.cpp on_timeline).
+    const Reply r = steer(BranchCommand{(b.file.empty() ? "" : file) + "@" + b.from, values_of(b.values), b.output});
     col::BranchReply out{r.file, r.parent, r.step, r.time};
     {
       // The run is on the branch now; its own status says so only at its next boundary,

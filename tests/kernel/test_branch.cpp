@@ -128,3 +128,28 @@ TEST_CASE("a time picks the last step at or before it, on a file or a branch's t
   CHECK(index_at_or_before(times, 7.0) == 3);
   CHECK(index_at_or_before({}, 1.0) == -1);
 }
+
+TEST_CASE("a selector names a step on a branch's timeline: positions and times through the parent", "[kernel]") {
+  // base.h5 steps 0, 3, 6 (t = step / 10) up to the branch point; br.h5 rewrites 6, then 9.
+  const auto entry = [](const char* path, std::int64_t step) {
+    StepEntry e;
+    e.step = step;
+    e.time = 0.1 * static_cast<double>(step);
+    e.committed = true;
+    return TimelineEntry{path, e};
+  };
+  const std::vector<TimelineEntry> line{entry("base.h5", 0), entry("base.h5", 3), entry("base.h5", 6),
+                                        entry("br.h5", 6), entry("br.h5", 9)};
+  const auto at = [&](const char* sel) {
+    const auto e = select_on_timeline(line, sel, "br.h5");
+    return e.path + ":" + std::to_string(e.step.step);
+  };
+  CHECK(at("#1") == "base.h5:3");      // a position on the timeline, not in br.h5
+  CHECK(at("t=0.45") == "base.h5:3");  // before the branch point: the parent's step
+  CHECK(at("6") == "br.h5:6");         // both hold it: the branch's
+  CHECK(at("t=0.6") == "br.h5:6");
+  CHECK(at("latest") == "br.h5:9");
+  CHECK(at("#-1") == "br.h5:9");
+  CHECK_THROWS_AS(select_on_timeline(line, "t=5", "br.h5"), FileError);
+  CHECK_THROWS_AS(select_on_timeline(line, "7", "br.h5"), FileError);
+}

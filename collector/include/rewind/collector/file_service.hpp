@@ -47,7 +47,10 @@ class FileService final : public Service {
 
   ServerInfo info() override;
   /// The committed steps of every file, file by file, each in time order, as the files
-  /// are now.
+  /// are now; files[0]'s through its parents when it is a branch (its parents' steps up to
+  /// the branch point first, each naming its file: docs/file-format.md §6, "A branch's
+  /// timeline"). A window without a file picks its step on that timeline; a file the
+  /// steps name is accepted as WindowRequest::file.
   std::vector<StepRecord> steps() override;
   /// Throws ServiceError: no_such_step (selector names no committed step),
   /// unknown_variable (not stored in that step), bad_argument (unknown file).

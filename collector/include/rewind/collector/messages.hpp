@@ -42,8 +42,9 @@ inline constexpr std::uint16_t kProtocolVersion = 1;
 /// added the steering messages (types 11-20) and error codes 12-13; 1.2 the codec of
 /// the arrays, negotiated in the hello; 1.3 an empty window_request.variables meaning
 /// every variable of the step, and the server's limits (hello deadline, sessions that
-/// give way, reply memory answered `busy`).
-inline constexpr const char* kProtocolRevision = "1.4";
+/// give way, reply memory answered `busy`); 1.4 open range ends of parameters; 1.5 a
+/// branch's timeline through its parents (steps, windows and branches without a file).
+inline constexpr const char* kProtocolRevision = "1.5";
 inline constexpr std::size_t kHeaderSize = wire::kHeaderSize;
 /// Default cap of a request frame (requests carry no arrays).
 inline constexpr std::uint64_t kMaxRequestBytes = std::uint64_t{64} << 10;
@@ -311,7 +312,8 @@ struct SetReply {
 /// Branch the run from a committed step into a new file, with changed values.
 struct BranchRequest {
   std::string from;    ///< time selector as WindowRequest::time, but not "live"
-  std::string file;    ///< which timeline (one of info().files); "" = the file being written; optional on the wire
+  std::string file;    ///< which file (one of info().files); "" = the timeline of the file being written,
+                       ///< through its parents (revision 1.5); optional on the wire
   ParamValues values;  ///< may be empty
   std::string output;  ///< the branch file; "" = chosen by the server; optional on the wire
 };

@@ -32,6 +32,15 @@ struct TimelineEntry {
 };
 std::vector<TimelineEntry> timeline(const std::string& path);
 
+/// The entry `selector` names on a timeline (select_step's rule over its steps: `#i` the
+/// i-th step of the timeline, `t=T` the step in force at T, `N` step N, `latest` the last);
+/// where a branch's first step repeats its parent's branch step, the branch's. This is
+/// the one rule for a branch's timeline (docs/file-format.md §6, "A branch's timeline"): `steer branch`
+/// without a file and `rewind serve` of a branch use it. Pure; throws as select_step,
+/// naming `file`.
+TimelineEntry select_on_timeline(const std::vector<TimelineEntry>& timeline, const std::string& selector,
+                                 const std::string& file);
+
 /// Rewind files whose parent_file resolves to `path`: those in `directory`
 /// (non-recursive, *.h5) and those `path`'s branch registry names, wherever they live.
 /// Unreadable files and stale registry entries (a branch gone, moved, or now pointing

@@ -91,7 +91,8 @@ struct SetCommand {
   std::vector<ParamValue> values;
   bool operator==(const SetCommand&) const = default;
 };
-/// Go back to step `from` ("FILE@SELECTOR") with `values` changed, into `output` ("" =
+/// Go back to step `from` ("FILE@SELECTOR", or "@SELECTOR": a step on the timeline of
+/// the file being written, through its parents) with `values` changed, into `output` ("" =
 /// a name the run chooses).
 struct BranchCommand {
   std::string from;
