@@ -17,6 +17,7 @@
 #include "rewind/collector/file_service.hpp"
 #include "rewind/collector/handler.hpp"
 #include "rewind/collector/server.hpp"
+#include "rewind/kernel/lineage.hpp"
 #include "rewind/live/collector.hpp"
 #include "rewind/live/link.hpp"
 
@@ -194,8 +195,11 @@ void Host::branch(const live::BranchCommand& b, live::Reply& reply) {
   std::string problem;
   try {
     changes = set(b.values);
-    const auto [path, sel] = k::split_step_spec(b.from);
-    if (std::none_of(l_.files.begin(), l_.files.end(), [&](const std::string& f) {
+    // No file ("@SEL", the collector's default): a step on the timeline of the file being
+    // written, through its parents (docs/file-format.md §6, "A branch's timeline").
+    const bool named = !k::split_step_spec(b.from).first.empty();
+    const auto [path, sel] = k::split_step_spec(named ? b.from : k::timeline_spec(l_.files.back(), k::split_step_spec(b.from).second));
+    if (named && std::none_of(l_.files.begin(), l_.files.end(), [&](const std::string& f) {
           std::error_code ec;
           return std::filesystem::equivalent(f, path, ec);
         }))

@@ -72,19 +72,7 @@ void probe_create(const std::string& path) {
 std::string on_timeline(Run& run, const std::string& from, const std::optional<PendingCheckpoint>& pending) {
   const auto [file, sel] = kernel::split_step_spec(from);
   if (!file.empty()) return from;
-  const std::string current = run.spec().output.file;
-  std::vector<kernel::TimelineEntry> line;
-  try {
-    line = kernel::timeline(current);
-  } catch (const kernel::FileError&) {
-    return current + "@" + sel;  // a parent gone: the file's own steps (its problem is said elsewhere)
-  }
-  if (pending && (line.empty() || pending->step.step > line.back().step.step)) line.push_back({current, pending->step});
-  const auto e = kernel::select_on_timeline(line, sel, current);
-  if (e.path == current) return current + "@" + sel;
-  // A parent's step: T before the branch point finds the same step there; #i and N become
-  // the step's number in the parent.
-  return e.path + "@" + (sel.rfind("t=", 0) == 0 ? sel : std::to_string(e.step.step));
+  return kernel::timeline_spec(run.spec().output.file, sel, pending ? &pending->step : nullptr);
 }
 
 // Everything an in-job branch needs, checked before the run changes anything: `from`

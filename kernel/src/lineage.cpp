@@ -232,4 +232,19 @@ std::string format_branch_tree(const std::string& path) {
   return out;
 }
 
+std::string timeline_spec(const std::string& current, const std::string& selector, const StepEntry* pending) {
+  std::vector<TimelineEntry> line;
+  try {
+    line = timeline(current);
+  } catch (const FileError&) {
+    return current + "@" + selector;  // a parent gone: the file's own steps (its problem is said elsewhere)
+  }
+  if (pending != nullptr && (line.empty() || pending->step > line.back().step.step)) line.push_back({current, *pending});
+  const auto e = select_on_timeline(line, selector, current);
+  if (e.path == current) return current + "@" + selector;
+  // A parent's step: T before the branch point finds the same step there; #i and N become
+  // the step's number in the parent.
+  return e.path + "@" + (selector.rfind("t=", 0) == 0 ? selector : std::to_string(e.step.step));
+}
+
 }  // namespace rwd::kernel

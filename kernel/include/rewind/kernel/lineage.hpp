@@ -41,6 +41,12 @@ std::vector<TimelineEntry> timeline(const std::string& path);
 TimelineEntry select_on_timeline(const std::vector<TimelineEntry>& timeline, const std::string& selector,
                                  const std::string& file);
 
+/// `current@selector` when `selector` names a step of the file `current` on its timeline
+/// (select_on_timeline; `pending`, if not null, a step about to be written to `current`
+/// counts as its last), else `parent@N` (or `parent@t=T`) of the parent that holds it.
+/// A parent that cannot be read leaves `current@selector`. Throws as select_step.
+std::string timeline_spec(const std::string& current, const std::string& selector, const StepEntry* pending = nullptr);
+
 /// Rewind files whose parent_file resolves to `path`: those in `directory`
 /// (non-recursive, *.h5) and those `path`'s branch registry names, wherever they live.
 /// Unreadable files and stale registry entries (a branch gone, moved, or now pointing
