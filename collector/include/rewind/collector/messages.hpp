@@ -219,7 +219,7 @@ struct WindowReply {
   std::vector<std::uint8_t> cell_type;  ///< same layout, one byte per cell
 
   /// Arrays that live outside the reply (server side only: the live collector's memory
-  /// shared with the compute ranks, collector/src/live.cpp). When set, `values` and
+  /// shared with the compute ranks, live/src/window_gather.cpp). When set, `values` and
   /// `cell_type` are empty and these are the reply's arrays, valid while it lives.
   struct SharedArrays {
     std::vector<std::span<const double>> values;
