@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <optional>
 
 #include "codec_detail.hpp"
@@ -57,10 +58,30 @@ class Scratch {
   std::size_t size_ = 0;
 };
 
+/// zstd's contexts, one per thread for the thread's life: ZSTD_compress and
+/// ZSTD_decompress make and free one per call, whose tables are fresh pages each time.
+struct ZstdContexts {
+  ZSTD_CCtx* c = ZSTD_createCCtx();
+  ZSTD_DCtx* d = ZSTD_createDCtx();
+  ZstdContexts() = default;
+  ZstdContexts(const ZstdContexts&) = delete;
+  ZstdContexts& operator=(const ZstdContexts&) = delete;
+  ~ZstdContexts() {
+    ZSTD_freeCCtx(c);
+    ZSTD_freeDCtx(d);
+  }
+};
+ZstdContexts& zstd_contexts() {
+  thread_local ZstdContexts z;
+  if (z.c == nullptr || z.d == nullptr) throw std::bad_alloc();
+  return z;
+}
+
 /// Compresses `raw` to `dst` (ZSTD_compressBound(raw.size()) bytes); the size written.
 std::size_t compress(std::span<const std::byte> raw, std::byte* dst, int level) {
   if (raw.empty()) return 0;
-  const std::size_t n = ZSTD_compress(dst, ZSTD_compressBound(raw.size()), raw.data(), raw.size(), level);
+  const std::size_t n =
+      ZSTD_compressCCtx(zstd_contexts().c, dst, ZSTD_compressBound(raw.size()), raw.data(), raw.size(), level);
   if (ZSTD_isError(n)) throw ProtocolError(ErrorCode::internal, std::string("collector: zstd: ") + ZSTD_getErrorName(n));
   return n;
 }
@@ -76,7 +97,7 @@ void decompress(std::span<const std::byte> z, void* dst, std::size_t raw, const 
   if (declared == ZSTD_CONTENTSIZE_ERROR) malformed("array " + name + ": not a zstd frame");
   if (declared != ZSTD_CONTENTSIZE_UNKNOWN && declared != raw)
     malformed("array " + name + ": zstd frame holds " + std::to_string(declared) + " bytes, JSON says " + std::to_string(raw));
-  const std::size_t n = ZSTD_decompress(dst, raw, z.data(), z.size());
+  const std::size_t n = ZSTD_decompressDCtx(zstd_contexts().d, dst, raw, z.data(), z.size());
   if (ZSTD_isError(n)) malformed("array " + name + ": zstd: " + ZSTD_getErrorName(n));
   if (n != raw) malformed("array " + name + ": decompressed to " + std::to_string(n) + " bytes, JSON says " + std::to_string(raw));
 }

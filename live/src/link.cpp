@@ -9,6 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 
@@ -221,29 +222,23 @@ struct Link::Impl {
     return attached.back().data();
   }
 
-  // Copies this rank's cells of variable slots `vars` (and the cell types) to `out`
-  // (values of variable k at out_values[k] + piece offset when `placed`, else packed).
-  static void extract_into(const Plan& p, const kernel::LocalGrids& grids, const std::vector<int>& vars,
-                           const std::vector<double*>& out_values, std::uint8_t* out_types, bool placed) {
+  // Copies this rank's cells of variable slot `var` to `out` (at out + piece offset when
+  // `placed`, else packed); var < 0: the cell types (uint8_t) instead.
+  template <class T>
+  static void extract_into(const Plan& p, const kernel::LocalGrids& grids, int var, T* out, bool placed) {
     const int h = grids.halo;
     const std::array<int, 3> padded{grids.block.sx + 2 * h, grids.block.sy + 2 * h, grids.block.sz + 2 * h};
-    for (std::size_t k = 0; k < vars.size(); ++k) {
-      double* o = out_values[k];
-      for (const auto& m : p.mine) {
-        window::Piece hp = m.piece;  // the same cells in the halo'd array
-        for (auto& f : hp.first) f += h;
-        const double* src = grids.grids[m.grid].fields[static_cast<std::size_t>(vars[k])];
-        o = window::extract(hp, padded, src, placed ? out_values[k] + m.at : o);
-      }
-    }
-    std::uint8_t* t = out_types;
+    T* o = out;
     for (const auto& m : p.mine) {
-      window::Piece hp = m.piece;
+      window::Piece hp = m.piece;  // the same cells in the halo'd array
       for (auto& f : hp.first) f += h;
-      const std::uint8_t* src = grids.grids[m.grid].cell_type;
-      std::uint8_t* dst = placed ? out_types + m.at : t;
-      if (src != nullptr) t = window::extract(hp, padded, src, dst);
-      else t = std::fill_n(dst, m.piece.values(), std::uint8_t{0});
+      const auto& g = grids.grids[m.grid];
+      const T* src = nullptr;
+      if constexpr (std::is_same_v<T, double>) src = g.fields[static_cast<std::size_t>(var)];
+      else src = g.cell_type;
+      T* dst = placed ? out + m.at : o;
+      if (src != nullptr) o = window::extract(hp, padded, src, dst);
+      else o = std::fill_n(dst, m.piece.values(), T{0});
     }
   }
 
@@ -256,30 +251,34 @@ struct Link::Impl {
     auto* req = sends.data();
     const MPI_Comm comm = thread_mode ? compute : service;
     const int dest = thread_mode ? 0 : collector;
+    // Variable by variable, each announced as soon as it is written (empty messages in
+    // shared memory, else its runs): the collector streams the first variable to its
+    // client while this rank extracts the next.
     if (std::byte* shm = shared_place(c, p.total * (8 * vars.size() + 1)); shm != nullptr && !p.mine.empty()) {
-      std::vector<double*> base(vars.size());
-      for (std::size_t k = 0; k < vars.size(); ++k) base[k] = reinterpret_cast<double*>(shm) + k * p.total;
-      extract_into(p, grids, vars, base, reinterpret_cast<std::uint8_t*>(shm) + vars.size() * p.total * 8, true);
-      // The empty messages say each (variable, run) is written; the fence orders the stores before them.
       static const char nothing = 0;
-      std::atomic_thread_fence(std::memory_order_release);
-      for (std::size_t k = 0; k <= vars.size(); ++k)
-        for (std::size_t r = 0; r < p.runs.size(); ++r)
-          MPI_Isend(&nothing, 0, MPI_BYTE, dest, k < vars.size() ? kValuesTag : kTypesTag, comm, req++);
+      const auto written = [&](int tag) {  // the fence orders the stores before the messages
+        std::atomic_thread_fence(std::memory_order_release);
+        for (std::size_t r = 0; r < p.runs.size(); ++r) MPI_Isend(&nothing, 0, MPI_BYTE, dest, tag, comm, req++);
+      };
+      for (std::size_t k = 0; k < vars.size(); ++k) {
+        extract_into(p, grids, vars[k], reinterpret_cast<double*>(shm) + k * p.total, true);
+        written(kValuesTag);
+      }
+      extract_into(p, grids, -1, reinterpret_cast<std::uint8_t*>(shm) + vars.size() * p.total * 8, true);
+      written(kTypesTag);
       return true;
     }
     values.resize(p.cells * vars.size());
     types.resize(p.cells);
-    std::vector<double*> packed(vars.size());
-    for (std::size_t k = 0; k < vars.size(); ++k) packed[k] = values.data() + k * p.cells;
-    extract_into(p, grids, vars, packed, types.data(), false);
     for (std::size_t k = 0; k < vars.size(); ++k) {
-      const double* src = packed[k];
+      const double* src = values.data() + k * p.cells;
+      extract_into(p, grids, vars[k], values.data() + k * p.cells, false);
       for (const int len : p.runs) {
         MPI_Isend(src, len, MPI_DOUBLE, dest, kValuesTag, comm, req++);
         src += len;
       }
     }
+    extract_into(p, grids, -1, types.data(), false);
     const std::uint8_t* ct = types.data();
     for (const int len : p.runs) {
       MPI_Isend(ct, len, MPI_BYTE, dest, kTypesTag, comm, req++);
@@ -293,7 +292,8 @@ struct Link::Impl {
   void gather_cells(const WindowCommand& c, const Plan& p, const kernel::LocalGrids& grids, const std::vector<int>& vars) {
     if (target.values.size() != vars.size() || target.types == nullptr)
       throw std::runtime_error("live window: the collector gave no arrays for it");
-    extract_into(p, grids, vars, target.values, target.types, true);
+    for (std::size_t k = 0; k < vars.size(); ++k) extract_into(p, grids, vars[k], target.values[k], true);
+    extract_into(p, grids, -1, target.types, true);
     struct Run {
       int owner;
       std::uint64_t at, cells;

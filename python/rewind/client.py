@@ -51,6 +51,7 @@ import os
 import socket
 import stat
 import struct
+import sys
 
 PROTOCOL_VERSION = 1
 MAGIC = b"RWCL"
@@ -308,11 +309,33 @@ def _array_specs(fields, left, max_raw):
     return entries
 
 
-def _read_payload(length, fill, max_raw=MAX_RAW, reuse=()):
+class _Arena:
+    """One buffer for a window's uncompressed arrays, read from the socket in one go and
+    handed out as numpy views of it; the next window reuses it once no array of the last
+    one is held any more (a view, and a view of a view, holds its buffer), so a client
+    asking again and again pays no fresh pages (docs/benchmarks.md, "Live windows by
+    default")."""
+
+    def __init__(self):
+        self.buf = None
+
+    def take(self, nbytes):
+        import numpy as np
+        b = self.buf
+        # Held by self.buf, b and getrefcount's argument only: no window's array is alive.
+        if b is not None and nbytes <= b.nbytes <= 2 * nbytes and sys.getrefcount(b) <= 3:
+            return b[:nbytes]
+        self.buf = b = None
+        self.buf = np.empty(nbytes, np.uint8)
+        return self.buf
+
+
+def _read_payload(length, fill, max_raw=MAX_RAW, reuse=(), arena=None):
     """(json fields, arrays) of a payload of `length` bytes, taken by fill(memoryview),
     which fills the whole view or raises: the JSON, then each array straight into its
     numpy array (codec none) or decompressed (zstd). An uncompressed array is read into
-    reuse[i] instead of a new array when that has its dtype and size."""
+    reuse[i] instead of a new array when that has its dtype and size; else, given an
+    `arena` (_Arena), all uncompressed arrays are read into its buffer at once."""
     if length < 4:
         raise CollectorError("malformed", "truncated")
     head = bytearray(4)
@@ -332,6 +355,8 @@ def _read_payload(length, fill, max_raw=MAX_RAW, reuse=()):
     if not entries:
         return fields, []
     import numpy as np  # only windows carry arrays
+    if arena is not None and not reuse and all(e[4] == "none" for e in entries):
+        return fields, _read_views(entries, fill, arena)
     arrays = []
     for i, (name, dtype, raw, zbytes, codec) in enumerate(entries):
         dtype = np.dtype(DTYPES[dtype])
@@ -352,6 +377,20 @@ def _read_payload(length, fill, max_raw=MAX_RAW, reuse=()):
             out = np.frombuffer(data, dtype=dtype)
         arrays.append(out)
     return fields, arrays
+
+
+def _read_views(entries, fill, arena):
+    """The uncompressed arrays `entries`, back to back in the payload: read into one
+    buffer of `arena`, returned as views of it."""
+    import numpy as np
+    buf = arena.take(sum(e[2] for e in entries))
+    if buf.nbytes:
+        fill(memoryview(buf))
+    arrays, at = [], 0
+    for name, dtype, raw, zbytes, codec in entries:
+        arrays.append(buf[at:at + raw].view(np.dtype(DTYPES[dtype])))
+        at += raw
+    return arrays
 
 
 def _filler(readinto, closed_message):
@@ -404,6 +443,7 @@ class Client:
         else:
             raise InvalidArgument(f"codec {codec!r}: expected one of {', '.join(CODECS)} or None")
         self._fill = _filler(self.sock.recv_into, "the server closed the connection")
+        self._arena = _Arena()
         self.server = self._call("hello", {"protocol": PROTOCOL_VERSION, "token": token, "client": name,
                                            "codecs": codecs})[0]
 
@@ -421,7 +461,7 @@ class Client:
         try:
             self._fill(memoryview(header))
             kind, reply_id, length = _check_header(header)
-            reply, arrays = _read_payload(length, self._fill, reuse=reuse)
+            reply, arrays = _read_payload(length, self._fill, reuse=reuse, arena=self._arena)
         except CollectorError:
             self.sock.close()  # the stream is at an unknown position
             self.sock = None

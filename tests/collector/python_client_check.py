@@ -57,6 +57,16 @@ with Client("127.0.0.1", port, token=token, timeout=10, codec="zstd") as z, \
     wn.values["u"][:] = -1
     again = n.window(box, 3000, ["p", "u"], time="latest", out=wn)
     assert again.values["u"] is wn.values["u"] and (again.values["u"] == wz.values["u"]).all()
+    # By default (codec none) a window's arrays are views of one buffer, which a later
+    # window reuses only once no array of it is held: held arrays keep their values.
+    held = n.window(box, 3000, ["p", "u"], time="latest")
+    assert held.values["p"].base is held.values["u"].base is held.cell_type.base is not None
+    held.values["u"][:] = -2
+    other = n.window(box, 3000, ["p", "u"], time="latest")
+    assert (held.values["u"] == -2).all() and (other.values["u"] == wz.values["u"]).all()
+    address = other.values["p"].ctypes.data
+    del other
+    assert n.window(box, 3000, ["p", "u"], time="latest").values["p"].ctypes.data == address
 
 
 def frame(entries, tail):

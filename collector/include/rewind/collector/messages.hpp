@@ -219,7 +219,7 @@ struct WindowReply {
   std::vector<std::uint8_t> cell_type;  ///< same layout, one byte per cell
 
   /// Arrays that live outside the reply (server side only: the live collector's memory
-  /// shared with the compute ranks, collector/src/live.cpp). When set, `values` and
+  /// shared with the compute ranks, live/src/window_gather.cpp). When set, `values` and
   /// `cell_type` are empty and these are the reply's arrays, valid while it lives.
   struct SharedArrays {
     std::vector<std::span<const double>> values;
@@ -350,11 +350,11 @@ struct Limits {
 inline constexpr Limits kRequestLimits{kMaxRequestBytes, 0};
 inline constexpr Limits kReplyLimits{kMaxReplyBytes, kMaxRawBytes};
 
-/// zstd level of encode(): -1, zstd's fastest regular level. On the solver's float64
-/// fields level 1 saves 6-7 % of the bytes at a fraction of the speed, -1 sends them as
-/// raw zstd blocks at memory speed (docs/benchmarks.md, "Live windows (online)"); runs of equal
-/// values (cell types, a field at rest) shrink at either level.
-inline constexpr int kZstdLevel = -1;
+/// zstd level of encode(): -5, a fast level. On the solver's float64 fields level 1 saves
+/// 6-9 % of the bytes at a fraction of the speed; -1 and -5 both save 3 % (runs of equal
+/// values: cell types, a field at rest), -5 at about twice -1's speed (docs/benchmarks.md,
+/// "Live windows by default"). A client reads every level.
+inline constexpr int kZstdLevel = -5;
 
 /// How encode() writes a frame: the arrays' codec, zstd's level, the payload cap.
 struct EncodeOptions {
