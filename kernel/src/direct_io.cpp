@@ -200,10 +200,9 @@ std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_
   std::string err;
   auto on_helper_cpu = [helper_cpu] { pin_this_thread(helper_cpu); };
   if (!place) {  // straight into the arrays; each run checked while the next is read
-    // With checksums, runs of at most `chunk_bytes` (the reader's 32 MiB): the
-    // helper then hashes rows mostly still in the cache while the next run is read (whole
-    // runs, up to all of a rank's rows of a variable, were hashed from memory). Without
-    // checksums, one call per run.
+    // With checksums, runs of at most `chunk_bytes` (the reader's 4 MiB), checked while
+    // still in the cache (whole runs, up to all of a rank's rows of a variable, were
+    // hashed from memory). Without checksums, one call per run.
     const std::size_t per_run =
         check ? static_cast<std::size_t>(std::max<std::int64_t>(1, chunk_bytes / row_bytes)) : rows.size();
     std::future<void> checking;
