@@ -602,7 +602,7 @@ std::string read_field_direct(const detail::ReaderState& r, const StepEntry& e, 
   // CPUs were not idle: at 2 ranks on 2 CPUs (the reading thread waited for it 8-9 % of
   // the read) and on the shared machine at 1 and 4 ranks too (docs/benchmarks.md, issue
   // 36, "Restart reads: rows checked as they land").
-  const std::string err = detail::read_rows(fh, want, row_bytes, place, false, check, std::int64_t{4} << 20);
+  const std::string err = detail::read_rows(fh, want, row_bytes, place, check, std::int64_t{4} << 20);
   if (err.empty() && bad_row >= 0) r.ctx.fail(ErrorKind::corrupt, detail::checksum_mismatch(e.group, dpath, bad_row));
   return err.empty() ? err : dpath + ": " + err;
 }
