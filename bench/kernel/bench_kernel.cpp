@@ -141,14 +141,17 @@ std::array<double, 3> read_parts_{};  // last kernel read: open, topology, cell 
 /// `bd` under `who`: where a restart read's cell-data time goes.
 void read_breakdown(std::map<std::string, std::vector<double>>& bd, const std::string& who) {
   const auto b = rwd::kernel::last_read_breakdown();
-  double mine[6] = {b.setup, b.read, b.wait, b.hash, b.place, static_cast<double>(b.calls)}, all[6];
+  double mine[6] = {b.setup, b.read, b.hash, b.place, static_cast<double>(b.calls),
+                    static_cast<double>(b.bytes) / std::max(1LL, b.calls) / (1 << 20)}, all[6];
   MPI_Allreduce(mine, all, 6, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  // Rows are hashed (and placed) on the reading thread as each chunk lands: the read's
+  // cell-data time is setup + in MPI_File_read_at + hashing + placing.
   bd[who + " cell data: setup (checksums table + datasets)"].push_back(all[0]);
   bd[who + " cell data: in MPI_File_read_at"].push_back(all[1]);
-  bd[who + " cell data: waiting for the helper"].push_back(all[2]);
-  bd[who + " cell data: hashing (helper)"].push_back(all[3]);
-  bd[who + " cell data: placing into halo'd arrays"].push_back(all[4]);
-  bd[who + " cell data: read calls per rank"].push_back(all[5]);
+  bd[who + " cell data: hashing, as each chunk lands"].push_back(all[2]);
+  bd[who + " cell data: placing into halo'd arrays"].push_back(all[3]);
+  bd[who + " cell data: read calls per rank"].push_back(all[4]);
+  bd[who + " cell data: MiB per read call"].push_back(all[5]);
 }
 
 void remove_target(const std::string& p) {

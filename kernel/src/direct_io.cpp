@@ -1,7 +1,6 @@
 #include "direct_io.hpp"
 
 #include <algorithm>
-#include <future>
 #include <thread>
 #include <vector>
 
@@ -195,68 +194,41 @@ bool adjacent(const std::vector<ReadRow>& rows, std::size_t i, std::int64_t row_
 }  // namespace
 
 std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_t row_bytes,
-                      const std::function<void(const unsigned char*, void*)>& place, bool helper,
-                      const RowCheck& check, std::int64_t chunk_bytes, int helper_cpu) {
+                      const std::function<void(const unsigned char*, void*)>& place, const RowCheck& check,
+                      std::int64_t chunk_bytes) {
   std::string err;
-  auto on_helper_cpu = [helper_cpu] { pin_this_thread(helper_cpu); };
-  if (!place) {  // straight into the arrays; each run checked while the next is read
-    // With checksums, runs of at most `chunk_bytes` (the reader's 32 MiB): the
-    // helper then hashes rows mostly still in the cache while the next run is read (whole
-    // runs, up to all of a rank's rows of a variable, were hashed from memory). Without
-    // checksums, one call per run.
-    const std::size_t per_run =
-        check ? static_cast<std::size_t>(std::max<std::int64_t>(1, chunk_bytes / row_bytes)) : rows.size();
-    std::future<void> checking;
+  const std::size_t per_chunk = static_cast<std::size_t>(std::max<std::int64_t>(1, chunk_bytes / row_bytes));
+  if (!place) {  // straight into the arrays
+    // With checksums, runs of at most `chunk_bytes` (the reader's 4 MiB), checked while
+    // still in the cache (whole runs, up to all of a rank's rows of a variable, were
+    // hashed from memory). Without checksums, one call per run.
+    const std::size_t per_run = check ? per_chunk : rows.size();
     for (std::size_t a = 0; a < rows.size() && err.empty();) {
       std::size_t b = a + 1;
       while (b < rows.size() && b - a < per_run && adjacent(rows, b, row_bytes, true)) ++b;
       read_contiguous(fh, rows[a].dst, rows[a].offset, static_cast<std::int64_t>(b - a) * row_bytes, err);
-      if (checking.valid()) timed(last_read.wait, [&] { checking.get(); });
-      if (check && err.empty()) {
-        auto job = [&rows, &check, a, b] {
-          timed(last_read.hash, [&] {
-            for (std::size_t i = a; i < b; ++i) check(i, static_cast<const unsigned char*>(rows[i].dst));
-          });
-        };
-        if (helper) checking = std::async(std::launch::async, [&on_helper_cpu, job] {
-          on_helper_cpu();
-          job();
+      if (check && err.empty())
+        timed(last_read.hash, [&] {
+          for (std::size_t i = a; i < b; ++i) check(i, static_cast<const unsigned char*>(rows[i].dst));
         });
-        else job();
-      }
       a = b;
     }
-    if (checking.valid()) timed(last_read.wait, [&] { checking.get(); });
     return err;
   }
-  const std::size_t per_chunk = static_cast<std::size_t>(std::max<std::int64_t>(1, chunk_bytes / row_bytes));
-  std::vector<unsigned char> bufs[2];
-  std::future<void> placing;  // the previous chunk's rows, put in place while this one is read
-  for (std::size_t a = 0, k = 0; a < rows.size() && err.empty(); ++k) {
+  std::vector<unsigned char> buf;
+  for (std::size_t a = 0; a < rows.size() && err.empty();) {
     std::size_t b = a + 1;
     while (b < rows.size() && b - a < per_chunk && adjacent(rows, b, row_bytes, false)) ++b;
-    // Buffer k % 2 last held chunk k - 2, whose placing ended before chunk k - 1's began.
-    auto& buf = bufs[helper ? k % 2 : 0];
     const auto need = static_cast<std::size_t>(row_bytes) * (b - a);
     if (buf.size() < need) buf.resize(need);
     read_contiguous(fh, buf.data(), rows[a].offset, static_cast<std::int64_t>(need), err);
-    if (placing.valid()) timed(last_read.wait, [&] { placing.get(); });
-    if (!err.empty()) break;
-    auto job = [&rows, &place, &check, row_bytes, from = buf.data(), a, b] {
-      for (std::size_t i = a; i < b; ++i) {
-        const unsigned char* row = from + static_cast<std::size_t>(row_bytes) * (i - a);
-        if (check) timed(last_read.hash, [&] { check(i, row); });  // the row's file bytes, cache-hot, before placing them
-        timed(last_read.place, [&] { place(row, rows[i].dst); });
-      }
-    };
-    if (helper) placing = std::async(std::launch::async, [&on_helper_cpu, job] {
-      on_helper_cpu();
-      job();
-    });
-    else job();
+    for (std::size_t i = a; i < b && err.empty(); ++i) {
+      const unsigned char* row = buf.data() + static_cast<std::size_t>(row_bytes) * (i - a);
+      if (check) timed(last_read.hash, [&] { check(i, row); });  // the row's file bytes, cache-hot, before placing them
+      timed(last_read.place, [&] { place(row, rows[i].dst); });
+    }
     a = b;
   }
-  if (placing.valid()) timed(last_read.wait, [&] { placing.get(); });
   return err;
 }
 

@@ -84,23 +84,22 @@ struct ReadRow {
   std::int64_t offset = 0;
 };
 
-/// Reads `rows` (sorted by offset) with contiguous memory only, independent calls.
-/// Without `place`: straight into each `dst`, one MPI_File_read_at per run of rows that
-/// are adjacent both in the file and in memory (per `chunk_bytes` of such a run when
-/// `check` is given, so the rows are checked while cache-hot). With `place`: runs of rows adjacent in
-/// the file are read in chunks of about `chunk_bytes` into one of two bounce buffers, and
-/// `place(row, dst)` puts each row where it belongs (e.g. the interior of a halo'd array),
-/// on a helper thread while the next chunk is read when `helper` (it must make no MPI
-/// call). `check(i, bytes)`, if given, sees every row's bytes as read (row i of `rows`,
-/// in order) once they are in memory, on the same helper while the next run or chunk is
-/// read (checksums cost no extra wait). `helper_cpu` >= 0: the helper runs on that CPU
-/// (plan_cpus). Returns an empty string or this rank's first MPI error.
-/// Adds to the process's read breakdown (rewind/kernel/read_breakdown.hpp).
+/// Reads `rows` (sorted by offset) with contiguous memory only, independent calls, on
+/// the calling thread. Without `place`: straight into each `dst`, one MPI_File_read_at per
+/// run of rows that are adjacent both in the file and in memory (per `chunk_bytes` of
+/// such a run when `check` is given, so the rows are checked while cache-hot). With
+/// `place`: runs of rows adjacent in the file are read in chunks of about `chunk_bytes`
+/// into one bounce buffer, and `place(row, dst)` puts each row where it belongs (e.g. the
+/// interior of a halo'd array). `check(i, bytes)`, if given, sees every row's bytes as
+/// read (row i of `rows`, in order) right after its chunk lands, before it is placed.
+/// Returns an empty string or this rank's first MPI error (rows after it are neither
+/// checked nor placed). Adds to the process's read breakdown
+/// (rewind/kernel/read_breakdown.hpp). A helper thread hashing or placing the previous
+/// chunk while the next is read was slower on shared CPUs (docs/benchmarks.md, issue 36).
 using RowCheck = std::function<void(std::size_t, const unsigned char*)>;
 std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_t row_bytes,
-                      const std::function<void(const unsigned char*, void*)>& place, bool helper,
-                      const RowCheck& check = {}, std::int64_t chunk_bytes = std::int64_t{16} << 20,
-                      int helper_cpu = -1);
+                      const std::function<void(const unsigned char*, void*)>& place, const RowCheck& check = {},
+                      std::int64_t chunk_bytes = std::int64_t{16} << 20);
 
 /// The breakdown read_rows adds to (reset by Reader::read_fields_into).
 ReadBreakdown& read_breakdown();

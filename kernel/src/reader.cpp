@@ -40,10 +40,6 @@ struct ReaderState {
   CommonInfo common;
   int major = 0, minor = 0;
   std::int64_t missing = 0;  ///< bytes the file lacks at its end (open_readonly_serial)
-  /// A rank bound to one CPU checks the rows it reads on a helper pinned to a spare CPU
-  /// of the node (detail::plan_cpus), found at the first direct read (collective):
-  /// -2 until then, -1 for none.
-  mutable int spare_cpu = -2;
 
   ~ReaderState() { file.reset(); }  // before `comm`, which the file's MPI-IO handle uses
 };
@@ -540,28 +536,27 @@ void Reader::read_fields(std::int64_t step_number, const std::vector<FieldRef>& 
   read_rows_impl<double>(*impl_, e, targets, H5T_NATIVE_DOUBLE, H5T_FLOAT, rows);
 }
 
-void Reader::read_fields_into(std::int64_t step_number, const std::vector<FieldRef>& fields,
-                              const std::vector<std::int64_t>& rows, const std::vector<std::vector<double*>>& dest,
-                              int halo) const {
-  const Impl& r = *impl_;
-  if (dest.size() != fields.size() || halo < 0)
-    throw FileError(ErrorKind::invalid_argument, r.path, "read_fields_into: one list of arrays per field, halo >= 0");
+namespace {
+/// Checks read_fields_into's arguments (one array per row for every field, halo >= 0).
+void check_destinations(const std::string& path, std::size_t n_fields, std::size_t n_rows,
+                        const std::vector<std::vector<double*>>& dest, int halo) {
+  if (dest.size() != n_fields || halo < 0)
+    throw FileError(ErrorKind::invalid_argument, path, "read_fields_into: one list of arrays per field, halo >= 0");
   for (const auto& d : dest)
-    if (d.size() != rows.size())
-      throw FileError(ErrorKind::invalid_argument, r.path, "read_fields_into: one array per row for every field");
-  StepEntry e;
-  detail::phase(r.comm, r.path, [&] { e = step(step_number, true); });
+    if (d.size() != n_rows)
+      throw FileError(ErrorKind::invalid_argument, path, "read_fields_into: one array per row for every field");
+}
+
+/// The file offsets of `fields`' datasets when every one can be read straight into the
+/// arrays (open with MPI-IO, contiguous float64 little-endian: what the kernel writes
+/// uncompressed), else empty (e.g. chunked and filtered: no file offset); and the step's
+/// checksums into `sums`. Decided from the file's metadata, so every rank decides the same.
+std::vector<std::int64_t> direct_offsets(const detail::ReaderState& r, const StepEntry& e,
+                                         const std::vector<Reader::FieldRef>& fields,
+                                         const std::vector<std::int64_t>& rows, detail::StepChecksums& sums) {
   const Ctx& c = r.ctx;
-  const BlockShape b = r.common.block;
-  // Straight into the arrays when the file is open with MPI-IO and every dataset is
-  // contiguous float64 in native order (what the kernel writes uncompressed); otherwise,
-  // e.g. chunked and filtered (no file offset), through a buffer and HDF5. Decided from the file's metadata, so every rank decides the same.
   std::vector<std::int64_t> at(fields.size(), -1);
   bool direct = r.comm != MPI_COMM_NULL && H5Tequal(H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE) > 0;
-  detail::StepChecksums sums;
-  auto& breakdown = detail::read_breakdown();
-  breakdown = {};
-  const double setup_from = MPI_Wtime();
   detail::phase(r.comm, r.path, [&] {
     sums = detail::StepChecksums::read(c, h5::open_group(c, r.file, e.group), e.n_grids);
     std::vector<std::string> dpaths;
@@ -574,8 +569,60 @@ void Reader::read_fields_into(std::int64_t step_number, const std::vector<FieldR
       else at[f] = static_cast<std::int64_t>(off);
     }
   });
+  return direct ? at : std::vector<std::int64_t>{};
+}
+
+/// One field's rows (file order `order`) at byte `base` of the file into `dest`, each
+/// row checked against column `col` of `sums` (none: -1). Returns an MPI error or "".
+std::string read_field_direct(const detail::ReaderState& r, const StepEntry& e, MPI_File fh, std::int64_t base,
+                              const std::vector<std::int64_t>& rows, const std::vector<std::size_t>& order,
+                              const std::vector<double*>& dest, int halo, const detail::StepChecksums& sums,
+                              const std::string& dpath) {
+  const BlockShape b = r.common.block;
+  const std::int64_t row_bytes = b.cells() * 8;
+  std::vector<detail::ReadRow> want;
+  for (std::size_t i : order) want.push_back({dest[i], base + rows[i] * row_bytes});
+  std::function<void(const unsigned char*, void*)> place;
+  if (halo > 0)
+    place = [&](const unsigned char* row, void* dst) {
+      unpack_interior(reinterpret_cast<const double*>(row), b, halo, static_cast<double*>(dst));
+    };
+  const int col = sums.empty() ? -1 : sums.column(dpath);
+  std::int64_t bad_row = -1;
+  detail::RowCheck check;
+  if (col >= 0)
+    check = [&](std::size_t i, const unsigned char* bytes) {
+      const std::int64_t row = rows[order[i]];
+      if (bad_row < 0 && detail::hash_bytes(bytes, static_cast<std::size_t>(row_bytes)) != sums.at(row, col))
+        bad_row = row;
+    };
+  // Each chunk of 4 MiB is checked (and placed) on this thread right after it lands,
+  // hashed from the cache while the kernel's readahead (8 MiB on the VM's disk) keeps
+  // reading. A helper thread hashing 32 MiB runs beside the reads was slower wherever the
+  // CPUs were not idle: at 2 ranks on 2 CPUs (the reading thread waited for it 8-9 % of
+  // the read) and on the shared machine at 1 and 4 ranks too (docs/benchmarks.md, issue
+  // 36, "Restart reads: rows checked as they land").
+  const std::string err = detail::read_rows(fh, want, row_bytes, place, check, std::int64_t{4} << 20);
+  if (err.empty() && bad_row >= 0) r.ctx.fail(ErrorKind::corrupt, detail::checksum_mismatch(e.group, dpath, bad_row));
+  return err.empty() ? err : dpath + ": " + err;
+}
+}  // namespace
+
+void Reader::read_fields_into(std::int64_t step_number, const std::vector<FieldRef>& fields,
+                              const std::vector<std::int64_t>& rows, const std::vector<std::vector<double*>>& dest,
+                              int halo) const {
+  const Impl& r = *impl_;
+  check_destinations(r.path, fields.size(), rows.size(), dest, halo);
+  StepEntry e;
+  detail::phase(r.comm, r.path, [&] { e = step(step_number, true); });
+  const BlockShape b = r.common.block;
+  detail::StepChecksums sums;
+  auto& breakdown = detail::read_breakdown();
+  breakdown = {};
+  const double setup_from = MPI_Wtime();
+  const std::vector<std::int64_t> at = direct_offsets(r, e, fields, rows, sums);
   breakdown.setup = MPI_Wtime() - setup_from;
-  if (!direct) {
+  if (at.empty()) {  // through a buffer and HDF5
     std::vector<double> buf(rows.size() * static_cast<std::size_t>(b.cells()));
     for (std::size_t f = 0; f < fields.size(); ++f) {
       read_rows(step_number, fields[f].group, fields[f].name, rows, buf.data());
@@ -584,56 +631,18 @@ void Reader::read_fields_into(std::int64_t step_number, const std::vector<FieldR
     }
     return;
   }
+  // Contiguous memory only: halo-free rows go straight into the arrays (one read per run
+  // adjacent in file and memory), halo'd rows through bounce buffers. With noncontiguous
+  // MPI memory types ROMIO 3.2.1 read 5x slower (docs/benchmarks.md, "Restart reads").
   detail::phase(r.comm, r.path, [&] {
-    const MPI_File fh = detail::mpi_file_of(c, r.file);
+    const MPI_File fh = detail::mpi_file_of(r.ctx, r.file);
     std::vector<std::size_t> order(rows.size());  // file order
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return rows[x] < rows[y]; });
-    const std::int64_t row_bytes = b.cells() * 8;
-    // Contiguous memory only: halo-free rows go straight into the arrays (one read per
-    // run adjacent in file and memory); halo'd rows through two bounce buffers, put in
-    // place on a helper thread while the next chunk is read. With noncontiguous MPI
-    // memory types ROMIO 3.2.1 read 5x slower (its strided read regrows a buffer every
-    // 4 MiB); OMPIO is as fast either way (docs/benchmarks.md, "Restart reads").
     std::string err;
-    int level = MPI_THREAD_SINGLE;
-    MPI_Query_thread(&level);
-    if (r.spare_cpu == -2)  // the same on every rank: the thread level is the job's
-      r.spare_cpu = level >= MPI_THREAD_FUNNELED ? detail::plan_cpus(r.comm, detail::bound_to_one_cpu()).spare_cpu : -1;
-    std::function<void(const unsigned char*, void*)> place;
-    if (halo > 0)
-      place = [&](const unsigned char* row, void* dst) {
-        unpack_interior(reinterpret_cast<const double*>(row), b, halo, static_cast<double*>(dst));
-      };
-    for (std::size_t f = 0; f < fields.size() && err.empty(); ++f) {
-      const std::string dpath = fields[f].group + "/" + fields[f].name;
-      std::vector<detail::ReadRow> want;
-      for (std::size_t i : order) want.push_back({dest[f][i], at[f] + rows[i] * row_bytes});
-      // Each row's bytes are hashed as read, on the helper, while the next run is read
-      // (also on a rank bound to one CPU: the helper runs while the read waits for the
-      // disk, on a spare CPU if the node has one; checking each 1 MiB inline instead was
-      // slower, docs/benchmarks.md).
-      const int col = sums.empty() ? -1 : sums.column(dpath);
-      std::int64_t bad_row = -1;  // written by the helper only; read after read_rows joined it
-      detail::RowCheck check;
-      if (col >= 0)
-        check = [&](std::size_t i, const unsigned char* bytes) {
-          const std::int64_t row = rows[order[i]];
-          if (bad_row < 0 && detail::hash_bytes(bytes, static_cast<std::size_t>(row_bytes)) != sums.at(row, col))
-            bad_row = row;
-        };
-      // Checked runs of 32 MiB straight into the arrays: 1-rank K / KN restart reads (steady
-      // memory, 8 rounds each, two alternations) were 0.85-0.87 with 4 MiB runs, 0.93-0.94
-      // with 16, 0.98 with 32, 0.96-0.99 with 64, 0.90-0.92 with 256 (each read call's wait is
-      // a bubble in the disk's queue; too long a run is hashed from DRAM, not the cache);
-      // at 2 and 4 ranks 16 and 32 were the same. Halo'd rows keep 16 MiB bounce buffers.
-      const std::int64_t run_bytes = (place ? std::int64_t{16} : std::int64_t{32}) << 20;
-      err = detail::read_rows(fh, want, row_bytes, place, level >= MPI_THREAD_FUNNELED, check, run_bytes,
-                              r.spare_cpu);
-      if (!err.empty()) err = dpath + ": " + err;
-      else if (bad_row >= 0) c.fail(ErrorKind::corrupt, detail::checksum_mismatch(e.group, dpath, bad_row));
-    }
-    if (!err.empty()) c.fail(ErrorKind::corrupt, "cannot read " + e.group + "/" + err);
+    for (std::size_t f = 0; f < fields.size() && err.empty(); ++f)
+      err = read_field_direct(r, e, fh, at[f], rows, order, dest[f], halo, sums, fields[f].group + "/" + fields[f].name);
+    if (!err.empty()) r.ctx.fail(ErrorKind::corrupt, "cannot read " + e.group + "/" + err);
   });
 }
 

@@ -1,13 +1,13 @@
 // Private: the XXH3-64 of a grid row, compiled once per instruction set.
 //
-// Included by exactly two files, each with REWIND_XXH3_ISA naming a namespace:
-// xxh3_rows_base.cpp (the x86-64 baseline, SSE2) and xxh3_rows_avx2.cpp (built with
-// -mavx2, about 3x faster on cache-hot rows: docs/benchmarks.md, "Kernel write/read");
-// checksum.cpp picks one at run time.
+// Included by exactly three files, each with REWIND_XXH3_ISA naming a namespace:
+// xxh3_rows_base.cpp (the x86-64 baseline, SSE2), xxh3_rows_avx2.cpp (built with
+// -mavx2, about 3x faster on cache-hot rows: docs/benchmarks.md, "Kernel write/read") and
+// xxh3_rows_avx512.cpp (-mavx512f); checksum.cpp picks one at run time.
 // xxHash picks its vector code from the compiler's target macros, and XXH_INLINE_ALL
-// makes every xxHash function static, so the two copies never meet at link time. For the
+// makes every xxHash function static, so the copies never meet at link time. For the
 // same reason this file must not instantiate any template outside its own namespace
-// (std::vector etc.): the linker could keep the AVX2 copy for callers on any CPU.
+// (std::vector etc.): the linker could keep a vector copy for callers on any CPU.
 #pragma once
 #ifndef REWIND_XXH3_ISA
 #error "define REWIND_XXH3_ISA before including xxh3_rows.hpp"

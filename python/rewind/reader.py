@@ -387,17 +387,21 @@ class RunFile:
             raise FileError(f"{self.path}: step {step.number} has no dataset {path}")
         return d
 
-    def _read(self, d, rows=None):
-        """Rows of dataset d (all if None), read as runs of consecutive rows."""
+    def _read(self, d, rows=None, gap=0):
+        """Rows of dataset d (all if None), read as runs of consecutive rows; with gap > 0
+        (rows ascending), runs at most `gap` rows apart are read as one span (one HDF5
+        call per span: a window's topology rows are many short runs)."""
         try:
             if rows is None:
                 return d[()]
             rows = np.asarray(rows, dtype=np.int64)
             if len(rows) == 0:
                 return np.empty((0,) + d.shape[1:], dtype=d.dtype)
-            cuts = np.flatnonzero(np.diff(rows) != 1) + 1
+            cuts = np.flatnonzero(np.diff(rows) != 1) + 1 if gap <= 0 else np.flatnonzero(np.diff(rows) > gap + 1) + 1
             runs = np.split(rows, cuts)
-            return np.concatenate([d[int(r[0]):int(r[-1]) + 1] for r in runs])
+            if gap <= 0:
+                return np.concatenate([d[int(r[0]):int(r[-1]) + 1] for r in runs])
+            return np.concatenate([d[int(r[0]):int(r[-1]) + 1][r - r[0]] for r in runs])
         except OSError as e:
             hint = ""
             if "filter" in str(e).lower():
@@ -432,6 +436,32 @@ class Topology:
         if bad:
             raise FileError(f"{run.path}: {g}: {bad} (damaged file?)")
         self.is_leaf = np.all(self.child_rows < 0, axis=1)
+
+
+class _StepRows:
+    """The topology of one step read row by row as a window's walk reaches it (a row
+    source for selection.select_rows: level, bounding_box and child_rows of the rows
+    asked for, as h5py hyperslabs), so a cold window reads only the rows it visits, as
+    `rewind window` does (window::StepRows). rows_read counts the rows read."""
+
+    def __init__(self, run, step):
+        self.run, self.n, self.where = run, step.n_grids, f"/simulation/step_{step.number:08d}"
+        self.rows_read = 0
+        self._d = [run._dataset(step, name) for name in ("level", "bounding_box", "child_rows")]
+        if any(d.shape[:1] != (self.n,) for d in self._d):
+            self._bad("topology datasets do not have one row per grid")
+        if self._d[1].shape[1:] != (6,) or self._d[2].shape[1:] != (run.max_children,):
+            self._bad("child_rows or bounding_box has the wrong width")
+
+    def _bad(self, what):
+        raise FileError(f"{self.run.path}: {self.where}: {what} (damaged file?)")
+
+    def read(self, rows):
+        self.rows_read += len(rows)
+        level, bbox, child_rows = (self.run._read(d, rows, gap=64) for d in self._d)
+        if len(child_rows) and (child_rows.min() < -1 or child_rows.max() >= self.n):
+            self._bad("parent_row or child_rows out of range")
+        return level, bbox, child_rows
 
 
 class Step:
@@ -532,7 +562,7 @@ class Step:
         (lo == hi on an axis: a slice); budget: at most N cells (N values of each variable), 0 = unlimited;
         variables: names (None or [] = every variable the step stores); max_level: deepest
         level (-1 = no cap). A rewind.Window (values float64, cell_type uint8)."""
-        run, t = self.run, self.topology
+        run = self.run
         if box is None:
             d = run.domain
             box = ((d[0], d[2], d[4]), (d[1], d[3], d[5]))
@@ -544,14 +574,18 @@ class Step:
             variables = [variables]
         names = list(variables) if variables else self.variables
         paths = [self._check_variable(v) for v in names]
-        sel = selection.select(t.level, t.bbox, t.child_rows, run.block_cells, box, int(budget or 0), int(max_level))
+        # The whole topology if this step has read it, else only the rows the walk visits.
+        t = self._topology
+        tree = selection.Arrays(t.level, t.bbox, t.child_rows) if t is not None else _StepRows(run, self)
+        sel = selection.select_rows(tree, run.block_cells, box, int(budget or 0), int(max_level))
         rows = sel.rows
+        uid = t.uid[rows] if t is not None else run._read(run._dataset(self, "uid"), rows)
         arrays = [self._extract(sel, run._read(run._dataset(self, p), rows), np.float64) for p in paths]
         types = np.empty(0, dtype=np.uint8)
         if "cell_type" in self._group:
             types = self._extract(sel, run._read(run._dataset(self, "cell_type"), rows), np.uint8)
-        pieces = [{"row": p["row"], "uid": int(t.uid[p["row"]]), **{k: p[k] for k in
-                   ("level", "first", "count", "stride", "origin", "spacing")}} for p in sel.pieces]
+        pieces = [{"row": p["row"], "uid": int(u), **{k: p[k] for k in
+                   ("level", "first", "count", "stride", "origin", "spacing")}} for p, u in zip(sel.pieces, uid)]
         meta = {"step": self.number, "time": self.time, "file": run.path, "level": sel.level, "stride": sel.stride,
                 "box": sel.covered, "cells": sel.values, "pieces": pieces, "variables": names}
         return Window(meta, arrays + [types])

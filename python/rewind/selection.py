@@ -78,16 +78,16 @@ def _cells_in_box(bbox, q):
     return first, end, meets
 
 
-def _piece(row, level, bbox, cells, first, count, stride):
-    g = bbox[row]
+def _piece(row, level, g, cells, first, count, stride):
+    """The piece of grid `row` (on `level`, box `g`) cropped to cells first + count."""
     cell = [(g[2 * a + 1] - g[2 * a]) / cells[a] for a in range(3)]
-    return {"row": int(row), "level": int(level[row]), "first": [int(x) for x in first],
+    return {"row": int(row), "level": int(level), "first": [int(x) for x in first],
             "count": [int(x) for x in count], "stride": int(stride),
             "origin": [float(g[2 * a] + int(first[a]) * cell[a]) for a in range(3)],
             "spacing": [float(cell[a] * stride) for a in range(3)], "cell": [float(c) for c in cell]}
 
 
-def _strided_root(level, bbox, cells, first, end, budget):
+def _strided_root(level, g, cells, first, end, budget):
     """Level 0 overflowed: the smallest stride k >= 2 on the root's cell-0 lattice that fits."""
     k = 2
     while True:
@@ -99,8 +99,19 @@ def _strided_root(level, bbox, cells, first, end, budget):
             count.append(max(n, 1))
             values *= count[-1]
         if values <= budget:
-            return _piece(0, level, bbox, cells, f0, count, k)
+            return _piece(0, level, g, cells, f0, count, k)
         k += 1
+
+
+class Arrays:
+    """A whole topology in memory (level, bbox, child_rows: one entry per row) as a row
+    source for select_rows: what select() walks."""
+
+    def __init__(self, level, bbox, child_rows):
+        self.n, self.level, self.bbox, self.child_rows = len(level), level, bbox, child_rows
+
+    def read(self, rows):
+        return self.level[rows], self.bbox[rows], self.child_rows[rows]
 
 
 def select(level, bbox, child_rows, cells, box, budget=0, max_level=-1):
@@ -112,52 +123,65 @@ def select(level, bbox, child_rows, cells, box, budget=0, max_level=-1):
     max_level: deepest level returned (-1 = no cap). Returns a Selection. Raises
     InvalidArgument for a box with NaN or lo > hi, a negative budget or max_level < -1,
     FileError for a tree whose child rows are out of range or on the wrong level."""
-    n = len(level)
+    return select_rows(Arrays(level, bbox, child_rows), cells, box, budget, max_level)
+
+
+def select_rows(tree, cells, box, budget=0, max_level=-1):
+    """select() on a tree whose rows are read as the walk reaches them (select.hpp's
+    RowSource): `tree` has n (rows) and read(rows) -> (level, bbox, child_rows) of those
+    rows (ascending, distinct, in range). Reads the root and the last row, then on each
+    level the children of the grids it keeps (all of them, even if the walk stops there),
+    so a window's cost follows its budget and box, not the step."""
+    n = tree.n
     if n == 0:
         raise FileError("the step has no grids")
     if budget < 0:
         raise InvalidArgument(f"the budget must be >= 0 (0 = unlimited), got {budget}")
     if max_level < -1:
         raise InvalidArgument(f"max_level must be >= -1 (-1 = no cap), got {max_level}")
+    level, bbox, child_rows = tree.read(np.array([0] if n == 1 else [0, n - 1], dtype=np.int64))
     q = _Query(bbox[0], cells, box)
-    deepest = int(level[n - 1])
+    deepest = int(level[-1])
     cap = deepest if max_level < 0 else min(max_level, deepest)
     limited = budget > 0
     first, end, meets = _cells_in_box(bbox[:1], q)
     if not meets[0]:
         return Selection(cap, 1, [])
     if limited and int(np.prod(end[0] - first[0])) > budget:
-        p = _strided_root(level, bbox, cells, first[0], end[0], budget)
+        p = _strided_root(level[0], bbox[0], cells, first[0], end[0], budget)
         return Selection(0, p["stride"], [p])
-    is_leaf = np.all(child_rows < 0, axis=1)
     # Invariant at level L: `leaves` = leaves at levels < L meeting the box, `frontier` =
-    # grids at level L meeting the box, and count(L) <= budget.
+    # grids at level L meeting the box (rows, their level, bbox and child rows, the cells
+    # [f, e) in the box), and count(L) <= budget.
     leaves = []
-    frontier = (np.zeros(1, dtype=np.int64), first, end)
+    frontier = (np.zeros(1, dtype=np.int64), level[:1], bbox[:1], child_rows[:1], first, end)
     leaf_values = 0
     at = 0
     while at < cap:
-        rows, f, e = frontier
-        leaf = is_leaf[rows]
+        rows, lv, bb, ch, f, e = frontier
+        leaf = np.all(ch < 0, axis=1)
         next_leaf_values = leaf_values + int(np.prod(e[leaf] - f[leaf], axis=1).sum())
-        kids = child_rows[rows[~leaf]].ravel()
+        kids = ch[~leaf].ravel()
         kids = kids[kids >= 0]
-        bad = (kids >= n) | (level[np.minimum(kids, n - 1)] != at + 1)
+        if (kids >= n).any():
+            raise FileError(f"a grid names child row {int(kids[kids >= n][0])}, which is out of range or not on level {at + 1}")
+        loaded = np.unique(kids)
+        klv, kbb, kch = (a[np.searchsorted(loaded, kids)] for a in tree.read(loaded))
+        bad = klv != at + 1
         if bad.any():
             raise FileError(f"a grid names child row {int(kids[bad][0])}, which is out of range or not on level {at + 1}")
-        kf, ke, km = _cells_in_box(bbox[kids], q)
-        kids, kf, ke = kids[km], kf[km], ke[km]
-        next_values = int(np.prod(ke - kf, axis=1).sum())
+        kf, ke, km = _cells_in_box(kbb, q)
+        next_values = int(np.prod(ke[km] - kf[km], axis=1).sum())
         if limited and next_leaf_values + next_values > budget:
             break  # count(at + 1) > budget: L* = at
-        leaves.append((rows[leaf], f[leaf], e[leaf]))
+        leaves.append(tuple(x[leaf] for x in frontier))
         leaf_values = next_leaf_values
-        frontier = (kids, kf, ke)
+        frontier = (kids[km], klv[km], kbb[km], kch[km], kf[km], ke[km])
         at += 1
     pieces = []
-    for rows, f, e in leaves + [frontier]:
-        for row, fr, er in zip(rows, f, e):
-            pieces.append(_piece(row, level, bbox, cells, fr, er - fr, 1))
+    for rows, lv, bb, _, f, e in leaves + [frontier]:
+        for row, l, g, fr, er in zip(rows, lv, bb, f, e):
+            pieces.append(_piece(row, l, g, cells, fr, er - fr, 1))
     return Selection(at, 1, pieces)
 
 

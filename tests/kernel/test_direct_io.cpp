@@ -5,10 +5,12 @@
 #include <hdf5.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -78,7 +80,7 @@ TEST_CASE("read_rows puts every row where it belongs, whatever the runs and chun
     std::vector<ReadRow> want;
     for (std::size_t i = 0; i < rows.size(); ++i)
       want.push_back({i < 3 ? block.data() + i * kWords : own[i].data(), rows[i] * kRowBytes});
-    REQUIRE(read_rows(fh, want, kRowBytes, nullptr, false).empty());
+    REQUIRE(read_rows(fh, want, kRowBytes, nullptr).empty());
     for (std::size_t i = 0; i < rows.size(); ++i) {
       INFO("row " << rows[i]);
       CHECK(row_is(static_cast<const std::uint64_t*>(want[i].dst), rows[i]));
@@ -87,21 +89,32 @@ TEST_CASE("read_rows puts every row where it belongs, whatever the runs and chun
     for (std::size_t i = 3; i < rows.size(); ++i) CHECK(own[i].back() == 7);
   }
 
-  SECTION("through the bounce buffers, placed by the callback, inline or on a helper") {
+  SECTION("through the bounce buffer, placed by the callback; every row checked as it lands, in order") {
     for (std::int64_t chunk : {kRowBytes, 5 * kRowBytes / 2, std::int64_t{1} << 20})
-      for (bool helper : {false, true}) {
-        INFO("chunk " << chunk << " bytes, helper " << helper);
+      for (bool bounce : {false, true}) {
+        INFO("chunk " << chunk << " bytes, bounce " << bounce);
         std::vector<std::vector<std::uint64_t>> dst(rows.size(), std::vector<std::uint64_t>(kWords + 2, 7));
         std::vector<ReadRow> want;
-        for (std::size_t i = 0; i < rows.size(); ++i) want.push_back({dst[i].data(), rows[i] * kRowBytes});
+        for (std::size_t i = 0; i < rows.size(); ++i) want.push_back({dst[i].data() + (bounce ? 0 : 1), rows[i] * kRowBytes});
         int placed = 0;
         // "Unpack" = copy the row one word in, like an interior behind a ghost layer.
-        auto place = [&](const unsigned char* row, void* to) {
-          std::memcpy(static_cast<std::uint64_t*>(to) + 1, row, kRowBytes);
-          ++placed;  // one helper at a time: no race
+        std::function<void(const unsigned char*, void*)> place;
+        if (bounce)
+          place = [&](const unsigned char* row, void* to) {
+            std::memcpy(static_cast<std::uint64_t*>(to) + 1, row, kRowBytes);
+            ++placed;
+          };
+        std::vector<std::size_t> checked;  // the order check() saw the rows in, and whether their bytes were right
+        bool bytes_right = true;
+        auto check = [&](std::size_t i, const unsigned char* bytes) {
+          checked.push_back(i);
+          bytes_right = bytes_right && row_is(reinterpret_cast<const std::uint64_t*>(bytes), rows[i]);
         };
-        REQUIRE(read_rows(fh, want, kRowBytes, place, helper, {}, chunk).empty());
-        CHECK(placed == static_cast<int>(rows.size()));
+        REQUIRE(read_rows(fh, want, kRowBytes, place, check, chunk).empty());
+        CHECK(placed == (bounce ? static_cast<int>(rows.size()) : 0));
+        CHECK(checked.size() == rows.size());
+        CHECK(std::is_sorted(checked.begin(), checked.end()));
+        CHECK(bytes_right);
         for (std::size_t i = 0; i < rows.size(); ++i) {
           INFO("row " << rows[i]);
           CHECK(row_is(dst[i].data() + 1, rows[i]));
@@ -115,8 +128,9 @@ TEST_CASE("read_rows puts every row where it belongs, whatever the runs and chun
     std::vector<std::uint64_t> a(kWords), b(kWords);
     const std::vector<ReadRow> want = {{a.data(), 0}, {b.data(), kRows * kRowBytes}};
     for (bool bounce : {false, true}) {
-      auto place = [&](const unsigned char* row, void* to) { std::memcpy(to, row, kRowBytes); };
-      const std::string err = bounce ? read_rows(fh, want, kRowBytes, place, true) : read_rows(fh, want, kRowBytes, nullptr, false);
+      std::function<void(const unsigned char*, void*)> place;
+      if (bounce) place = [&](const unsigned char* row, void* to) { std::memcpy(to, row, kRowBytes); };
+      const std::string err = read_rows(fh, want, kRowBytes, place);
       INFO(err);
       CHECK(err.find("shorter") != std::string::npos);
     }

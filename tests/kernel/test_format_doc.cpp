@@ -225,7 +225,7 @@ TEST_CASE("docs/file-format.md describes exactly what the kernel writes", "[kern
 
 // §5's promise to other tools: every stored checksum is the XXH3-64 (seed 0) of the row's
 // bytes as stored, so any xxHash can verify a file. Hashed here with the system's
-// libxxhash, not the kernel's own builds of it (baseline and AVX2, chosen at run time).
+// libxxhash, not the kernel's own builds of it (baseline, AVX2 and AVX-512, chosen at run time).
 TEST_CASE("docs/file-format.md: each row's checksum is XXH3-64 of its stored bytes", "[kernel]") {
   const std::string path = "kernel_test_format_doc_sums.h5";
   {

@@ -498,7 +498,7 @@ TEST_CASE("strategy values are checked with one line", "[kernel]") {
 TEST_CASE("a restart read never returns silently corrupted cell data, whichever way it hashes", "[kernel][mpi]") {
   // Rows of 32 KiB (block 16): a rank's rows of a dataset span several 1 MiB chunks, which
   // a rank bound to one CPU (mpirun's binding at 1 and 2 ranks here) writes and hashes
-  // inline; the reader checks them on its helper while the next run is read.
+  // inline; the reader checks each chunk it reads as it lands.
   constexpr int kBlock = 16;
   IoOptions opt;
   opt.write_views = false;

@@ -216,6 +216,49 @@ def same_window(mine, dump):
     return bad
 
 
+def rows_read(fn, names):
+    """fn()'s result and how many rows of each dataset named in `names` it read through
+    h5py (every Dataset.__getitem__, counted by the rows it returned)."""
+    counts = dict.fromkeys(names, 0)
+    plain = h5py.Dataset.__getitem__
+
+    def counting(d, key):
+        out = plain(d, key)
+        name = d.name.rsplit("/", 1)[-1]
+        if name in counts:
+            counts[name] += out.shape[0] if np.ndim(out) else 1
+        return out
+    h5py.Dataset.__getitem__ = counting
+    try:
+        return fn(), counts
+    finally:
+        h5py.Dataset.__getitem__ = plain
+
+
+def cold_window_rows():
+    """A cold window (the step's topology not read yet) reads only the topology rows its
+    walk visits, as `rewind window` does (window::StepRows), and answers the same."""
+    topo = ("uid", "level", "bounding_box", "child_rows", "parent_row", "sort_key", "rank", "child_uids")
+    for path, budget in (("a.h5", 1500), ("u.h5", 1500)):
+        run = rewind.open(path)
+        step = run[-1]
+        box = "0,0,0,2.2,0.41,0"
+        rewind_cmd("window", f"{path}@{step.number}", "--box", box, "--budget", budget, "--out", "cold.json")
+        with open("cold.json") as f:
+            dump = json.load(f)
+        b = [float(x) for x in box.split(",")]
+        w, counts = rows_read(lambda: step.window((b[:3], b[3:]), budget), topo)
+        n = step.n_grids
+        check(f"{path}@{step.number}: a cold window with budget {budget} reads only the topology rows it visits "
+              f"(rows read of {n}: {counts}), and equals `rewind window`",
+              2 < counts["bounding_box"] and max(counts.values()) <= n // 2 and not same_window(w, dump),
+              same_window(w, dump))
+        step.topology  # the whole topology in memory: the warm window walks it, and answers the same
+        w, counts = rows_read(lambda: step.window((b[:3], b[3:]), budget), topo)
+        check(f"... warm (the topology read): no topology row read again, the same window",
+              counts["bounding_box"] == 0 and not same_window(w, dump), (counts, same_window(w, dump)))
+
+
 @section
 def windows():
     boxes = {"the domain": "0,0,0,2.2,0.41,0", "a box": "0.13,0.05,0,0.71,0.3,1", "an x slice": "0.7,0,0,0.7,0.41,1",
@@ -245,6 +288,7 @@ def windows():
         check(f"... among them strided, multi-level (adaptive only) and empty windows",
               any(k[1] for k in kinds) and any(k[3] for k in kinds) and any(k[2] for k in kinds) == (path == "a.h5"),
               kinds)
+    cold_window_rows()
     run = rewind.open("u.h5")
     w = run.window(None, 0, ["u"], step=-1)
     img = w.image("u")

@@ -6,13 +6,14 @@ namespace rwd::kernel {
 
 /// This process's last Reader::read_fields_into on its direct path (a collective reader,
 /// contiguous float64 datasets), all datasets together, in seconds of this process's
-/// wall clock. The helper's work overlaps the reads; only `wait` is added to them.
+/// wall clock. Rows are hashed and placed on the reading thread as each chunk lands
+/// (`hash` and `place` add to the time); `wait` is 0 unless a helper thread does it.
 struct ReadBreakdown {
   double setup = 0;      ///< checksums table + opening and checking the datasets (one agreement)
   double read = 0;       ///< inside MPI_File_read_at (this rank's independent calls)
-  double wait = 0;       ///< the reading thread waiting for the helper (hashing / placing the previous run)
-  double hash = 0;       ///< hashing rows against their checksums (on the helper, or inline)
-  double place = 0;      ///< putting rows into halo'd arrays (bounce buffers; on the helper, or inline)
+  double wait = 0;       ///< the reading thread waiting for a helper (none since issue 36: 0)
+  double hash = 0;       ///< hashing rows against their checksums
+  double place = 0;      ///< putting rows into halo'd arrays (from a bounce buffer)
   long long calls = 0;   ///< MPI_File_read_at calls
   long long bytes = 0;   ///< bytes read
 };

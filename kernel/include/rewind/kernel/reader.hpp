@@ -132,12 +132,12 @@ class Reader {
   /// read_fields straight into the caller's padded arrays: dest[f][i] is the array (with
   /// `halo` ghost layers, the LocalGrids layout) that receives fields[f] of rows[i]; ghosts
   /// are left alone. With a collective reader and the kernel's contiguous float64
-  /// datasets, independent MPI-IO reads go straight into halo-free arrays (one read per
-  /// run of rows adjacent in the file and in memory) and, for halo'd arrays, through two
-  /// 16 MiB bounce buffers whose rows a helper thread puts in place while the next chunk
-  /// is read (MPI_THREAD_FUNNELED or more; inline otherwise); a serial reader reads
-  /// through a buffer. Rows with checksums are verified as read, on the same helper while
-  /// the next run or chunk is read. Collective.
+  /// datasets, independent MPI-IO reads go straight into halo-free arrays (4 MiB calls
+  /// along runs of rows adjacent in the file and in memory; without checksums one call
+  /// per run) and, for halo'd arrays, through a 4 MiB bounce buffer whose rows are put in
+  /// place after each read; a serial reader reads through a buffer. Rows with checksums
+  /// are verified as each chunk lands, on the calling thread (no helper thread, any
+  /// thread level). Collective.
   void read_fields_into(std::int64_t step, const std::vector<FieldRef>& fields, const std::vector<std::int64_t>& rows,
                         const std::vector<std::vector<double*>>& dest, int halo) const;
   /// Same for cell_type (uint8).
