@@ -345,12 +345,13 @@ int main(int argc, char** argv) {
     if (!checksums) o.checksums = false;
     if (strategy) k::set_option(o, "strategy", std::string(strategy));
     o.flush_on_commit = durable;
-    o.on_phase = [&](const char* ph) { phase_t[ph] = MPI_Wtime(); };
+    k::WriterEnv env;
+    env.on_phase = [&](const char* ph) { phase_t[ph] = MPI_Wtime(); };
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
     phase_t.clear();
     phase_t["begin"] = t0;
-    k::Writer w = k::Writer::create(MPI_COMM_WORLD, path, cm, o);
+    k::Writer w = k::Writer::create(MPI_COMM_WORLD, path, cm, o, env);
     phase_t["file_created"] = MPI_Wtime();
     k::WriteStats st = w.write_step(si, lg);
     phase_t["step_returned"] = MPI_Wtime();

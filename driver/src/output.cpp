@@ -124,8 +124,8 @@ k::CommonInfo make_common(const solver::SolverCase& c, const std::string& case_t
 RunOutput::RunOutput(MPI_Comm comm, OutputSettings settings, const k::CommonInfo& common, Mode mode, bool print)
     : comm_(comm), settings_(std::move(settings)), print_(print) {
   if (settings_.file.empty()) return;
-  writer_ = std::make_unique<k::Writer>(mode == Mode::create ? k::Writer::create(comm_, settings_.file, common, settings_.io)
-                                                             : k::Writer::append(comm_, settings_.file, settings_.io));
+  writer_ = std::make_unique<k::Writer>(mode == Mode::create ? k::Writer::create(comm_, settings_.file, common, settings_.io, settings_.env)
+                                                             : k::Writer::append(comm_, settings_.file, settings_.io, settings_.env));
   last_written_step_ = writer_->last_step();
 }
 

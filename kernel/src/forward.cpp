@@ -388,14 +388,14 @@ void unpack_grids(Unpacker& msg, const std::byte* slot, LocalGrids& into) {
 // --- the compute side --------------------------------------------------------------------
 
 Forwarder::Forwarder(MPI_Comm comm, bool append, const std::string& path, const CommonInfo* common,
-                     const IoOptions& options)
+                     const IoOptions& options, const WriterEnv& env)
     : comm_(mpi::Comm::dup(comm, "Writer")), path_(path) {
-  if (options.strategy == "dedicated") {
-    if (options.io_group == MPI_COMM_NULL)
+  if (options.strategy == Strategy::dedicated) {
+    if (env.io_group == MPI_COMM_NULL)
       throw FileError(ErrorKind::invalid_argument, path,
                       "output.io.strategy = \"dedicated\" needs I/O ranks: run it with `rewind run` under mpirun, "
                       "which takes output.io.io_ranks_per_node processes per node for them");
-    group_ = options.io_group;
+    group_ = env.io_group;
     dedicated_ = true;
     MPI_Comm_rank(group_, &me_);
     int n = 0;
@@ -407,7 +407,7 @@ Forwarder::Forwarder(MPI_Comm comm, bool append, const std::string& path, const 
     leaders_ = mpi::Comm::split(comm_, me_ == 0 ? 0 : MPI_UNDEFINED, comm_.rank(), "Writer");
     group_ = node_;
     server_ = 0;
-    if (me_ == 0) local_server_.emplace(node_, leaders_, true, nullptr, options.on_phase);
+    if (me_ == 0) local_server_.emplace(node_, leaders_, true, nullptr, env.on_phase);
   }
   slots_ = std::max<std::int64_t>(1, options.steps_in_flight);
   Packer msg;

@@ -167,7 +167,7 @@ class StepServer {
  public:
   /// `self_client`: this rank is also a client of the group (aggregated). `consumer`
   /// (borrowed, may be null): takes the steps handed to it, collectively over `writers`.
-  /// `on_phase`: the writers' IoOptions::on_phase (a std::function does not cross the wire).
+  /// `on_phase`: the writers' WriterEnv::on_phase (a std::function does not cross the wire).
   StepServer(MPI_Comm group, MPI_Comm writers, bool self_client, StepConsumer* consumer = nullptr,
              std::function<void(const char*)> on_phase = {});
   ~StepServer();  ///< waits for the replies still being sent
@@ -196,12 +196,13 @@ class StepServer {
 };
 
 /// The compute side of a Writer whose steps another rank writes ("dedicated": the I/O
-/// rank of options.io_group; "aggregated": the node leader, which may be this rank).
+/// rank of env.io_group; "aggregated": the node leader, which may be this rank).
 class Forwarder {
  public:
   /// Collective over `comm` (the compute ranks): opens (append) or creates the file
   /// through the group's server.
-  Forwarder(MPI_Comm comm, bool append, const std::string& path, const CommonInfo* common, const IoOptions& options);
+  Forwarder(MPI_Comm comm, bool append, const std::string& path, const CommonInfo* common, const IoOptions& options,
+            const WriterEnv& env);
   ~Forwarder();  ///< closes if still open; never throws (reports on stderr)
   Forwarder(const Forwarder&) = delete;
   Forwarder& operator=(const Forwarder&) = delete;

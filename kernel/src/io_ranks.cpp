@@ -71,11 +71,13 @@ bool StepServer::serve_one() {
       const std::string path = u[0].string();
       const CommonInfo common = u[0].common();
       IoOptions options = u[0].options();
-      options.strategy = "collective";  // among the writers
-      options.on_phase = on_phase_;
+      options.strategy = Strategy::collective;  // among the writers
+      WriterEnv env;
+      env.on_phase = on_phase_;
       try {
         writer_.reset();
-        writer_.emplace(append ? Writer::append(writers_, path, options) : Writer::create(writers_, path, common, options));
+        writer_.emplace(append ? Writer::append(writers_, path, options, env)
+                               : Writer::create(writers_, path, common, options, env));
         out.put(std::uint8_t{1});
         out.put(writer_->last_step());
         out.put(writer_->common());

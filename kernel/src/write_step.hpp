@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +34,7 @@ struct WriterState {
   std::string path;
   CommonInfo common;
   IoOptions opts;
+  std::function<void(const char*)> on_phase;  ///< WriterEnv::on_phase
   h5::Ctx ctx;
   h5::File file;
   h5::Plist dxpl_coll;   ///< bulk transfers: collective unless IoOptions::collective_transfer is off
@@ -57,9 +59,9 @@ struct WriterState {
   bool failed = false;  ///< a step failed: a failing close is expected, not reported again
 
   void hook(const char* phase_name) const {
-    if (opts.on_phase) opts.on_phase(phase_name);
+    if (on_phase) on_phase(phase_name);
   }
-  void open_common(MPI_Comm c, const std::string& p, const IoOptions& o);
+  void open_common(MPI_Comm c, const std::string& p, const IoOptions& o, const WriterEnv& env);
   void open_writeback();
   void flush() const;
   ~WriterState();  ///< closes the file (errors reported, not thrown); the communicators free themselves

@@ -51,14 +51,15 @@ bool valid_name(const std::string& n) {
 
 }  // namespace
 
-void detail::WriterState::open_common(MPI_Comm c, const std::string& p, const IoOptions& o) {
+void detail::WriterState::open_common(MPI_Comm c, const std::string& p, const IoOptions& o, const WriterEnv& env) {
   h5::silence_errors();
   comm = mpi::Comm::dup(c, "rewind kernel");
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   path = p;
   opts = o;
-  if (opts.strategy == "independent") opts.collective_transfer = false;  // the same rows, independent transfers
+  on_phase = env.on_phase;
+  if (opts.strategy == Strategy::independent) opts.collective_transfer = false;  // the same rows, independent transfers
   ctx = Ctx{p};
   dxpl_coll = h5::Plist(ctx.check(H5Pcreate(H5P_DATASET_XFER), "create dxpl"));
   if (opts.collective_transfer) ctx.check_status(H5Pset_dxpl_mpio(dxpl_coll, H5FD_MPIO_COLLECTIVE), "set collective");
@@ -143,7 +144,7 @@ WriteStats Writer::hand_off(const StepInfo& info, const LocalGrids& grids, bool 
 }
 
 namespace {
-bool forwarded(const IoOptions& o) { return o.strategy == "aggregated" || o.strategy == "dedicated"; }
+bool forwarded(const IoOptions& o) { return o.strategy == Strategy::aggregated || o.strategy == Strategy::dedicated; }
 }  // namespace
 
 namespace {
@@ -164,11 +165,12 @@ CommonInfo with_relative_parent(CommonInfo common, const std::string& path) {
 }
 }  // namespace
 
-Writer Writer::create(MPI_Comm comm, const std::string& path, const CommonInfo& given, const IoOptions& options) {
-  if (forwarded(options)) return Writer(std::make_unique<detail::Forwarder>(comm, false, path, &given, options));
+Writer Writer::create(MPI_Comm comm, const std::string& path, const CommonInfo& given, const IoOptions& options,
+                      const WriterEnv& env) {
+  if (forwarded(options)) return Writer(std::make_unique<detail::Forwarder>(comm, false, path, &given, options, env));
   const CommonInfo common = with_relative_parent(given, path);
   auto im = std::make_unique<Impl>();
-  im->open_common(comm, path, options);
+  im->open_common(comm, path, options, env);
   im->common = common;
   Impl& w = *im;
   phase(w.comm, path, [&] {
@@ -208,10 +210,10 @@ Writer Writer::create(MPI_Comm comm, const std::string& path, const CommonInfo& 
   return Writer(std::move(im));
 }
 
-Writer Writer::append(MPI_Comm comm, const std::string& path, const IoOptions& options) {
-  if (forwarded(options)) return Writer(std::make_unique<detail::Forwarder>(comm, true, path, nullptr, options));
+Writer Writer::append(MPI_Comm comm, const std::string& path, const IoOptions& options, const WriterEnv& env) {
+  if (forwarded(options)) return Writer(std::make_unique<detail::Forwarder>(comm, true, path, nullptr, options, env));
   auto im = std::make_unique<Impl>();
-  im->open_common(comm, path, options);
+  im->open_common(comm, path, options, env);
   Impl& w = *im;
   std::vector<std::string> uncommitted, unreadable;
   std::vector<StepEntry> committed;
@@ -498,9 +500,9 @@ WriteStats write_here(detail::WriterState& w, const StepInfo& info, const LocalG
   const std::size_t first_cell = info.write_cell_type ? data.first_field - 1 : data.first_field;
   if (n_grids > 0)
     for (std::size_t d = first_cell; d < plan.size(); ++d) {
-      if (d >= data.first_field && info.kind == StepKind::visualisation && w.opts.visualisation_compression == "zfp")
+      if (d >= data.first_field && info.kind == StepKind::visualisation && w.opts.visualisation_compression == Codec::zfp)
         storage[d] = Storage::zfp;
-      else if (w.opts.compression != "none")
+      else if (w.opts.compression != Codec::none)
         storage[d] = Storage::lossless;
     }
   // Rows of lossy datasets read back different values: they have no row checksum (HDF5's
@@ -531,7 +533,7 @@ WriteStats write_here(detail::WriterState& w, const StepInfo& info, const LocalG
   // and so does a halo'd zero-copy array (its subarray type). The runs are counted as
   // ranks x levels that have grids: the same estimate on every rank, with no message.
   data.independent.assign(plan.size(), 0);
-  if (w.opts.strategy == "auto" && w.opts.collective_transfer && n_grids > 0) {
+  if (w.opts.strategy == Strategy::automatic && w.opts.collective_transfer && n_grids > 0) {
     std::int64_t levels_used = 0;
     for (int l = 0; l < L; ++l) levels_used += total[static_cast<std::size_t>(l)] > 0 ? 1 : 0;
     const std::int64_t runs = std::max<std::int64_t>(1, levels_used) * w.size;

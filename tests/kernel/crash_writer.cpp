@@ -35,6 +35,7 @@ int write(const std::string& file, const std::string& log, const std::string& pi
   }
   MPI_Barrier(MPI_COMM_WORLD);
   IoOptions opt;
+  WriterEnv env;
   opt.write_views = false;
   MPI_Comm compute = MPI_COMM_WORLD;
   if (strategy == "dedicated") {
@@ -46,11 +47,11 @@ int write(const std::string& file, const std::string& log, const std::string& pi
       serve_io_ranks(MPI_COMM_WORLD, io_comm);  // until killed
       return 0;
     }
-    opt.strategy = strategy;
-    opt.io_group = MPI_COMM_WORLD;
+    set_option(opt, "strategy", std::string(strategy));
+    env.io_group = MPI_COMM_WORLD;
   }
   ToyModel m = ToyModel::build(compute, kBlock, halo);
-  Writer w = Writer::create(compute, file, ToyModel::common(kBlock), opt);
+  Writer w = Writer::create(compute, file, ToyModel::common(kBlock), opt, env);
   for (int i = 1; i <= 100000; ++i) {
     m.advance(kDt);
     const WriteStats st = w.write_step(ToyModel::checkpoint_step(i, i * kDt, kDt), m.describe());

@@ -13,7 +13,7 @@
 // The launcher (rewind run, nbserver::split_roles) forms one I/O group per I/O rank: the
 // compute ranks it serves and the I/O rank itself, last, all on one node. Then
 //
-//   compute ranks:  options.io_group = group;   Writer::create / append / write_step / close
+//   compute ranks:  env.io_group = group;   Writer::create / append (..., env) / write_step / close
 //                   as usual (collective over the compute ranks); after the last writer is
 //                   closed, release_io_ranks(group) (every compute rank, once).
 //   I/O ranks:      serve_io_ranks(group, io);  returns when the group's compute ranks have
@@ -68,7 +68,7 @@ class StepConsumer {
 /// the compute ranks of `group` (this rank is its last rank). Returns the rank's figures
 /// when they have all called release_io_ranks. `consumer` (optional, borrowed, the same
 /// kind on every I/O rank) takes the steps handed to it; without one they are dropped.
-/// `on_phase`: for tests, the fault-injection hook (IoOptions::on_phase) of the writers the
+/// `on_phase`: for tests, the fault-injection hook (WriterEnv::on_phase) of the writers the
 /// I/O ranks open — the compute ranks' options cross without it. A failed write goes back
 /// to the compute ranks (their Writer throws it); an MPI failure aborts the job (MPI's
 /// default error handler: nothing sets MPI_ERRORS_RETURN, so mpi::check never sees one).

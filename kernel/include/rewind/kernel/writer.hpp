@@ -24,6 +24,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -91,6 +92,27 @@ struct WriteStats {
   std::int64_t copied_bytes = 0;   ///< bytes this rank copied into the hand-off's shared
                                    ///< memory (0 for a step written from span())
 };
+/// What the launcher or a test gives a Writer besides the user's IoOptions (none of it is
+/// an option of the table, a case's or a C caller's).
+struct WriterEnv {
+  /// Strategy "dedicated", compute ranks only: this rank's I/O group — the compute ranks
+  /// one I/O rank serves and that I/O rank, last (io_ranks.hpp). Set by the launcher.
+  MPI_Comm io_group = MPI_COMM_NULL;
+  /// Fault-injection hook for tests: called on every rank at protocol points
+  /// ("created", "data_written", "flushed", "marked" (the committed marker flushed),
+  /// "indexed" (the index row written), "committed": an exception thrown there is the
+  /// writer dying), and inside the step's phases, where an exception is what a failing
+  /// write there would be — agreed by every rank, the step abandoned (its group unlinked,
+  /// its space given back), the earlier steps kept: "data" (after the data writes),
+  /// "checksums", "commit" (the flush before the committed marker), "index" (the marker,
+  /// before the index row); on rank 0 only, where a failure costs the step nothing:
+  /// "view" (the step's VTKHDF view) and "registry" (a branch's line in its parent's
+  /// F.branches). A std::system_error(ENOSPC) thrown there reads as a full disk
+  /// (FileError no_space). Under "aggregated" the node leaders' writers call it; under
+  /// "dedicated" the I/O ranks' (serve_io_ranks' own hook). Empty by default.
+  std::function<void(const char* phase)> on_phase;
+};
+
 namespace detail {
 struct WriterState;
 class Forwarder;
@@ -101,11 +123,12 @@ class Writer {
   /// Collective. Creates `path` (truncating it) and writes /common. `common.lineage`
   /// marks a branch file; use make_branch_common() to fill it from a parent.
   static Writer create(MPI_Comm comm, const std::string& path, const CommonInfo& common,
-                       const IoOptions& options = {});
+                       const IoOptions& options = {}, const WriterEnv& env = {});
   /// Collective. Opens an existing Rewind file to continue writing after a restart.
   /// Uncommitted steps (a crash) are unlinked; new steps must be numbered after the
   /// last committed one.
-  static Writer append(MPI_Comm comm, const std::string& path, const IoOptions& options = {});
+  static Writer append(MPI_Comm comm, const std::string& path, const IoOptions& options = {},
+                       const WriterEnv& env = {});
 
   Writer(Writer&&) noexcept;
   Writer& operator=(Writer&&) noexcept;
