@@ -498,11 +498,17 @@ void Forwarder::settle_one(WriteStats* into) {
 }
 
 WriteStats Forwarder::write_step(const StepInfo& info, const LocalGrids& grids) {
-  return hand_off(info, grids, true, nullptr);
+  return forward(info, grids, true, nullptr);
 }
 
 WriteStats Forwarder::hand_off(const StepInfo& info, const LocalGrids& grids, bool write,
-                                const std::vector<FieldSpec>* consume) {
+                                const std::vector<FieldSpec>& consume) {
+  if (!dedicated_) throw no_consumer(path_);
+  return forward(info, grids, write, &consume);
+}
+
+WriteStats Forwarder::forward(const StepInfo& info, const LocalGrids& grids, bool write,
+                              const std::vector<FieldSpec>* consume) {
   if (!open_) throw FileError(ErrorKind::invalid_argument, path_, "writer is closed");
   // A span lent for this step (Writer::span) is taken as it is or dropped: either way this
   // hand-off ends it.
@@ -621,6 +627,7 @@ void Forwarder::ensure_capacity(std::int64_t need, bool grow_any, WriteStats* st
 
 void Forwarder::prepare(const StepInfo& info, const LocalGrids& grids, const std::vector<FieldSpec>* consume) {
   if (!open_) throw FileError(ErrorKind::invalid_argument, path_, "writer is closed");
+  if (!dedicated_) consume = nullptr;  // only I/O ranks have a consumer
   // First touch now, not in the first hand-off's copy: fresh pages cost a fault each
   // (on a VM a host fault: bench/kernel/first_touch.cpp measures it), milliseconds per MiB.
   if (fit(slot_bytes(slot_layout(info, true, consume), grids), nullptr)) std::memset(window().mine(), 0, static_cast<std::size_t>(slot_capacity_ * slots_));

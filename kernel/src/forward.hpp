@@ -40,6 +40,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine.hpp"
 #include "rewind/kernel/error.hpp"
 #include "rewind/kernel/io_ranks.hpp"
 #include "rewind/kernel/writer.hpp"
@@ -197,34 +198,38 @@ class StepServer {
 
 /// The compute side of a Writer whose steps another rank writes ("dedicated": the I/O
 /// rank of env.io_group; "aggregated": the node leader, which may be this rank).
-class Forwarder {
+class Forwarder final : public Engine {
  public:
   /// Collective over `comm` (the compute ranks): opens (append) or creates the file
   /// through the group's server.
   Forwarder(MPI_Comm comm, bool append, const std::string& path, const CommonInfo* common, const IoOptions& options,
             const WriterEnv& env);
-  ~Forwarder();  ///< closes if still open; never throws (reports on stderr)
+  ~Forwarder() override;  ///< closes if still open; never throws (reports on stderr)
   Forwarder(const Forwarder&) = delete;
   Forwarder& operator=(const Forwarder&) = delete;
 
-  WriteStats write_step(const StepInfo& info, const LocalGrids& grids);
-  /// Writer::hand_off (dedicated only; the caller checks); `consume` null: write only.
-  WriteStats hand_off(const StepInfo& info, const LocalGrids& grids, bool write, const std::vector<FieldSpec>* consume);
+  WriteStats write_step(const StepInfo& info, const LocalGrids& grids) override;
+  /// Writer::hand_off: dedicated only (aggregated refuses: no_consumer).
+  WriteStats hand_off(const StepInfo& info, const LocalGrids& grids, bool write,
+                      const std::vector<FieldSpec>& consume) override;
   /// Writer::span: a free slot, sized for the step, as `like`'s grids.
-  LocalGrids span(const StepInfo& info, const LocalGrids& like);
+  LocalGrids span(const StepInfo& info, const LocalGrids& like) override;
   /// Writer::prepare: the shared window sized (and this rank's slots touched) for steps
-  /// like this one (with `consume`: handed to the consumer too), before the first of them.
-  void prepare(const StepInfo& info, const LocalGrids& grids, const std::vector<FieldSpec>* consume);
-  void close();
+  /// like this one (with `consume`, dedicated only: handed to the consumer too), before
+  /// the first of them.
+  void prepare(const StepInfo& info, const LocalGrids& grids, const std::vector<FieldSpec>* consume) override;
+  void close() override;
   /// Writer::settle: every step in flight settled; throws the first one's error.
-  void settle();
+  void settle() override;
   [[nodiscard]] bool dedicated() const { return dedicated_; }
-  [[nodiscard]] bool consumer_active() const { return !dedicated_ || consumer_active_; }
-  [[nodiscard]] const std::string& path() const { return path_; }
-  [[nodiscard]] const CommonInfo& common() const { return common_; }
-  [[nodiscard]] std::int64_t last_step() const { return last_step_; }
+  [[nodiscard]] bool consumer_active() const override { return !dedicated_ || consumer_active_; }
+  [[nodiscard]] const std::string& path() const override { return path_; }
+  [[nodiscard]] const CommonInfo& common() const override { return common_; }
+  [[nodiscard]] std::int64_t last_step() const override { return last_step_; }
 
  private:
+  /// write_step and hand_off: `consume` null: write only.
+  WriteStats forward(const StepInfo& info, const LocalGrids& grids, bool write, const std::vector<FieldSpec>* consume);
   /// To the server (and serves it, if it is us); `wait`: until the message is out.
   void command(Packer& msg, bool wait);
   void complete_sends(std::size_t n);        ///< waits for the n oldest command sends

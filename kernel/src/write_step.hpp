@@ -1,6 +1,8 @@
-// Private: Writer's state and the phases of Writer::write_step, one file each.
+// Private: the in-place engine's state (engine.hpp) and the phases of its write_step, one
+// file each.
 //
-//   writer.cpp      create / append, validation, offsets, plan and create (phases 1, 2, 4)
+//   writer.cpp      create / append a file (and Writer, the engines' façade)
+//   write_step.cpp  the phases in order; validation, offsets, creation (phases 1, 2, 4)
 //   links.cpp       parent and child rows from one exchange of (uid, row) pairs (3)
 //   write_data.cpp  the linear buffer, packing, zero copy, early writeback (5)
 //   commit.cpp      flush -> committed marker + index row -> flush (6)
@@ -18,6 +20,7 @@
 #include "rewind/mpi/comm.hpp"
 #include "h5util.hpp"
 #include "row_layout.hpp"
+#include "rewind/kernel/step_lock.hpp"
 #include "rewind/kernel/writer.hpp"
 
 namespace rwd::kernel {
@@ -67,6 +70,12 @@ struct WriterState {
   ~WriterState();  ///< closes the file (errors reported, not thrown); the communicators free themselves
 };
 
+
+/// Rank 0 keeps readers that follow the file out while the file's metadata changes (a
+/// lock no other rank takes; step_lock.hpp), waiting a bounded time for them.
+StepLock readers_out(const WriterState& w);
+/// A group or dataset name a step may use: not empty, no '/', '.' or ' '.
+bool valid_name(const std::string& n);
 
 /// One dataset of a step.
 struct DatasetPlan {

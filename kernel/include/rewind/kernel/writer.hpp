@@ -114,8 +114,7 @@ struct WriterEnv {
 };
 
 namespace detail {
-struct WriterState;
-class Forwarder;
+class Engine;
 }  // namespace detail
 
 class Writer {
@@ -195,11 +194,11 @@ class Writer {
   [[nodiscard]] std::int64_t last_step() const;
 
  private:
-  using Impl = detail::WriterState;  // kernel/src: the open file and its settings
-  explicit Writer(std::unique_ptr<Impl> impl);
-  explicit Writer(std::unique_ptr<detail::Forwarder> fwd);
-  std::unique_ptr<Impl> impl_;
-  std::unique_ptr<detail::Forwarder> fwd_;  // strategies aggregated / dedicated: another rank writes
+  // kernel/src/engine.hpp: one engine per strategy family, chosen at create / append
+  // (in place: auto, collective, independent; forwarded: aggregated, dedicated).
+  explicit Writer(std::unique_ptr<detail::Engine> engine);
+  detail::Engine& engine() const;
+  std::unique_ptr<detail::Engine> engine_;
 };
 
 /// Unmaps the linear write buffer kept for the next step (IoOptions::keep_buffer), e.g.
