@@ -3,6 +3,7 @@
 //
 //   writer.cpp      create / append a file (and Writer, the engines' façade)
 //   write_step.cpp  the phases in order; validation, offsets, creation (phases 1, 2, 4)
+//   data_plan.cpp   what phase 4 creates and how each dataset is written (pure)
 //   links.cpp       parent and child rows from one exchange of (uid, row) pairs (3)
 //   write_data.cpp  the linear buffer, packing, zero copy, early writeback (5)
 //   commit.cpp      flush -> committed marker + index row -> flush (6)
@@ -16,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "data_plan.hpp"
 #include "format.hpp"
 #include "rewind/mpi/comm.hpp"
 #include "h5util.hpp"
@@ -77,16 +79,6 @@ StepLock readers_out(const WriterState& w);
 /// A group or dataset name a step may use: not empty, no '/', '.' or ' '.
 bool valid_name(const std::string& n);
 
-/// One dataset of a step.
-struct DatasetPlan {
-  std::string path;
-  hid_t file_type;
-  hid_t mem_type;
-  std::vector<hsize_t> shape;  ///< full file shape
-  std::size_t elem_bytes;
-  std::int64_t per_row;        ///< elements per row
-};
-
 /// This rank's grids in the step: their order, rows and links.
 struct StepRows {
   std::vector<std::size_t> perm;          ///< local order (row_layout.hpp)
@@ -99,18 +91,6 @@ struct StepRows {
 /// (uid, row) pairs, then each rank resolves its own links. Returns "" or what is wrong
 /// with the tree (the same on every rank is not required: the caller agrees).
 std::string exchange_links(const WriterState& w, const LocalGrids& grids, StepRows& rows);
-
-/// The datasets a step writes, and how.
-struct DataPlan {
-  std::vector<DatasetPlan> datasets;
-  std::size_t first_field = 0;          ///< datasets[first_field + i] is StepInfo::fields[i]
-  std::vector<char> direct;             ///< written zero-copy from the grids' arrays
-  std::vector<char> independent;        ///< written with independent transfers (strategy
-                                        ///< "auto": large row runs, not filtered)
-  std::vector<std::int64_t> direct_at;  ///< their file offsets (allocated at creation)
-  bool checksums = false;               ///< hash rows (IoOptions::checksums) ...
-  std::vector<char> hashed;             ///< ... of these datasets (not of lossy ones)
-};
 
 struct DataStats {
   std::int64_t buffer_bytes = 0;
