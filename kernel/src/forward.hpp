@@ -194,6 +194,14 @@ class StepServer {
   std::vector<std::vector<std::byte>> in_;  ///< this command, per client
   std::deque<std::pair<MPI_Request, std::vector<std::byte>>> replies_;  ///< sends in progress
   void reply_all(Packer& msg);  ///< the same reply to every client (nonblocking)
+  /// One command from every client (waiting, napping); `op`: theirs, the same from all.
+  std::vector<Unpacker> receive(Op& op);
+  void open(Unpacker& u);                    ///< opens the file with the writers, replies
+  void resize(std::vector<Unpacker>& u);     ///< a new shared window (no reply)
+  void step(std::vector<Unpacker>& u);       ///< writes and/or consumes a step, replies
+  /// The step written by this rank's Writer: its error, or nothing (`st` filled).
+  std::optional<FileError> write(const StepInfo& info, const LocalGrids& grids, WriteStats& st);
+  void close();                              ///< closes the file, replies, frees the window
 };
 
 /// The compute side of a Writer whose steps another rank writes ("dedicated": the I/O
