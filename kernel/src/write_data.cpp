@@ -90,8 +90,8 @@ void return_buffer(std::unique_ptr<LinearBuffer> b, bool keep) {
   if (!kept_buffer || kept_buffer->size() < b->size()) kept_buffer = std::move(b);
 }
 
-/// Independent zero-copy write of `pieces` (one per local grid, in local order), hashing
-/// every piece with `hash(k0, k1)` while its rows are in the cache (docs/benchmarks.md,
+/// Independent zero-copy write of `extents` (one per local grid, in local order), hashing
+/// every extent with `hash(k0, k1)` while its rows are in the cache (docs/benchmarks.md,
 /// "Steady memory"). The rows go in chunks of about an L2. With a helper (`hash_cpu` a
 /// CPU number to pin it to, or kHashAnyCpu), the helper hashes each chunk while this
 /// thread writes the same chunk, never ahead of it: both read the rows at the same time,
@@ -103,12 +103,12 @@ void return_buffer(std::unique_ptr<LinearBuffer> b, bool keep) {
 /// than a separate helper pass, which reads the rows from DRAM a second time). Every chunk
 /// is hashed even after a failed write (the caller reports the error).
 template <typename Hash>
-std::string write_hashing(MPI_File fh, std::int64_t base, const std::vector<Piece>& pieces, int hash_cpu, Hash&& hash) {
+std::string write_hashing(MPI_File fh, std::int64_t base, const std::vector<WriteExtent>& extents, int hash_cpu, Hash&& hash) {
   constexpr std::int64_t kChunkBytes = std::int64_t{1} << 20;  // about one core's L2
-  const std::size_t n = pieces.size();
+  const std::size_t n = extents.size();
   if (n == 0) return "";
-  const auto per = static_cast<std::size_t>(std::max<std::int64_t>(1, kChunkBytes / std::max<std::int64_t>(1, pieces[0].bytes)));
-  std::atomic<std::size_t> started{0};  // pieces whose write has begun (the helper follows)
+  const auto per = static_cast<std::size_t>(std::max<std::int64_t>(1, kChunkBytes / std::max<std::int64_t>(1, extents[0].bytes)));
+  std::atomic<std::size_t> started{0};  // extents whose write has begun (the helper follows)
   std::thread helper;
   if (hash_cpu != kHashInline) {
     helper = std::thread([&] {
@@ -126,8 +126,8 @@ std::string write_hashing(MPI_File fh, std::int64_t base, const std::vector<Piec
       if (!helper.joinable()) hash(k0, k1);
       started.store(k1, std::memory_order_release);
       if (err.empty()) {
-        const std::vector<Piece> chunk(pieces.begin() + static_cast<std::ptrdiff_t>(k0), pieces.begin() + static_cast<std::ptrdiff_t>(k1));
-        err = write_pieces(fh, MPI_COMM_NULL, base, chunk, false);
+        const std::vector<WriteExtent> chunk(extents.begin() + static_cast<std::ptrdiff_t>(k0), extents.begin() + static_cast<std::ptrdiff_t>(k1));
+        err = write_extents(fh, MPI_COMM_NULL, base, chunk, false);
       }
     }
   } catch (...) {  // let the helper finish before the exception leaves (no thread left joinable)
@@ -340,20 +340,20 @@ void DataWriter::pack(std::size_t d, unsigned char* b) {
 void DataWriter::write_direct(std::size_t d, std::future<void>& next) {
   const auto& p = plan_[d];
   const auto row_bytes = static_cast<std::int64_t>(p.per_row) * static_cast<std::int64_t>(p.elem_bytes);
-  std::vector<Piece> pieces(nloc_);
+  std::vector<WriteExtent> extents(nloc_);
   for (std::size_t k = 0; k < nloc_; ++k) {
     const GridRecord& g = grid(k);
     const void* src = p.path == "cell_type" ? static_cast<const void*>(g.cell_type) : static_cast<const void*>(field_of(g, d));
-    pieces[k] = {src, rows_.layout.row_of[k] * row_bytes, row_bytes};
+    extents[k] = {src, rows_.layout.row_of[k] * row_bytes, row_bytes};
   }
   const InteriorType interior(blk_.sx, blk_.sy, blk_.sz, h_, p.elem_bytes == 1 ? MPI_UINT8_T : MPI_DOUBLE);
-  for (auto& pc : pieces) pc.layout = interior.get();
+  for (auto& pc : extents) pc.layout = interior.get();
   const bool collective = collective_at(d);
   const std::string err =
       hashed_while_written(d)
-          ? write_hashing(direct_fh_, data_.direct_at[d], pieces, w_.hash_cpu,
+          ? write_hashing(direct_fh_, data_.direct_at[d], extents, w_.hash_cpu,
                           [&](std::size_t k0, std::size_t k1) { hash_direct(d, k0, k1); })
-          : write_pieces(direct_fh_, w_.comm, data_.direct_at[d], pieces, collective);
+          : write_extents(direct_fh_, w_.comm, data_.direct_at[d], extents, collective);
   if (next.valid()) next.get();
   if (!err.empty()) c_.fail(ErrorKind::io, "write " + gpath_ + "/" + p.path + ": " + err);
   if (!collective) st_.all_collective = false;
