@@ -365,8 +365,8 @@ int main(int argc, char** argv) {
       w.close();  // syncs: outside the page-cache timer
     }
     step_bytes = st.bytes;
-    buffer_bytes = st.buffer_bytes;
-    if (!serial) direct_datasets = st.direct_datasets;
+    buffer_bytes = st.in_place.buffer_bytes;
+    if (!serial) direct_datasets = st.in_place.direct_datasets;
     local_bytes = st.bytes_local;
     return t;
   };

@@ -135,9 +135,9 @@ void Forwarder::settle_one(WriteStats* into) {
   const auto seconds = u.get<double>();
   consumer_active_ = u.get<std::uint8_t>() != 0;
   if (into && written >= 0) {  // -1: a step for the consumer only
-    into->written_step = written;
-    into->written_seconds = seconds;
-    into->written_bandwidth = seconds > 0 ? static_cast<double>(bytes) / seconds : 0.0;
+    into->handoff.written_step = written;
+    into->handoff.written_seconds = seconds;
+    into->handoff.written_bandwidth = seconds > 0 ? static_cast<double>(bytes) / seconds : 0.0;
   }
 }
 
@@ -159,8 +159,8 @@ WriteStats Forwarder::forward(const StepInfo& info, const LocalGrids& grids, boo
   const std::optional<Lent> lent = std::move(lent_);
   lent_.reset();
   WriteStats st = lent ? lent->waited : WriteStats{};
-  st.handed_off = true;
-  const double t0 = MPI_Wtime() - st.wait_seconds;
+  st.handoff.handed_off = true;
+  const double t0 = MPI_Wtime() - st.handoff.wait_seconds;
   // Room for this step: at most slots_ steps in flight (the same count on every rank, so
   // every rank settles, and throws, at the same call).
   while (static_cast<std::int64_t>(in_flight_.size()) >= slots_) settle_one(&st);
@@ -187,7 +187,7 @@ WriteStats Forwarder::forward(const StepInfo& info, const LocalGrids& grids, boo
                                 "hand every rank's span to write_step, or none",
                                 info.step));
   ensure_capacity(need, totals[0] != 0, &st);
-  st.wait_seconds = MPI_Wtime() - t0;
+  st.handoff.wait_seconds = MPI_Wtime() - t0;
   const std::int64_t offset = (next_slot_++ % slots_) * slot_capacity_;
   Packer msg;
   msg.put(Op::step);
@@ -196,7 +196,7 @@ WriteStats Forwarder::forward(const StepInfo& info, const LocalGrids& grids, boo
   msg.put(info);
   msg.put(consume ? *consume : std::vector<FieldSpec>{});
   pack_step(layout, grids, comm_.rank(), window().mine() + offset, msg, !from_span);
-  st.copied_bytes = from_span ? 0 : need;
+  st.handoff.copied_bytes = from_span ? 0 : need;
   window().sync();
   command(msg, false);
   in_flight_.push_back(info.step);  // a step for the consumer only holds its slot too
@@ -206,13 +206,13 @@ WriteStats Forwarder::forward(const StepInfo& info, const LocalGrids& grids, boo
   // that settled later would compute on into a collective the failed ones have left.
   if (!dedicated_) settle_one(&st);
 
-  double times[2] = {MPI_Wtime() - t0, st.wait_seconds}, most[2] = {0, 0};
+  double times[2] = {MPI_Wtime() - t0, st.handoff.wait_seconds}, most[2] = {0, 0};
   MPI_Allreduce(times, most, 2, MPI_DOUBLE, MPI_MAX, comm_);
   st.bytes_local = need;
   st.bytes = totals[1];
   st.n_grids = totals[2];
   st.seconds = most[0];
-  st.wait_seconds = most[1];
+  st.handoff.wait_seconds = most[1];
   st.bandwidth = st.seconds > 0 ? static_cast<double>(st.bytes) / st.seconds : 0.0;
   return st;
 }
@@ -226,7 +226,7 @@ LocalGrids Forwarder::span(const StepInfo& info, const LocalGrids& like) {
   const SlotLayout layout = slot_layout(info, true, nullptr);
   const std::int64_t need = slot_bytes(layout, like);
   fit(need, &waited);
-  waited.wait_seconds = MPI_Wtime() - t0;
+  waited.handoff.wait_seconds = MPI_Wtime() - t0;
   // The slot the next hand-off takes (hand_off's offset).
   std::byte* slot = window().mine() + (next_slot_ % slots_) * slot_capacity_;
   lent_ = Lent{layout, slot_grids(layout, like, slot), waited, slot, slot + need};

@@ -384,9 +384,9 @@ void finish_stats(const detail::WriterState& w, const detail::DataStats& written
   int coll = written.all_collective ? 1 : 0, coll_all = 1;
   MPI_Allreduce(&coll, &coll_all, 1, MPI_INT, MPI_MIN, w.comm);
   st.all_collective = coll_all == 1 && st.n_grids > 0;
-  st.buffer_bytes = written.buffer_bytes;
-  st.buffer_reused = written.buffer_reused;
-  st.writeback_datasets = written.writeback_datasets;
+  st.in_place.buffer_bytes = written.buffer_bytes;
+  st.in_place.buffer_reused = written.buffer_reused;
+  st.in_place.writeback_datasets = written.writeback_datasets;
 }
 
 }  // namespace
@@ -411,7 +411,7 @@ WriteStats detail::write_in_place(WriterState& w, const StepInfo& info, const Lo
   CreatedStep created = create_step(w, info, data, counted, rows.layout.level_start, gpath);
   w.hook("created");
   WriteStats st;
-  st.direct_datasets = locate_datasets(w, data, created.dsets);
+  st.in_place.direct_datasets = locate_datasets(w, data, created.dsets);
   // ---- 5. the data: one linear buffer, one collective write per dataset ----
   const DataStats written = write_data(w, info, grids, rows, data, created.dsets, gpath);
   if (data.checksums) write_checksums(w, data, rows, written, n.n_grids, created.checksums, gpath);

@@ -55,7 +55,7 @@ int write(const std::string& file, const std::string& log, const std::string& pi
   for (int i = 1; i <= 100000; ++i) {
     m.advance(kDt);
     const WriteStats st = w.write_step(ToyModel::checkpoint_step(i, i * kDt, kDt), m.describe());
-    const std::int64_t committed = st.handed_off ? st.written_step : i;
+    const std::int64_t committed = st.handoff.handed_off ? st.handoff.written_step : i;
     if (rank == 0 && committed >= 0) {
       std::FILE* f = std::fopen(log.c_str(), "a");
       std::fprintf(f, "%lld\n", static_cast<long long>(committed));

@@ -87,7 +87,7 @@ TEST_CASE("a losslessly compressed checkpoint restarts bit-exactly on any rank c
       w.close();
     }
     CHECK(st.all_collective);
-    CHECK(st.direct_datasets == 0);  // no zero copy into a filtered dataset
+    CHECK(st.in_place.direct_datasets == 0);  // no zero copy into a filtered dataset
     const Stored u = stored(path, "/simulation/step_00000003/cell_data/u");
     CHECK(u.layout == H5D_CHUNKED);
     CHECK(u.chunk_rows == 4);

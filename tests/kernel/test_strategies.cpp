@@ -86,7 +86,7 @@ TEST_CASE("collective, independent and aggregated write the same file", "[kernel
     set_option(opt, "strategy", std::string(strategy));
     const std::string path = rwd::kernel::test::test_path(std::string("strategy_") + strategy);
     const WriteStats st = write_run(MPI_COMM_WORLD, path, opt, true);  // prepare: the same file
-    CHECK(st.handed_off == (std::string(strategy) == "aggregated"));
+    CHECK(st.handoff.handed_off == (std::string(strategy) == "aggregated"));
     if (std::string(strategy) == "independent") CHECK_FALSE(st.all_collective);
     CHECK(file_summary(path) == want);
     CHECK(restarts_exactly(path));
@@ -154,9 +154,9 @@ TEST_CASE("dedicated I/O ranks write the same file while the compute ranks go on
       opt.strategy = Strategy::dedicated;
       opt.steps_in_flight = in_flight;
       const WriteStats st = write_run(lay.compute, path, opt, prepare, 4, WriterEnv{lay.group, {}});
-      CHECK(st.handed_off);
+      CHECK(st.handoff.handed_off);
       CHECK(st.n_grids == 33);
-      CHECK(st.written_step == kSteps - in_flight);  // the write before this one had finished
+      CHECK(st.handoff.written_step == kSteps - in_flight);  // the write before this one had finished
       release_io_ranks(lay.group);
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -235,14 +235,14 @@ void write_run_in_spans(MPI_Comm comm, const std::string& path, const IoOptions&
     CHECK(span.grids.size() == own.grids.size());
     fill_span(span, own, info);
     const WriteStats st = w.write_step(info, span);
-    CHECK(st.handed_off == handed);
-    CHECK(st.copied_bytes == 0);  // the step went over as it was: no pass over its data
+    CHECK(st.handoff.handed_off == handed);
+    CHECK(st.handoff.copied_bytes == 0);  // the step went over as it was: no pass over its data
     CHECK(st.n_grids == 33);
   }
   // A hand-off of the code's own arrays copies them (the comparison above means something).
   if (handed) {
     m.advance(kDt);
-    CHECK(w.write_step(step_info(kSteps + 1), m.describe()).copied_bytes > 0);
+    CHECK(w.write_step(step_info(kSteps + 1), m.describe()).handoff.copied_bytes > 0);
   }
   w.close();
 }
@@ -316,7 +316,7 @@ TEST_CASE("dedicated: a span given to a hand-off it was not taken for is refused
       CHECK_THAT(e.what(), Catch::Contains("step 1: a span (Writer::span)"));
     }
     // The writer goes on: the next step, from the code's own arrays, is written.
-    CHECK(w.write_step(step_info(2), m.describe()).copied_bytes > 0);
+    CHECK(w.write_step(step_info(2), m.describe()).handoff.copied_bytes > 0);
     w.close();
     release_io_ranks(lay.group);
   }

@@ -6,7 +6,7 @@
 // collectively among themselves into the same shared file, in the same format and with the
 // same commit protocol as a collective write (they run an ordinary Writer). Memory is
 // bounded: a compute rank has at most IoOptions::steps_in_flight steps handed off and not
-// yet written; the next output waits for its I/O rank (WriteStats::wait_seconds). A code
+// yet written; the next output waits for its I/O rank (WriteStats::handoff.wait_seconds). A code
 // that computes a step in the shared memory itself (Writer::span, Damaris's damaris_alloc)
 // skips the copy: handing the step over then costs a message.
 //

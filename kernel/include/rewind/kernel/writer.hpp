@@ -70,28 +70,35 @@ struct WriteStats {
                                    ///< datasets at HDF5's storage size (== bytes unfiltered)
   double compression_ratio = 1.0;  ///< cell data's bytes / their storage (as
                                    ///< Reader::cell_data_storage); 1 without filters
-  std::int64_t buffer_bytes = 0;   ///< bytes of this rank's linear write buffer the step used
-                                   ///< (two halves when pipelined; <= bytes_local)
-  bool buffer_reused = false;      ///< this rank's buffer was the one kept from a step before
-  std::int64_t writeback_datasets = 0;  ///< datasets whose early writeback this rank started
-                                        ///< (node leaders of durable steps only)
-  std::int64_t direct_datasets = 0;  ///< datasets written zero-copy from the grids' arrays
-                                     ///< (IoOptions::zero_copy), the same on every rank
   double seconds = 0.0;            ///< wall time of write_step (max over ranks), flushes included
   double bandwidth = 0.0;          ///< bytes / seconds, bytes per second
   bool all_collective = true;      ///< every bulk write reported a collective transfer
                                    ///< (H5Pget_mpio_actual_io_mode), all ranks
   std::string view_error;          ///< non-empty if the (derived) view could not be written
-  // --- strategies "aggregated" / "dedicated" (io_ranks.hpp) ---
-  bool handed_off = false;         ///< the step was handed to the rank that writes it; `seconds`
-                                   ///< is then the compute ranks' cost, not the write's
-  double wait_seconds = 0.0;       ///< of `seconds`: waiting for a free slot (max over ranks)
-  std::int64_t written_step = -1;  ///< the last step whose write finished meanwhile, or -1
-  double written_seconds = 0.0;    ///< that write's time on the writing ranks, flushes included
-  double written_bandwidth = 0.0;  ///< its bytes / written_seconds
-  std::int64_t copied_bytes = 0;   ///< bytes this rank copied into the hand-off's shared
-                                   ///< memory (0 for a step written from span())
+  /// Strategies "auto", "collective", "independent": how this rank wrote its rows (zero
+  /// where the step was handed off).
+  struct InPlace {
+    std::int64_t buffer_bytes = 0;  ///< bytes of this rank's linear write buffer the step used
+                                    ///< (two halves when pipelined; <= bytes_local)
+    bool buffer_reused = false;     ///< this rank's buffer was the one kept from a step before
+    std::int64_t writeback_datasets = 0;  ///< datasets whose early writeback this rank started
+                                          ///< (node leaders of durable steps only)
+    std::int64_t direct_datasets = 0;  ///< datasets written zero-copy from the grids' arrays
+                                       ///< (IoOptions::zero_copy), the same on every rank
+  } in_place;
+  /// Strategies "aggregated", "dedicated" (io_ranks.hpp): the hand-off.
+  struct HandOff {
+    bool handed_off = false;         ///< the step was handed to the rank that writes it;
+                                     ///< `seconds` is then the compute ranks' cost, not the write's
+    double wait_seconds = 0.0;       ///< of `seconds`: waiting for a free slot (max over ranks)
+    std::int64_t written_step = -1;  ///< the last step whose write finished meanwhile, or -1
+    double written_seconds = 0.0;    ///< that write's time on the writing ranks, flushes included
+    double written_bandwidth = 0.0;  ///< its bytes / written_seconds
+    std::int64_t copied_bytes = 0;   ///< bytes this rank copied into the hand-off's shared
+                                     ///< memory (0 for a step written from span())
+  } handoff;
 };
+
 /// What the launcher or a test gives a Writer besides the user's IoOptions (none of it is
 /// an option of the table, a case's or a C caller's).
 struct WriterEnv {
@@ -159,7 +166,7 @@ class Writer {
   /// point at interiors for the caller to fill (x fastest, as GridRecord's arrays);
   /// write_step(info, span) then takes them as they are. Under "dedicated" and
   /// "aggregated" they lie in the hand-off's shared memory, so handing the step over costs
-  /// a message, not a copy (WriteStats::copied_bytes 0); under the other strategies, a
+  /// a message, not a copy (WriteStats::handoff.copied_bytes 0); under the other strategies, a
   /// buffer of the writer's, reused from step to step. Waits for a free slot as write_step
   /// would (steps_in_flight); the next write_step's wait_seconds includes that wait. The
   /// span is valid until the next write_step or hand_off, which must get the same
