@@ -147,7 +147,6 @@ int rewind_config_set_option(rewind_config* cfg, const char* name, const char* v
   return guarded([&] {
     auto& c = need(cfg, "cfg");
     const std::string n = text(name, "name");
-    if (n == "io_group" || n == "on_phase") throw Status(REWIND_ERR_ARGUMENT, fmt::format("unknown I/O option '{}'", n));
     k::set_option_text(c.io, n, text(value, "value"));
   });
 }

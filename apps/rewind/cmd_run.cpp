@@ -230,7 +230,7 @@ int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::functi
   int world_size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
   const bool collector_rank = live && world_size >= 3;  // else a thread of compute rank 0
-  const bool dedicated = spec.output.io.strategy == "dedicated";
+  const bool dedicated = spec.output.io.strategy == kernel::Strategy::dedicated;
   auto roles = nbserver::split_roles(
       MPI_COMM_WORLD, nbserver::RoleLayout{.collector = collector_rank,
                                            .io_ranks_per_node = dedicated ? static_cast<int>(spec.output.io.io_ranks_per_node) : 0});
@@ -280,7 +280,7 @@ int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::functi
       if (group != MPI_COMM_NULL) kernel::release_io_ranks(group);
     }
   } io_release{roles.io_group()};
-  spec.output.io.io_group = roles.io_group();
+  spec.output.env.io_group = roles.io_group();
   nbserver::Client client(roles);
   auto plan = client.plan();
   // The collector: a rank of its own (3+ processes), else a thread of compute rank 0.
@@ -377,7 +377,7 @@ int run_run(RunOptions o) {
   }
   if (o.pause_at_end && o.listen.empty())
     throw AgreedError("--pause-at-end needs --listen (a client must be able to resume, branch or stop the run)");
-  const bool dedicated = spec.output.io.strategy == "dedicated";
+  const bool dedicated = spec.output.io.strategy == kernel::Strategy::dedicated;
   if (dedicated && world_size < (o.listen.empty() ? 3 : 4))
     throw AgreedError(fmt::format("output.io.strategy = \"dedicated\" needs an I/O rank besides the neighbourhood server{} "
                                   "and the compute ranks: run under mpirun -np {} or more (this job has {}), or "

@@ -348,12 +348,13 @@ int main(int argc, char** argv) {
     if (!checksums) o.checksums = false;
     if (strategy) k::set_option(o, "strategy", std::string(strategy));
     o.flush_on_commit = durable;
-    o.on_phase = [&](const char* ph) { phase_t[ph] = MPI_Wtime(); };
+    k::WriterEnv env;
+    env.on_phase = [&](const char* ph) { phase_t[ph] = MPI_Wtime(); };
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
     phase_t.clear();
     phase_t["begin"] = t0;
-    k::Writer w = k::Writer::create(MPI_COMM_WORLD, path, cm, o);
+    k::Writer w = k::Writer::create(MPI_COMM_WORLD, path, cm, o, env);
     phase_t["file_created"] = MPI_Wtime();
     k::WriteStats st = w.write_step(si, lg);
     phase_t["step_returned"] = MPI_Wtime();
@@ -367,8 +368,8 @@ int main(int argc, char** argv) {
       w.close();  // syncs: outside the page-cache timer
     }
     step_bytes = st.bytes;
-    buffer_bytes = st.buffer_bytes;
-    if (!serial) direct_datasets = st.direct_datasets;
+    buffer_bytes = st.in_place.buffer_bytes;
+    if (!serial) direct_datasets = st.in_place.direct_datasets;
     local_bytes = st.bytes_local;
     return t;
   };

@@ -109,9 +109,9 @@ int main(int argc, char** argv) {
       }
   };
   auto write_two = [&](const std::string& path, k::IoOptions opt, double compute_seconds, bool in_span,
-                       double* first_cost) {
+                       double* first_cost, const k::WriterEnv& env) {
     opt.write_views = false;
-    k::Writer w = k::Writer::create(compute, path, bs.common, opt);
+    k::Writer w = k::Writer::create(compute, path, bs.common, opt, env);
     k::StepInfo s = bs.info;
     double step_cost[2] = {0, 0};
     k::WriteStats st;
@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
       if (who == C) {
         if (!io) {
           double f = 0;
-          const double c = write_two(path, {}, 0.0, false, &f);
+          const double c = write_two(path, {}, 0.0, false, &f, {});
           cost[C].push_back(c);
           first[C].push_back(f);
           rate[C].push_back(static_cast<double>(bytes) / c);
@@ -159,10 +159,9 @@ int main(int argc, char** argv) {
         MPI_Send(&io_rate, 1, MPI_DOUBLE, 0, 1, MPI_COMM_WORLD);
       } else {
         k::IoOptions opt;
-        opt.strategy = "dedicated";
-        opt.io_group = MPI_COMM_WORLD;
+        opt.strategy = k::Strategy::dedicated;
         double f = 0;
-        cost[who].push_back(write_two(path, opt, last_c, who == S, &f));
+        cost[who].push_back(write_two(path, opt, last_c, who == S, &f, k::WriterEnv{MPI_COMM_WORLD, {}}));
         first[who].push_back(f);
         k::release_io_ranks(MPI_COMM_WORLD);
         double io_rate = 0;

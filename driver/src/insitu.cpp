@@ -40,7 +40,7 @@ InsituSettings parse_insitu_settings(spacetree::CaseDocument& doc) {
 }
 
 bool insitu_on_io_ranks(const RunSpec& spec) {
-  return spec.insitu.enabled() && spec.output.io.strategy == "dedicated";
+  return spec.insitu.enabled() && spec.output.io.strategy == kernel::Strategy::dedicated;
 }
 
 bool InsituSchedule::due(std::int64_t step, bool first) {

@@ -124,8 +124,8 @@ k::CommonInfo make_common(const solver::SolverCase& c, const std::string& case_t
 RunOutput::RunOutput(MPI_Comm comm, OutputSettings settings, const k::CommonInfo& common, Mode mode, bool print)
     : comm_(comm), settings_(std::move(settings)), print_(print) {
   if (settings_.file.empty()) return;
-  writer_ = std::make_unique<k::Writer>(mode == Mode::create ? k::Writer::create(comm_, settings_.file, common, settings_.io)
-                                                             : k::Writer::append(comm_, settings_.file, settings_.io));
+  writer_ = std::make_unique<k::Writer>(mode == Mode::create ? k::Writer::create(comm_, settings_.file, common, settings_.io, settings_.env)
+                                                             : k::Writer::append(comm_, settings_.file, settings_.io, settings_.env));
   last_written_step_ = writer_->last_step();
 }
 
@@ -322,20 +322,20 @@ k::WriteStats RunOutput::write(solver::Solver& s, k::StepKind kind, bool hook) {
     rethrow_write_error(e, settings_.file);
   }
   last_written_step_ = state.step;
-  handed_off_ = stats.handed_off;
-  if (!stats.handed_off) committed_step_ = state.step;
-  else if (stats.written_step >= 0) committed_step_ = stats.written_step;
-  if (print_ && stats.handed_off) {
+  handed_off_ = stats.handoff.handed_off;
+  if (!stats.handoff.handed_off) committed_step_ = state.step;
+  else if (stats.handoff.written_step >= 0) committed_step_ = stats.handoff.written_step;
+  if (print_ && stats.handoff.handed_off) {
     // Another rank writes it (strategy aggregated / dedicated): what the compute ranks paid,
     // and the last step the writing ranks committed — a step handed off is in the file
     // only once they have (a killed I/O rank loses the steps it holds).
     fmt::print("output      {} step {} t = {:.6g} -> {}: {:.2f} MiB handed off in {:.4f} s (waited {:.4f} s for a free slot)",
                kind == k::StepKind::checkpoint ? "checkpoint" : "visualisation", state.step, state.time,
-               settings_.file, stats.bytes / 1048576.0, stats.seconds, stats.wait_seconds);
-    if (stats.written_step >= 0)
-      fmt::print("; step {} committed, written in {:.3f} s ({:.0f} MiB/s, flush included)", stats.written_step,
-                 stats.written_seconds, stats.written_bandwidth / 1048576.0);
-    if (stats.written_step != state.step) fmt::print("; step {} not committed yet", state.step);
+               settings_.file, stats.bytes / 1048576.0, stats.seconds, stats.handoff.wait_seconds);
+    if (stats.handoff.written_step >= 0)
+      fmt::print("; step {} committed, written in {:.3f} s ({:.0f} MiB/s, flush included)", stats.handoff.written_step,
+                 stats.handoff.written_seconds, stats.handoff.written_bandwidth / 1048576.0);
+    if (stats.handoff.written_step != state.step) fmt::print("; step {} not committed yet", state.step);
     fmt::print("\n");
     std::fflush(stdout);
   } else if (print_) {
@@ -343,7 +343,7 @@ k::WriteStats RunOutput::write(solver::Solver& s, k::StepKind kind, bool hook) {
         "output      {} step {} t = {:.6g} -> {}: {} in {:.4f} s ({:.0f} MiB/s, flush included), "
         "buffer {:.2f} MiB/rank{}\n",
         kind == k::StepKind::checkpoint ? "checkpoint" : "visualisation", state.step, state.time, settings_.file,
-        size_text(stats), stats.seconds, stats.bandwidth / 1048576.0, stats.buffer_bytes / 1048576.0,
+        size_text(stats), stats.seconds, stats.bandwidth / 1048576.0, stats.in_place.buffer_bytes / 1048576.0,
         stats.all_collective ? "" : ", cell data by independent transfers");
     if (!stats.view_error.empty()) fmt::print("output      view not written: {}\n", stats.view_error);
     std::fflush(stdout);

@@ -360,7 +360,7 @@ void Run::branch(RunSpec spec, kernel::FileClaim claim) {
   if (claimed) im.claims.push_back(std::move(claim));
   if (spec.steps < 0) spec.steps = im.spec.steps;
   // The job's I/O ranks are the launch's, not the case's: the branch's file goes to them too.
-  spec.output.io.io_group = im.spec.output.io.io_group;
+  spec.output.env = im.spec.output.env;
   spec.quiet = spec.quiet || im.spec.quiet;
   // All or nothing: the previous timeline stays in memory, untouched, until the branch
   // has started and written its first step; if that fails it comes back as it was.

@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
         k::WriteStats st = w.write_step(info, describe());
         if (rank == 0)
           std::printf("step %d: %lld bytes, %.1f MB/s, buffer %lld bytes%s\n", step, static_cast<long long>(st.bytes),
-                      st.bandwidth / 1e6, static_cast<long long>(st.buffer_bytes),
+                      st.bandwidth / 1e6, static_cast<long long>(st.in_place.buffer_bytes),
                       st.view_error.empty() ? "" : (" (view: " + st.view_error + ")").c_str());
       }
       w.close();

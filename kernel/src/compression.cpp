@@ -47,21 +47,22 @@ void register_filters() {
   });
 }
 
-std::string filter_unavailable(const std::string& compression) {
+std::string filter_unavailable(Codec codec) {
   register_filters();
-  if (compression == "none") return "";
-  if (compression == "zfp")
-    return zfp_filter_class() ? "" : "libzfp.so.1 cannot be loaded (Debian: apt-get install libzfp1)";
-  if (compression == "deflate")
-    return can_encode(H5Z_FILTER_DEFLATE) && can_encode(H5Z_FILTER_SHUFFLE) ? "" : "this HDF5 library has no deflate";
-  if (compression == "lz4")
-    return can_encode(kFilterLz4) ? ""
-                                  : "HDF5 cannot load the LZ4 filter (32004): install Debian's hdf5-filter-plugin, or "
-                                    "put the directory of an LZ4 plugin on HDF5_PLUGIN_PATH";
-  if (compression == "bitshuffle")
-    return can_encode(kFilterBitshuffle) ? ""
-                                         : "HDF5 cannot load the bitshuffle filter (32008): install Debian's bitshuffle "
-                                           "package, or put the directory of a bitshuffle plugin on HDF5_PLUGIN_PATH";
+  switch (codec) {
+    case Codec::none: return "";
+    case Codec::zfp: return zfp_filter_class() ? "" : "libzfp.so.1 cannot be loaded (Debian: apt-get install libzfp1)";
+    case Codec::deflate:
+      return can_encode(H5Z_FILTER_DEFLATE) && can_encode(H5Z_FILTER_SHUFFLE) ? "" : "this HDF5 library has no deflate";
+    case Codec::lz4:
+      return can_encode(kFilterLz4) ? ""
+                                    : "HDF5 cannot load the LZ4 filter (32004): install Debian's hdf5-filter-plugin, or "
+                                      "put the directory of an LZ4 plugin on HDF5_PLUGIN_PATH";
+    case Codec::bitshuffle:
+      return can_encode(kFilterBitshuffle) ? ""
+                                           : "HDF5 cannot load the bitshuffle filter (32008): install Debian's bitshuffle "
+                                             "package, or put the directory of a bitshuffle plugin on HDF5_PLUGIN_PATH";
+  }
   return "unknown compression";
 }
 
@@ -77,12 +78,12 @@ h5::Plist make_filtered_dcpl(const h5::Ctx& c, const IoOptions& o, Storage stora
     const auto cd = zfp_accuracy_cd_values(o.zfp_accuracy);
     c.check_status(H5Pset_filter(dcpl, kFilterZfp, H5Z_FLAG_MANDATORY, cd.size(), cd.data()), "set zfp filter");
     c.check_status(H5Pset_fletcher32(dcpl), "set fletcher32");
-  } else if (o.compression == "deflate") {
+  } else if (o.compression == Codec::deflate) {
     c.check_status(H5Pset_shuffle(dcpl), "set shuffle");
     c.check_status(H5Pset_deflate(dcpl, static_cast<unsigned>(o.compression_level)), "set deflate");
-  } else if (o.compression == "lz4") {
+  } else if (o.compression == Codec::lz4) {
     c.check_status(H5Pset_filter(dcpl, kFilterLz4, H5Z_FLAG_MANDATORY, 0, nullptr), "set lz4 filter");
-  } else if (o.compression == "bitshuffle") {
+  } else if (o.compression == Codec::bitshuffle) {
     const unsigned cd[2] = {0, 2};  // block size: automatic; 2 = LZ4 after the shuffle
     c.check_status(H5Pset_filter(dcpl, kFilterBitshuffle, H5Z_FLAG_MANDATORY, 2, cd), "set bitshuffle filter");
   }

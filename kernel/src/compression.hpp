@@ -35,9 +35,9 @@ enum class Storage { contiguous, lossless, zfp };
 /// where Debian's hdf5-filter-plugin installs it (beside the parallel library's own).
 void register_filters();
 
-/// "" when `compression` ("none", "deflate", "lz4", "bitshuffle") can encode here; else
-/// why not, in one sentence that names the package to install.
-std::string filter_unavailable(const std::string& compression);
+/// "" when `codec` can encode here (always for none); else why not, in one sentence that
+/// names the package to install.
+std::string filter_unavailable(Codec codec);
 
 /// Creation list of a chunked, filtered dataset of `shape` (rows first): chunks of
 /// min(chunk_grids, rows) rows, fill never, early allocation (HDF5 1.10 allocates every

@@ -21,18 +21,18 @@ std::string mpi_error(int code, const char* what) {
   return std::string(what) + ": " + std::string(msg, static_cast<std::size_t>(len));
 }
 
-/// Splits `pieces` into calls of at most `max` bytes (a piece larger than `max` is cut,
+/// Splits `extents` into calls of at most `max` bytes (a extent larger than `max` is cut,
 /// unless it has a layout: then it starts a call of its own).
-std::vector<std::vector<Piece>> split_calls(const std::vector<Piece>& pieces, std::int64_t max) {
-  std::vector<std::vector<Piece>> calls;
+std::vector<std::vector<WriteExtent>> split_calls(const std::vector<WriteExtent>& extents, std::int64_t max) {
+  std::vector<std::vector<WriteExtent>> calls;
   std::int64_t in_call = max;  // forces a new call first
-  for (Piece p : pieces) {
+  for (WriteExtent p : extents) {
     while (p.bytes > 0) {
       if (in_call >= max || (p.layout != MPI_DATATYPE_NULL && in_call + p.bytes > max && in_call > 0)) {
         calls.emplace_back();
         in_call = 0;
       }
-      // A piece with a layout is never cut (it is one grid: far below `max`).
+      // A extent with a layout is never cut (it is one grid: far below `max`).
       const std::int64_t take = p.layout != MPI_DATATYPE_NULL ? p.bytes : std::min(p.bytes, max - in_call);
       calls.back().push_back({p.src, p.offset, take, p.layout});
       in_call += take;
@@ -44,8 +44,8 @@ std::vector<std::vector<Piece>> split_calls(const std::vector<Piece>& pieces, st
   return calls;
 }
 
-/// Memory type: every piece's bytes, in order, at absolute addresses (use with MPI_BOTTOM).
-int memory_type(const std::vector<Piece>& ps, MPI_Datatype* t) {
+/// Memory type: every extent's bytes, in order, at absolute addresses (use with MPI_BOTTOM).
+int memory_type(const std::vector<WriteExtent>& ps, MPI_Datatype* t) {
   std::vector<int> len(ps.size());
   std::vector<MPI_Aint> at(ps.size());
   std::vector<MPI_Datatype> types(ps.size(), MPI_BYTE);
@@ -65,14 +65,14 @@ int memory_type(const std::vector<Piece>& ps, MPI_Datatype* t) {
   return rc == MPI_SUCCESS ? MPI_Type_commit(t) : rc;
 }
 
-/// One independent write per run of pieces that are contiguous in the file.
-std::string independent(MPI_File fh, std::int64_t base, const std::vector<Piece>& pieces, std::int64_t max) {
+/// One independent write per run of extents that are contiguous in the file.
+std::string independent(MPI_File fh, std::int64_t base, const std::vector<WriteExtent>& extents, std::int64_t max) {
   std::string err;
-  for (const auto& call : split_calls(pieces, max)) {
+  for (const auto& call : split_calls(extents, max)) {
     for (std::size_t a = 0; a < call.size() && err.empty();) {
       std::size_t b = a + 1;
       while (b < call.size() && call[b].offset == call[b - 1].offset + call[b - 1].bytes) ++b;
-      const std::vector<Piece> run(call.begin() + static_cast<std::ptrdiff_t>(a), call.begin() + static_cast<std::ptrdiff_t>(b));
+      const std::vector<WriteExtent> run(call.begin() + static_cast<std::ptrdiff_t>(a), call.begin() + static_cast<std::ptrdiff_t>(b));
       MPI_Datatype mt = MPI_DATATYPE_NULL;
       int rc = memory_type(run, &mt);
       const auto at = static_cast<MPI_Offset>(base + run.front().offset);
@@ -234,10 +234,10 @@ std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_
 
 ReadBreakdown& read_breakdown() { return last_read; }
 
-std::string write_pieces(MPI_File fh, MPI_Comm comm, std::int64_t base, const std::vector<Piece>& pieces,
-                         bool collective, std::int64_t max_call_bytes) {
-  if (!collective) return independent(fh, base, pieces, max_call_bytes);
-  const auto calls = split_calls(pieces, max_call_bytes);
+std::string write_extents(MPI_File fh, MPI_Comm comm, std::int64_t base, const std::vector<WriteExtent>& extents,
+                          bool collective, std::int64_t max_call_bytes) {
+  if (!collective) return independent(fh, base, extents, max_call_bytes);
+  const auto calls = split_calls(extents, max_call_bytes);
   std::string err;
   // Collective: every rank makes as many calls as the rank with the most.
   long long mine = static_cast<long long>(calls.size()), n_calls = 0;

@@ -41,22 +41,22 @@ class InteriorType {
 /// `bytes` bytes at `src` belong at byte `offset` of the dataset's data. With a `layout`
 /// (an MPI datatype of exactly `bytes` bytes, e.g. the interior of a halo'd array), those
 /// bytes are gathered from `src` as the type describes; without, they are contiguous.
-struct Piece {
+struct WriteExtent {
   const void* src = nullptr;
   std::int64_t offset = 0;
   std::int64_t bytes = 0;
   MPI_Datatype layout = MPI_DATATYPE_NULL;
 };
 
-/// Writes this rank's `pieces` (increasing, non-overlapping offsets) of a dataset whose
+/// Writes this rank's `extents` (increasing, non-overlapping offsets) of a dataset whose
 /// data starts at byte `base` of the file. `collective`: one file view + one
-/// MPI_File_write_at_all per call on every rank of `comm` (ranks with fewer or no pieces
+/// MPI_File_write_at_all per call on every rank of `comm` (ranks with fewer or no extents
 /// still take part); otherwise one MPI_File_write_at per contiguous file run. Calls hold
 /// at most `max_call_bytes` per rank (MPI counts are int). The file view is reset to
 /// HDF5's (displacement 0, MPI_BYTE) before returning. Returns an empty string or this
 /// rank's first MPI error (callers agree on errors across ranks).
-std::string write_pieces(MPI_File fh, MPI_Comm comm, std::int64_t base, const std::vector<Piece>& pieces,
-                         bool collective, std::int64_t max_call_bytes = std::int64_t{1} << 30);
+std::string write_extents(MPI_File fh, MPI_Comm comm, std::int64_t base, const std::vector<WriteExtent>& extents,
+                          bool collective, std::int64_t max_call_bytes = std::int64_t{1} << 30);
 
 /// This thread may run only on one CPU (mpirun binds a rank to a core when there are no
 /// more ranks than cores): a helper thread would then take this thread's own CPU time.

@@ -12,11 +12,39 @@
 namespace rwd::kernel {
 
 namespace {
+// The options' spellings, indexed by the enums: the one place they are written.
+constexpr const char* kStrategyNames[] = {"auto", "collective", "independent", "aggregated", "dedicated"};
+constexpr const char* kCodecNames[] = {"none", "deflate", "lz4", "bitshuffle", "zfp"};
+
+template <class E, std::size_t N>
+bool parse_name(const char* const (&names)[N], const std::string& text, E& out) noexcept {
+  for (std::size_t i = 0; i < N; ++i)
+    if (text == names[i]) {
+      out = static_cast<E>(i);
+      return true;
+    }
+  return false;
+}
+template <class E>
+std::vector<std::string> spelt(std::initializer_list<E> values) {
+  std::vector<std::string> out;
+  for (const E v : values) out.emplace_back(to_string(v));
+  return out;
+}
+}  // namespace
+
+const char* to_string(Strategy s) noexcept { return kStrategyNames[static_cast<std::size_t>(s)]; }
+const char* to_string(Codec c) noexcept { return kCodecNames[static_cast<std::size_t>(c)]; }
+bool parse(const std::string& text, Strategy& out) noexcept { return parse_name(kStrategyNames, text, out); }
+bool parse(const std::string& text, Codec& out) noexcept { return parse_name(kCodecNames, text, out); }
+
+namespace {
 // One entry per IoOptions field: the name the table, case files and set_option() use,
 // the field, and its meaning; a string option's values (an MPI-IO hint's by default) and
 // an int option's range. cb_nodes is the one size kept as an int.
+// strategy and the codecs are strings in the table (their to_string spellings).
 using Field = std::variant<bool IoOptions::*, std::int64_t IoOptions::*, int IoOptions::*, std::string IoOptions::*,
-                           double IoOptions::*>;
+                           double IoOptions::*, Strategy IoOptions::*, Codec IoOptions::*>;
 const std::vector<std::string> kHint = {"enable", "disable", "automatic"};
 struct Entry {
   const char* name;
@@ -46,7 +74,7 @@ const Entry kEntries[] = {
     {"strategy", &IoOptions::strategy,
      "who writes: auto (every rank; independent transfers for long row runs) | collective | independent | "
      "aggregated (a writer per node) | dedicated (I/O ranks)",
-     {"auto", "collective", "independent", "aggregated", "dedicated"}},
+     spelt({Strategy::automatic, Strategy::collective, Strategy::independent, Strategy::aggregated, Strategy::dedicated})},
     {"steps_in_flight", &IoOptions::steps_in_flight, "dedicated: steps a compute rank may hand off before it waits for its I/O rank", {}, 1, INT64_MAX},
     {"io_ranks_per_node", &IoOptions::io_ranks_per_node, "dedicated: processes per node that become I/O ranks", {}, 1, INT64_MAX},
     {"pipeline", &IoOptions::pipeline, "pack the next dataset on a helper thread while one is written (needs MPI_THREAD_FUNNELED)"},
@@ -58,11 +86,12 @@ const Entry kEntries[] = {
     {"spare_cpus", &IoOptions::spare_cpus, "a rank bound to one CPU hashes rows on a node CPU no rank is bound to, in step with the write"},
     {"compression", &IoOptions::compression,
      "lossless compression of cell datasets, chunked, collective filtered writes (lz4, bitshuffle: HDF5 plugins)",
-     {"none", "deflate", "lz4", "bitshuffle"}},
+     spelt({Codec::none, Codec::deflate, Codec::lz4, Codec::bitshuffle})},
     {"compression_level", &IoOptions::compression_level, "deflate level: 1 fast ... 9 small", {}, 1, 9},
     {"chunk_grids", &IoOptions::chunk_grids, "grids per chunk of a compressed dataset", {}, 1, INT64_MAX},
     {"visualisation_compression", &IoOptions::visualisation_compression,
-     "lossy, error-bounded compression of visualisation fields (zfp: H5Z-ZFP filter 32013)", {"none", "zfp"}},
+     "lossy, error-bounded compression of visualisation fields (zfp: H5Z-ZFP filter 32013)",
+     spelt({Codec::none, Codec::zfp})},
     {"zfp_accuracy", &IoOptions::zfp_accuracy, "zfp's absolute error bound (|x - x~| <= it), > 0 with zfp", {}},
     {"flush_on_commit", &IoOptions::flush_on_commit, "crash protocol flush -> marker -> flush (benchmarks only: off)"},
     {"write_views", &IoOptions::write_views, "rank 0 writes VTKHDF view + .hdf.series per committed step"},
@@ -74,9 +103,13 @@ const Entry& entry(const std::string& name) {
   throw std::invalid_argument(fmt::format("unknown I/O option '{}'", name));
 }
 
+bool is_text(const Field& f) {
+  return std::holds_alternative<std::string IoOptions::*>(f) || std::holds_alternative<Strategy IoOptions::*>(f) ||
+         std::holds_alternative<Codec IoOptions::*>(f);
+}
 const char* type_of(const Field& f) {
   if (std::holds_alternative<bool IoOptions::*>(f)) return "bool";
-  if (std::holds_alternative<std::string IoOptions::*>(f)) return "string";
+  if (is_text(f)) return "string";
   if (std::holds_alternative<double IoOptions::*>(f)) return "number";
   return "int";
 }
@@ -118,7 +151,7 @@ std::vector<OptionDoc> options_table() {
   const IoOptions d;
   std::vector<OptionDoc> out;
   for (const auto& e : kEntries) {
-    const bool str = std::holds_alternative<std::string IoOptions::*>(e.field);
+    const bool str = is_text(e.field);
     out.push_back({e.name, option_string(d, e.name), e.meaning, type_of(e.field), str ? e.choices : std::vector<std::string>{},
                    e.min, e.max});
   }
@@ -132,6 +165,7 @@ void set_option(IoOptions& o, const std::string& name, const OptionValue& v) {
         using T = std::remove_reference_t<decltype(o.*member)>;
         if constexpr (std::is_same_v<T, bool>) o.*member = as<bool>(name, v, "true or false");
         else if constexpr (std::is_same_v<T, std::string>) o.*member = choice_of(e, v);
+        else if constexpr (std::is_enum_v<T>) parse(choice_of(e, v), o.*member);  // a choice: always parses
         else if constexpr (std::is_same_v<T, double>) o.*member = number_of(e, v);
         else o.*member = static_cast<T>(size_of(e, v));
       },
@@ -188,6 +222,7 @@ std::string option_string(const IoOptions& o, const std::string& name) {
         using T = std::remove_cv_t<std::remove_reference_t<decltype(value)>>;
         if constexpr (std::is_same_v<T, bool>) return value ? "true" : "false";
         else if constexpr (std::is_same_v<T, std::string>) return value;
+        else if constexpr (std::is_enum_v<T>) return to_string(value);
         else if constexpr (std::is_same_v<T, double>) return fmt::format("{}", value);  // shortest exact form (it crosses the wire to I/O ranks)
         else return value == 0 ? std::string("MPI default") : std::to_string(value);
       },
@@ -195,24 +230,24 @@ std::string option_string(const IoOptions& o, const std::string& name) {
 }
 
 std::string options_problem(const IoOptions& o) {
-  const bool zfp = o.visualisation_compression == "zfp";
-  const bool filters = o.compression != "none" || zfp;
-  const char* filtered = zfp && o.compression == "none" ? "visualisation_compression" : "compression";
+  const bool zfp = o.visualisation_compression == Codec::zfp;
+  const bool filters = o.compression != Codec::none || zfp;
+  const char* filtered = zfp && o.compression == Codec::none ? "visualisation_compression" : "compression";
   if (filters && !o.collective_transfer)
     return fmt::format("I/O option '{}' needs collective_transfer = true (HDF5 writes filtered datasets in parallel "
                        "only collectively)", filtered);
-  if (filters && o.strategy == "independent")
+  if (filters && o.strategy == Strategy::independent)
     return fmt::format("I/O option '{}' needs collective transfers, not strategy = \"independent\" (HDF5 writes "
                        "filtered datasets in parallel only collectively)", filtered);
   if (zfp && !(o.zfp_accuracy > 0))
     return "I/O option 'visualisation_compression' = \"zfp\" needs zfp_accuracy > 0 (the absolute error bound)";
   if (zfp) {
-    const std::string why = detail::filter_unavailable("zfp");
+    const std::string why = detail::filter_unavailable(Codec::zfp);
     if (!why.empty()) return "I/O option 'visualisation_compression' = \"zfp\": " + why;
   }
-  if (o.compression != "none") {
+  if (o.compression != Codec::none) {
     const std::string why = detail::filter_unavailable(o.compression);
-    if (!why.empty()) return fmt::format("I/O option 'compression' = \"{}\": {}", o.compression, why);
+    if (!why.empty()) return fmt::format("I/O option 'compression' = \"{}\": {}", to_string(o.compression), why);
   }
   return "";
 }

@@ -1,6 +1,9 @@
-// Private: Writer's state and the phases of Writer::write_step, one file each.
+// Private: the in-place engine's state (engine.hpp) and the phases of its write_step, one
+// file each.
 //
-//   writer.cpp      create / append, validation, offsets, plan and create (phases 1, 2, 4)
+//   writer.cpp      create / append a file (and Writer, the engines' façade)
+//   write_step.cpp  the phases in order; validation, offsets, creation (phases 1, 2, 4)
+//   data_plan.cpp   what phase 4 creates and how each dataset is written (pure)
 //   links.cpp       parent and child rows from one exchange of (uid, row) pairs (3)
 //   write_data.cpp  the linear buffer, packing, zero copy, early writeback (5)
 //   commit.cpp      flush -> committed marker + index row -> flush (6)
@@ -9,14 +12,17 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "data_plan.hpp"
 #include "format.hpp"
 #include "rewind/mpi/comm.hpp"
 #include "h5util.hpp"
 #include "row_layout.hpp"
+#include "rewind/kernel/step_lock.hpp"
 #include "rewind/kernel/writer.hpp"
 
 namespace rwd::kernel {
@@ -33,6 +39,7 @@ struct WriterState {
   std::string path;
   CommonInfo common;
   IoOptions opts;
+  std::function<void(const char*)> on_phase;  ///< WriterEnv::on_phase
   h5::Ctx ctx;
   h5::File file;
   h5::Plist dxpl_coll;   ///< bulk transfers: collective unless IoOptions::collective_transfer is off
@@ -57,24 +64,20 @@ struct WriterState {
   bool failed = false;  ///< a step failed: a failing close is expected, not reported again
 
   void hook(const char* phase_name) const {
-    if (opts.on_phase) opts.on_phase(phase_name);
+    if (on_phase) on_phase(phase_name);
   }
-  void open_common(MPI_Comm c, const std::string& p, const IoOptions& o);
+  void open_common(MPI_Comm c, const std::string& p, const IoOptions& o, const WriterEnv& env);
   void open_writeback();
   void flush() const;
   ~WriterState();  ///< closes the file (errors reported, not thrown); the communicators free themselves
 };
 
 
-/// One dataset of a step.
-struct DatasetPlan {
-  std::string path;
-  hid_t file_type;
-  hid_t mem_type;
-  std::vector<hsize_t> shape;  ///< full file shape
-  std::size_t elem_bytes;
-  std::int64_t per_row;        ///< elements per row
-};
+/// Rank 0 keeps readers that follow the file out while the file's metadata changes (a
+/// lock no other rank takes; step_lock.hpp), waiting a bounded time for them.
+StepLock readers_out(const WriterState& w);
+/// A group or dataset name a step may use: not empty, no '/', '.' or ' '.
+bool valid_name(const std::string& n);
 
 /// This rank's grids in the step: their order, rows and links.
 struct StepRows {
@@ -88,18 +91,6 @@ struct StepRows {
 /// (uid, row) pairs, then each rank resolves its own links. Returns "" or what is wrong
 /// with the tree (the same on every rank is not required: the caller agrees).
 std::string exchange_links(const WriterState& w, const LocalGrids& grids, StepRows& rows);
-
-/// The datasets a step writes, and how.
-struct DataPlan {
-  std::vector<DatasetPlan> datasets;
-  std::size_t first_field = 0;          ///< datasets[first_field + i] is StepInfo::fields[i]
-  std::vector<char> direct;             ///< written zero-copy from the grids' arrays
-  std::vector<char> independent;        ///< written with independent transfers (strategy
-                                        ///< "auto": large row runs, not filtered)
-  std::vector<std::int64_t> direct_at;  ///< their file offsets (allocated at creation)
-  bool checksums = false;               ///< hash rows (IoOptions::checksums) ...
-  std::vector<char> hashed;             ///< ... of these datasets (not of lossy ones)
-};
 
 struct DataStats {
   std::int64_t buffer_bytes = 0;

@@ -98,10 +98,10 @@ TEST_CASE("the hook is handed the multiples of every, once per timeline, again a
 TEST_CASE("the hook runs on the I/O ranks exactly when it has a library and the strategy is dedicated", "[driver]") {
   rwd::driver::RunSpec spec;
   CHECK_FALSE(rwd::driver::insitu_on_io_ranks(spec));
-  spec.output.io.strategy = "dedicated";
+  spec.output.io.strategy = rwd::kernel::Strategy::dedicated;
   CHECK_FALSE(rwd::driver::insitu_on_io_ranks(spec));  // no hook
   spec.insitu.library = "libx.so";
   CHECK(rwd::driver::insitu_on_io_ranks(spec));
-  spec.output.io.strategy = "aggregated";
+  spec.output.io.strategy = rwd::kernel::Strategy::aggregated;
   CHECK_FALSE(rwd::driver::insitu_on_io_ranks(spec));
 }

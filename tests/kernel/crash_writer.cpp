@@ -35,6 +35,7 @@ int write(const std::string& file, const std::string& log, const std::string& pi
   }
   MPI_Barrier(MPI_COMM_WORLD);
   IoOptions opt;
+  WriterEnv env;
   opt.write_views = false;
   MPI_Comm compute = MPI_COMM_WORLD;
   if (strategy == "dedicated") {
@@ -46,15 +47,15 @@ int write(const std::string& file, const std::string& log, const std::string& pi
       serve_io_ranks(MPI_COMM_WORLD, io_comm);  // until killed
       return 0;
     }
-    opt.strategy = strategy;
-    opt.io_group = MPI_COMM_WORLD;
+    set_option(opt, "strategy", std::string(strategy));
+    env.io_group = MPI_COMM_WORLD;
   }
   ToyModel m = ToyModel::build(compute, kBlock, halo);
-  Writer w = Writer::create(compute, file, ToyModel::common(kBlock), opt);
+  Writer w = Writer::create(compute, file, ToyModel::common(kBlock), opt, env);
   for (int i = 1; i <= 100000; ++i) {
     m.advance(kDt);
     const WriteStats st = w.write_step(ToyModel::checkpoint_step(i, i * kDt, kDt), m.describe());
-    const std::int64_t committed = st.handed_off ? st.written_step : i;
+    const std::int64_t committed = st.handoff.handed_off ? st.handoff.written_step : i;
     if (rank == 0 && committed >= 0) {
       std::FILE* f = std::fopen(log.c_str(), "a");
       std::fprintf(f, "%lld\n", static_cast<long long>(committed));

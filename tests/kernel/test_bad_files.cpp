@@ -177,17 +177,16 @@ TEST_CASE("bad files give one clear typed error and are never written", "[kernel
     {
       IoOptions opt;
       opt.write_views = false;
-      opt.on_phase = [](const char* ph) {
+      WriterEnv dies;
+      dies.on_phase = [](const char* ph) {
         if (std::string(ph) == "flushed") throw std::runtime_error("simulated death");
       };
       ToyModel m = ToyModel::build(MPI_COMM_SELF);
-      IoOptions ok = opt;
-      ok.on_phase = nullptr;
       {
-        Writer w = Writer::create(MPI_COMM_SELF, p, ToyModel::common(), ok);
+        Writer w = Writer::create(MPI_COMM_SELF, p, ToyModel::common(), opt);
         w.write_step(ToyModel::checkpoint_step(1, 0.1, 0.1), m.describe());
       }
-      Writer w = Writer::append(MPI_COMM_SELF, p, opt);
+      Writer w = Writer::append(MPI_COMM_SELF, p, opt, dies);
       CHECK_THROWS(w.write_step(ToyModel::checkpoint_step(2, 0.2, 0.1), m.describe()));
     }
     Reader r = Reader::open(p);

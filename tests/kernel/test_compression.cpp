@@ -71,7 +71,7 @@ TEST_CASE("a losslessly compressed checkpoint restarts bit-exactly on any rank c
     INFO("compression = " << name);
     IoOptions opt;
     opt.write_views = false;
-    opt.compression = name;
+    set_option(opt, "compression", std::string(name));
     opt.chunk_grids = 4;  // 33 grids: chunks shared by two ranks on 2-4 ranks
     const std::string path = rwd::kernel::test::test_path(std::string("compressed_") + name);
     WriteStats st;
@@ -87,7 +87,7 @@ TEST_CASE("a losslessly compressed checkpoint restarts bit-exactly on any rank c
       w.close();
     }
     CHECK(st.all_collective);
-    CHECK(st.direct_datasets == 0);  // no zero copy into a filtered dataset
+    CHECK(st.in_place.direct_datasets == 0);  // no zero copy into a filtered dataset
     const Stored u = stored(path, "/simulation/step_00000003/cell_data/u");
     CHECK(u.layout == H5D_CHUNKED);
     CHECK(u.chunk_rows == 4);
@@ -117,7 +117,7 @@ TEST_CASE("zfp visualisation steps stay within their recorded error bound; check
   const double bound = 1e-4;
   IoOptions opt;
   opt.write_views = false;
-  opt.visualisation_compression = "zfp";
+  opt.visualisation_compression = Codec::zfp;
   opt.zfp_accuracy = bound;
   const std::string path = rwd::kernel::test::test_path("zfp");
   ToyModel m = ToyModel::build(MPI_COMM_WORLD);
@@ -172,13 +172,13 @@ TEST_CASE("compression options that cannot work are refused before the file exis
   MPI_Barrier(MPI_COMM_WORLD);
   IoOptions opt;
   opt.write_views = false;
-  opt.compression = "deflate";
+  opt.compression = Codec::deflate;
   opt.collective_transfer = false;
   CHECK_THROWS_WITH(Writer::create(MPI_COMM_WORLD, path, ToyModel::common(), opt),
                     Catch::Contains("needs collective_transfer = true"));
   opt.collective_transfer = true;
-  opt.compression = "none";
-  opt.visualisation_compression = "zfp";
+  opt.compression = Codec::none;
+  opt.visualisation_compression = Codec::zfp;
   CHECK_THROWS_WITH(Writer::create(MPI_COMM_WORLD, path, ToyModel::common(), opt), Catch::Contains("zfp_accuracy > 0"));
   MPI_Barrier(MPI_COMM_WORLD);
   CHECK_FALSE(std::filesystem::exists(path));

@@ -473,11 +473,54 @@ TEST_CASE("set_option sets every table entry by name and refuses bad values", "[
   CHECK_THROWS_WITH(set_option(opt, "zfp_accuracy", -1.0), Catch::Contains("must be a number >= 0"));
   IoOptions c;
   CHECK(options_problem(c).empty());
-  c.visualisation_compression = "zfp";
+  c.visualisation_compression = Codec::zfp;
   CHECK_THAT(options_problem(c), Catch::Contains("needs zfp_accuracy > 0"));
   c.zfp_accuracy = 1e-3;
   CHECK(options_problem(c).empty());
-  c.compression = "deflate";
+  c.compression = Codec::deflate;
   c.collective_transfer = false;
   CHECK_THAT(options_problem(c), Catch::Contains("'compression' needs collective_transfer = true"));
+}
+
+TEST_CASE("strategy and codecs: parsed once, spelt as the table and the docs spell them", "[kernel]") {
+  // The spellings are the contract (case files, the C API, the hand-off wire, logs).
+  const std::pair<Strategy, const char*> strategies[] = {{Strategy::automatic, "auto"},
+                                                         {Strategy::collective, "collective"},
+                                                         {Strategy::independent, "independent"},
+                                                         {Strategy::aggregated, "aggregated"},
+                                                         {Strategy::dedicated, "dedicated"}};
+  for (const auto& [value, text] : strategies) {
+    INFO(text);
+    CHECK(std::string(to_string(value)) == text);
+    Strategy back = Strategy::automatic;
+    CHECK(parse(text, back));
+    CHECK(back == value);
+    IoOptions o;
+    set_option_text(o, "strategy", text);
+    CHECK(o.strategy == value);
+    CHECK(option_string(o, "strategy") == text);
+  }
+  const std::pair<Codec, const char*> codecs[] = {
+      {Codec::none, "none"}, {Codec::deflate, "deflate"}, {Codec::lz4, "lz4"}, {Codec::bitshuffle, "bitshuffle"}, {Codec::zfp, "zfp"}};
+  for (const auto& [value, text] : codecs) {
+    INFO(text);
+    CHECK(std::string(to_string(value)) == text);
+    Codec back = Codec::none;
+    CHECK(parse(text, back));
+    CHECK(back == value);
+  }
+  Strategy s = Strategy::collective;
+  CHECK_FALSE(parse("async", s));
+  CHECK_FALSE(parse("Auto", s));
+  CHECK(s == Strategy::collective);  // untouched
+  Codec c = Codec::lz4;
+  CHECK_FALSE(parse("zstd", c));
+  CHECK(c == Codec::lz4);
+  IoOptions o;
+  set_option_text(o, "visualisation_compression", "zfp");
+  CHECK(o.visualisation_compression == Codec::zfp);
+  CHECK(option_string(o, "visualisation_compression") == "zfp");
+  CHECK_THROWS_WITH(set_option_text(o, "visualisation_compression", "deflate"),
+                    "I/O option 'visualisation_compression' must be \"none\", \"zfp\", not \"deflate\"");
+  CHECK(o.visualisation_compression == Codec::zfp);  // a refused value changes nothing
 }

@@ -1,5 +1,5 @@
 // The hand-off to the rank that writes (kernel/src/forward.hpp, strategies aggregated and
-// dedicated): what a compute rank sends arrives whole — the run's constants, the I/O
+// dedicated; its wire handoff_wire.hpp, its slots' layout slot_layout.hpp, both pure): what a compute rank sends arrives whole — the run's constants, the I/O
 // options (an error bound to the last bit), the step with a NaN in its monitor state,
 // a FileError, the grids' interiors with or without halos, and for a consumer the padded
 // arrays whole, halo cells included — and a message cut short anywhere is refused with a
@@ -11,7 +11,8 @@
 #include <limits>
 #include <vector>
 
-#include "forward.hpp"
+#include "handoff_wire.hpp"
+#include "slot_layout.hpp"
 #include "rewind/kernel/options.hpp"
 
 using namespace rwd::kernel;
@@ -208,4 +209,36 @@ TEST_CASE("a step for a consumer arrives padded: every halo cell, its fields and
     CHECK(alone.slots == std::vector<int>{0, 1});
     CHECK(slot_bytes(alone, lg) == static_cast<std::int64_t>(2 * padded * sizeof(double) + padded));
   }
+}
+
+TEST_CASE("a slot's layout: the written fields' arrays, interiors only; a consumer's, padded, with cell types",
+          "[kernel]") {
+  StepInfo info = sample_step();  // fields in slots 0 and 2, cell_type written
+  info.fields.push_back({"previous_cell_data", "u", 0});  // the same array twice: shipped once
+  const SlotLayout written = slot_layout(info, true, nullptr);
+  CHECK(written.slots == std::vector<int>{0, 2});
+  CHECK_FALSE(written.padded);
+  CHECK(written.types);
+  info.write_cell_type = false;
+  CHECK_FALSE(slot_layout(info, true, nullptr).types);
+  const std::vector<FieldSpec> consume = {{"cell_data", "v", 5}, {"cell_data", "u", 0}};
+  const SlotLayout both = slot_layout(info, true, &consume);
+  CHECK(both.slots == std::vector<int>{0, 2, 5});
+  CHECK(both.padded);
+  CHECK(both.types);  // a consumer always gets the cell types
+  const SlotLayout only = slot_layout(info, false, &consume);  // for the consumer, not written
+  CHECK(only.slots == std::vector<int>{0, 5});
+  CHECK(only.padded);
+
+  // Bytes: 8 per value of every shipped array, 1 per cell type; a 4 x 2 x 1 block with a
+  // halo of 2 ships 8 x 6 x 5 = 240 cells padded, 8 as an interior.
+  LocalGrids lg;
+  lg.block = {4, 2, 1};
+  lg.halo = 2;
+  lg.grids.resize(3);
+  CHECK(slot_bytes(written, lg) == 3 * (2 * 8 * 8 + 8));
+  CHECK(slot_bytes(both, lg) == 3 * (3 * 8 * 240 + 240));
+  CHECK(slot_bytes(only, lg) == 3 * (2 * 8 * 240 + 240));
+  lg.grids.clear();
+  CHECK(slot_bytes(both, lg) == 0);
 }

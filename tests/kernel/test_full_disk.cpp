@@ -2,7 +2,7 @@
 // FileError(no_space) naming the step and the cause, the file keeps exactly its committed
 // steps (the failed step's group is gone, its number free), and the file continues in
 // place (Writer::append) into the same steps as a file that never met a full disk. The
-// fault is IoOptions::on_phase throwing std::system_error(ENOSPC) inside the phase, as a
+// fault is WriterEnv::on_phase throwing std::system_error(ENOSPC) inside the phase, as a
 // failed write there would; dedicated I/O ranks get the hook through serve_io_ranks.
 #include <catch2/catch.hpp>
 #include <mpi.h>
@@ -47,9 +47,10 @@ std::string summary(const std::string& path) {
 
 /// Writes steps 1 and 2 through `comm`; returns the error step 2 gave (at its write or at
 /// close: a step handed off reports at the next call), or "" if none.
-std::string write_two(MPI_Comm comm, const std::string& path, const IoOptions& opt, ErrorKind* kind) {
+std::string write_two(MPI_Comm comm, const std::string& path, const IoOptions& opt, const WriterEnv& env,
+                      ErrorKind* kind) {
   ToyModel m = ToyModel::build(comm);
-  Writer w = Writer::create(comm, path, ToyModel::common(), opt);
+  Writer w = Writer::create(comm, path, ToyModel::common(), opt, env);
   try {
     for (int i = 1; i <= 2; ++i) {
       m.advance(kDt);
@@ -64,11 +65,11 @@ std::string write_two(MPI_Comm comm, const std::string& path, const IoOptions& o
 }
 
 /// Continues the file with step 2 again, as `rewind run --restart` does after a full disk.
-void continue_with_step_two(MPI_Comm comm, const std::string& path, const IoOptions& opt) {
+void continue_with_step_two(MPI_Comm comm, const std::string& path, const IoOptions& opt, const WriterEnv& env = {}) {
   ToyModel m = ToyModel::build(comm);
   m.advance(kDt);
   m.advance(kDt);
-  Writer w = Writer::append(comm, path, opt);
+  Writer w = Writer::append(comm, path, opt, env);
   CHECK(w.last_step() == 1);
   w.write_step(step_info(2), m.describe());
   w.close();
@@ -83,7 +84,7 @@ std::string reference(const std::string& name) {
   opt.write_views = false;
   const std::string path = rwd::kernel::test::test_path(name);
   ErrorKind kind{};
-  REQUIRE(write_two(MPI_COMM_WORLD, path, opt, &kind).empty());
+  REQUIRE(write_two(MPI_COMM_WORLD, path, opt, {}, &kind).empty());
   return summary(path);
 }
 }  // namespace
@@ -100,10 +101,11 @@ TEST_CASE("a full disk in a step's data, checksums or commit: one line naming th
       DYNAMIC_SECTION(strategy << ", full at " << phase) {
         IoOptions opt = base;
         set_option(opt, "strategy", std::string(strategy));
-        opt.on_phase = full_at(phase);
+        WriterEnv env;
+        env.on_phase = full_at(phase);
         const std::string path = rwd::kernel::test::test_path(std::string("full_") + strategy + "_" + phase);
         kind = ErrorKind::invalid_argument;
-        const std::string error = write_two(MPI_COMM_WORLD, path, opt, &kind);
+        const std::string error = write_two(MPI_COMM_WORLD, path, opt, env, &kind);
         INFO(error);
         CHECK(rwd::test::all_ranks(kind == ErrorKind::no_space));
         CHECK(error.find("step 2 (t = 0.02) not written") != std::string::npos);
@@ -112,7 +114,6 @@ TEST_CASE("a full disk in a step's data, checksums or commit: one line naming th
         MPI_Barrier(MPI_COMM_WORLD);
         CHECK(summary(path) == whole.substr(0, whole.find('|') + 1));  // step 1 only, not even an uncommitted 2
         MPI_Barrier(MPI_COMM_WORLD);
-        opt.on_phase = nullptr;
         continue_with_step_two(MPI_COMM_WORLD, path, opt);
         MPI_Barrier(MPI_COMM_WORLD);
         CHECK(summary(path) == whole);
@@ -139,16 +140,16 @@ TEST_CASE("a full disk on dedicated I/O ranks: the compute ranks get it naming t
         serve_io_ranks(lay.group, lay.io);                           // the continuation
       } else {
         IoOptions opt = base;
-        opt.strategy = "dedicated";
-        opt.io_group = lay.group;
+        opt.strategy = Strategy::dedicated;
+        const WriterEnv env{lay.group, {}};
         kind = ErrorKind::invalid_argument;
-        const std::string error = write_two(lay.compute, path, opt, &kind);
+        const std::string error = write_two(lay.compute, path, opt, env, &kind);
         INFO(error);
         CHECK(kind == ErrorKind::no_space);
         CHECK(error.find("step 2 (t = 0.02) not written by the I/O ranks") != std::string::npos);
         CHECK(error.find("No space left on device") != std::string::npos);
         release_io_ranks(lay.group);
-        continue_with_step_two(lay.compute, path, opt);
+        continue_with_step_two(lay.compute, path, opt, env);
         release_io_ranks(lay.group);
       }
       MPI_Barrier(MPI_COMM_WORLD);
@@ -159,11 +160,11 @@ TEST_CASE("a full disk on dedicated I/O ranks: the compute ranks get it naming t
 
 TEST_CASE("a full disk in a view or the branch registry costs the step nothing and leaves no cut file", "[kernel][mpi]") {
   const std::string path = rwd::kernel::test::test_path("full_view");
-  IoOptions opt;
-  opt.on_phase = full_at("view");
+  WriterEnv env;
+  env.on_phase = full_at("view");
   ToyModel m = ToyModel::build(MPI_COMM_WORLD);
   {
-    Writer w = Writer::create(MPI_COMM_WORLD, path, ToyModel::common(), opt);
+    Writer w = Writer::create(MPI_COMM_WORLD, path, ToyModel::common(), {}, env);
     std::string view_errors;
     for (int i = 1; i <= 3; ++i) {
       m.advance(kDt);
@@ -195,12 +196,13 @@ TEST_CASE("a full disk in a view or the branch registry costs the step nothing a
   MPI_Barrier(MPI_COMM_WORLD);
   IoOptions bopt;
   bopt.write_views = false;
-  bopt.on_phase = [](const char* ph) {
+  WriterEnv benv;
+  benv.on_phase = [](const char* ph) {
     if (std::string(ph) == "registry") throw std::system_error(ENOSPC, std::generic_category(), "write");
   };
   const std::string branch = rwd::kernel::test::test_path("full_view_branch");
   {
-    Writer w = Writer::create(MPI_COMM_WORLD, branch, make_branch_common(r, 3, {"nu=2"}), bopt);
+    Writer w = Writer::create(MPI_COMM_WORLD, branch, make_branch_common(r, 3, {"nu=2"}), bopt, benv);
     w.write_step(step_info(4), m.describe());
     w.close();
   }

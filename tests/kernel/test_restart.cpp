@@ -112,11 +112,11 @@ TEST_CASE("a step whose commit never happened is refused by number on every rank
     w.write_step(ToyModel::checkpoint_step(1, 0.1, 0.1), m.describe());
   }
   {
-    IoOptions dies = opt;  // every rank stops after the data flush, before the marker
+    WriterEnv dies;  // every rank stops after the data flush, before the marker
     dies.on_phase = [](const char* ph) {
       if (std::string(ph) == "flushed") throw std::runtime_error("simulated death");
     };
-    Writer w = Writer::append(MPI_COMM_WORLD, path, dies);
+    Writer w = Writer::append(MPI_COMM_WORLD, path, opt, dies);
     CHECK_THROWS(w.write_step(ToyModel::checkpoint_step(2, 0.2, 0.1), m.describe()));
   }
   Reader r = Reader::open(path, MPI_COMM_WORLD);
@@ -219,11 +219,11 @@ TEST_CASE("append lists a committed step whose index row was never written", "[k
     w.write_step({1, 0.1, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}}, m.describe());
   }
   {
-    IoOptions dies = opt;  // every rank stops once the marker is flushed, before the index row
+    WriterEnv dies;  // every rank stops once the marker is flushed, before the index row
     dies.on_phase = [](const char* ph) {
       if (std::string(ph) == "marked") throw std::runtime_error("simulated death");
     };
-    Writer w = Writer::append(MPI_COMM_WORLD, path, dies);
+    Writer w = Writer::append(MPI_COMM_WORLD, path, opt, dies);
     CHECK_THROWS(w.write_step({2, 0.2, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, {}, {}}, m.describe()));
   }
   CHECK(Reader::open(path).step(2).committed);  // committed: the group is the authority

@@ -59,13 +59,13 @@ TEST_CASE("a writer holds the lock from the start of a step to its last flush", 
   const std::string path = rwd::kernel::test::test_path("step_lock_writer");
   Writer::create(MPI_COMM_WORLD, path, ToyModel::common(), without_views()).close();
   std::vector<std::string> phases, readable;  // every phase hook, and those a reader could enter
-  IoOptions watched = without_views();
+  WriterEnv watched;
   watched.on_phase = [&](const char* ph) {
     phases.emplace_back(ph);
     if (StepLock::take(path, StepLock::Mode::shared, 0ms).held()) readable.emplace_back(ph);
   };
   const ToyModel m = ToyModel::build(MPI_COMM_WORLD);
-  Writer a = Writer::append(MPI_COMM_WORLD, path, watched);
+  Writer a = Writer::append(MPI_COMM_WORLD, path, without_views(), watched);
   a.write_step(checkpoint(1), m.describe());
   // Every phase of the step (datasets created, data written, flushed, marker flushed, index row) ran
   // with the lock held; the last, "committed", after it was dropped.

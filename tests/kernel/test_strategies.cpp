@@ -29,9 +29,10 @@ StepInfo step_info(int i) {
 
 /// Writes kSteps steps of the toy model through `comm` with `opt` (after Writer::prepare
 /// for a checkpoint, with `prepare`); returns the last stats.
-WriteStats write_run(MPI_Comm comm, const std::string& path, const IoOptions& opt, bool prepare = false, int block = 4) {
+WriteStats write_run(MPI_Comm comm, const std::string& path, const IoOptions& opt, bool prepare = false, int block = 4,
+                     const WriterEnv& env = {}) {
   ToyModel m = ToyModel::build(comm, block);
-  Writer w = Writer::create(comm, path, ToyModel::common(block), opt);
+  Writer w = Writer::create(comm, path, ToyModel::common(block), opt, env);
   if (prepare) w.prepare(step_info(2), m.describe());
   WriteStats last;
   for (int i = 1; i <= kSteps; ++i) {
@@ -85,7 +86,7 @@ TEST_CASE("collective, independent and aggregated write the same file", "[kernel
     set_option(opt, "strategy", std::string(strategy));
     const std::string path = rwd::kernel::test::test_path(std::string("strategy_") + strategy);
     const WriteStats st = write_run(MPI_COMM_WORLD, path, opt, true);  // prepare: the same file
-    CHECK(st.handed_off == (std::string(strategy) == "aggregated"));
+    CHECK(st.handoff.handed_off == (std::string(strategy) == "aggregated"));
     if (std::string(strategy) == "independent") CHECK_FALSE(st.all_collective);
     CHECK(file_summary(path) == want);
     CHECK(restarts_exactly(path));
@@ -99,10 +100,10 @@ TEST_CASE("auto: long row runs go by independent transfers, short or filtered on
   // rows, 17 KiB a field in all: every dataset collective.
   IoOptions collective;
   collective.write_views = false;
-  collective.strategy = "collective";
+  collective.strategy = Strategy::collective;
   IoOptions automatic = collective;
-  automatic.strategy = "auto";
-  CHECK(IoOptions{}.strategy == "auto");  // the default
+  automatic.strategy = Strategy::automatic;
+  CHECK(IoOptions{}.strategy == Strategy::automatic);  // the default
   for (int block : {16, 4}) {
     INFO("block " << block);
     const std::string tag = "_b" + std::to_string(block);
@@ -116,13 +117,13 @@ TEST_CASE("auto: long row runs go by independent transfers, short or filtered on
   }
   // Filtered datasets are written collectively whatever their runs (HDF5 needs it).
   IoOptions deflate = automatic;
-  deflate.compression = "deflate";
+  deflate.compression = Codec::deflate;
   const std::string path = rwd::kernel::test::test_path("strategy_auto_deflate");
   CHECK(write_run(MPI_COMM_WORLD, path, deflate, false, 16).all_collective);
   CHECK(restarts_exactly(path, 16));
   // "independent" cannot write filtered datasets: refused before anything is written.
   IoOptions bad = deflate;
-  bad.strategy = "independent";
+  bad.strategy = Strategy::independent;
   CHECK_THAT(options_problem(bad), Catch::Contains("'compression' needs collective transfers, not strategy = \"independent\""));
 }
 
@@ -150,13 +151,12 @@ TEST_CASE("dedicated I/O ranks write the same file while the compute ranks go on
       CHECK(st.steps == kSteps);
     } else {
       IoOptions opt = base;
-      opt.strategy = "dedicated";
+      opt.strategy = Strategy::dedicated;
       opt.steps_in_flight = in_flight;
-      opt.io_group = lay.group;
-      const WriteStats st = write_run(lay.compute, path, opt, prepare);
-      CHECK(st.handed_off);
+      const WriteStats st = write_run(lay.compute, path, opt, prepare, 4, WriterEnv{lay.group, {}});
+      CHECK(st.handoff.handed_off);
       CHECK(st.n_grids == 33);
-      CHECK(st.written_step == kSteps - in_flight);  // the write before this one had finished
+      CHECK(st.handoff.written_step == kSteps - in_flight);  // the write before this one had finished
       release_io_ranks(lay.group);
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -210,10 +210,10 @@ void fill_span(const LocalGrids& span, const LocalGrids& own, const StepInfo& in
 }
 
 /// write_run, every step computed in Writer::span; checks what the spans said.
-void write_run_in_spans(MPI_Comm comm, const std::string& path, const IoOptions& opt) {
+void write_run_in_spans(MPI_Comm comm, const std::string& path, const IoOptions& opt, const WriterEnv& env = {}) {
   ToyModel m = ToyModel::build(comm);
-  Writer w = Writer::create(comm, path, ToyModel::common(), opt);
-  const bool handed = opt.strategy == "dedicated" || opt.strategy == "aggregated";
+  Writer w = Writer::create(comm, path, ToyModel::common(), opt, env);
+  const bool handed = opt.strategy == Strategy::dedicated || opt.strategy == Strategy::aggregated;
   std::vector<const double*> seen;  // each span's first array
   // Two slots: sized for the largest step first, so they stay put; one slot: the window
   // grows at the first checkpoint, under the span it lends.
@@ -235,14 +235,14 @@ void write_run_in_spans(MPI_Comm comm, const std::string& path, const IoOptions&
     CHECK(span.grids.size() == own.grids.size());
     fill_span(span, own, info);
     const WriteStats st = w.write_step(info, span);
-    CHECK(st.handed_off == handed);
-    CHECK(st.copied_bytes == 0);  // the step went over as it was: no pass over its data
+    CHECK(st.handoff.handed_off == handed);
+    CHECK(st.handoff.copied_bytes == 0);  // the step went over as it was: no pass over its data
     CHECK(st.n_grids == 33);
   }
   // A hand-off of the code's own arrays copies them (the comparison above means something).
   if (handed) {
     m.advance(kDt);
-    CHECK(w.write_step(step_info(kSteps + 1), m.describe()).copied_bytes > 0);
+    CHECK(w.write_step(step_info(kSteps + 1), m.describe()).handoff.copied_bytes > 0);
   }
   w.close();
 }
@@ -270,11 +270,10 @@ TEST_CASE("steps computed in Writer::span go over without a copy and make the sa
     set_option(opt, "strategy", std::string(io_ranks ? "dedicated" : strategy));
     opt.steps_in_flight = std::string(strategy) == "dedicated2" ? 2 : 1;
     if (io_ranks) {
-      opt.io_group = lay.group;
       if (lay.is_io) {
         CHECK(serve_io_ranks(lay.group, lay.io).steps == kSteps + 1);
       } else {
-        write_run_in_spans(lay.compute, path, opt);
+        write_run_in_spans(lay.compute, path, opt, WriterEnv{lay.group, {}});
         release_io_ranks(lay.group);
       }
     } else if (!lay.is_io || !dedicated) {
@@ -299,13 +298,12 @@ TEST_CASE("dedicated: a span given to a hand-off it was not taken for is refused
   const std::string path = rwd::kernel::test::test_path("span_misused");
   IoOptions opt;
   opt.write_views = false;
-  opt.strategy = "dedicated";
-  opt.io_group = lay.group;
+  opt.strategy = Strategy::dedicated;
   if (lay.is_io) {
     CHECK(serve_io_ranks(lay.group, lay.io).steps == 1);
   } else {
     ToyModel m = ToyModel::build(lay.compute);
-    Writer w = Writer::create(lay.compute, path, ToyModel::common(), opt);
+    Writer w = Writer::create(lay.compute, path, ToyModel::common(), opt, WriterEnv{lay.group, {}});
     m.advance(kDt);
     // Taken for a checkpoint (six fields), handed over as a visualisation step (two).
     const LocalGrids span = w.span(step_info(2), m.describe());
@@ -318,7 +316,7 @@ TEST_CASE("dedicated: a span given to a hand-off it was not taken for is refused
       CHECK_THAT(e.what(), Catch::Contains("step 1: a span (Writer::span)"));
     }
     // The writer goes on: the next step, from the code's own arrays, is written.
-    CHECK(w.write_step(step_info(2), m.describe()).copied_bytes > 0);
+    CHECK(w.write_step(step_info(2), m.describe()).handoff.copied_bytes > 0);
     w.close();
     release_io_ranks(lay.group);
   }
@@ -420,10 +418,9 @@ TEST_CASE("dedicated: steps for a consumer reach it with their halos, written or
     CHECK(c.same);
   } else {
     IoOptions opt = base;
-    opt.strategy = "dedicated";
-    opt.io_group = lay.group;
+    opt.strategy = Strategy::dedicated;
     ToyModel m = ToyModel::build(lay.compute);
-    Writer w = Writer::create(lay.compute, path, ToyModel::common(), opt);
+    Writer w = Writer::create(lay.compute, path, ToyModel::common(), opt, WriterEnv{lay.group, {}});
     for (int i = 1; i <= kSteps; ++i) {
       m.advance(kDt);
       mark_halos(m);
@@ -458,18 +455,18 @@ TEST_CASE("dedicated: the I/O ranks' errors reach the compute ranks, named, and 
   } else {
     IoOptions opt;
     opt.write_views = false;
-    opt.strategy = "dedicated";
-    opt.io_group = lay.group;
+    opt.strategy = Strategy::dedicated;
+    const WriterEnv env{lay.group, {}};
     // A file that cannot be created: every compute rank gets the I/O ranks' error.
     try {
-      (void)Writer::create(lay.compute, "/nonexistent-dir/x.h5", ToyModel::common(), opt);
+      (void)Writer::create(lay.compute, "/nonexistent-dir/x.h5", ToyModel::common(), opt, env);
       FAIL("created a file in a directory that does not exist");
     } catch (const FileError& e) {
       CHECK(std::string(e.what()).find("/nonexistent-dir/x.h5") != std::string::npos);
     }
     // A step the I/O ranks refuse (its number does not increase): reported by the next call.
     ToyModel m = ToyModel::build(lay.compute);
-    Writer w = Writer::create(lay.compute, path, ToyModel::common(), opt);
+    Writer w = Writer::create(lay.compute, path, ToyModel::common(), opt, env);
     w.write_step(step_info(2), m.describe());
     w.write_step(step_info(2), m.describe());  // handed off: the refusal comes later
     try {

@@ -45,8 +45,8 @@ TEST_CASE("rows are ordered by (level, rank, key); links are rows; data lands in
     // interior only: 6 fields * 33 grids * 64 cells * 8 bytes + cell types + topology
     CHECK(st.bytes > 6 * 33 * 64 * 8);
     // pipelined: two halves, each one variable of this rank's grids; below one copy
-    CHECK(st.buffer_bytes == static_cast<std::int64_t>(2 * m.grids.size() * 64 * 8));
-    CHECK(st.buffer_bytes <= st.bytes_local);
+    CHECK(st.in_place.buffer_bytes == static_cast<std::int64_t>(2 * m.grids.size() * 64 * 8));
+    CHECK(st.in_place.buffer_bytes <= st.bytes_local);
     CHECK(st.bandwidth > 0);
   }
   MPI_Barrier(MPI_COMM_WORLD);
@@ -145,22 +145,22 @@ TEST_CASE("the write pipeline changes no byte and keeps the buffer within one co
     for (std::size_t way = 0; way < 3; ++way) {
       const WriteStats& second = stats[way * 3 + 1];
       INFO("way " << ways[way].name);
-      if (second.buffer_bytes > 0) CHECK(second.buffer_reused == ways[way].keep);
+      if (second.in_place.buffer_bytes > 0) CHECK(second.in_place.buffer_reused == ways[way].keep);
     }
   }
   THEN("with early writeback, the node leader starts it for every dataset; nobody else does") {
     const bool leader = rwd::test::world_rank() == 0;  // one node: world rank 0 leads it
     for (std::size_t i = 0; i < stats.size(); ++i) {
       INFO("way " << ways[i / 3].name << ", write " << i % 3);
-      if (ways[i / 3].writeback && leader) CHECK(stats[i].writeback_datasets >= 10);  // 9 topology + data
-      else CHECK(stats[i].writeback_datasets == 0);
+      if (ways[i / 3].writeback && leader) CHECK(stats[i].in_place.writeback_datasets >= 10);  // 9 topology + data
+      else CHECK(stats[i].in_place.writeback_datasets == 0);
     }
   }
   THEN("pipelined steps use two halves of one variable, serial ones one; never more than the data") {
     for (std::size_t i = 0; i < stats.size(); ++i) {
       const bool serial_way = i / 3 == 2, one_var = i % 3 == 2;
-      CHECK(stats[i].buffer_bytes == (serial_way || one_var ? 1 : 2) * nloc * 64 * 8);
-      CHECK(stats[i].buffer_bytes <= stats[i].bytes_local);
+      CHECK(stats[i].in_place.buffer_bytes == (serial_way || one_var ? 1 : 2) * nloc * 64 * 8);
+      CHECK(stats[i].in_place.buffer_bytes <= stats[i].bytes_local);
     }
   }
   MPI_Barrier(MPI_COMM_WORLD);
@@ -253,11 +253,11 @@ TEST_CASE("zero-copy writes put byte for byte what packing writes", "[kernel][mp
       INFO("way " << ways[way].name);
       const auto& st = stats[way];
       const bool direct = ways[way].zero_copy && (halo == 0 || ways[way].collective);
-      CHECK(st[0].direct_datasets == (direct ? 7 : 0));
-      CHECK(st[1].direct_datasets == 0);
-      CHECK(st[2].direct_datasets == (direct ? 7 : 0));
-      if (direct) CHECK(st[0].buffer_bytes < nloc * 64 * 8);  // less than one variable
-      else CHECK(st[0].buffer_bytes == 2 * nloc * 64 * 8);
+      CHECK(st[0].in_place.direct_datasets == (direct ? 7 : 0));
+      CHECK(st[1].in_place.direct_datasets == 0);
+      CHECK(st[2].in_place.direct_datasets == (direct ? 7 : 0));
+      if (direct) CHECK(st[0].in_place.buffer_bytes < nloc * 64 * 8);  // less than one variable
+      else CHECK(st[0].in_place.buffer_bytes == 2 * nloc * 64 * 8);
       CHECK(st[0].all_collective == ways[way].collective);
       CHECK(st[0].n_grids == 33);
       CHECK(st[2].n_grids == 33);

@@ -318,7 +318,7 @@ inline std::string test_path(const std::string& name, MPI_Comm comm = MPI_COMM_W
 /// created, which it must not be). Tests of the dedicated strategy check it at one rank.
 inline std::string dedicated_alone_error(const std::string& name) {
   IoOptions opt;
-  opt.strategy = "dedicated";
+  opt.strategy = Strategy::dedicated;
   try {
     (void)Writer::create(MPI_COMM_WORLD, test_path(name), ToyModel::common(), opt);
   } catch (const FileError& e) {

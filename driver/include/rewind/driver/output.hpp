@@ -35,6 +35,8 @@ struct OutputSettings {
   bool initial = true;                     ///< checkpoint the initial state (step 0)
   bool final = true;                       ///< checkpoint the last step
   kernel::IoOptions io;                    ///< [output.io]: the kernel's options table
+  kernel::WriterEnv env;                   ///< not a case's: set by the launcher (rewind run's
+                                           ///< I/O group, strategy "dedicated")
 };
 
 /// Reads [output]. Throws CaseError naming the key.

@@ -6,14 +6,14 @@
 // collectively among themselves into the same shared file, in the same format and with the
 // same commit protocol as a collective write (they run an ordinary Writer). Memory is
 // bounded: a compute rank has at most IoOptions::steps_in_flight steps handed off and not
-// yet written; the next output waits for its I/O rank (WriteStats::wait_seconds). A code
+// yet written; the next output waits for its I/O rank (WriteStats::handoff.wait_seconds). A code
 // that computes a step in the shared memory itself (Writer::span, Damaris's damaris_alloc)
 // skips the copy: handing the step over then costs a message.
 //
 // The launcher (rewind run, nbserver::split_roles) forms one I/O group per I/O rank: the
 // compute ranks it serves and the I/O rank itself, last, all on one node. Then
 //
-//   compute ranks:  options.io_group = group;   Writer::create / append / write_step / close
+//   compute ranks:  env.io_group = group;   Writer::create / append (..., env) / write_step / close
 //                   as usual (collective over the compute ranks); after the last writer is
 //                   closed, release_io_ranks(group) (every compute rank, once).
 //   I/O ranks:      serve_io_ranks(group, io);  returns when the group's compute ranks have
@@ -68,7 +68,7 @@ class StepConsumer {
 /// the compute ranks of `group` (this rank is its last rank). Returns the rank's figures
 /// when they have all called release_io_ranks. `consumer` (optional, borrowed, the same
 /// kind on every I/O rank) takes the steps handed to it; without one they are dropped.
-/// `on_phase`: for tests, the fault-injection hook (IoOptions::on_phase) of the writers the
+/// `on_phase`: for tests, the fault-injection hook (WriterEnv::on_phase) of the writers the
 /// I/O ranks open — the compute ranks' options cross without it. A failed write goes back
 /// to the compute ranks (their Writer throws it); an MPI failure aborts the job (MPI's
 /// default error handler: nothing sets MPI_ERRORS_RETURN, so mpi::check never sees one).

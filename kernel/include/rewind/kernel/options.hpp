@@ -2,17 +2,29 @@
 //
 // Defaults suit one shared file written by all ranks with one collective write per
 // dataset (docs/file-format.md, "Options"). options_table() returns the same table
-// as text, for `--help`-style output and for docs.
+// as text, for `--help`-style output and for docs. Only what a user chooses: what the
+// launcher or a test gives a Writer besides is WriterEnv (writer.hpp).
 #pragma once
-#include <mpi.h>
-
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <variant>
 #include <vector>
 
 namespace rwd::kernel {
+
+/// Who writes a step (IoOptions::strategy; docs/file-format.md §4): the same file either way.
+enum class Strategy { automatic, collective, independent, aggregated, dedicated };
+/// How a step's cell datasets are stored (IoOptions::compression: none or a lossless
+/// filter; IoOptions::visualisation_compression: none or zfp).
+enum class Codec { none, deflate, lz4, bitshuffle, zfp };
+/// The option's text, as the table, case files, the file's attributes and logs spell it:
+/// "auto", "collective", "independent", "aggregated", "dedicated".
+const char* to_string(Strategy s) noexcept;
+/// "none", "deflate", "lz4", "bitshuffle", "zfp".
+const char* to_string(Codec c) noexcept;
+/// The value spelt `text` (to_string's), or false.
+bool parse(const std::string& text, Strategy& out) noexcept;
+bool parse(const std::string& text, Codec& out) noexcept;
 
 struct IoOptions {
   // --- MPI-IO hints (MPI_Info passed with H5Pset_fapl_mpio; empty = do not set) ---
@@ -40,7 +52,7 @@ struct IoOptions {
   // --- transfer ---
   bool collective_transfer = true;         ///< H5FD_MPIO_COLLECTIVE for every data write/read
   // --- strategy: who writes (docs/file-format.md §4; the same file either way) ---
-  std::string strategy = "auto";           ///< "auto": every rank writes its rows; a dataset
+  Strategy strategy = Strategy::automatic;  ///< "auto": every rank writes its rows; a dataset
                                            ///< whose row runs are long on average (>= 64 KiB,
                                            ///< the usual case: one run per rank and level)
                                            ///< with independent transfers, short runs and
@@ -60,9 +72,6 @@ struct IoOptions {
                                            ///< are in flight, the next output waits
   std::int64_t io_ranks_per_node = 1;      ///< dedicated: processes per node the launcher
                                            ///< takes as I/O ranks (rewind run)
-  /// dedicated, compute ranks only: this rank's I/O group — the compute ranks one I/O
-  /// rank serves and that I/O rank, last (io_ranks.hpp). Set by the launcher, not a case.
-  MPI_Comm io_group = MPI_COMM_NULL;
   // --- write pipeline ---
   bool pipeline = true;                    ///< pack dataset d+1 on a helper thread while
                                            ///< dataset d is written (two halves of the linear
@@ -96,7 +105,7 @@ struct IoOptions {
                                            ///< costs the write nothing); off, or without such a
                                            ///< CPU, it hashes each chunk just before writing it
   // --- compression (format 1.5; docs/file-format.md §4, "Compression") ---
-  std::string compression = "none";        ///< lossless filter of every step's cell datasets
+  Codec compression = Codec::none;         ///< lossless filter of every step's cell datasets
                                            ///< (cell_type, fields): "none" (contiguous, zero
                                            ///< copy), "deflate" (shuffle + deflate), "lz4"
                                            ///< (HDF5 filter 32004, a plugin), "bitshuffle"
@@ -106,7 +115,7 @@ struct IoOptions {
                                            ///< early writeback for them); needs collective_transfer
   std::int64_t compression_level = 4;      ///< deflate level, 1 (fast) ... 9 (small)
   std::int64_t chunk_grids = 16;           ///< grids per chunk of a compressed dataset
-  std::string visualisation_compression = "none";  ///< "none" or "zfp": error-bounded lossy
+  Codec visualisation_compression = Codec::none;  ///< "none" or "zfp": error-bounded lossy
                                            ///< compression (H5Z-ZFP's filter 32013, fixed
                                            ///< accuracy) of visualisation steps' fields only;
                                            ///< checkpoints are never lossy
@@ -121,18 +130,6 @@ struct IoOptions {
   // --- derived outputs ---
   bool write_views = true;                 ///< rank 0 writes the VTKHDF view + .hdf.series
                                            ///< after each committed step
-  /// Fault-injection hook for tests: called on every rank at protocol points
-  /// ("created", "data_written", "flushed", "marked" (the committed marker flushed),
-  /// "indexed" (the index row written), "committed": an exception thrown there is the
-  /// writer dying), and inside the step's phases, where an exception is what a failing
-  /// write there would be — agreed by every rank, the step abandoned (its group unlinked,
-  /// its space given back), the earlier steps kept: "data" (after the data writes),
-  /// "checksums", "commit" (the flush before the committed marker), "index" (the marker,
-  /// before the index row); on rank 0 only, where a failure costs the step nothing:
-  /// "view" (the step's VTKHDF view) and "registry" (a branch's line in its parent's
-  /// F.branches). A std::system_error(ENOSPC) thrown there reads as a full disk
-  /// (FileError no_space). Empty by default.
-  std::function<void(const char* phase)> on_phase;
 };
 
 /// One row of the documented options table.

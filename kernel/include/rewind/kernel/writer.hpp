@@ -24,6 +24,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -69,31 +70,58 @@ struct WriteStats {
                                    ///< datasets at HDF5's storage size (== bytes unfiltered)
   double compression_ratio = 1.0;  ///< cell data's bytes / their storage (as
                                    ///< Reader::cell_data_storage); 1 without filters
-  std::int64_t buffer_bytes = 0;   ///< bytes of this rank's linear write buffer the step used
-                                   ///< (two halves when pipelined; <= bytes_local)
-  bool buffer_reused = false;      ///< this rank's buffer was the one kept from a step before
-  std::int64_t writeback_datasets = 0;  ///< datasets whose early writeback this rank started
-                                        ///< (node leaders of durable steps only)
-  std::int64_t direct_datasets = 0;  ///< datasets written zero-copy from the grids' arrays
-                                     ///< (IoOptions::zero_copy), the same on every rank
   double seconds = 0.0;            ///< wall time of write_step (max over ranks), flushes included
   double bandwidth = 0.0;          ///< bytes / seconds, bytes per second
   bool all_collective = true;      ///< every bulk write reported a collective transfer
                                    ///< (H5Pget_mpio_actual_io_mode), all ranks
   std::string view_error;          ///< non-empty if the (derived) view could not be written
-  // --- strategies "aggregated" / "dedicated" (io_ranks.hpp) ---
-  bool handed_off = false;         ///< the step was handed to the rank that writes it; `seconds`
-                                   ///< is then the compute ranks' cost, not the write's
-  double wait_seconds = 0.0;       ///< of `seconds`: waiting for a free slot (max over ranks)
-  std::int64_t written_step = -1;  ///< the last step whose write finished meanwhile, or -1
-  double written_seconds = 0.0;    ///< that write's time on the writing ranks, flushes included
-  double written_bandwidth = 0.0;  ///< its bytes / written_seconds
-  std::int64_t copied_bytes = 0;   ///< bytes this rank copied into the hand-off's shared
-                                   ///< memory (0 for a step written from span())
+  /// Strategies "auto", "collective", "independent": how this rank wrote its rows (zero
+  /// where the step was handed off).
+  struct InPlace {
+    std::int64_t buffer_bytes = 0;  ///< bytes of this rank's linear write buffer the step used
+                                    ///< (two halves when pipelined; <= bytes_local)
+    bool buffer_reused = false;     ///< this rank's buffer was the one kept from a step before
+    std::int64_t writeback_datasets = 0;  ///< datasets whose early writeback this rank started
+                                          ///< (node leaders of durable steps only)
+    std::int64_t direct_datasets = 0;  ///< datasets written zero-copy from the grids' arrays
+                                       ///< (IoOptions::zero_copy), the same on every rank
+  } in_place;
+  /// Strategies "aggregated", "dedicated" (io_ranks.hpp): the hand-off.
+  struct HandOff {
+    bool handed_off = false;         ///< the step was handed to the rank that writes it;
+                                     ///< `seconds` is then the compute ranks' cost, not the write's
+    double wait_seconds = 0.0;       ///< of `seconds`: waiting for a free slot (max over ranks)
+    std::int64_t written_step = -1;  ///< the last step whose write finished meanwhile, or -1
+    double written_seconds = 0.0;    ///< that write's time on the writing ranks, flushes included
+    double written_bandwidth = 0.0;  ///< its bytes / written_seconds
+    std::int64_t copied_bytes = 0;   ///< bytes this rank copied into the hand-off's shared
+                                     ///< memory (0 for a step written from span())
+  } handoff;
 };
+
+/// What the launcher or a test gives a Writer besides the user's IoOptions (none of it is
+/// an option of the table, a case's or a C caller's).
+struct WriterEnv {
+  /// Strategy "dedicated", compute ranks only: this rank's I/O group — the compute ranks
+  /// one I/O rank serves and that I/O rank, last (io_ranks.hpp). Set by the launcher.
+  MPI_Comm io_group = MPI_COMM_NULL;
+  /// Fault-injection hook for tests: called on every rank at protocol points
+  /// ("created", "data_written", "flushed", "marked" (the committed marker flushed),
+  /// "indexed" (the index row written), "committed": an exception thrown there is the
+  /// writer dying), and inside the step's phases, where an exception is what a failing
+  /// write there would be — agreed by every rank, the step abandoned (its group unlinked,
+  /// its space given back), the earlier steps kept: "data" (after the data writes),
+  /// "checksums", "commit" (the flush before the committed marker), "index" (the marker,
+  /// before the index row); on rank 0 only, where a failure costs the step nothing:
+  /// "view" (the step's VTKHDF view) and "registry" (a branch's line in its parent's
+  /// F.branches). A std::system_error(ENOSPC) thrown there reads as a full disk
+  /// (FileError no_space). Under "aggregated" the node leaders' writers call it; under
+  /// "dedicated" the I/O ranks' (serve_io_ranks' own hook). Empty by default.
+  std::function<void(const char* phase)> on_phase;
+};
+
 namespace detail {
-struct WriterState;
-class Forwarder;
+class Engine;
 }  // namespace detail
 
 class Writer {
@@ -101,11 +129,12 @@ class Writer {
   /// Collective. Creates `path` (truncating it) and writes /common. `common.lineage`
   /// marks a branch file; use make_branch_common() to fill it from a parent.
   static Writer create(MPI_Comm comm, const std::string& path, const CommonInfo& common,
-                       const IoOptions& options = {});
+                       const IoOptions& options = {}, const WriterEnv& env = {});
   /// Collective. Opens an existing Rewind file to continue writing after a restart.
   /// Uncommitted steps (a crash) are unlinked; new steps must be numbered after the
   /// last committed one.
-  static Writer append(MPI_Comm comm, const std::string& path, const IoOptions& options = {});
+  static Writer append(MPI_Comm comm, const std::string& path, const IoOptions& options = {},
+                       const WriterEnv& env = {});
 
   Writer(Writer&&) noexcept;
   Writer& operator=(Writer&&) noexcept;
@@ -137,7 +166,7 @@ class Writer {
   /// point at interiors for the caller to fill (x fastest, as GridRecord's arrays);
   /// write_step(info, span) then takes them as they are. Under "dedicated" and
   /// "aggregated" they lie in the hand-off's shared memory, so handing the step over costs
-  /// a message, not a copy (WriteStats::copied_bytes 0); under the other strategies, a
+  /// a message, not a copy (WriteStats::handoff.copied_bytes 0); under the other strategies, a
   /// buffer of the writer's, reused from step to step. Waits for a free slot as write_step
   /// would (steps_in_flight); the next write_step's wait_seconds includes that wait. The
   /// span is valid until the next write_step or hand_off, which must get the same
@@ -172,11 +201,11 @@ class Writer {
   [[nodiscard]] std::int64_t last_step() const;
 
  private:
-  using Impl = detail::WriterState;  // kernel/src: the open file and its settings
-  explicit Writer(std::unique_ptr<Impl> impl);
-  explicit Writer(std::unique_ptr<detail::Forwarder> fwd);
-  std::unique_ptr<Impl> impl_;
-  std::unique_ptr<detail::Forwarder> fwd_;  // strategies aggregated / dedicated: another rank writes
+  // kernel/src/engine.hpp: one engine per strategy family, chosen at create / append
+  // (in place: auto, collective, independent; forwarded: aggregated, dedicated).
+  explicit Writer(std::unique_ptr<detail::Engine> engine);
+  detail::Engine& engine() const;
+  std::unique_ptr<detail::Engine> engine_;
 };
 
 /// Unmaps the linear write buffer kept for the next step (IoOptions::keep_buffer), e.g.
