@@ -57,6 +57,13 @@ struct BenchStep {
   std::map<std::uint64_t, std::size_t> index_of;  ///< uid -> grid number (its fill value)
   std::vector<std::vector<std::vector<double>>> data;  ///< [local grid][variable] padded arrays
 
+  /// "v0", "v1", ... (appended, not "v" + to_string(v): GCC 12 -Wrestrict false positive).
+  static std::string var_name(int v) {
+    std::string name = "v";
+    name += std::to_string(v);
+    return name;
+  }
+
   BenchStep(int rank, int size, int nvars, int halo) {
     struct G {
       std::uint64_t uid;
@@ -95,7 +102,7 @@ struct BenchStep {
     }
     common.block = {S, S, S};
     common.domain = {0, 1, 0, 1, 0, 1};
-    for (int v = 0; v < nvars; ++v) common.variables.push_back({"v" + std::to_string(v), "1"});
+    for (int v = 0; v < nvars; ++v) common.variables.push_back({var_name(v), "1"});
     grids.block = common.block;
     grids.halo = halo;
     for (std::size_t i = lo; i < hi; ++i) {
@@ -111,7 +118,7 @@ struct BenchStep {
       grids.grids.push_back(r);
     }
     info = {1, 0.0, 0.1, kernel::StepKind::checkpoint, {}, false, {}, {}};
-    for (int v = 0; v < nvars; ++v) info.fields.push_back({"cell_data", "v" + std::to_string(v), v});
+    for (int v = 0; v < nvars; ++v) info.fields.push_back({"cell_data", var_name(v), v});
   }
 };
 
