@@ -17,6 +17,7 @@
 #include "case_sections.hpp"
 #include "resource_guard.hpp"
 #include "commands.hpp"
+#include "rewind/launch/roles.hpp"
 #include "rewind/nbserver/client.hpp"
 #include "rewind/nbserver/server.hpp"
 #include "rewind/spacetree/forest.hpp"
@@ -162,8 +163,8 @@ int run_halo(const HaloOptions& o) {
     fmt::print("roles       1 process: one compute rank, topology in-process (no server)\n");
     return compute(o, source, MPI_COMM_WORLD, false);
   }
-  auto roles = nbserver::split_roles(MPI_COMM_WORLD);
-  if (roles.role == nbserver::Role::server) {
+  auto roles = launch::split_roles(MPI_COMM_WORLD);
+  if (roles.role == launch::Role::server) {
     // The server alone reads the case and builds the tree; a bad case must still
     // release the compute ranks, so errors end the whole job.
     const st::Tree tree = tree_of(o);

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "rewind/launch/roles.hpp"
 #include "rewind/nbserver/client.hpp"
 #include "rewind/nbserver/server.hpp"
 #include "rewind/spacetree/forest.hpp"
@@ -140,13 +141,13 @@ int bench_halo(const Options& o) {
 }
 
 int bench_nbserver(const Options& o) {
-  const nb::Roles roles = nb::split_roles(MPI_COMM_WORLD);
+  const rwd::launch::Roles roles = rwd::launch::split_roles(MPI_COMM_WORLD);
   if (!roles.has_server()) {
     std::fprintf(stderr, "nbserver benchmark needs at least 2 processes (server + compute)\n");
     return 1;
   }
   const st::Tree tree = make_tree(o);
-  if (roles.role == nb::Role::server) {
+  if (roles.role == rwd::launch::Role::server) {
     nb::Server server(st::Topology(tree, st::partition_morton(tree, roles.compute_size)), roles.service());
     const double t0 = now();
     const nb::ServerStats s = server.serve();
