@@ -62,7 +62,7 @@ void for_halo(const st::Forest& f, const std::array<std::int8_t, 3>& dir, F&& fn
       for (auto i = lo[0]; i < hi[0]; ++i) fn(i, j, k);
 }
 
-st::Tree tree_of(const HaloOptions& o) { return st::build_tree(load_tree_case(o.case_file, o.overrides)); }
+st::Tree tree_of(const HaloOptions& o) { return config::build_tree(load_tree_case(o.case_file, o.overrides)); }
 
 int compute(const HaloOptions& o, st::PlanSource& source, MPI_Comm comm, bool has_server) {
   int rank = 0, size = 1;

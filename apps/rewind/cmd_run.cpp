@@ -346,7 +346,7 @@ int run_run(RunOptions o) {
   driver::RunRequest request{.case_file = o.case_file, .restart = o.restart, .overrides = o.overrides,
                              .output = o.output, .monitor = o.monitor, .force = o.force,
                              .orphan_branches = o.orphan_branches, .break_lock = o.break_lock};
-  auto spec = driver::plan_run(request, [](spacetree::CaseDocument& doc) {
+  auto spec = driver::plan_run(request, [](config::CaseDocument& doc) {
     read_case_header(doc);
     mark_sections_of_other_modules(doc, {"case", "domain", "tree", "run", "physics", "time", "boundary", "obstacle",
                                          "initial", "solver", "monitor", "output", "insitu"});
@@ -356,7 +356,7 @@ int run_run(RunOptions o) {
   // `sc` has been moved to the compute side (capturing `sc` by reference once dropped
   // every [[tree.refine]] region there).
   const std::function<spacetree::Tree()> make_tree = [tree_case = sc.tree, restart = spec.restart] {
-    return restart ? restart_tree(*restart, tree_case.shape) : spacetree::build_tree(tree_case);
+    return restart ? restart_tree(*restart, tree_case.shape) : config::build_tree(tree_case);
   };
 
   int world_rank = 0, world_size = 1;

@@ -24,8 +24,8 @@ struct ParsedCase {
 };
 
 ParsedCase parse_case(const std::string& text, const std::string& source, const std::vector<std::string>& overrides,
-                      const std::function<void(spacetree::CaseDocument&)>& check_case) {
-  auto doc = spacetree::CaseDocument::parse(text, source, overrides);
+                      const std::function<void(config::CaseDocument&)>& check_case) {
+  auto doc = config::CaseDocument::parse(text, source, overrides);
   ParsedCase p;
   if (check_case) check_case(doc);
   p.solver_case = solver::parse_solver_case(doc);
@@ -88,7 +88,7 @@ void check_output(RunSpec& spec, const RunRequest& o, bool in_job) {
 
 }  // namespace
 
-RunSpec plan_run(const RunRequest& o, const std::function<void(spacetree::CaseDocument&)>& check_case) {
+RunSpec plan_run(const RunRequest& o, const std::function<void(config::CaseDocument&)>& check_case) {
   RunSpec spec;
   if (!o.restart.empty()) {
     if (!o.case_file.empty())
@@ -100,7 +100,7 @@ RunSpec plan_run(const RunRequest& o, const std::function<void(spacetree::CaseDo
   } else {
     if (o.case_file.empty()) throw std::runtime_error("no case file given (or --restart FILE[@STEP])");
     std::ifstream in(o.case_file);
-    if (!in) throw spacetree::CaseError(fmt::format("{}: cannot open case file", o.case_file));
+    if (!in) throw config::CaseError(fmt::format("{}: cannot open case file", o.case_file));
     std::ostringstream ss;
     ss << in.rdbuf();
     spec.case_text = ss.str();
@@ -138,8 +138,8 @@ RunSpec plan_run(const RunRequest& o, const std::function<void(spacetree::CaseDo
     // the step ran with (a restart with --set nu=<the same nu> continues, unrecorded).
     std::vector<std::string> changes;
     {
-      const auto before = spacetree::CaseDocument::parse(spec.case_text, spec.case_source, rp.steered);
-      const auto after = spacetree::CaseDocument::parse(spec.case_text, spec.case_source, spec.overrides);
+      const auto before = config::CaseDocument::parse(spec.case_text, spec.case_source, rp.steered);
+      const auto after = config::CaseDocument::parse(spec.case_text, spec.case_source, spec.overrides);
       for (const auto& kv : changing_overrides(o.overrides)) {
         const auto key = kv.substr(0, kv.find('='));
         if (before.value_text(key) != after.value_text(key)) changes.push_back(kv);

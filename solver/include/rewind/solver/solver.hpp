@@ -163,7 +163,7 @@ class Solver {
  public:
   /// Builds the Forest for `plan` (collective over `comm`, whose size must be
   /// plan.ranks), classifies cells, sets the initial state. Throws
-  /// spacetree::CaseError for a case the tree cannot carry (obstacle resolution).
+  /// config::CaseError for a case the tree cannot carry (obstacle resolution).
   Solver(SolverCase c, spacetree::LocalPlan plan, MPI_Comm comm);
   ~Solver();
   Solver(Solver&&) noexcept;

@@ -1,4 +1,4 @@
-#include "rewind/spacetree/case_keys.hpp"
+#include "rewind/config/case_keys.hpp"
 
 #include <fmt/core.h>
 
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
-namespace rwd::spacetree {
+namespace rwd::config {
 
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -317,4 +317,4 @@ std::vector<std::string> case_sections() {
   return out;
 }
 
-}  // namespace rwd::spacetree
+}  // namespace rwd::config
