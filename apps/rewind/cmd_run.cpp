@@ -91,7 +91,7 @@ void write_profiles(solver::Solver& s, const std::string& file, int n, bool prin
 }
 
 // Leaf cells per level of the whole tree. Collective over `comm`.
-std::vector<std::int64_t> leaf_cells_per_level(const spacetree::Forest& f, MPI_Comm comm) {
+std::vector<std::int64_t> leaf_cells_per_level(const forest::Forest& f, MPI_Comm comm) {
   std::vector<std::int64_t> local(static_cast<std::size_t>(f.plan().levels), 0), total(local.size(), 0);
   for (std::size_t g = 0; g < f.size(); ++g)
     if (f.grid(g).is_leaf()) local[static_cast<std::size_t>(f.grid(g).level())] += f.shape().cells_per_grid();

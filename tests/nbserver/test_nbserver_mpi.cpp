@@ -13,6 +13,7 @@
 
 using namespace rwd::launch;
 using namespace rwd::nbserver;
+using namespace rwd::forest;
 using namespace rwd::spacetree;
 namespace rt = rwd::test;
 

@@ -63,7 +63,7 @@
 #include <vector>
 
 #include "rewind/solver/case.hpp"
-#include "rewind/spacetree/forest.hpp"
+#include "rewind/forest/forest.hpp"
 
 namespace rwd::solver {
 
@@ -170,8 +170,8 @@ class Solver {
   Solver& operator=(Solver&&) noexcept;
 
   [[nodiscard]] const SolverCase& config() const;
-  [[nodiscard]] spacetree::Forest& forest();
-  [[nodiscard]] const spacetree::Forest& forest() const;
+  [[nodiscard]] forest::Forest& forest();
+  [[nodiscard]] const forest::Forest& forest() const;
 
   /// One time step. Collective. Throws std::runtime_error if the velocity blows up
   /// (non-finite) — on every rank, after agreeing.
