@@ -86,10 +86,10 @@ void check_output(RunSpec& spec, const RunRequest& o, bool in_job) {
                                          spec.monitor_file));
 }
 
-}  // namespace
-
-RunSpec plan_run(const RunRequest& o, const std::function<void(config::CaseDocument&)>& check_case) {
-  RunSpec spec;
+// Where the run's case comes from: the case file, or a restart's file (its stored case,
+// the overrides steered into it first); sets spec.restart, case_text, case_source and
+// overrides.
+void load_case(RunSpec& spec, const RunRequest& o) {
   if (!o.restart.empty()) {
     if (!o.case_file.empty())
       throw std::runtime_error("give a case file or --restart, not both: a restart runs the case stored in the file");
@@ -97,16 +97,23 @@ RunSpec plan_run(const RunRequest& o, const std::function<void(config::CaseDocum
     spec.case_text = spec.restart->case_text;
     spec.case_source = spec.restart->file + " (its stored case)";
     spec.overrides = concat(spec.restart->steered, o.overrides);
-  } else {
-    if (o.case_file.empty()) throw std::runtime_error("no case file given (or --restart FILE[@STEP])");
-    std::ifstream in(o.case_file);
-    if (!in) throw config::CaseError(fmt::format("{}: cannot open case file", o.case_file));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    spec.case_text = ss.str();
-    spec.case_source = o.case_file;
-    spec.overrides = o.overrides;
+    return;
   }
+  if (o.case_file.empty()) throw std::runtime_error("no case file given (or --restart FILE[@STEP])");
+  std::ifstream in(o.case_file);
+  if (!in) throw config::CaseError(fmt::format("{}: cannot open case file", o.case_file));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  spec.case_text = ss.str();
+  spec.case_source = o.case_file;
+  spec.overrides = o.overrides;
+}
+
+}  // namespace
+
+RunSpec plan_run(const RunRequest& o, const std::function<void(config::CaseDocument&)>& check_case) {
+  RunSpec spec;
+  load_case(spec, o);
   auto parsed = parse_case(spec.case_text, spec.case_source, spec.overrides, check_case);  // unknown keys first
   if (spec.restart) {
     refuse_tree_overrides(o.overrides);
