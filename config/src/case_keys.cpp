@@ -280,7 +280,7 @@ bool is_case_section(const std::string& key) {
 const CaseKey& case_key(const std::string& key) {
   if (const auto* row = find_case_key(key)) return *row;
   throw std::logic_error(fmt::format("case key '{}' is read but has no row in the key table "
-                                     "(spacetree/src/case_keys.cpp): add one",
+                                     "(config/src/case_keys.cpp): add one",
                                      key));
 }
 

@@ -2,7 +2,7 @@
 // pressure solver, monitors, initial state.
 //
 // Every key, with its type, unit, default and range, is a row of the case-key table
-// (spacetree/src/case_keys.cpp; `rewind keys`, docs/case-reference.md): the getters
+// (config/src/case_keys.cpp; `rewind keys`, docs/case-reference.md): the getters
 // take defaults and check ranges there, so this parser checks only what one key
 // cannot say alone (alpha or Pr, periodic faces, obstacles inside the domain, a
 // stable forced dt, ...). [output] is read by the driver.
