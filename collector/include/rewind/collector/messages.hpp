@@ -211,9 +211,6 @@ struct PieceMessage {
   [[nodiscard]] std::uint64_t cells() const;
 };
 
-/// The former name, kept only until live/src/collector.cpp (being split) says PieceMessage.
-using Piece = PieceMessage;
-
 struct WindowReply {
   std::int64_t step = -1;
   double time = 0.0;
