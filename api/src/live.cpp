@@ -14,6 +14,7 @@
 
 #include "agree.hpp"
 #include "handles.hpp"
+#include "rewind/collector/contact.hpp"
 #include "rewind/collector/file_service.hpp"
 #include "rewind/collector/handler.hpp"
 #include "rewind/collector/server.hpp"

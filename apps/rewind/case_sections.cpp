@@ -4,22 +4,22 @@
 
 namespace rwd::cli {
 
-void mark_sections_of_other_modules(spacetree::CaseDocument& doc, const std::vector<std::string>& parsed_here) {
+void mark_sections_of_other_modules(config::CaseDocument& doc, const std::vector<std::string>& parsed_here) {
   // Every section a Rewind case file may hold: the key table's.
-  static const std::vector<std::string> all = spacetree::case_sections();
+  static const std::vector<std::string> all = config::case_sections();
   for (const auto& s : all)
     if (std::find(parsed_here.begin(), parsed_here.end(), s) == parsed_here.end()) doc.mark_read(s);
 }
 
-void read_case_header(spacetree::CaseDocument& doc) {
+void read_case_header(config::CaseDocument& doc) {
   (void)doc.get_string("case.name");
   (void)doc.get_string("case.description");
 }
 
-spacetree::TreeCase load_tree_case(const std::string& file, const std::vector<std::string>& overrides) {
-  auto doc = spacetree::CaseDocument::load(file, overrides);
+config::TreeCase load_tree_case(const std::string& file, const std::vector<std::string>& overrides) {
+  auto doc = config::CaseDocument::load(file, overrides);
   read_case_header(doc);
-  auto tc = spacetree::parse_tree_case(doc);
+  auto tc = config::parse_tree_case(doc);
   mark_sections_of_other_modules(doc, {"case", "domain", "tree", "run"});
   doc.reject_unknown();
   return tc;

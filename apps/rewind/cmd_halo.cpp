@@ -17,9 +17,10 @@
 #include "case_sections.hpp"
 #include "resource_guard.hpp"
 #include "commands.hpp"
+#include "rewind/launch/roles.hpp"
 #include "rewind/nbserver/client.hpp"
 #include "rewind/nbserver/server.hpp"
-#include "rewind/spacetree/forest.hpp"
+#include "rewind/forest/forest.hpp"
 
 namespace rwd::cli {
 namespace {
@@ -38,7 +39,7 @@ double field(const std::array<double, 3>& x, int var) {
   return 1.0 + 0.1 * var + 2.1 * x[0] - 3.3 * x[1] + 0.7 * x[2];
 }
 
-std::array<double, 3> centre(const st::Forest& f, std::size_t g, std::int64_t i, std::int64_t j, std::int64_t k) {
+std::array<double, 3> centre(const forest::Forest& f, std::size_t g, std::int64_t i, std::int64_t j, std::int64_t k) {
   const auto& box = f.grid(g).box;
   const auto& s = f.shape().s;
   const std::int64_t idx[3] = {i, j, k};
@@ -49,7 +50,7 @@ std::array<double, 3> centre(const st::Forest& f, std::size_t g, std::int64_t i,
 
 // Halo cells of grid g in direction dir: on each axis -1 -> index -1, +1 -> s, 0 -> 0..s-1.
 template <typename F>
-void for_halo(const st::Forest& f, const std::array<std::int8_t, 3>& dir, F&& fn) {
+void for_halo(const forest::Forest& f, const std::array<std::int8_t, 3>& dir, F&& fn) {
   const auto& s = f.shape().s;
   std::int64_t lo[3], hi[3];
   for (int a = 0; a < 3; ++a) {
@@ -61,7 +62,7 @@ void for_halo(const st::Forest& f, const std::array<std::int8_t, 3>& dir, F&& fn
       for (auto i = lo[0]; i < hi[0]; ++i) fn(i, j, k);
 }
 
-st::Tree tree_of(const HaloOptions& o) { return st::build_tree(load_tree_case(o.case_file, o.overrides)); }
+st::Tree tree_of(const HaloOptions& o) { return config::build_tree(load_tree_case(o.case_file, o.overrides)); }
 
 int compute(const HaloOptions& o, st::PlanSource& source, MPI_Comm comm, bool has_server) {
   int rank = 0, size = 1;
@@ -70,7 +71,7 @@ int compute(const HaloOptions& o, st::PlanSource& source, MPI_Comm comm, bool ha
   const auto t0 = std::chrono::steady_clock::now();
   st::LocalPlan plan = source.plan();
   const double plan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  st::Forest forest(std::move(plan), o.vars, comm);
+  forest::Forest forest(std::move(plan), o.vars, comm);
   std::vector<int> vars(static_cast<std::size_t>(o.vars));
   std::iota(vars.begin(), vars.end(), 0);
   const auto& s = forest.shape().s;
@@ -85,7 +86,7 @@ int compute(const HaloOptions& o, st::PlanSource& source, MPI_Comm comm, bool ha
             for (int i = 0; i < s[0]; ++i) forest.at(g, v, i, j, k) = field(centre(forest, g, i, j, k), v);
       }
   };
-  const st::BoundaryFill boundary = [&](std::size_t g, const std::array<std::int8_t, 3>& dir, int v) {
+  const forest::BoundaryFill boundary = [&](std::size_t g, const std::array<std::int8_t, 3>& dir, int v) {
     for_halo(forest, dir, [&](auto i, auto j, auto k) { forest.at(g, v, i, j, k) = field(centre(forest, g, i, j, k), v); });
   };
 
@@ -95,7 +96,7 @@ int compute(const HaloOptions& o, st::PlanSource& source, MPI_Comm comm, bool ha
     fill_leaves();
     MPI_Barrier(comm);
     const auto a = std::chrono::steady_clock::now();
-    forest.communicate(vars, st::Interp::linear, boundary);
+    forest.communicate(vars, forest::Interp::linear, boundary);
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
     sent += forest.last_exchange_bytes();
   }
@@ -162,8 +163,8 @@ int run_halo(const HaloOptions& o) {
     fmt::print("roles       1 process: one compute rank, topology in-process (no server)\n");
     return compute(o, source, MPI_COMM_WORLD, false);
   }
-  auto roles = nbserver::split_roles(MPI_COMM_WORLD);
-  if (roles.role == nbserver::Role::server) {
+  auto roles = launch::split_roles(MPI_COMM_WORLD);
+  if (roles.role == launch::Role::server) {
     // The server alone reads the case and builds the tree; a bad case must still
     // release the compute ranks, so errors end the whole job.
     const st::Tree tree = tree_of(o);

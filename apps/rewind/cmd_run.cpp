@@ -33,6 +33,7 @@
 #include "rewind/driver/observers.hpp"
 #include "rewind/driver/run.hpp"
 #include "rewind/kernel/io_ranks.hpp"
+#include "rewind/launch/roles.hpp"
 #include "rewind/nbserver/client.hpp"
 #include "rewind/nbserver/server.hpp"
 #include "rewind/solver/solver.hpp"
@@ -90,7 +91,7 @@ void write_profiles(solver::Solver& s, const std::string& file, int n, bool prin
 }
 
 // Leaf cells per level of the whole tree. Collective over `comm`.
-std::vector<std::int64_t> leaf_cells_per_level(const spacetree::Forest& f, MPI_Comm comm) {
+std::vector<std::int64_t> leaf_cells_per_level(const forest::Forest& f, MPI_Comm comm) {
   std::vector<std::int64_t> local(static_cast<std::size_t>(f.plan().levels), 0), total(local.size(), 0);
   for (std::size_t g = 0; g < f.size(); ++g)
     if (f.grid(g).is_leaf()) local[static_cast<std::size_t>(f.grid(g).level())] += f.shape().cells_per_grid();
@@ -151,10 +152,10 @@ int run_compute(const RunOptions& o, driver::RunSpec spec, spacetree::LocalPlan 
 // The hook of a run whose hook runs on the I/O ranks: loaded there only (the compute ranks
 // never map it); every rank of the job learns whether that worked, so a bad library is
 // refused with one line as when every rank loads it. Collective over the job.
-std::optional<insitu::Hook> load_on_io_ranks(const nbserver::Roles& roles, const std::string& library) {
+std::optional<insitu::Hook> load_on_io_ranks(const launch::Roles& roles, const std::string& library) {
   std::optional<insitu::Hook> hook;
   std::string error;
-  if (roles.role == nbserver::Role::io) {
+  if (roles.role == launch::Role::io) {
     try {
       hook.emplace(insitu::Hook::load(library));
     } catch (const insitu::HookError& e) {
@@ -231,11 +232,11 @@ int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::functi
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
   const bool collector_rank = live && world_size >= 3;  // else a thread of compute rank 0
   const bool dedicated = spec.output.io.strategy == kernel::Strategy::dedicated;
-  auto roles = nbserver::split_roles(
-      MPI_COMM_WORLD, nbserver::RoleLayout{.collector = collector_rank,
-                                           .io_ranks_per_node = dedicated ? static_cast<int>(spec.output.io.io_ranks_per_node) : 0});
+  auto roles = launch::split_roles(
+      MPI_COMM_WORLD, launch::RoleLayout{.collector = collector_rank,
+                                         .io_ranks_per_node = dedicated ? static_cast<int>(spec.output.io.io_ranks_per_node) : 0});
   if (driver::insitu_on_io_ranks(spec)) hook = load_on_io_ranks(roles, spec.insitu.library);
-  if (roles.role == nbserver::Role::io) {
+  if (roles.role == launch::Role::io) {
     int io_rank = 0;
     MPI_Comm_rank(roles.io(), &io_rank);
     spec.quiet = o.quiet;
@@ -250,7 +251,7 @@ int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::functi
                  roles.io_size, most[2], static_cast<double>(st.bytes) / 1048576.0, most[0], most[1]);
     return 0;
   }
-  if (roles.role == nbserver::Role::server) {
+  if (roles.role == launch::Role::server) {
     // Only the server holds the whole tree (built from the case, or from a file).
     const spacetree::Tree tree = make_tree();
     nbserver::Server server(spacetree::Topology(tree, spacetree::partition_morton(tree, roles.compute_size)),
@@ -258,12 +259,12 @@ int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::functi
     server.serve();
     return 0;
   }
-  if (roles.role == nbserver::Role::collector) {
+  if (roles.role == launch::Role::collector) {
     // Windows are selected on the neighbourhood server's tree; it stops once this rank
     // and the compute ranks have said they are done.
     nbserver::Client nb(roles.service(), roles.server_rank, -1);
     const live::Selector select = [&nb](const window::Window& w) { return nb_selection(nb, w); };
-    const live::RankLayout layout{.service = roles.service(), .first_compute = 2, .compute_size = roles.compute_size};
+    const live::RankLayout layout{.service = roles.service(), .first_compute = roles.first_compute, .compute_size = roles.compute_size};
     collector::ContactFile contact;  // RUN.h5.contact while the collector listens
     const auto stats = live::run_collector(layout, select, collector::server_info_of(spec.common), server_options(o),
                                            [&](std::uint16_t port) { say_listening(o, port, contact, spec.output.file); });
@@ -272,7 +273,7 @@ int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::functi
     report_collector(stats, spec.quiet);
     return 0;
   }
-  if (roles.role != nbserver::Role::compute) return 0;
+  if (roles.role != launch::Role::compute) return 0;
   // The I/O ranks stop when every compute rank has let them go, whatever way it leaves.
   struct IoRelease {
     MPI_Comm group;
@@ -345,7 +346,7 @@ int run_run(RunOptions o) {
   driver::RunRequest request{.case_file = o.case_file, .restart = o.restart, .overrides = o.overrides,
                              .output = o.output, .monitor = o.monitor, .force = o.force,
                              .orphan_branches = o.orphan_branches, .break_lock = o.break_lock};
-  auto spec = driver::plan_run(request, [](spacetree::CaseDocument& doc) {
+  auto spec = driver::plan_run(request, [](config::CaseDocument& doc) {
     read_case_header(doc);
     mark_sections_of_other_modules(doc, {"case", "domain", "tree", "run", "physics", "time", "boundary", "obstacle",
                                          "initial", "solver", "monitor", "output", "insitu"});
@@ -355,7 +356,7 @@ int run_run(RunOptions o) {
   // `sc` has been moved to the compute side (capturing `sc` by reference once dropped
   // every [[tree.refine]] region there).
   const std::function<spacetree::Tree()> make_tree = [tree_case = sc.tree, restart = spec.restart] {
-    return restart ? restart_tree(*restart, tree_case.shape) : spacetree::build_tree(tree_case);
+    return restart ? restart_tree(*restart, tree_case.shape) : config::build_tree(tree_case);
   };
 
   int world_rank = 0, world_size = 1;

@@ -16,8 +16,8 @@
 #include "rewind/collector/client.hpp"
 #include "rewind/collector/handler.hpp"
 #include "rewind/collector/token.hpp"
-#include "rewind/spacetree/case_file.hpp"
-#include "rewind/spacetree/case_keys.hpp"
+#include "rewind/config/case_file.hpp"
+#include "rewind/config/case_keys.hpp"
 #include "window_output.hpp"
 
 namespace rwd::cli {
@@ -44,7 +44,7 @@ std::pair<std::string, col::ParamValue> parse_assignment(const std::string& kv) 
   const auto eq = kv.find('=');
   const auto key = trim(kv.substr(0, eq));
   const auto text = eq == std::string::npos ? "" : trim(kv.substr(eq + 1));
-  auto doc = spacetree::CaseDocument::parse("", "set", {eq == std::string::npos ? kv : key + "=" + text});
+  auto doc = config::CaseDocument::parse("", "set", {eq == std::string::npos ? kv : key + "=" + text});
   // Not through the key table: the server checks the value against this run's list.
   const auto n = doc.numbers(key);
   col::ParamValue v;
@@ -95,7 +95,7 @@ void print_parameters(const std::vector<col::ParameterInfo>& params) {
   fmt::print("{:<{}}  {:<24}  {:<20}  {:<8}  {}\n", "name", w, "value", "range", "unit", "description");
   for (const auto& p : params)
     fmt::print("{:<{}}  {:<24}  {:<20}  {:<8}  {}\n", p.name, w, show(p.value),
-               spacetree::KeyRange{p.min, p.max, p.min_open, p.max_open}.text(), p.unit, p.description);
+               config::KeyRange{p.min, p.max, p.min_open, p.max_open}.text(), p.unit, p.description);
 }
 
 /// Runs one command; prints the reply (human or JSON).

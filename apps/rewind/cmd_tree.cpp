@@ -28,7 +28,7 @@ int run_tree(const TreeOptions& o) {
   const GuardRole role{.holds_tree = true, .compute_ranks = 0};
   guard(cost, role, o.memory_limit, MPI_COMM_NULL);
 
-  const spacetree::Tree tree = spacetree::build_tree(tc);
+  const spacetree::Tree tree = config::build_tree(tc);
   const auto stats = spacetree::statistics(tree);
   const auto part = spacetree::partition_morton(tree, ranks);
   const auto& sh = tree.shape();

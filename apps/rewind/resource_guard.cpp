@@ -51,7 +51,7 @@ std::optional<std::int64_t> memory_budget(const std::string& limit_option, MPI_C
   if (limit_option == "off") return std::nullopt;
   if (!limit_option.empty()) {
     try {
-      return spacetree::parse_bytes(limit_option);
+      return config::parse_bytes(limit_option);
     } catch (const std::invalid_argument& e) {
       throw std::runtime_error(fmt::format("--memory-limit: {} (or 'off')", e.what()));
     }
@@ -61,17 +61,17 @@ std::optional<std::int64_t> memory_budget(const std::string& limit_option, MPI_C
   return system_available_bytes() / local;
 }
 
-CaseCost estimate_case(const spacetree::TreeCase& c, std::int64_t stop_above) {
-  CaseCost cost{spacetree::estimate_tree(c, stop_above), c.shape, "tree.depth", std::to_string(c.base_depth)};
+CaseCost estimate_case(const config::TreeCase& c, std::int64_t stop_above) {
+  CaseCost cost{config::estimate_tree(c, stop_above), c.shape, "tree.depth", std::to_string(c.base_depth)};
   // Which key asks for most of it: the uniform base, or one refine region.
   auto base = c;
   base.regions.clear();
-  double best = static_cast<double>(spacetree::estimate_tree(base, stop_above).grids);
+  double best = static_cast<double>(config::estimate_tree(base, stop_above).grids);
   if (best < 64 && c.shape.cells_per_grid() >= 4096) cost.key = "tree.s", cost.key_value = int3(c.shape.s);
   for (std::size_t i = 0; i < c.regions.size(); ++i) {
     auto one = base;
     one.regions = {c.regions[i]};
-    const double g = static_cast<double>(spacetree::estimate_tree(one, stop_above).grids);
+    const double g = static_cast<double>(config::estimate_tree(one, stop_above).grids);
     if (g > best) {
       best = g;
       cost.key = fmt::format("tree.refine[{}].level", i);
@@ -82,7 +82,7 @@ CaseCost estimate_case(const spacetree::TreeCase& c, std::int64_t stop_above) {
 }
 
 std::int64_t bytes_needed(const CaseCost& cost, const GuardRole& role) {
-  return spacetree::bytes_needed(cost.estimate, spacetree::memory_model(cost.shape, role.variables), role.holds_tree,
+  return config::bytes_needed(cost.estimate, config::memory_model(cost.shape, role.variables), role.holds_tree,
                                  role.compute_ranks);
 }
 
@@ -91,7 +91,7 @@ std::string describe(const CaseCost& cost, int compute_ranks, bool alone, const 
   const auto budget = memory_budget(limit_option, comm);
   const auto bytes = [&](bool tree, int ranks) {
     const GuardRole role{.holds_tree = tree, .compute_ranks = ranks, .variables = solver::kNumVars};
-    return spacetree::format_bytes(static_cast<double>(bytes_needed(cost, role)));
+    return config::format_bytes(static_cast<double>(bytes_needed(cost, role)));
   };
   const std::string memory =
       alone ? fmt::format("~{} in the one process (tree and fields)", bytes(true, 1))
@@ -99,7 +99,7 @@ std::string describe(const CaseCost& cost, int compute_ranks, bool alone, const 
                           compute_ranks, compute_ranks == 1 ? "" : "s", bytes(true, 0));
   return fmt::format("<= {} grids, {:.3g} cells; {}{}", grids_text(static_cast<double>(cost.estimate.grids)),
                      static_cast<double>(cost.estimate.cells), memory,
-                     budget ? fmt::format(" ({} available)", spacetree::format_bytes(static_cast<double>(*budget)))
+                     budget ? fmt::format(" ({} available)", config::format_bytes(static_cast<double>(*budget)))
                             : " (guard off)");
 }
 
@@ -112,8 +112,8 @@ void guard(const CaseCost& cost, const GuardRole& role, const std::string& limit
     why = fmt::format("{}{}: the tree would have up to {} grids ({:.3g} cells) and need ~{} per process, "
                       "but only {} {} (--memory-limit SIZE or 'off' overrides)",
                       cost.key, cost.key_value.empty() ? "" : " = " + cost.key_value, grids_text(static_cast<double>(cost.estimate.grids)),
-                      static_cast<double>(cost.estimate.cells), spacetree::format_bytes(static_cast<double>(need)),
-                      spacetree::format_bytes(static_cast<double>(*budget)),
+                      static_cast<double>(cost.estimate.cells), config::format_bytes(static_cast<double>(need)),
+                      config::format_bytes(static_cast<double>(*budget)),
                       limit_option.empty() ? "is available" : "is allowed by --memory-limit");
   if (comm == MPI_COMM_NULL) {
     if (!why.empty()) throw AgreedError(why);

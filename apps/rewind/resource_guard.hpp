@@ -1,5 +1,5 @@
 // The resource guard: before a subcommand builds a tree or allocates fields, it
-// estimates what the case needs (spacetree/estimate.hpp) and refuses, with one line
+// estimates what the case needs (config/estimate.hpp) and refuses, with one line
 // naming the key that asks for it, when a process would need more memory than it has.
 //
 // "Available" is the system's MemAvailable (or what the cgroup still allows, if less)
@@ -13,7 +13,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "rewind/spacetree/estimate.hpp"
+#include "rewind/config/estimate.hpp"
 
 namespace rwd::cli {
 
@@ -51,12 +51,12 @@ std::optional<std::int64_t> memory_budget(const std::string& limit_option, MPI_C
 /// The estimate for a case, and the key that asks for most of it ("tree.depth",
 /// "tree.refine[2].level", "tree.s").
 struct CaseCost {
-  spacetree::TreeEstimate estimate;
+  config::TreeEstimate estimate;
   spacetree::TreeShape shape;
   std::string key;
   std::string key_value;  ///< the key's value as the case gives it, e.g. "9"
 };
-CaseCost estimate_case(const spacetree::TreeCase& c, std::int64_t stop_above = INT64_MAX);
+CaseCost estimate_case(const config::TreeCase& c, std::int64_t stop_above = INT64_MAX);
 
 /// Refuses the case if `need` bytes exceed `budget`: throws AgreedError with one line.
 /// Collective over `comm` when comm != MPI_COMM_NULL (every rank decides alike, and the

@@ -15,7 +15,7 @@ namespace rwd::cli {
 namespace {
 
 namespace fs = std::filesystem;
-using collector::Piece;
+using collector::PieceMessage;
 using collector::WindowReply;
 
 std::ofstream open_out(const fs::path& p) {
@@ -26,7 +26,7 @@ std::ofstream open_out(const fs::path& p) {
 }
 
 /// One piece as a .vti image: cells = the piece's cells, offset = its first value.
-void write_vti(const fs::path& p, const WindowReply& w, const Piece& piece, std::uint64_t offset) {
+void write_vti(const fs::path& p, const WindowReply& w, const PieceMessage& piece, std::uint64_t offset) {
   auto out = open_out(p);
   const auto& c = piece.count;
   out << "<?xml version=\"1.0\"?>\n<VTKFile type=\"ImageData\" version=\"1.0\" byte_order=\"LittleEndian\">\n";

@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "rewind/solver/solver.hpp"
-#include "rewind/spacetree/case_file.hpp"
+#include "rewind/config/case_file.hpp"
 #include "rewind/spacetree/partition.hpp"
 #include "rewind/spacetree/topology.hpp"
 
@@ -89,9 +89,9 @@ velocity = [1.0, 0.0, 0.0]
 tolerance = 1e-6
 )", three ? 2 : 1, three ? 16 : 1, depth);
   }
-  auto doc = spacetree::CaseDocument::parse(text, from_file ? kind : "bench", sets);
+  auto doc = config::CaseDocument::parse(text, from_file ? kind : "bench", sets);
   auto sc = solver::parse_solver_case(doc);
-  const auto tree = spacetree::build_tree(sc.tree);
+  const auto tree = config::build_tree(sc.tree);
   spacetree::Topology topo(tree, spacetree::partition_morton(tree, size));
   solver::Solver s(sc, spacetree::make_local_plan(topo, rank), MPI_COMM_WORLD);
   const auto cells = s.global_leaf_cells();

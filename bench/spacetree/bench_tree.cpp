@@ -17,9 +17,10 @@
 #include <string>
 #include <vector>
 
+#include "rewind/launch/roles.hpp"
 #include "rewind/nbserver/client.hpp"
 #include "rewind/nbserver/server.hpp"
-#include "rewind/spacetree/forest.hpp"
+#include "rewind/forest/forest.hpp"
 #include "rewind/spacetree/partition.hpp"
 #include "rewind/spacetree/plan.hpp"
 #include "rewind/spacetree/topology.hpp"
@@ -91,7 +92,7 @@ int bench_halo(const Options& o) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const st::Tree tree = make_tree(o);
   const st::Topology topo(tree, st::partition_morton(tree, size));
-  st::Forest fo(st::make_local_plan(topo, rank), o.vars, MPI_COMM_WORLD);
+  rwd::forest::Forest fo(st::make_local_plan(topo, rank), o.vars, MPI_COMM_WORLD);
   for (std::size_t g = 0; g < fo.size(); ++g)
     for (int v = 0; v < o.vars; ++v)
       for (std::size_t i = 0; i < fo.block_size(); ++i) fo.data(g, v)[i] = std::sin(0.001 * static_cast<double>(i + g));
@@ -109,10 +110,10 @@ int bench_halo(const Options& o) {
     }
     return median(t);
   };
-  const double t_halo = timed([&] { fo.exchange_halos(vars, -1, st::Interp::linear); });
+  const double t_halo = timed([&] { fo.exchange_halos(vars, -1, rwd::forest::Interp::linear); });
   const auto stats = fo.last_exchange_stats();
   const double t_restrict = timed([&] { fo.restrict_levels(vars, 0); });
-  const double t_comm = timed([&] { fo.communicate(vars, st::Interp::linear); });
+  const double t_comm = timed([&] { fo.communicate(vars, rwd::forest::Interp::linear); });
 
   // The same number of halo bytes, copied contiguously by memcpy on every rank.
   const auto n = static_cast<std::size_t>(stats.halo_bytes);
@@ -140,13 +141,13 @@ int bench_halo(const Options& o) {
 }
 
 int bench_nbserver(const Options& o) {
-  const nb::Roles roles = nb::split_roles(MPI_COMM_WORLD);
+  const rwd::launch::Roles roles = rwd::launch::split_roles(MPI_COMM_WORLD);
   if (!roles.has_server()) {
     std::fprintf(stderr, "nbserver benchmark needs at least 2 processes (server + compute)\n");
     return 1;
   }
   const st::Tree tree = make_tree(o);
-  if (roles.role == nb::Role::server) {
+  if (roles.role == rwd::launch::Role::server) {
     nb::Server server(st::Topology(tree, st::partition_morton(tree, roles.compute_size)), roles.service());
     const double t0 = now();
     const nb::ServerStats s = server.serve();

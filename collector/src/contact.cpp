@@ -13,8 +13,8 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
-
-#include "rewind/collector/server.hpp"
+#include <utility>  // before Asio: Boost 1.74 awaitable.hpp needs std::exchange under C++20
+#include <boost/asio/ip/address.hpp>
 
 namespace rwd::collector {
 
@@ -184,6 +184,13 @@ Contact read_contact(const std::string& run_file) {
                                 " on " + c.node + ", listening since " + c.started +
                                 ") has ended without removing it; remove it");
   return c;
+}
+
+bool is_loopback_host(const std::string& host) {
+  if (host == "localhost") return true;
+  boost::system::error_code ec;
+  const auto a = boost::asio::ip::make_address(host, ec);
+  return !ec && a.is_loopback();
 }
 
 std::string contact_hint(const Contact& c, const std::string& path) {

@@ -324,8 +324,12 @@ WindowReply FileService::Impl::window(std::size_t f, const WindowRequest& req, c
   r.hi = sel.covered.hi;
   r.cells = static_cast<std::uint64_t>(sel.values);
   r.variables = variables;
-  for (const auto& p : sel.pieces)
-    r.pieces.push_back({p.row, tp.uid(p.row), p.level, p.first, p.count, p.stride, p.origin, p.spacing});
+  for (const auto& p : sel.pieces) {
+    PieceMessage& m = r.pieces.emplace_back();
+    m.row = p.row;
+    m.uid = tp.uid(p.row);
+    win::copy_placement(p, m);
+  }
   const std::vector<std::int64_t> rows = sel.rows();
   const std::array<int, 3> cells{cm.block.sx, cm.block.sy, cm.block.sz};
   const auto per_grid = static_cast<std::size_t>(cm.block.cells());

@@ -46,7 +46,7 @@ std::optional<RunState> parse_run_state(const std::string& s) { return parse_nam
 const char* to_string(ControlAction a) noexcept { return kControlActions.at(static_cast<std::size_t>(a)); }
 std::optional<ControlAction> parse_control_action(const std::string& s) { return parse_name<ControlAction>(kControlActions, s); }
 
-std::uint64_t Piece::cells() const {
+std::uint64_t PieceMessage::cells() const {
   std::uint64_t n = 1;
   for (const auto c : count) n *= static_cast<std::uint64_t>(c < 0 ? 0 : c);
   return n;
@@ -296,7 +296,7 @@ WindowReply window_reply_from(const json& j, std::vector<ArrayIn>&& arrays) {
   b.variables = get_strs(j, "variables");
   std::uint64_t cells = 0;
   for (const auto& pj : get_list(j, "pieces")) {
-    Piece p;
+    PieceMessage p;
     p.row = get_int<std::int64_t>(pj, "row");
     p.uid = get_int<std::uint64_t>(pj, "uid");
     p.level = get_int<std::int32_t>(pj, "level");

@@ -9,13 +9,6 @@ namespace rwd::collector {
 
 using namespace detail;
 
-bool is_loopback_host(const std::string& host) {
-  if (host == "localhost") return true;
-  boost::system::error_code ec;
-  const auto a = asio::ip::make_address(host, ec);
-  return !ec && a.is_loopback();
-}
-
 struct Server::Impl {
   Impl(Service& s, ServerOptions o) : service(s), options(std::move(o)), handler(service, options.limits) {}
 

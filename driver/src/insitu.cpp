@@ -30,7 +30,7 @@ insitu::InitArgs init_args(const RunSpec& spec) {
 
 }  // namespace
 
-InsituSettings parse_insitu_settings(spacetree::CaseDocument& doc) {
+InsituSettings parse_insitu_settings(config::CaseDocument& doc) {
   InsituSettings s;
   // Defaults and ranges: the key table (rewind keys insitu).
   s.library = doc.get_string("insitu.library");

@@ -50,7 +50,7 @@ std::vector<k::OptionDoc> case_io_options() {
   return rows;
 }
 
-OutputSettings parse_output_settings(st::CaseDocument& doc) {
+OutputSettings parse_output_settings(config::CaseDocument& doc) {
   OutputSettings o;
   // Defaults and ranges: the key table (rewind keys output).
   o.file = doc.get_string("output.file");

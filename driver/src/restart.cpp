@@ -160,15 +160,15 @@ bool same_file(const std::string& a, const std::string& b) {
 namespace {
 // The key table's restart policy of an override's key; an unknown key counts as a
 // change (the case parser names it first).
-st::OnRestart on_restart(const std::string& kv) {
-  const auto* row = st::find_case_key(kv.substr(0, kv.find('=')));
-  return row ? row->on_restart : st::OnRestart::branches;
+config::OnRestart on_restart(const std::string& kv) {
+  const auto* row = config::find_case_key(kv.substr(0, kv.find('=')));
+  return row ? row->on_restart : config::OnRestart::branches;
 }
 }  // namespace
 
 void refuse_tree_overrides(const std::vector<std::string>& overrides) {
   for (const auto& kv : overrides)
-    if (on_restart(kv) == st::OnRestart::fixed)
+    if (on_restart(kv) == config::OnRestart::fixed)
       throw std::runtime_error(fmt::format(
           "--set {}: a restart continues on the grids stored in the file; the tree cannot change", kv));
 }
@@ -176,7 +176,7 @@ void refuse_tree_overrides(const std::vector<std::string>& overrides) {
 std::vector<std::string> changing_overrides(const std::vector<std::string>& overrides) {
   std::vector<std::string> changes;
   for (const auto& kv : overrides)
-    if (on_restart(kv) != st::OnRestart::extends) changes.push_back(kv);
+    if (on_restart(kv) != config::OnRestart::extends) changes.push_back(kv);
   return changes;
 }
 

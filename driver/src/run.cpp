@@ -24,8 +24,8 @@ struct ParsedCase {
 };
 
 ParsedCase parse_case(const std::string& text, const std::string& source, const std::vector<std::string>& overrides,
-                      const std::function<void(spacetree::CaseDocument&)>& check_case) {
-  auto doc = spacetree::CaseDocument::parse(text, source, overrides);
+                      const std::function<void(config::CaseDocument&)>& check_case) {
+  auto doc = config::CaseDocument::parse(text, source, overrides);
   ParsedCase p;
   if (check_case) check_case(doc);
   p.solver_case = solver::parse_solver_case(doc);
@@ -86,10 +86,10 @@ void check_output(RunSpec& spec, const RunRequest& o, bool in_job) {
                                          spec.monitor_file));
 }
 
-}  // namespace
-
-RunSpec plan_run(const RunRequest& o, const std::function<void(spacetree::CaseDocument&)>& check_case) {
-  RunSpec spec;
+// Where the run's case comes from: the case file, or a restart's file (its stored case,
+// the overrides steered into it first); sets spec.restart, case_text, case_source and
+// overrides.
+void load_case(RunSpec& spec, const RunRequest& o) {
   if (!o.restart.empty()) {
     if (!o.case_file.empty())
       throw std::runtime_error("give a case file or --restart, not both: a restart runs the case stored in the file");
@@ -97,16 +97,23 @@ RunSpec plan_run(const RunRequest& o, const std::function<void(spacetree::CaseDo
     spec.case_text = spec.restart->case_text;
     spec.case_source = spec.restart->file + " (its stored case)";
     spec.overrides = concat(spec.restart->steered, o.overrides);
-  } else {
-    if (o.case_file.empty()) throw std::runtime_error("no case file given (or --restart FILE[@STEP])");
-    std::ifstream in(o.case_file);
-    if (!in) throw spacetree::CaseError(fmt::format("{}: cannot open case file", o.case_file));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    spec.case_text = ss.str();
-    spec.case_source = o.case_file;
-    spec.overrides = o.overrides;
+    return;
   }
+  if (o.case_file.empty()) throw std::runtime_error("no case file given (or --restart FILE[@STEP])");
+  std::ifstream in(o.case_file);
+  if (!in) throw config::CaseError(fmt::format("{}: cannot open case file", o.case_file));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  spec.case_text = ss.str();
+  spec.case_source = o.case_file;
+  spec.overrides = o.overrides;
+}
+
+}  // namespace
+
+RunSpec plan_run(const RunRequest& o, const std::function<void(config::CaseDocument&)>& check_case) {
+  RunSpec spec;
+  load_case(spec, o);
   auto parsed = parse_case(spec.case_text, spec.case_source, spec.overrides, check_case);  // unknown keys first
   if (spec.restart) {
     refuse_tree_overrides(o.overrides);
@@ -138,8 +145,8 @@ RunSpec plan_run(const RunRequest& o, const std::function<void(spacetree::CaseDo
     // the step ran with (a restart with --set nu=<the same nu> continues, unrecorded).
     std::vector<std::string> changes;
     {
-      const auto before = spacetree::CaseDocument::parse(spec.case_text, spec.case_source, rp.steered);
-      const auto after = spacetree::CaseDocument::parse(spec.case_text, spec.case_source, spec.overrides);
+      const auto before = config::CaseDocument::parse(spec.case_text, spec.case_source, rp.steered);
+      const auto after = config::CaseDocument::parse(spec.case_text, spec.case_source, spec.overrides);
       for (const auto& kv : changing_overrides(o.overrides)) {
         const auto key = kv.substr(0, kv.find('='));
         if (before.value_text(key) != after.value_text(key)) changes.push_back(kv);

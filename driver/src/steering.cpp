@@ -6,7 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "rewind/spacetree/case_keys.hpp"
+#include "rewind/config/case_keys.hpp"
 
 namespace rwd::driver {
 
@@ -15,7 +15,7 @@ constexpr const char* kFaces[6] = {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax
 
 // A steerable key of this run: name, unit, range and description from the key table.
 Parameter parameter(const std::string& key, std::vector<double> value, const std::string& where = "") {
-  const auto& row = spacetree::case_key(key);
+  const auto& row = config::case_key(key);
   if (!row.steerable) throw std::logic_error(key + " is not steerable in the key table");
   return {key, value.size() == 3, row.unit, row.range.min, row.range.max,
           where.empty() ? row.description : fmt::format("{} at {}", row.description, where), std::move(value),
@@ -51,7 +51,7 @@ std::string steering_override(const std::vector<Parameter>& params, const std::s
     std::string known;
     std::vector<std::string> names;
     for (const auto& q : params) known += (known.empty() ? "" : ", ") + q.name, names.push_back(q.name);
-    const auto near = spacetree::closest_name(name, names);
+    const auto near = config::closest_name(name, names);
     throw std::invalid_argument(fmt::format("{} is not a steerable parameter of this run{} (steerable: {})", name,
                                             near.empty() ? "" : "; did you mean " + near + "?", known));
   }
@@ -59,7 +59,7 @@ std::string steering_override(const std::vector<Parameter>& params, const std::s
   if (value.size() != n)
     throw std::invalid_argument(fmt::format("{} takes {}, got {} values", name, n == 3 ? "3 values [x, y, z]" : "one number",
                                             value.size()));
-  const auto& range = spacetree::case_key(name).range;
+  const auto& range = config::case_key(name).range;
   for (const double v : value)
     if (!std::isfinite(v) || !range.contains(v))
       throw std::invalid_argument(fmt::format("{} = {} is outside {} {}", name, v, range.text(), it->unit));

@@ -125,7 +125,7 @@ col::WindowReply WindowGather::gather(const Selection& sel, const col::WindowReq
   plan.offset.assign(sel.pieces.size() + 1, 0);
   for (std::size_t i = 0; i < sel.pieces.size(); ++i) {
     const auto& p = sel.pieces[i];
-    col::Piece piece;
+    col::PieceMessage piece;
     piece.row = -1;
     piece.uid = p.uid;
     window::copy_placement(p.piece, piece);

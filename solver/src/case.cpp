@@ -7,8 +7,8 @@
 
 namespace rwd::solver {
 
-using spacetree::CaseDocument;
-using spacetree::CaseError;
+using config::CaseDocument;
+using config::CaseError;
 
 namespace {
 constexpr const char* kFaceNames[6] = {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"};
@@ -17,7 +17,7 @@ constexpr const char* kFaceNames[6] = {"xmin", "xmax", "ymin", "ymax", "zmin", "
 // order of the row's choices.
 template <typename E>
 E choice(const std::string& key, const std::string& v) {
-  const auto& c = spacetree::case_key(key).choices;
+  const auto& c = config::case_key(key).choices;
   return static_cast<E>(std::find(c.begin(), c.end(), v) - c.begin());
 }
 
@@ -125,7 +125,7 @@ double stable_dt(const SolverCase& c, double adv, const std::array<double, 3>& h
 
 SolverCase parse_solver_case(CaseDocument& doc) {
   SolverCase c;
-  c.tree = spacetree::parse_tree_case(doc);
+  c.tree = config::parse_tree_case(doc);
   const auto& sh = c.tree.shape;
   const int dim = sh.dim();
 

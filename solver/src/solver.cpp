@@ -35,8 +35,8 @@ Solver::Solver(Solver&&) noexcept = default;
 Solver& Solver::operator=(Solver&&) noexcept = default;
 
 const SolverCase& Solver::config() const { return impl_->cfg; }
-spacetree::Forest& Solver::forest() { return impl_->forest; }
-const spacetree::Forest& Solver::forest() const { return impl_->forest; }
+forest::Forest& Solver::forest() { return impl_->forest; }
+const forest::Forest& Solver::forest() const { return impl_->forest; }
 StepResult Solver::step() { return impl_->step(); }
 bool Solver::finished() const {
   const auto& c = impl_->cfg;

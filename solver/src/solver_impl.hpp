@@ -31,9 +31,9 @@
 
 namespace rwd::solver {
 
-using spacetree::Forest;
-using spacetree::Interp;
-using spacetree::ProlongMode;
+using forest::Forest;
+using forest::Interp;
+using forest::ProlongMode;
 using spacetree::Relation;
 
 /// One forced cell of the immersed-boundary treatment: the target is
@@ -100,7 +100,7 @@ struct Solver::Impl {
 
   StrouhalEstimator strouhal;  // lift of obstacle 0 (same on every rank)
 
-  spacetree::BoundaryFill bc;
+  forest::BoundaryFill bc;
   std::vector<double> qc_buf;  // scratch of match_coarse_faces
 
   Impl(SolverCase c, spacetree::LocalPlan plan, MPI_Comm cm)

@@ -2,7 +2,7 @@
 # The case-key reference is the key table the parsers use:
 #  - docs/case-reference.md is exactly what `rewind keys --markdown` prints (regenerate
 #    with `cmake --build BUILD --target case_reference`); a row added, changed or
-#    removed in spacetree/src/case_keys.cpp without regenerating fails here;
+#    removed in config/src/case_keys.cpp without regenerating fails here;
 #  - `rewind keys SECTION` prints one section; an unknown section is one error line;
 #  - the defaults, ranges and "did you mean" a user meets come from that table.
 #   case_reference.sh REWIND SOURCE_DIR

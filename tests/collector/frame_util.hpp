@@ -78,7 +78,7 @@ class FakeService : public Service {
     const std::uint64_t n = 1 + r.budget % 4;
     std::uint64_t left = r.budget;
     for (std::uint64_t k = 0; k < n; ++k) {
-      Piece p;
+      PieceMessage p;
       p.row = static_cast<std::int64_t>(k);
       p.uid = 1000 + k;
       p.level = w.level;

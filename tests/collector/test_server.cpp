@@ -15,6 +15,7 @@
 
 #include "frame_util.hpp"
 #include "rewind/collector/client.hpp"
+#include "rewind/collector/contact.hpp"
 #include "rewind/collector/server.hpp"
 
 using namespace rwd::collector;

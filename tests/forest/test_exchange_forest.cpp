@@ -13,6 +13,7 @@
 #include "exchange_test_util.hpp"
 #include "mpi_test_util.hpp"
 
+using namespace rwd::forest;
 using namespace rwd::spacetree;
 namespace rt = rwd::test;
 

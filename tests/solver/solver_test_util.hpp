@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "rewind/solver/solver.hpp"
-#include "rewind/spacetree/case_file.hpp"
+#include "rewind/config/case_file.hpp"
 #include "rewind/spacetree/partition.hpp"
 #include "rewind/spacetree/plan.hpp"
 #include "rewind/spacetree/topology.hpp"
@@ -15,7 +15,7 @@
 namespace rwd::test {
 
 inline solver::SolverCase parse_case(const std::string& text, const std::vector<std::string>& overrides = {}) {
-  auto doc = spacetree::CaseDocument::parse(text, "test.toml", overrides);
+  auto doc = config::CaseDocument::parse(text, "test.toml", overrides);
   auto sc = solver::parse_solver_case(doc);
   doc.reject_unknown();
   return sc;
@@ -25,7 +25,7 @@ inline solver::Solver make_solver(const solver::SolverCase& sc, MPI_Comm comm) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  const auto tree = spacetree::build_tree(sc.tree);
+  const auto tree = config::build_tree(sc.tree);
   spacetree::Topology topo(tree, spacetree::partition_morton(tree, size));
   return solver::Solver(sc, spacetree::make_local_plan(topo, rank), comm);
 }

@@ -6,7 +6,7 @@
 
 #include "solver_test_util.hpp"
 
-using rwd::spacetree::CaseError;
+using rwd::config::CaseError;
 
 namespace {
 const std::string kBase = R"(
@@ -70,7 +70,7 @@ TEST_CASE("Impossible settings are refused with one clear line", "[solver]") {
 }
 
 TEST_CASE("Unknown keys are refused by name", "[solver]") {
-  auto doc = rwd::spacetree::CaseDocument::parse(kBase + "[physics.extra]\nfoo = 1\n", "t.toml");
+  auto doc = rwd::config::CaseDocument::parse(kBase + "[physics.extra]\nfoo = 1\n", "t.toml");
   (void)rwd::solver::parse_solver_case(doc);
   try {
     doc.reject_unknown();

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "rewind/spacetree/forest.hpp"
+#include "rewind/forest/forest.hpp"
 #include "rewind/spacetree/partition.hpp"
 #include "rewind/spacetree/plan.hpp"
 #include "rewind/spacetree/topology.hpp"
@@ -104,7 +104,7 @@ inline bool expected(const st::TreeShape& sh, st::Uid uid, std::int64_t i, std::
 }
 
 /// Sets the interior of every grid (every level) of `var` to f at the cell centres.
-inline void fill_all_levels(st::Forest& fo, int var, const Field& f) {
+inline void fill_all_levels(forest::Forest& fo, int var, const Field& f) {
   const auto& sh = fo.shape();
   for (std::size_t g = 0; g < fo.size(); ++g)
     for (int k = 0; k < sh.s[2]; ++k)
@@ -117,7 +117,7 @@ inline void fill_all_levels(st::Forest& fo, int var, const Field& f) {
 }
 
 /// Sets leaf interiors to f and every other cell (parents, halos) to a poison value.
-inline void fill_leaves(st::Forest& fo, int var, const Field& f, double poison = 1e30) {
+inline void fill_leaves(forest::Forest& fo, int var, const Field& f, double poison = 1e30) {
   const auto& sh = fo.shape();
   for (std::size_t g = 0; g < fo.size(); ++g) {
     std::fill(fo.data(g, var), fo.data(g, var) + fo.block_size(), poison);
@@ -139,7 +139,7 @@ struct HaloErrors {
 };
 
 /// Compares every non-boundary halo cell of every grid with f; reduced over `comm`.
-inline HaloErrors halo_errors(const st::Forest& fo, int var, const Field& f, MPI_Comm comm, bool leaves_only = false) {
+inline HaloErrors halo_errors(const forest::Forest& fo, int var, const Field& f, MPI_Comm comm, bool leaves_only = false) {
   const auto& sh = fo.shape();
   HaloErrors e;
   for (std::size_t g = 0; g < fo.size(); ++g) {

@@ -23,6 +23,11 @@ namespace rwd::collector {
 
 inline constexpr int kContactVersion = 1;
 
+/// True for addresses that only this machine can reach ("localhost", 127.0.0.0/8,
+/// ::1): a collector listening there needs no token, a contact naming one is only
+/// reachable from its node. Pure.
+bool is_loopback_host(const std::string& host);
+
 struct Contact {
   std::string host;  ///< where clients connect (the listen address; the node's name for a wildcard)
   std::uint16_t port = 0;

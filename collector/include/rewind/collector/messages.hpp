@@ -107,7 +107,12 @@ class CodedError : public std::runtime_error {
   ErrorCode code_;
 };
 
-/// Thrown by encode()/decode(); code() says why.
+/// Thrown by encode()/decode(); code() says why, in this protocol's numbering
+/// (ErrorCode above; docs/collector-protocol.md, "Error codes": too_large = 4). The
+/// neighbourhood server's protocol has its own nbserver::ProtocolError and ErrorCode
+/// (docs/protocol.md, "Messages": too_large = 6 there): each code is its protocol's
+/// wire contract, so the two numberings stay as they are and are never converted into
+/// each other.
 class ProtocolError : public CodedError {
  public:
   using CodedError::CodedError;
@@ -190,9 +195,11 @@ struct WindowRequest {
   std::string file;  ///< which of info().files ("" = the first); optional on the wire
 };
 
-/// One selected grid, cropped to the box. Cells of the piece: count[0]*count[1]*count[2],
-/// x fastest; cell (i,j,k) of the piece is grid cell first + stride*(i,j,k).
-struct Piece {
+/// A window::Piece (one selected grid, cropped to the box) as a window reply carries it:
+/// its placement (window::copy_placement copies it between the two), plus the grid's
+/// UID. Cells of the piece: count[0]*count[1]*count[2], x fastest; cell (i,j,k) of the
+/// piece is grid cell first + stride*(i,j,k).
+struct PieceMessage {
   std::int64_t row = -1;  ///< row of the grid in the step (file) or -1 (live)
   std::uint64_t uid = 0;
   std::int32_t level = 0;
@@ -212,7 +219,7 @@ struct WindowReply {
   std::int32_t stride = 1;
   std::array<double, 3> lo{}, hi{};  ///< box actually covered
   std::uint64_t cells = 0;  ///< values returned per variable = sum of pieces' cells
-  std::vector<Piece> pieces;
+  std::vector<PieceMessage> pieces;
   std::vector<std::string> variables;
   /// values[v] = all pieces' cells of variables[v], in piece order (numpy-ready).
   std::vector<std::vector<double>> values;

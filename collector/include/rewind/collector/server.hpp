@@ -125,7 +125,4 @@ class Server {
   std::unique_ptr<Impl> impl_;
 };
 
-/// True for addresses that only this machine can reach. Pure.
-bool is_loopback_host(const std::string& host);
-
 }  // namespace rwd::collector

@@ -19,7 +19,7 @@
 
 #include "rewind/kernel/kernel.hpp"
 #include "rewind/solver/solver.hpp"
-#include "rewind/spacetree/case_file.hpp"
+#include "rewind/config/case_file.hpp"
 
 namespace rwd::driver {
 
@@ -46,7 +46,7 @@ struct OutputSettings {
 std::vector<kernel::OptionDoc> case_io_options();
 /// Why output.io.<name> cannot be set in a case, "" if it can. Pure.
 std::string case_io_refusal(const std::string& name);
-OutputSettings parse_output_settings(spacetree::CaseDocument& doc);
+OutputSettings parse_output_settings(config::CaseDocument& doc);
 
 /// Constants of a run for /common.
 kernel::CommonInfo make_common(const solver::SolverCase& c, const std::string& case_text);

@@ -38,7 +38,7 @@ struct InsituSettings {
 };
 
 /// Reads [insitu]. Throws CaseError naming the key (every < 1, ...). Pure.
-InsituSettings parse_insitu_settings(spacetree::CaseDocument& doc);
+InsituSettings parse_insitu_settings(config::CaseDocument& doc);
 
 /// What the user asked for (`rewind run` options).
 struct RunRequest {
@@ -94,7 +94,7 @@ struct RunSpec {
 /// called on the parsed document before unknown keys are refused (the CLI marks the
 /// sections of other modules there).
 RunSpec plan_run(const RunRequest& request,
-                 const std::function<void(spacetree::CaseDocument&)>& check_case = {});
+                 const std::function<void(config::CaseDocument&)>& check_case = {});
 
 /// The single-writer rule (kernel/claim.hpp): rank `root` of `comm` claims the run's
 /// output file, then makes plan_run's (or plan_branch's: `in_job`) checks of it again

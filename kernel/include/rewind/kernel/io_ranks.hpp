@@ -10,7 +10,7 @@
 // that computes a step in the shared memory itself (Writer::span, Damaris's damaris_alloc)
 // skips the copy: handing the step over then costs a message.
 //
-// The launcher (rewind run, nbserver::split_roles) forms one I/O group per I/O rank: the
+// The launcher (rewind run, launch::split_roles) forms one I/O group per I/O rank: the
 // compute ranks it serves and the I/O rank itself, last, all on one node. Then
 //
 //   compute ranks:  env.io_group = group;   Writer::create / append (..., env) / write_step / close

@@ -29,6 +29,7 @@
 
 #include "rewind/collector/messages.hpp"
 #include "rewind/collector/server.hpp"
+#include "rewind/launch/roles.hpp"
 #include "rewind/live/tree.hpp"
 
 namespace rwd::live {
@@ -51,7 +52,8 @@ struct CollectorStats {
 /// Where the compute ranks are, seen from a collector rank.
 struct RankLayout {
   MPI_Comm service = MPI_COMM_NULL;  ///< holds the collector and the compute ranks
-  int first_compute = 2;             ///< compute rank r is service rank first_compute + r
+  /// Compute rank r is service rank first_compute + r (`rewind run`: launch::Roles::first_compute).
+  int first_compute = launch::first_compute_rank(3, true);
   int compute_size = 1;
 };
 

@@ -32,7 +32,7 @@ struct SelectedPiece {
 /// A window's selection over the whole tree: window::Selection with owners.
 struct Selection {
   int level = 0, stride = 1;
-  window::Box covered;
+  window::Box covered = window::kZeroBox;
   std::vector<SelectedPiece> pieces;
 };
 

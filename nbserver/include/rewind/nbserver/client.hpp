@@ -1,5 +1,5 @@
-// The compute ranks' side of the neighbourhood server. The launch model (Roles,
-// split_roles) is in roles.hpp, included here for existing callers.
+// The compute ranks' side of the neighbourhood server. The launch model that gives each
+// process its part (launch::Roles, launch::split_roles) is rewind/launch/roles.hpp.
 #pragma once
 #include <mpi.h>
 
@@ -10,8 +10,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "rewind/launch/roles.hpp"
 #include "rewind/nbserver/messages.hpp"
-#include "rewind/nbserver/roles.hpp"
 #include "rewind/spacetree/plan.hpp"
 
 namespace rwd::nbserver {
@@ -40,7 +40,7 @@ class Client final : public spacetree::PlanSource {
   /// `service` and `server_rank` from Roles; `compute_rank` is this rank's number in
   /// the partition. Does not take ownership of `service`.
   Client(MPI_Comm service, int server_rank, int compute_rank);
-  explicit Client(const Roles& roles) : Client(roles.service(), roles.server_rank, roles.compute_rank) {}
+  explicit Client(const launch::Roles& roles) : Client(roles.service(), roles.server_rank, roles.compute_rank) {}
 
   /// Owner of each UID (-1 for a grid that does not exist).
   std::vector<std::int32_t> owners(std::span<const spacetree::Uid> uids);

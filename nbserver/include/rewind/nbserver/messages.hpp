@@ -63,7 +63,11 @@ enum class ErrorCode : std::uint32_t {
   too_large = 6,        ///< payload above kMaxPayload
 };
 
-/// Thrown by decode(); code() says why.
+/// Thrown by decode(); code() says why, in this protocol's numbering (ErrorCode above;
+/// docs/protocol.md, "Messages": too_large = 6). The TCP collector's protocol has its
+/// own collector::ProtocolError and ErrorCode (docs/collector-protocol.md, "Error
+/// codes": too_large = 4 there): each code is its protocol's wire contract, so the two
+/// numberings stay as they are and are never converted into each other.
 class ProtocolError : public std::runtime_error {
  public:
   ProtocolError(ErrorCode code, const std::string& what) : std::runtime_error(what), code_(code) {}

@@ -2,7 +2,7 @@
 // pressure solver, monitors, initial state.
 //
 // Every key, with its type, unit, default and range, is a row of the case-key table
-// (spacetree/src/case_keys.cpp; `rewind keys`, docs/case-reference.md): the getters
+// (config/src/case_keys.cpp; `rewind keys`, docs/case-reference.md): the getters
 // take defaults and check ranges there, so this parser checks only what one key
 // cannot say alone (alpha or Pr, periodic faces, obstacles inside the domain, a
 // stable forced dt, ...). [output] is read by the driver.
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "rewind/spacetree/case_file.hpp"
+#include "rewind/config/case_file.hpp"
 
 namespace rwd::solver {
 
@@ -92,7 +92,7 @@ struct MonitorSettings {
 };
 
 struct SolverCase {
-  spacetree::TreeCase tree;
+  config::TreeCase tree;
   Physics physics;
   TimeSettings time;
   std::array<FaceBc, 6> boundary{};
@@ -117,8 +117,8 @@ const char* face_name(int face);
 /// as read, and checks physical sense (nu > 0, forced dt stable, obstacles inside
 /// the domain, periodic faces consistent with [domain].periodic ...). Does not call
 /// reject_unknown(): the caller does, after the other modules read their keys.
-/// Throws spacetree::CaseError with one line naming file and key.
-SolverCase parse_solver_case(spacetree::CaseDocument& doc);
+/// Throws config::CaseError with one line naming file and key.
+SolverCase parse_solver_case(config::CaseDocument& doc);
 
 /// The stable time-step limit (before the safety factor) for a maximum cell speed
 /// sum_a |u_a|/h_a (`adv`, 1/s), the finest cell size `h` and the largest |u|^2

@@ -63,7 +63,7 @@
 #include <vector>
 
 #include "rewind/solver/case.hpp"
-#include "rewind/spacetree/forest.hpp"
+#include "rewind/forest/forest.hpp"
 
 namespace rwd::solver {
 
@@ -163,15 +163,15 @@ class Solver {
  public:
   /// Builds the Forest for `plan` (collective over `comm`, whose size must be
   /// plan.ranks), classifies cells, sets the initial state. Throws
-  /// spacetree::CaseError for a case the tree cannot carry (obstacle resolution).
+  /// config::CaseError for a case the tree cannot carry (obstacle resolution).
   Solver(SolverCase c, spacetree::LocalPlan plan, MPI_Comm comm);
   ~Solver();
   Solver(Solver&&) noexcept;
   Solver& operator=(Solver&&) noexcept;
 
   [[nodiscard]] const SolverCase& config() const;
-  [[nodiscard]] spacetree::Forest& forest();
-  [[nodiscard]] const spacetree::Forest& forest() const;
+  [[nodiscard]] forest::Forest& forest();
+  [[nodiscard]] const forest::Forest& forest() const;
 
   /// One time step. Collective. Throws std::runtime_error if the velocity blows up
   /// (non-finite) — on every rank, after agreeing.

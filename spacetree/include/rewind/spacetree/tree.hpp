@@ -2,7 +2,7 @@
 //
 // The tree owns no field data (AMReX AmrCore style): it is topology only, small
 // enough that the neighbourhood server holds all of it. Field data lives in
-// rwd::spacetree::Forest on the compute ranks.
+// rwd::forest::Forest (forest/) on the compute ranks.
 //
 // Order of operations on a tree (one documented order, as in p4est/t8code):
 //   adapt (refine / coarsen by callback) -> balance (level jump <= 1 across faces,

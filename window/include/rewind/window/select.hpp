@@ -48,13 +48,16 @@
 #include <span>
 #include <vector>
 
+#include "rewind/spacetree/geometry.hpp"
+
 namespace rwd::window {
 
-/// Axis-aligned physical box [lo, hi] per axis (lo <= hi; lo == hi on an axis = slice).
-struct Box {
-  std::array<double, 3> lo{};
-  std::array<double, 3> hi{};
-};
+/// Axis-aligned physical box [lo, hi] per axis (lo <= hi; lo == hi on an axis = slice):
+/// the tree's own box type, one for the whole project. Note its default is the unit
+/// box; a window's box and a selection's covered box start at zero (a point) instead.
+using Box = spacetree::Box;
+/// The zero box, {lo = hi = (0, 0, 0)}.
+inline constexpr Box kZeroBox{{0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}};
 
 /// A tree as borrowed arrays, one entry per row. The arrays must outlive every call
 /// that receives the view; nothing is copied. kernel::StepTopology fits directly
@@ -89,7 +92,7 @@ class RowSource {
 
 /// One window query.
 struct Window {
-  Box box;
+  Box box = kZeroBox;
   std::int64_t budget = 0;  ///< most cell values returned per variable; 0 = unlimited
   int max_level = -1;       ///< deepest level returned; -1 = no cap
 };
@@ -137,7 +140,7 @@ struct Selection {
   };
   std::vector<Run> runs;
   std::int64_t visited = 0;      ///< rows whose bbox the traversal looked at
-  Box covered;                   ///< union (bounding box) of the returned cells; zero if empty
+  Box covered = kZeroBox;        ///< union (bounding box) of the returned cells; zero if empty
   [[nodiscard]] bool empty() const { return pieces.empty(); }
   /// The piece rows in order (what kernel::Reader::read_rows wants).
   [[nodiscard]] std::vector<std::int64_t> rows() const;

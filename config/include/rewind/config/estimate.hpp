@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "rewind/spacetree/case_file.hpp"
+#include "rewind/config/case_file.hpp"
 
-namespace rwd::spacetree {
+namespace rwd::config {
 
 /// Upper bound of the grids of a case's tree, per level.
 struct TreeEstimate {
@@ -49,7 +49,7 @@ struct MemoryModel {
 
 /// The model for a case: `variables` cell arrays of (s+2)^dim doubles per grid (the
 /// forest with its halo) plus the solver's and the output's share per grid.
-MemoryModel memory_model(const TreeShape& shape, int variables);
+MemoryModel memory_model(const spacetree::TreeShape& shape, int variables);
 
 /// Bytes a process needs: the tree (server or single process) and/or a 1/ranks share
 /// of the fields (compute ranks; `imbalance` >= 1 covers an uneven partition).
@@ -63,4 +63,4 @@ std::string format_bytes(double bytes);
 /// optional "iB"/"B"). Throws std::invalid_argument naming the text.
 std::int64_t parse_bytes(const std::string& text);
 
-}  // namespace rwd::spacetree
+}  // namespace rwd::config

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "rewind/spacetree/case_keys.hpp"
+#include "rewind/config/case_keys.hpp"
 #include "rewind/spacetree/tree.hpp"
 
-namespace rwd::spacetree {
+namespace rwd::config {
 
 class CaseError : public std::runtime_error {
  public:
@@ -88,16 +88,16 @@ class CaseDocument {
 
 /// A region refined to at least `level`: a box, or a sphere (radius > 0).
 struct RefineRegion {
-  Box box{};
+  spacetree::Box box{};
   std::array<double, 3> center{};
   double radius = 0.0;
   int level = 0;
-  [[nodiscard]] bool overlaps(const Box& grid) const;
+  [[nodiscard]] bool overlaps(const spacetree::Box& grid) const;
 };
 
 /// The tree part of a case.
 struct TreeCase {
-  TreeShape shape;
+  spacetree::TreeShape shape;
   int base_depth = 1;                  ///< every grid refined at least to this level
   std::vector<RefineRegion> regions;   ///< [[tree.refine]]
   bool balance = true;
@@ -107,6 +107,6 @@ struct TreeCase {
 /// Reads [domain] and [tree] (and [run].ranks). Throws CaseError.
 TreeCase parse_tree_case(CaseDocument& doc);
 /// Builds the tree: base_depth everywhere, regions, then balance (adapt -> balance).
-Tree build_tree(const TreeCase& c);
+spacetree::Tree build_tree(const TreeCase& c);
 
-}  // namespace rwd::spacetree
+}  // namespace rwd::config

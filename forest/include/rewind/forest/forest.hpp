@@ -1,13 +1,15 @@
 // The distributed d-grids of one compute rank and the three-phase communication.
 //
-// A Forest holds, for every grid of this rank's LocalPlan, `nvars` cell arrays of
-// (sx+2)*(sy+2)*(sz+2) doubles: the interior plus a one-cell halo on every side
+// A Forest holds, for every grid of this rank's spacetree::LocalPlan, `nvars` cell
+// arrays of (sx+2)*(sy+2)*(sz+2) doubles: the interior plus a one-cell halo on every side
 // (also in z for 2-D runs, where sz = 1 and the z-halo mirrors the interior).
 // Storage is x fastest: cell (i, j, k), i in [-1, sx], sits at
 //   (i + 1) + (sx + 2) * ((j + 1) + (sy + 2) * (k + 1)).
 //
-// Communication phase (paper, section II.B), each step collective over `comm`:
-//  1. bottom-up   restrict_levels(): parent interior = average of its children;
+// Communication phase (paper, section II.B), each step collective over `comm`;
+// communicate() runs 1 then 2-3 on every level:
+//  1. bottom-up   restrict_levels() (restrict_level() for one level): parent interior
+//                 = average of its children;
 //  2. horizontal  exchange_halos(): halos copied from same-level neighbours, across
 //                 ranks with non-blocking point-to-point;
 //  3. top-down    (inside exchange_halos): halos with no same-level neighbour are
@@ -29,7 +31,7 @@
 
 #include "rewind/spacetree/plan.hpp"
 
-namespace rwd::spacetree {
+namespace rwd::forest {
 
 /// How prolong_level() combines the interpolated parent value with the child's value.
 enum class ProlongMode { assign, add };
@@ -68,21 +70,21 @@ class Forest {
   /// refinement factor on its axis (s[a] % r[a] == 0). Throws std::invalid_argument
   /// on every rank if any rank's plan is inconsistent. Does not take ownership of
   /// `comm`; the destructor is collective too (it frees the duplicate).
-  Forest(LocalPlan plan, int nvars, MPI_Comm comm);
+  Forest(spacetree::LocalPlan plan, int nvars, MPI_Comm comm);
   Forest(Forest&&) noexcept;
   Forest& operator=(Forest&&) noexcept;
   Forest(const Forest&) = delete;
   Forest& operator=(const Forest&) = delete;
   ~Forest();
 
-  [[nodiscard]] const LocalPlan& plan() const { return plan_; }
-  [[nodiscard]] const TreeShape& shape() const { return plan_.shape; }
+  [[nodiscard]] const spacetree::LocalPlan& plan() const { return plan_; }
+  [[nodiscard]] const spacetree::TreeShape& shape() const { return plan_.shape; }
   [[nodiscard]] std::size_t size() const { return plan_.grids.size(); }
-  [[nodiscard]] const GridInfo& grid(std::size_t g) const { return plan_.grids[g]; }
+  [[nodiscard]] const spacetree::GridInfo& grid(std::size_t g) const { return plan_.grids[g]; }
   [[nodiscard]] int nvars() const { return nvars_; }
   [[nodiscard]] MPI_Comm comm() const { return comm_; }
   /// Local index of `uid`, or -1 if this rank does not own it.
-  [[nodiscard]] std::ptrdiff_t local_index(Uid uid) const;
+  [[nodiscard]] std::ptrdiff_t local_index(spacetree::Uid uid) const;
   /// Local grids on `level`, in UID order.
   [[nodiscard]] std::span<const std::size_t> grids_on_level(int level) const;
 
@@ -132,7 +134,7 @@ class Forest {
 
  private:
   struct Impl;
-  LocalPlan plan_;
+  spacetree::LocalPlan plan_;
   int nvars_ = 0;
   MPI_Comm comm_ = MPI_COMM_NULL;
   std::size_t block_ = 0;
@@ -142,4 +144,4 @@ class Forest {
   std::unique_ptr<Impl> impl_;  // exchange schedules, level lists, UID -> local index
 };
 
-}  // namespace rwd::spacetree
+}  // namespace rwd::forest

@@ -1,4 +1,4 @@
-#include "rewind/spacetree/case_file.hpp"
+#include "rewind/config/case_file.hpp"
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
@@ -13,7 +13,7 @@
 #include <vector>
 #include <toml++/toml.h>
 
-namespace rwd::spacetree {
+namespace rwd::config {
 
 struct CaseDocument::Impl {
   std::string name;
@@ -398,7 +398,7 @@ void CaseDocument::reject_unknown() const {
 
 // ---------------------------------------------------------------------------------
 
-bool RefineRegion::overlaps(const Box& grid) const {
+bool RefineRegion::overlaps(const spacetree::Box& grid) const {
   if (radius > 0.0) {
     double d2 = 0.0;
     for (int a = 0; a < 3; ++a) {
@@ -453,10 +453,11 @@ TreeCase parse_tree_case(CaseDocument& doc) {
   return c;
 }
 
-Tree build_tree(const TreeCase& c) {
-  Tree tree = Tree::full(c.shape, c.base_depth);
+spacetree::Tree build_tree(const TreeCase& c) {
+  using spacetree::Mark;
+  spacetree::Tree tree = spacetree::Tree::full(c.shape, c.base_depth);
   if (!c.regions.empty()) {
-    tree.adapt_until_stable([&](Uid uid, const Box& box) {
+    tree.adapt_until_stable([&](spacetree::Uid uid, const spacetree::Box& box) {
       for (const auto& r : c.regions)
         if (uid.level() < r.level && r.overlaps(box)) return Mark::refine;
       return Mark::keep;
@@ -466,4 +467,4 @@ Tree build_tree(const TreeCase& c) {
   return tree;
 }
 
-}  // namespace rwd::spacetree
+}  // namespace rwd::config

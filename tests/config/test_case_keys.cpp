@@ -6,8 +6,9 @@
 #include <cmath>
 #include <set>
 
-#include "rewind/spacetree/case_file.hpp"
+#include "rewind/config/case_file.hpp"
 
+using namespace rwd::config;
 using namespace rwd::spacetree;
 
 namespace {

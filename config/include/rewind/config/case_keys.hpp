@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-namespace rwd::spacetree {
+namespace rwd::config {
 
 enum class KeyType : std::uint8_t {
   number,            ///< a float or an integer
@@ -92,4 +92,4 @@ std::string closest_name(const std::string& typo, const std::vector<std::string>
 /// The top-level sections of the table ("case", "domain", ... "output"). Pure.
 std::vector<std::string> case_sections();
 
-}  // namespace rwd::spacetree
+}  // namespace rwd::config

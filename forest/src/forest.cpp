@@ -1,4 +1,4 @@
-// The three-phase ghost-layer exchange of rwd::spacetree::Forest.
+// The three-phase ghost-layer exchange of rwd::forest::Forest.
 //
 // Everything that can be decided from the plan is decided once, in the constructor:
 // which halo region is filled from which source cells, which of those live on other
@@ -11,7 +11,7 @@
 // fine grid from the same coarse cells), evaluated by the same code in the same
 // order. Whether those operands arrive from local memory or from a message does not
 // change a bit of the result.
-#include "rewind/spacetree/forest.hpp"
+#include "rewind/forest/forest.hpp"
 
 #include "forest_impl.hpp"
 
@@ -22,7 +22,7 @@
 #include <unordered_map>
 #include <utility>
 
-namespace rwd::spacetree {
+namespace rwd::forest {
 
 using detail::AxisMap;
 using detail::AxisTable;
@@ -417,4 +417,4 @@ void Forest::communicate(std::span<const int> vars, Interp interp, const Boundar
   exchange_halos(vars, -1, interp, boundary);
 }
 
-}  // namespace rwd::spacetree
+}  // namespace rwd::forest

@@ -1,4 +1,4 @@
-#include "rewind/spacetree/case_keys.hpp"
+#include "rewind/config/case_keys.hpp"
 
 #include <fmt/core.h>
 
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
-namespace rwd::spacetree {
+namespace rwd::config {
 
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -280,7 +280,7 @@ bool is_case_section(const std::string& key) {
 const CaseKey& case_key(const std::string& key) {
   if (const auto* row = find_case_key(key)) return *row;
   throw std::logic_error(fmt::format("case key '{}' is read but has no row in the key table "
-                                     "(spacetree/src/case_keys.cpp): add one",
+                                     "(config/src/case_keys.cpp): add one",
                                      key));
 }
 
@@ -317,4 +317,4 @@ std::vector<std::string> case_sections() {
   return out;
 }
 
-}  // namespace rwd::spacetree
+}  // namespace rwd::config

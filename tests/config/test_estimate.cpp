@@ -4,9 +4,10 @@
 
 #include <random>
 
-#include "random_tree.hpp"
-#include "rewind/spacetree/estimate.hpp"
+#include "../spacetree/random_tree.hpp"
+#include "rewind/config/estimate.hpp"
 
+using namespace rwd::config;
 using namespace rwd::spacetree;
 
 namespace {

@@ -1,4 +1,4 @@
-// Private: the state behind rwd::spacetree::Forest — the exchange schedules built once
+// Private: the state behind rwd::forest::Forest — the exchange schedules built once
 // by the constructor (exchange_schedule.cpp) and the message rounds every exchange
 // runs (forest.cpp).
 #pragma once
@@ -11,9 +11,13 @@
 #include <vector>
 
 #include "rewind/mpi/comm.hpp"
-#include "rewind/spacetree/forest.hpp"
+#include "rewind/forest/forest.hpp"
 
-namespace rwd::spacetree {
+namespace rwd::forest {
+
+// The tree's vocabulary, used throughout the forest's sources.
+using namespace rwd::spacetree;  // NOLINT(google-build-using-namespace)
+
 namespace detail {
 
 /// Half-open box of local cell indices, halo included (each index in -1 .. s).
@@ -179,4 +183,4 @@ struct Forest::Impl {
   }
 };
 
-}  // namespace rwd::spacetree
+}  // namespace rwd::forest

@@ -11,9 +11,22 @@
 
 #include "rewind/mpi/comm.hpp"
 
-namespace rwd::nbserver {
+namespace rwd::launch {
 
 enum class Role { compute, server, collector, io };
+
+/// World ranks of the services when the job has more than one process: the
+/// neighbourhood server, then (RoleLayout::collector) the collector; the compute ranks
+/// follow in world order.
+inline constexpr int kServerRank = 0;
+inline constexpr int kCollectorRank = 1;
+
+/// The world (= service) rank of compute rank 0 in a job of `world_size` processes,
+/// with or without a collector rank: the one definition of where the compute ranks
+/// start (Roles::first_compute).
+constexpr int first_compute_rank(int world_size, bool collector) {
+  return world_size == 1 ? 0 : collector ? kCollectorRank + 1 : kServerRank + 1;
+}
 
 struct RoleLayout {
   /// Reserve world rank 1 for the collector (needs at least 3 processes).
@@ -36,6 +49,9 @@ class Roles {
   int server_rank = -1;
   /// Rank of the collector in `service`; -1 if there is none.
   int collector_rank = -1;
+  /// Rank in `service` of compute rank 0 (first_compute_rank); compute ranks follow in
+  /// world order, after the services (I/O ranks, the last of each node, excepted).
+  int first_compute = 0;
   /// This process's rank in `compute` (-1 elsewhere) and the number of compute ranks.
   int compute_rank = -1;
   int compute_size = 0;
@@ -60,4 +76,4 @@ class Roles {
 /// two processes besides the services).
 Roles split_roles(MPI_Comm world, RoleLayout layout = {});
 
-}  // namespace rwd::nbserver
+}  // namespace rwd::launch

@@ -1,4 +1,4 @@
-#include "rewind/spacetree/estimate.hpp"
+#include "rewind/config/estimate.hpp"
 
 #include <fmt/core.h>
 
@@ -7,7 +7,11 @@
 #include <cmath>
 #include <stdexcept>
 
-namespace rwd::spacetree {
+namespace rwd::config {
+
+using spacetree::Int3;
+using spacetree::TreeShape;
+
 namespace {
 
 // Index range [first, last] of the level grids along one axis that meet [lo, hi]
@@ -150,4 +154,4 @@ std::int64_t parse_bytes(const std::string& text) {
   return static_cast<std::int64_t>(v * scale);
 }
 
-}  // namespace rwd::spacetree
+}  // namespace rwd::config

@@ -1,4 +1,4 @@
-// The exchange schedules of rwd::spacetree::Forest, built once by its constructor:
+// The exchange schedules of rwd::forest::Forest, built once by its constructor:
 // which halo region is filled from which source cells, which of those live on other
 // ranks, and in which order the cells travel; and the family links the bottom-up and
 // top-down phases use. The exchanges themselves (forest.cpp) only follow them.
@@ -8,7 +8,7 @@
 
 #include "forest_impl.hpp"
 
-namespace rwd::spacetree {
+namespace rwd::forest {
 
 using detail::AxisMap;
 using detail::Region;
@@ -234,4 +234,4 @@ void Forest::Impl::build_schedules(const LocalPlan& plan, int csize, int crank) 
   }
 }
 
-}  // namespace rwd::spacetree
+}  // namespace rwd::forest

@@ -1,7 +1,8 @@
 #include <catch2/catch.hpp>
 
-#include "rewind/spacetree/case_file.hpp"
+#include "rewind/config/case_file.hpp"
 
+using namespace rwd::config;
 using namespace rwd::spacetree;
 
 namespace {
