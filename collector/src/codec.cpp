@@ -266,7 +266,7 @@ void encode(const Message& m, FrameParts& out, const EncodeOptions& options) {
     for (const auto& p : packed) length += p.size();
     if (length > options.max_payload)
       throw ProtocolError(ErrorCode::too_large, "collector: payload of " + std::to_string(length) + " bytes exceeds the cap");
-    wire::Writer w("collector");
+    wire::ByteWriter w("collector");
     w.out = std::move(out.head);
     w.out.clear();
     w.out.reserve(kHeaderSize + (zstd ? length : 4 + text.size()));
@@ -307,7 +307,7 @@ Message decode_payload(const FrameHeader& h, PayloadSource& source, const Limits
   if (h.length < 4) malformed("message truncated");
   std::array<std::byte, 4> count{};
   source.read(count.data(), count.size());
-  const std::uint64_t json_bytes = wire::Reader(count, "collector").get<std::uint32_t>();
+  const std::uint64_t json_bytes = wire::ByteReader(count, "collector").get<std::uint32_t>();
   if (json_bytes > h.length - 4) malformed("JSON length exceeds the message");
   std::string text(json_bytes, '\0');
   source.read(reinterpret_cast<std::byte*>(text.data()), text.size());

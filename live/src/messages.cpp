@@ -13,9 +13,9 @@ namespace {
 const wire::FrameFormat& kFormat = detail::frame_format();
 constexpr const char* kWho = detail::kWho;
 
-class Out : public wire::Writer {
+class Out : public wire::ByteWriter {
  public:
-  Out() : wire::Writer(kWho) {}
+  Out() : wire::ByteWriter(kWho) {}
   void strings(const std::vector<std::string>& v) {
     put_count(v.size());
     for (const auto& s : v) put_string(s);
@@ -33,9 +33,9 @@ class Out : public wire::Writer {
   }
 };
 
-class In : public wire::Reader {
+class In : public wire::ByteReader {
  public:
-  explicit In(std::span<const std::byte> b) : wire::Reader(b, kWho) {}
+  explicit In(std::span<const std::byte> b) : wire::ByteReader(b, kWho) {}
   std::vector<std::string> strings() {
     std::vector<std::string> v(get_count(4));
     for (auto& s : v) s = get_string();

@@ -181,7 +181,7 @@ Selection select(const TreeSnapshot& tree, const window::Window& w) {
 
 std::vector<std::byte> encode(const TreeSnapshot& t) {
   const auto& f = detail::frame_format();
-  wire::Writer w(detail::kWho);
+  wire::ByteWriter w(detail::kWho);
   wire::begin_frame(w, f, kTreeType, 0);
   w.put(t.block.sx);
   w.put(t.block.sy);
@@ -207,7 +207,7 @@ TreeSnapshot decode_tree(std::span<const std::byte> frame) {
   const auto& f = detail::frame_format();
   const auto h = wire::check_frame(f, frame);
   if (h.type != kTreeType) wire::fail(wire::Fault::malformed, detail::kWho, "not a tree frame");
-  wire::Reader r(frame.subspan(wire::kHeaderSize), detail::kWho);
+  wire::ByteReader r(frame.subspan(wire::kHeaderSize), detail::kWho);
   TreeSnapshot t;
   t.block.sx = r.get<int>();
   t.block.sy = r.get<int>();

@@ -18,9 +18,9 @@ constexpr std::size_t kNeighbourBytes = 16;  // i8 x3, u8 relation, i32 owner, u
 constexpr std::size_t kMinFamilyBytes = 16;  // u64 parent, i32 owner, u32 count
 constexpr std::size_t kMinGridBytes = 8 + 48 + kMinFamilyBytes + 4;
 
-class Writer : public wire::Writer {
+class Out : public wire::ByteWriter {
  public:
-  Writer() : wire::Writer("nbserver") {}
+  Out() : wire::ByteWriter("nbserver") {}
   void put_uid(st::Uid u) { put(u.raw()); }
   void put_box(const st::Box& b) {
     for (int a = 0; a < 3; ++a) put_f64(b.lo[a]);
@@ -59,9 +59,9 @@ class Writer : public wire::Writer {
   }
 };
 
-class Reader : public wire::Reader {
+class In : public wire::ByteReader {
  public:
-  explicit Reader(std::span<const std::byte> in) : wire::Reader(in, "nbserver") {}
+  explicit In(std::span<const std::byte> in) : wire::ByteReader(in, "nbserver") {}
   st::Uid get_uid() { return st::Uid::from_raw(get<std::uint64_t>()); }
   st::Box get_box() {
     st::Box b;
@@ -120,7 +120,7 @@ class Reader : public wire::Reader {
 
 using wire::Overloaded;
 
-void encode_body(Writer& w, const Body& body) {
+void encode_body(Out& w, const Body& body) {
   std::visit(Overloaded{
                  [&](const OwnerRequest& b) { w.put_uids(b.uids); },
                  [&](const OwnerReply& b) {
@@ -199,7 +199,7 @@ void encode_body(Writer& w, const Body& body) {
              body);
 }
 
-Body decode_body(MessageType t, Reader& r) {
+Body decode_body(MessageType t, In& r) {
   switch (t) {
     case MessageType::owner_request: return OwnerRequest{r.get_uids()};
     case MessageType::owner_reply: {
@@ -327,7 +327,7 @@ static ErrorCode code_of(wire::Fault f) {
 
 std::vector<std::byte> encode(const Message& m) {
   try {
-    Writer w;
+    Out w;
     w.out.reserve(64);
     wire::begin_frame(w, kFormat, static_cast<std::uint16_t>(type_of(m.body)), m.request_id);
     encode_body(w, m.body);
@@ -353,7 +353,7 @@ Message decode(std::span<const std::byte> frame) {
     m.request_id = h.request_id;
     if (h.type < 1 || h.type > static_cast<std::uint16_t>(MessageType::window_reply))
       throw ProtocolError(ErrorCode::unknown_type, "nbserver: unknown message type " + std::to_string(h.type));
-    Reader r(frame.subspan(kHeaderSize));
+    In r(frame.subspan(kHeaderSize));
     m.body = decode_body(static_cast<MessageType>(h.type), r);
     r.finish();
     return m;

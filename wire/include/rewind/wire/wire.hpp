@@ -14,8 +14,8 @@
 //       16    8 length       payload bytes that follow the header (<= max_payload)
 //
 // Errors: every check throws WireError with a Fault; the protocols translate it into
-// their own error codes. A Reader never reads past its span and checks counts against
-// the bytes left before the caller allocates. Thread-safety: Writer and Reader are
+// their own error codes. A ByteReader never reads past its span and checks counts against
+// the bytes left before the caller allocates. Thread-safety: ByteWriter and ByteReader are
 // plain values (one per thread); the free functions are reentrant.
 #pragma once
 #include <array>
@@ -65,9 +65,9 @@ struct FrameHeader {
 [[noreturn]] void fail(Fault fault, const char* who, const std::string& what);
 
 /// Appends little-endian values to `out`.
-class Writer {
+class ByteWriter {
  public:
-  explicit Writer(const char* who = "wire") : who_(who) {}
+  explicit ByteWriter(const char* who = "wire") : who_(who) {}
   std::vector<std::byte> out;
 
   template <typename T>
@@ -89,9 +89,9 @@ class Writer {
 };
 
 /// Reads little-endian values from a span it does not own; never reads out of bounds.
-class Reader {
+class ByteReader {
  public:
-  explicit Reader(std::span<const std::byte> in, const char* who = "wire") : in_(in), who_(who) {}
+  explicit ByteReader(std::span<const std::byte> in, const char* who = "wire") : in_(in), who_(who) {}
   [[nodiscard]] std::size_t left() const { return in_.size() - pos_; }
   [[nodiscard]] std::size_t position() const { return pos_; }
 
@@ -111,7 +111,7 @@ class Reader {
   std::size_t get_count(std::size_t min_bytes);
   /// The next n bytes (a view into the input).
   std::span<const std::byte> get_bytes(std::size_t n);
-  /// u32 length + bytes, as written by Writer::put_string.
+  /// u32 length + bytes, as written by ByteWriter::put_string.
   std::string get_string();
   /// Throws WireError(malformed) unless every byte was consumed.
   void finish() const;
@@ -126,9 +126,9 @@ class Reader {
 };
 
 /// Starts a frame in `w.out` (must be empty): header with length 0, patched by end_frame.
-void begin_frame(Writer& w, const FrameFormat& f, std::uint16_t type, std::uint32_t request_id);
+void begin_frame(ByteWriter& w, const FrameFormat& f, std::uint16_t type, std::uint32_t request_id);
 /// Patches the length field; throws WireError(too_large) above f.max_payload.
-void end_frame(Writer& w, const FrameFormat& f);
+void end_frame(ByteWriter& w, const FrameFormat& f);
 
 /// Parses the first kHeaderSize bytes: magic, version, reserved == 0, length <= max.
 /// Throws WireError. Use it on a received header to learn how many bytes follow.
