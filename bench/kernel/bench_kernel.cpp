@@ -4,7 +4,7 @@
 // sit side by side, so a reader checks in one place that all of them move the same bytes.
 //
 //   mpiexec -n P rewind_bench_kernel DIR [--rounds R] [--vars V] [--halo H] [--quick]
-//                                        [--zero-copy-halo] [--only durable|cache|read]
+//                                        [--zero-copy-halo] [--one-file] [--only durable|cache|read]
 //                                        [--contenders K,KA,KN,KC,KI,KS,R,P,I,Ii,V,D]
 //                                        [--io KEY=VALUE ...]   (more IoOptions for K)
 //
@@ -66,6 +66,9 @@
 //                                     R  one contiguous MPI_File_read_at_all per rank
 //                                     I  IOR's read pattern: 16 MiB MPI_File_read_at_all
 //                                     D  dd if=FILE of=/dev/null bs=1M (rank 0)
+// --one-file (with --only durable or cache): every contender writes the same file name,
+// so that nothing but the access pattern differs (on this VM a durable write was seen to
+// depend on which name it wrote; docs/benchmarks.md, "Restated 2026-11-26").
 // Every write target is unlinked before its write (untimed; then sync, 1 s for the disk's
 // discards, sync), page-cache writes are
 // fsynced after the timer stops, and before every read the file is fsynced and evicted
@@ -228,6 +231,7 @@ int main(int argc, char** argv) {
   std::string dir = ".";
   int nvars = 8, rounds = 5, halo = 0;
   bool zero_copy_halo = false;  // --zero-copy-halo: K sets IoOptions::zero_copy_halo
+  bool one_file = false;  // --one-file: every contender writes the same file name (writes only)
   std::vector<std::string> io_sets;  // --io KEY=VALUE: more IoOptions for K (set_option)
   std::string only;  // "durable", "cache" or "read": run just that group (quicker experiments)
   std::string contenders;  // --contenders K,I,...: run just these (default all)
@@ -253,6 +257,8 @@ int main(int argc, char** argv) {
       nvars = 2;
     } else if (a == "--zero-copy-halo") {
       zero_copy_halo = true;
+    } else if (a == "--one-file") {
+      one_file = true;
     } else if ((a == "--rounds" || a == "--only" || a == "--contenders" || a == "--io" || a == "--halo" ||
                 a == "--vars") && !has_value) {
       bad_arg = a + " needs a value";
@@ -294,7 +300,7 @@ int main(int argc, char** argv) {
     if (rank_ == 0)
       std::puts(
           "usage: mpiexec -n P rewind_bench_kernel DIR [--rounds R] [--vars V] [--halo H] [--quick]\n"
-          "         [--zero-copy-halo] [--only durable|cache|read] [--contenders K,KA,KN,KC,KI,KS,R,P,I,Ii,V,D]\n"
+          "         [--zero-copy-halo] [--one-file] [--only durable|cache|read] [--contenders K,KA,KN,KC,KI,KS,R,P,I,Ii,V,D]\n"
           "         [--io KEY=VALUE ...]\n"
           "Writes and reads a 1.14 GiB step in DIR (an existing directory) with each contender in\n"
           "interleaved rounds; see the comment at the top of bench/kernel/bench_kernel.cpp and\n"
@@ -303,6 +309,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   struct stat dir_st {};
+  if (bad_arg.empty() && one_file && only != "durable" && only != "cache")
+    bad_arg = "--one-file needs --only durable or --only cache (a read needs its contender's own file)";
   if (bad_arg.empty() && !have_dir) bad_arg = "no directory given (usage: rewind_bench_kernel DIR [options]; --help)";
   if (bad_arg.empty() && (::stat(dir.c_str(), &dir_st) != 0 || !S_ISDIR(dir_st.st_mode)))
     bad_arg = "'" + dir + "' is not an existing directory";
@@ -331,9 +339,13 @@ int main(int argc, char** argv) {
   const auto side = static_cast<std::size_t>(S + 2 * halo);
   const std::size_t padded = side * side * side;
 
-  const std::string kfile = dir + "/bench_kernel.h5", rfile = dir + "/bench_raw.bin", dfile = dir + "/bench_dd.bin";
-  const std::string ksfile = dir + "/bench_kernel_serial.h5", knfile = dir + "/bench_kernel_nosum.h5";
-  const std::string kifile = dir + "/bench_kernel_indep.h5", kcfile = dir + "/bench_kernel_coll.h5";
+  // Each contender's own file, or with --one-file one name for all: on this VM a
+  // contender's durable write was seen to depend on its file's name (docs/benchmarks.md,
+  // "Restated 2026-11-26"), so --one-file takes the name out of the comparison.
+  auto target = [&](const char* own) { return dir + (one_file ? "/bench_target.bin" : own); };
+  const std::string kfile = target("/bench_kernel.h5"), rfile = target("/bench_raw.bin"), dfile = target("/bench_dd.bin");
+  const std::string ksfile = target("/bench_kernel_serial.h5"), knfile = target("/bench_kernel_nosum.h5");
+  const std::string kifile = target("/bench_kernel_indep.h5"), kcfile = target("/bench_kernel_coll.h5");
 
   // ---- kernel contenders ----
   std::map<std::string, double> phase_t;  // rank-local timestamps of the last K write
@@ -478,7 +490,7 @@ int main(int argc, char** argv) {
   // fsync at the end of the write phase (-e) when durable. Collective calls need the same
   // count on every rank: ranks with fewer pieces join with empty transfers.
   constexpr MPI_Offset kXfer = 16 << 20;
-  const std::string ifile = dir + "/bench_ior.bin";
+  const std::string ifile = target("/bench_ior.bin");
   auto ior_pieces = [&] {
     long long mine = (r_mine + kXfer - 1) / kXfer, most = 0;
     MPI_Allreduce(&mine, &most, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
@@ -511,7 +523,7 @@ int main(int argc, char** argv) {
   // every rank): R's bytes and offsets with POSIX pwrite() in consecutive 1 MiB pieces of
   // the rank's buffer, no MPI-IO, no HDF5; fsync at the end when durable. The page-cache
   // target is K >= 95 % of it, measured side by side.
-  const std::string pfile = dir + "/bench_posix.bin";
+  const std::string pfile = target("/bench_posix.bin");
   auto posix_write = [&](bool durable) {
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
@@ -536,7 +548,7 @@ int main(int argc, char** argv) {
   // COLLECTIVE_METADATA=YES): 8 one-dimensional datasets of 4-byte values (x, y, z, px,
   // py, pz as float, id1, id2 as int), each rank one contiguous hyperslab of every dataset,
   // the same total bytes as K; H5Fflush (= MPI_File_sync) before the close when durable.
-  const std::string vfile = dir + "/bench_vpic.h5";
+  const std::string vfile = target("/bench_vpic.h5");
   std::vector<float> vbuf;
   auto vpic_write = [&](bool durable) {
     const auto v_total = static_cast<hsize_t>(step_bytes / 32);  // elements per dataset

@@ -23,5 +23,6 @@ for P in 1 2 4; do
   load "after $P ranks"
 done
 echo "# wall time $(( $(date +%s) - START )) s"
-rm -f "$DIR"/bench_kernel.h5 "$DIR"/bench_kernel_serial.h5 "$DIR"/bench_raw.bin "$DIR"/bench_dd.bin
+rm -f "$DIR"/bench_kernel.h5 "$DIR"/bench_kernel_serial.h5 "$DIR"/bench_raw.bin "$DIR"/bench_dd.bin "$DIR"/bench_target.bin \
+  "$DIR"/bench_kernel_nosum.h5 "$DIR"/bench_kernel_indep.h5 "$DIR"/bench_kernel_coll.h5 "$DIR"/bench_ior.bin "$DIR"/bench_posix.bin "$DIR"/bench_vpic.h5
 rm -rf "$DIR"/bench_kernel.views "$DIR"/bench_kernel_serial.views
