@@ -1,7 +1,7 @@
 // Kernel checkpoint write / restart read vs. IOR's and h5bench VPIC-IO's access patterns,
-// raw MPI-IO and dd: same bytes, same file system, measured side by side in interleaved rounds (docs/benchmarks.md, "Kernel
-// write/read"). One file on purpose: every contender, the round rotation and the report
-// sit side by side, so a reader checks in one place that all of them move the same bytes.
+// raw MPI-IO and dd: same bytes, same file system, measured side by side in interleaved rounds (docs/benchmarks.md,
+// "Kernel write/read"). One file on purpose: every contender, the round rotation and the report sit side by side, so a
+// reader checks in one place that all of them move the same bytes.
 //
 //   mpiexec -n P rewind_bench_kernel DIR [--rounds R] [--vars V] [--halo H] [--quick]
 //                                        [--zero-copy-halo] [--one-file] [--only durable|cache|read]
@@ -231,7 +231,7 @@ int main(int argc, char** argv) {
   std::string dir = ".";
   int nvars = 8, rounds = 5, halo = 0;
   bool zero_copy_halo = false;  // --zero-copy-halo: K sets IoOptions::zero_copy_halo
-  bool one_file = false;  // --one-file: every contender writes the same file name (writes only)
+  bool one_file = false;        // --one-file: every contender writes the same file name (writes only)
   std::vector<std::string> io_sets;  // --io KEY=VALUE: more IoOptions for K (set_option)
   std::string only;  // "durable", "cache" or "read": run just that group (quicker experiments)
   std::string contenders;  // --contenders K,I,...: run just these (default all)
@@ -260,7 +260,8 @@ int main(int argc, char** argv) {
     } else if (a == "--one-file") {
       one_file = true;
     } else if ((a == "--rounds" || a == "--only" || a == "--contenders" || a == "--io" || a == "--halo" ||
-                a == "--vars") && !has_value) {
+                a == "--vars") &&
+               !has_value) {
       bad_arg = a + " needs a value";
     } else if (a == "--rounds") {
       rounds = number("--rounds", argv[++i], 1);
@@ -300,7 +301,8 @@ int main(int argc, char** argv) {
     if (rank_ == 0)
       std::puts(
           "usage: mpiexec -n P rewind_bench_kernel DIR [--rounds R] [--vars V] [--halo H] [--quick]\n"
-          "         [--zero-copy-halo] [--one-file] [--only durable|cache|read] [--contenders K,KA,KN,KC,KI,KS,R,P,I,Ii,V,D]\n"
+          "         [--zero-copy-halo] [--one-file] [--only durable|cache|read] [--contenders "
+          "K,KA,KN,KC,KI,KS,R,P,I,Ii,V,D]\n"
           "         [--io KEY=VALUE ...]\n"
           "Writes and reads a 1.14 GiB step in DIR (an existing directory) with each contender in\n"
           "interleaved rounds; see the comment at the top of bench/kernel/bench_kernel.cpp and\n"
@@ -343,7 +345,8 @@ int main(int argc, char** argv) {
   // contender's durable write was seen to depend on its file's name (docs/benchmarks.md,
   // "Restated 2026-11-26"), so --one-file takes the name out of the comparison.
   auto target = [&](const char* own) { return dir + (one_file ? "/bench_target.bin" : own); };
-  const std::string kfile = target("/bench_kernel.h5"), rfile = target("/bench_raw.bin"), dfile = target("/bench_dd.bin");
+  const std::string kfile = target("/bench_kernel.h5"), rfile = target("/bench_raw.bin"),
+                    dfile = target("/bench_dd.bin");
   const std::string ksfile = target("/bench_kernel_serial.h5"), knfile = target("/bench_kernel_nosum.h5");
   const std::string kifile = target("/bench_kernel_indep.h5"), kcfile = target("/bench_kernel_coll.h5");
 
