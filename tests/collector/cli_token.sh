@@ -67,7 +67,8 @@ check "no output names the token" "not_shown serve.log w1.out w2.out w3.out py.o
 
 REWIND_TOKEN="$secret" start_serve f.h5
 check "rewind serve takes its token from REWIND_TOKEN" \
-  "grep -q 'token required' serve.log && one_error $rewind window 127.0.0.1:$port $box && grep -q unauthorized err.out"
+  "grep -q 'token required' serve.log && one_error $rewind window 127.0.0.1:$port $box && grep -q unauthorized err.out" ||
+  { echo "port '$port'; the window said:"; cat err.out; echo "serve.log:"; cat serve.log; }
 stop_server
 
 # A live run: the token file is read on rank 0 and reaches the collector rank.
