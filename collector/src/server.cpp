@@ -1,6 +1,7 @@
 // The collector's acceptor, I/O thread and shutdown (see server.hpp).
 #include "rewind/collector/server.hpp"
 
+#include <cstdio>
 #include <optional>
 
 #include "connection.hpp"
@@ -45,7 +46,15 @@ struct Server::Impl {
 
 Server::Server(Service& service, ServerOptions options) : impl_(std::make_unique<Impl>(service, std::move(options))) {}
 
-Server::~Server() { stop(); }
+Server::~Server() {
+  // A destructor must not throw (it would terminate the process): a failure to stop
+  // (joining the I/O thread, a Service's stopping()) is reported here instead.
+  try {
+    stop();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "collector: stopping the server: %s\n", e.what());
+  }
+}
 
 void Server::start() {
   auto& s = *impl_;
