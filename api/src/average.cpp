@@ -177,7 +177,7 @@ void ParentAverages::fill(MPI_Comm comm, k::LocalGrids& g, const std::vector<int
       const auto li = local.find(h.parent);
       if (li == local.end()) continue;  // cannot happen: we own what we were sent
       auto& parent = g.grids[li->second];
-      const k::Box& pb = parent.bbox;
+      const k::BoxRow& pb = parent.bbox;
       const std::array<double, 3> plo{pb[0], pb[2], pb[4]};
       const std::array<double, 3> hp{(pb[1] - pb[0]) / g.block.sx, (pb[3] - pb[2]) / g.block.sy, (pb[5] - pb[4]) / g.block.sz};
       std::array<int, 3> off{};

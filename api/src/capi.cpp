@@ -404,7 +404,7 @@ int rewind_reader_topology(rewind_reader* reader, int64_t step, rewind_topology*
     auto& r = need(reader, "reader");
     auto& t = need(topo, "topo");
     r.topo = r.reader.read_topology(step);
-    static_assert(sizeof(k::Box) == 6 * sizeof(double), "a Box is six packed doubles");
+    static_assert(sizeof(k::BoxRow) == 6 * sizeof(double), "a BoxRow is six packed doubles");
     t.n_grids = r.topo.n_grids;
     t.max_children = r.topo.max_children;
     t.n_levels = r.topo.n_levels();

@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
     common.creator = "foreign_writer";
 
     // The tree: my own ids (level in the top byte, child number below), root + 8 children.
-    struct MyGrid { std::uint64_t id; int level; k::Box box; std::vector<double> t; };
+    struct MyGrid { std::uint64_t id; int level; k::BoxRow box; std::vector<double> t; };
     std::vector<MyGrid> all;
     all.push_back({0, 0, {0, 2, 0, 2, 0, 2}, {}});
     for (int c = 0; c < 8; ++c) {

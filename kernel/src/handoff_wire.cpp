@@ -115,7 +115,7 @@ CommonInfo Unpacker::common() {
   c.block = get<BlockShape>();
   c.refinement = get<int>();
   c.max_children = get<int>();
-  c.domain = get<Box>();
+  c.domain = get<BoxRow>();
   for (auto* m : {&c.time_stepping, &c.fluid})
     for (auto n = get<std::uint64_t>(); n > 0; --n) {
       std::string k = string();

@@ -131,7 +131,7 @@ void unpack_grids(Unpacker& msg, const std::byte* slot, LocalGrids& into) {
     r.uid = msg.get<std::uint64_t>();
     r.level = msg.get<int>();
     r.sort_key = msg.get<std::uint64_t>();
-    r.bbox = msg.get<Box>();
+    r.bbox = msg.get<BoxRow>();
     r.parent_uid = msg.get<std::uint64_t>();
     r.child_uids = msg.uids();
     const bool has_type = msg.get<std::uint8_t>() != 0;

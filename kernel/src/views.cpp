@@ -58,13 +58,13 @@ void write_vtkhdf_header(const Ctx& c, const h5::Group& v, const CommonInfo& cm)
 void write_amr_boxes(const Ctx& c, const h5::Group& lg, const CommonInfo& cm, const StepTopology& topo, std::int64_t r0,
                      std::int64_t nl) {
   const BlockShape b = cm.block;
-  const Box& first = topo.bbox[static_cast<std::size_t>(r0)];
+  const BoxRow& first = topo.bbox[static_cast<std::size_t>(r0)];
   const double w[3] = {first[1] - first[0], first[3] - first[2], first[5] - first[4]};
   h5::write_attr_f64(c, lg, "Spacing", {w[0] / b.sx, w[1] / b.sy, w[2] / b.sz});
   std::vector<std::int32_t> boxes(static_cast<std::size_t>(nl) * 6);
   const int s[3] = {b.sx, b.sy, b.sz};
   for (std::int64_t i = 0; i < nl; ++i) {
-    const Box& bb = topo.bbox[static_cast<std::size_t>(r0 + i)];
+    const BoxRow& bb = topo.bbox[static_cast<std::size_t>(r0 + i)];
     for (int a = 0; a < 3; ++a) {
       const double ix = w[a] > 0 ? std::round((bb[2 * a] - cm.domain[2 * a]) / w[a]) : 0.0;
       boxes[static_cast<std::size_t>(6 * i + 2 * a)] = static_cast<std::int32_t>(ix) * s[a];

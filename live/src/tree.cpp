@@ -111,7 +111,7 @@ TreeSnapshot build(const std::vector<Rec>& recs, const Gathered& g, const k::Blo
     const auto p = row.find(r.parent);
     topo.parent_row.push_back(p == row.end() ? -1 : p->second);
     if (r.level == 0) ++roots;
-    k::Box b{};
+    k::BoxRow b{};
     std::copy_n(g.box.begin() + static_cast<std::ptrdiff_t>(r.box_at), 6, b.begin());
     topo.bbox.push_back(b);
     for (std::size_t c = 0; c < r.children; ++c) {
@@ -225,7 +225,7 @@ TreeSnapshot decode_tree(std::span<const std::byte> frame) {
     topo.level.push_back(r.get<std::int32_t>());
     t.owner.push_back(r.get<std::int32_t>());
     topo.parent_uid.push_back(r.get<std::uint64_t>());
-    k::Box b{};
+    k::BoxRow b{};
     for (auto& x : b) x = r.get_f64();
     topo.bbox.push_back(b);
     for (std::uint32_t c = 0; c < mc; ++c) topo.child_uids.push_back(r.get<std::uint64_t>());

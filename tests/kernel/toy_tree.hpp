@@ -47,7 +47,7 @@ struct ToyGrid {
   std::array<int, 3> coord{};
   std::uint64_t parent = k::kNoUid;
   std::vector<std::uint64_t> children;
-  k::Box bbox{};
+  k::BoxRow bbox{};
   // slots: 0 u, 1 v (current), 2 u, 3 v (previous), 4 u, 5 v (temp)
   std::array<std::vector<double>, 6> f;
   std::vector<std::uint8_t> cell_type;

@@ -36,8 +36,10 @@ struct BlockShape {
   bool operator!=(const BlockShape& o) const { return !(*this == o); }
 };
 
-/// Axis-aligned box: {xmin, xmax, ymin, ymax, zmin, zmax} (paper / FLASH order).
-using Box = std::array<double, 6>;
+/// An axis-aligned box as a row of the file's `bounding_box` dataset: {xmin, xmax, ymin,
+/// ymax, zmin, zmax} (paper / FLASH order). Not a second box type: the tree's box is
+/// spacetree::Box ({lo, hi}); spacetree::interleaved converts a Box to one.
+using BoxRow = std::array<double, 6>;
 
 /// One grid owned by the calling rank. Pointers are borrowed: they must stay valid for
 /// the duration of the write_step call only.
@@ -45,7 +47,7 @@ struct GridRecord {
   std::uint64_t uid = kNoUid;
   int level = 0;
   std::uint64_t sort_key = 0;
-  Box bbox{};
+  BoxRow bbox{};
   std::uint64_t parent_uid = kNoUid;       ///< kNoUid for the root
   std::vector<std::uint64_t> child_uids;   ///< empty for a leaf; at most max_children
   /// Cell arrays, indexed by "slot": StepInfo::fields[i].slot picks which one goes into

@@ -43,7 +43,7 @@ struct CommonInfo {
   BlockShape block;                    ///< d-grid size s (cells per grid per axis)
   int refinement = 2;                  ///< r: children per axis when a grid is refined
   int max_children = 8;                ///< width of child_uids/child_rows (r^dim)
-  Box domain{};                        ///< physical extent of the root grid
+  BoxRow domain{};                        ///< physical extent of the root grid
   std::map<std::string, double> time_stepping;  ///< e.g. dt, t_end, cfl
   std::map<std::string, double> fluid;          ///< fluid properties, e.g. nu, rho, Pr
   std::vector<Variable> variables;     ///< cell variables of the run

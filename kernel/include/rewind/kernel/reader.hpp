@@ -40,7 +40,7 @@ struct StepTopology {
   std::vector<std::int64_t> parent_row;      ///< -1 for the root
   std::vector<std::uint64_t> child_uids;     ///< n_grids * max_children, kNoUid = none
   std::vector<std::int64_t> child_rows;      ///< n_grids * max_children, -1 = none
-  std::vector<Box> bbox;
+  std::vector<BoxRow> bbox;
   std::vector<std::int64_t> level_offsets;   ///< rows [off[l], off[l+1]) are level l
   [[nodiscard]] int n_levels() const { return static_cast<int>(level_offsets.size()) - 1; }
 };
@@ -51,7 +51,7 @@ struct TopologyRows {
   std::vector<std::uint64_t> uid;
   std::vector<std::int32_t> level;
   std::vector<std::int64_t> child_rows;  ///< rows.size() * max_children, -1 = none
-  std::vector<Box> bbox;
+  std::vector<BoxRow> bbox;
 };
 namespace detail {
 struct ReaderState;

@@ -84,7 +84,7 @@ class StepRows final : public RowSource {
   std::unordered_map<std::int64_t, std::size_t> at_;  ///< row -> index into the arrays below
   std::vector<std::uint64_t> uid_;
   std::vector<std::int32_t> level_;
-  std::vector<kernel::Box> bbox_;
+  std::vector<kernel::BoxRow> bbox_;
   std::vector<std::int64_t> child_rows_;
 };
 
