@@ -344,11 +344,11 @@ int main(int argc, char** argv) {
   // Each contender's own file, or with --one-file one name for all: on this VM a
   // contender's durable write was seen to depend on its file's name (docs/benchmarks.md,
   // "Restated 2026-11-26"), so --one-file takes the name out of the comparison.
-  auto target = [&](const char* own) { return dir + (one_file ? "/bench_target.bin" : own); };
-  const std::string kfile = target("/bench_kernel.h5"), rfile = target("/bench_raw.bin"),
-                    dfile = target("/bench_dd.bin");
-  const std::string ksfile = target("/bench_kernel_serial.h5"), knfile = target("/bench_kernel_nosum.h5");
-  const std::string kifile = target("/bench_kernel_indep.h5"), kcfile = target("/bench_kernel_coll.h5");
+  auto file_for = [&](const char* own) { return dir + (one_file ? "/bench_target.bin" : own); };
+  const std::string kfile = file_for("/bench_kernel.h5"), rfile = file_for("/bench_raw.bin"),
+                    dfile = file_for("/bench_dd.bin");
+  const std::string ksfile = file_for("/bench_kernel_serial.h5"), knfile = file_for("/bench_kernel_nosum.h5");
+  const std::string kifile = file_for("/bench_kernel_indep.h5"), kcfile = file_for("/bench_kernel_coll.h5");
 
   // ---- kernel contenders ----
   std::map<std::string, double> phase_t;  // rank-local timestamps of the last K write
@@ -493,7 +493,7 @@ int main(int argc, char** argv) {
   // fsync at the end of the write phase (-e) when durable. Collective calls need the same
   // count on every rank: ranks with fewer pieces join with empty transfers.
   constexpr MPI_Offset kXfer = 16 << 20;
-  const std::string ifile = target("/bench_ior.bin");
+  const std::string ifile = file_for("/bench_ior.bin");
   auto ior_pieces = [&] {
     long long mine = (r_mine + kXfer - 1) / kXfer, most = 0;
     MPI_Allreduce(&mine, &most, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
@@ -526,7 +526,7 @@ int main(int argc, char** argv) {
   // every rank): R's bytes and offsets with POSIX pwrite() in consecutive 1 MiB pieces of
   // the rank's buffer, no MPI-IO, no HDF5; fsync at the end when durable. The page-cache
   // target is K >= 95 % of it, measured side by side.
-  const std::string pfile = target("/bench_posix.bin");
+  const std::string pfile = file_for("/bench_posix.bin");
   auto posix_write = [&](bool durable) {
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
@@ -551,7 +551,7 @@ int main(int argc, char** argv) {
   // COLLECTIVE_METADATA=YES): 8 one-dimensional datasets of 4-byte values (x, y, z, px,
   // py, pz as float, id1, id2 as int), each rank one contiguous hyperslab of every dataset,
   // the same total bytes as K; H5Fflush (= MPI_File_sync) before the close when durable.
-  const std::string vfile = target("/bench_vpic.h5");
+  const std::string vfile = file_for("/bench_vpic.h5");
   std::vector<float> vbuf;
   auto vpic_write = [&](bool durable) {
     const auto v_total = static_cast<hsize_t>(step_bytes / 32);  // elements per dataset
