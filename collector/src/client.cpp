@@ -2,12 +2,10 @@
 // to a deadline (the pattern of asio's blocking_tcp_client example), so every call is
 // bounded in time even if the server stops answering mid-frame.
 #include "rewind/collector/client.hpp"
-
-#include <malloc.h>
+#include "rewind/collector/freed_memory.hpp"
 
 #include <algorithm>
 #include <array>
-#include <mutex>
 #include <utility>  // before Asio: Boost 1.74 awaitable.hpp needs std::exchange under C++20
 #include <boost/asio.hpp>
 #include <optional>
@@ -19,29 +17,6 @@ using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-/// Keeps freed memory of about a window's size mapped for the next window (glibc). By
-/// default glibc hands a freed block above its mmap threshold back to the kernel, so the
-/// arrays of every fresh reply paid a page fault and a page clear per 4 KiB: more than
-/// the socket's own copy, most of a default window call's time (docs/benchmarks.md,
-/// "Live windows by default"). Process-wide, as the collector does for its own replies:
-/// blocks up to 32 MiB (glibc's maximum) come from the heap, and up to twice the largest
-/// window's bytes (at most 512 MiB) of freed memory stay mapped. Only ever raises them.
-void keep_freed_memory(std::uint64_t bytes) {
-#ifdef __GLIBC__
-  static std::mutex mutex;
-  static std::uint64_t kept = 0;
-  constexpr std::uint64_t kMaxKept = std::uint64_t{512} << 20;
-  const std::uint64_t want = std::min(2 * bytes, kMaxKept);
-  const std::lock_guard lock(mutex);
-  if (want <= kept || bytes < (std::uint64_t{1} << 20)) return;
-  if (kept == 0) mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, static_cast<int>(want));
-  kept = want;
-#else
-  (void)bytes;
-#endif
-}
 
 std::uint64_t array_bytes(const WindowReply& w) {
   std::uint64_t n = w.cell_type.capacity();

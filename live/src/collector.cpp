@@ -2,8 +2,9 @@
 // for a collector thread of compute rank 0.
 #include "rewind/live/collector.hpp"
 
+#include "rewind/collector/freed_memory.hpp"
+
 #include <fmt/core.h>
-#include <malloc.h>
 
 #include <array>
 #include <chrono>
@@ -266,22 +267,12 @@ class LiveService final : public col::Service {
   Core& core_;
 };
 
-void keep_freed_memory() {
-#ifdef __GLIBC__
-  // Window after window allocates the same large arrays. By default glibc hands freed
-  // memory above a few MiB back to the kernel, so every window paid first-touch page
-  // faults again (docs/benchmarks.md "Live windows (online)"): keep up to 512 MiB of
-  // freed memory for the next window.
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 512 << 20);
-#endif
-}
-
 }  // namespace
 
 CollectorStats run_collector(const RankLayout& layout, Selector selector, col::ServerInfo info,
                              col::ServerOptions options, const std::function<void(std::uint16_t)>& on_listen) {
-  keep_freed_memory();
+  // Up to 512 MiB of freed reply memory stays mapped for the next window.
+  col::keep_freed_memory(std::uint64_t{256} << 20);
   info.live = true;
   Core core(layout, std::move(selector), std::move(info));
   LiveService service(core);
