@@ -186,9 +186,10 @@ class LiveLink::Host final : public live::Host {
   const kernel::LocalGrids& grids() override {
     auto& s = run_.solver();
     if (types_.size() != s.forest().size()) types_ = padded_cell_types(s);
-    grids_ = describe_grids(s, solver::state_fields(), types_);  // parents synchronised first
+    grids_ = describe_grids_as_they_are(s, solver::state_fields(), types_);  // parents: sync_parents()
     return grids_;
   }
+  void sync_parents() override { run_.solver().sync_coarse_levels(); }
   int variable(const std::string& name) override {
     const auto fields = solver::state_fields();
     for (std::size_t i = 0; i < fields.size(); ++i)

@@ -241,6 +241,11 @@ std::vector<std::vector<std::uint8_t>> padded_cell_types(solver::Solver& s) {
 k::LocalGrids describe_grids(solver::Solver& s, const std::vector<solver::Variable>& fields,
                              const std::vector<std::vector<std::uint8_t>>& padded_types) {
   s.sync_coarse_levels();  // the parents are handed over too: they must show this step
+  return describe_grids_as_they_are(s, fields, padded_types);
+}
+
+k::LocalGrids describe_grids_as_they_are(solver::Solver& s, const std::vector<solver::Variable>& fields,
+                                         const std::vector<std::vector<std::uint8_t>>& padded_types) {
   auto& forest = s.forest();
   const auto& sh = forest.shape();
   k::LocalGrids grids;

@@ -66,6 +66,11 @@ std::vector<std::vector<std::uint8_t>> padded_cell_types(solver::Solver& s);
 /// (Solver::sync_coarse_levels, called first). Collective over the solver's ranks.
 kernel::LocalGrids describe_grids(solver::Solver& s, const std::vector<solver::Variable>& fields,
                                   const std::vector<std::vector<std::uint8_t>>& padded_types);
+/// describe_grids() without Solver::sync_coarse_levels(): the leaves of the current step,
+/// the parents as they are (of an earlier step on a uniform tree, until
+/// sync_coarse_levels(), which updates them in place, the records staying valid). Local.
+kernel::LocalGrids describe_grids_as_they_are(solver::Solver& s, const std::vector<solver::Variable>& fields,
+                                              const std::vector<std::vector<std::uint8_t>>& padded_types);
 /// The step the in-situ hook is handed at `state`: step, time, dt and every state field
 /// ("cell_data", name, slot i for solver::state_fields()[i], as describe_grids() numbers
 /// them when given solver::state_fields()). Pure.

@@ -49,9 +49,15 @@ class Host {
   virtual ~Host() = default;
   /// Where the run is: step, time, the file being written and the timeline's files.
   virtual Status where() = 0;
-  /// This rank's grids for a window, parents holding their children's averages (the
-  /// level of detail), valid until the next call into the host. Collective.
+  /// This rank's grids for a window, valid until the next call into the host: leaves of
+  /// the current step; parents (the level of detail: their children's averages) may
+  /// lag until sync_parents(). Collective.
   virtual const kernel::LocalGrids& grids() = 0;
+  /// Brings the parents of the grids grids() gave up to the current step, in place (the
+  /// records stay valid). The link calls it only for a window with a piece above the
+  /// leaves, so a window of leaves pays no restriction. Collective. Default: nothing
+  /// (a host whose grids() gives current parents).
+  virtual void sync_parents() {}
   /// The slot of variable `name` in the grids' fields; throws std::invalid_argument
   /// naming it and the variables there are.
   virtual int variable(const std::string& name) = 0;

@@ -36,8 +36,9 @@
 // entering with the values they store. Adaptive trees keep it so at every step (their
 // halo exchange restricts); a uniform tree's parents are brought up to date by
 // sync_coarse_levels(), which every reader of the state beyond the leaves calls first
-// (the output, live windows, in-situ hooks: driver::describe_grids and the live link),
-// so only steps that are looked at pay for it (PhaseTimes::restrict).
+// (the output, in-situ hooks: driver::describe_grids; live windows with a piece above
+// the leaves: the live link's Host::sync_parents), so only steps that are looked at
+// beyond their leaves pay for it (PhaseTimes::restrict).
 //
 // Checkpoint / restart contract (for the I/O kernel):
 //  - per-cell arrays to write for a bit-exact restart: state_fields() — u, v, w, p, T
