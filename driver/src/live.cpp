@@ -241,11 +241,12 @@ void LiveLink::at_end(Run& run) {
   }
   const auto s = link_.finish(host);
   if (run.print() && !run.spec().quiet && s.windows > 0)
-    fmt::print("live:       {} windows copied at step boundaries, {:.3f} s in them on the slowest compute rank "
-               "({:.2f} ms per window); {} of {} compute ranks wrote into the collector's shared memory; {} of them "
-               "above the leaves ({:.3f} s restricting the coarse levels first)\n",
-               s.windows, s.slowest, 1e3 * s.slowest / static_cast<double>(s.windows), s.ranks_in_place, s.ranks,
-               s.above_leaves, s.parents);
+    fmt::print(
+        "live:       {} windows copied at step boundaries, {:.3f} s in them on the slowest compute rank "
+        "({:.2f} ms per window); {} of {} compute ranks wrote into the collector's shared memory; windows "
+        "above the leaves: {} ({:.3f} s restricting the coarse levels first)\n",
+        s.windows, s.slowest, 1e3 * s.slowest / static_cast<double>(s.windows), s.ranks_in_place, s.ranks,
+        s.above_leaves, s.parents);
 }
 
 }  // namespace rwd::driver

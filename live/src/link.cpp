@@ -109,7 +109,8 @@ Plan plan_of(const WindowCommand& c, int rank, const kernel::LocalGrids& grids) 
 // True if a piece of this rank's share is on a grid with children (its values are the
 // children's averages: Host::sync_parents first).
 bool above_leaves(const Plan& p, const kernel::LocalGrids& grids) {
-  return std::any_of(p.mine.begin(), p.mine.end(), [&](const Mine& m) { return !grids.grids[m.grid].child_uids.empty(); });
+  return std::any_of(p.mine.begin(), p.mine.end(),
+                     [&](const Mine& m) { return !grids.grids[m.grid].child_uids.empty(); });
 }
 
 }  // namespace
@@ -359,7 +360,8 @@ struct Link::Impl {
     // {this rank failed, this rank has a piece above the leaves}, over every rank.
     std::array<int, 2> mine{problem.empty() ? 0 : 1, above_leaves(p, grids) ? 1 : 0}, any{0, 0};
     MPI_Allreduce(mine.data(), any.data(), 2, MPI_INT, MPI_MAX, compute);
-    if (any[0]) throw std::runtime_error(problem.empty() ? "live window: a compute rank could not place its pieces" : problem);
+    if (any[0])
+      throw std::runtime_error(problem.empty() ? "live window: a compute rank could not place its pieces" : problem);
     if (any[1]) sync_parents(host);  // a leaf-only window (the bench's 10^6 values) skips the restriction
     // Rank mode: the reply goes first (the collector posts its receives for the values only
     // once it has it; a large send would otherwise wait for a receive forever).

@@ -113,7 +113,7 @@ class Link {
     std::int64_t windows = 0;    ///< window commands served
     double slowest = 0.0;        ///< seconds in them on the slowest compute rank
     std::int64_t above_leaves = 0;  ///< of them with a piece above the leaves (Host::sync_parents)
-    double parents = 0.0;        ///< of `slowest`'s kind: seconds in Host::sync_parents
+    double parents = 0.0;           ///< of `slowest`'s kind: seconds in Host::sync_parents
     int ranks_in_place = 0;      ///< compute ranks that wrote into shared memory
     int ranks = 1;
   };
