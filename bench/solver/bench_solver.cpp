@@ -11,8 +11,8 @@
 // The line "restrict" is Solver::sync_coarse_levels(), the bottom-up pass that makes a
 // uniform tree's parents the average of their leaves (0 for an adaptive tree, whose
 // halo exchange restricts anyway). `rewind run` pays it only at steps that are written
-// or windowed; here every step pays it, so its share of a step is what a written or
-// windowed step costs more.
+// or windowed above the leaves; here every step pays it, so its share of a step is what
+// such a step costs more.
 //
 // 3d: lid-driven cube, 16^3 d-grids, depth 3 -> 128^3 = 2.1 M cells.
 // 2d: lid-driven square, 16^2 d-grids, depth 6 -> 1024^2 = 1.05 M cells.
