@@ -30,6 +30,8 @@
 #include <stdexcept>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -211,6 +213,35 @@ struct PieceMessage {
   [[nodiscard]] std::uint64_t cells() const;
 };
 
+/// The allocator of a window's arrays: growing one leaves the new elements uninitialised
+/// (default-initialised) instead of zero-filling them. Every array of a reply is
+/// overwritten from the socket, the file or the compute ranks right after it grows, so a
+/// zero fill first only costs time: ~2 ms of the ~18 ms a 34.6 MB window takes on
+/// loopback (docs/benchmarks.md, "Live windows"). Otherwise a std::vector like any other
+/// (data(), size(), iterators, std::span); copy into a std::vector<double> with
+/// `std::vector<double>(a.begin(), a.end())` where one is needed.
+template <typename T>
+class UninitAllocator : public std::allocator<T> {
+ public:
+  using std::allocator<T>::allocator;
+  template <typename U>
+  struct rebind {
+    using other = UninitAllocator<U>;
+  };
+  template <typename U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    std::construct_at(p, std::forward<Args>(args)...);
+  }
+};
+/// A window's float64 values of one variable.
+using ValueArray = std::vector<double, UninitAllocator<double>>;
+/// A window's cell types, one byte per cell.
+using TypeArray = std::vector<std::uint8_t, UninitAllocator<std::uint8_t>>;
+
 struct WindowReply {
   std::int64_t step = -1;
   double time = 0.0;
@@ -222,8 +253,8 @@ struct WindowReply {
   std::vector<PieceMessage> pieces;
   std::vector<std::string> variables;
   /// values[v] = all pieces' cells of variables[v], in piece order (numpy-ready).
-  std::vector<std::vector<double>> values;
-  std::vector<std::uint8_t> cell_type;  ///< same layout, one byte per cell
+  std::vector<ValueArray> values;
+  TypeArray cell_type;  ///< same layout, one byte per cell
 
   /// Arrays that live outside the reply (server side only: the live collector's memory
   /// shared with the compute ranks, live/src/window_gather.cpp). When set, `values` and
