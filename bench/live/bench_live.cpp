@@ -11,7 +11,10 @@
 //         live-none       the large window (--large-vars, --budget), Client::window end to
 //                         end, as a client gets it by default on loopback (codec none)
 //         live-none-kept  the same into the previous reply's arrays (window(request, out))
-//         live-zstd       the same with a client that asks for zstd
+//         live-zstd       the same with a client that asks for zstd only
+//         live-zstd-remote  the same with a client offering zstd, then none: what a client
+//                         offers by default away from loopback; arrays zstd would not
+//                         shrink by 1/8 come as they are (protocol revision 1.6)
 //         raw             the same uncompressed value bytes over a loopback socket (request, reply)
 //         rawwire         the zstd window's wire bytes (its encoded frame) over the same socket
 //       then the 10^6-value window (--vars) once per round: its latency with no wait.
@@ -390,7 +393,10 @@ int paused(const Options& o) {
   col::ClientOptions zo;
   zo.codecs = {"zstd"};
   col::Client zclient("127.0.0.1", port, "", zo);
-  if (client.server().codec != col::Codec::none || zclient.server().codec != col::Codec::zstd)
+  zo.codecs = {"zstd", "none"};
+  col::Client rclient("127.0.0.1", port, "", zo);
+  if (client.server().codec != col::Codec::none || zclient.server().codec != col::Codec::zstd ||
+      rclient.server().codec != col::Codec::zstd)
     throw std::runtime_error("the server did not grant the codecs asked for");
   const auto info = client.info();
   wait_steps(job, o.warmup);
@@ -399,10 +405,14 @@ int paused(const Options& o) {
   const auto small = whole_domain(info, o.budget, o.vars);
   const auto probe = client.window(large);  // untimed: sizes, and first-touch costs
   zclient.window(large);
+  rclient.window(large);
   col::WindowReply kept = probe;
   const std::uint64_t raw_bytes = value_bytes(probe);
   const auto frame = col::encode(col::Message{1, probe});
   const std::uint64_t wire_bytes = frame.size();
+  const std::uint64_t remote_bytes =
+      col::encode(col::Message{1, probe}, col::EncodeOptions{col::Codec::zstd, col::kMaxReplyBytes, col::kZstdLevel, true})
+          .size();
   const std::uint64_t none_bytes = col::encode(col::Message{1, probe}, col::EncodeOptions{col::Codec::none}).size();
   RawTcp tcp(std::max(raw_bytes, wire_bytes));
   tcp.fetch(raw_bytes);
@@ -415,8 +425,8 @@ int paused(const Options& o) {
                 static_cast<unsigned long long>(wire), ms);
   };
   for (int r = 0; r < o.rounds; ++r) {
-    for (int k = 0; k < 5; ++k) {
-      switch ((r + k) % 5) {
+    for (int k = 0; k < 6; ++k) {
+      switch ((r + k) % 6) {
         case 0: live(r, "live-none", none_bytes, [&] { return value_bytes(client.window(large)); }); break;
         case 1:
           live(r, "live-none-kept", none_bytes, [&] {
@@ -425,6 +435,7 @@ int paused(const Options& o) {
           });
           break;
         case 2: live(r, "live-zstd", wire_bytes, [&] { return value_bytes(zclient.window(large)); }); break;
+        case 5: live(r, "live-zstd-remote", remote_bytes, [&] { return value_bytes(rclient.window(large)); }); break;
         case 3:
           std::printf("tp %d raw %llu %.3f\n", r, static_cast<unsigned long long>(raw_bytes), tcp.fetch(raw_bytes));
           break;
@@ -449,6 +460,7 @@ int paused(const Options& o) {
     std::fflush(stdout);
   }
   zclient.close();
+  rclient.close();
   return finish(job, client);
 }
 

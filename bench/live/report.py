@@ -143,9 +143,9 @@ def main(path):
     d = parse(lines)
     MB = 1e6
     tp = d["tp"]
-    kinds = [k for k in ("live-none", "live-none-kept", "live-zstd") if tp.get(k)]
+    kinds = [k for k in ("live-none", "live-none-kept", "live-zstd", "live-zstd-remote") if tp.get(k)]
     what = {"live-none": "codec none (the default on loopback)", "live-none-kept": "codec none, into kept arrays",
-            "live-zstd": "codec zstd"}
+            "live-zstd": "codec zstd only", "live-zstd-remote": "zstd, then none (the default away from loopback, 1.6)"}
     if kinds:
         rounds = sorted(tp[kinds[0]])
         vb = tp[kinds[0]][rounds[0]]["bytes"]

@@ -197,6 +197,56 @@ void put_length(std::vector<std::byte>& frame, std::uint64_t length) {
   for (std::size_t b = 0; b < 8; ++b) frame[16 + b] = static_cast<std::byte>((length >> (8 * b)) & 0xffu);
 }
 
+/// True if zstd at `level` is likely to shrink `raw` below kWorthCompressing: three
+/// samples of 16 KiB (start, middle, end) are compressed first, so that an array of
+/// float64 fields, which hardly compresses, costs ~0.1 ms instead of its whole encode.
+bool worth_compressing(std::span<const std::byte> raw, int level) {
+  constexpr std::size_t kSample = 16 << 10;
+  if (raw.size() <= 3 * kSample) return true;  // small: compressing it costs little
+  thread_local std::vector<std::byte> z(ZSTD_compressBound(kSample));
+  std::size_t packed = 0;
+  for (const std::size_t at : {std::size_t{0}, raw.size() / 2, raw.size() - kSample})
+    packed += compress(raw.subspan(at, kSample), z.data(), level);
+  return static_cast<double>(packed) < kWorthCompressing * static_cast<double>(3 * kSample);
+}
+
+/// The wire bytes of each array into out.arrays (compressed ones into out.packed, the
+/// others pointing at the message's arrays) and each one's codec.
+std::vector<Codec> pack(const std::vector<detail::ArrayOut>& arrays, const EncodeOptions& options, FrameParts& out) {
+  out.arrays.clear();
+  out.packed.clear();
+  std::vector<Codec> codecs(arrays.size(), options.codec);
+  if (options.codec == Codec::none) {
+    for (const auto& a : arrays) out.arrays.push_back(a.bytes);
+    return codecs;
+  }
+  thread_local Scratch scratch;
+  std::size_t bound = 0;
+  for (const auto& a : arrays) bound += a.bytes.empty() ? 0 : ZSTD_compressBound(a.bytes.size());
+  std::byte* const z0 = scratch.reserve(bound);
+  std::byte* z = z0;
+  std::vector<std::pair<std::size_t, std::size_t>> at(arrays.size());  // compressed: offset, size
+  for (std::size_t i = 0; i < arrays.size(); ++i) {
+    const auto raw = arrays[i].bytes;
+    const bool try_it = !options.raw_when_incompressible || worth_compressing(raw, options.zstd_level);
+    const std::size_t n = try_it ? compress(raw, z, options.zstd_level) : 0;
+    if (try_it && (!options.raw_when_incompressible ||
+                   static_cast<double>(n) < kWorthCompressing * static_cast<double>(raw.size()) || raw.empty())) {
+      at[i] = {static_cast<std::size_t>(z - z0), n};
+      z += n;
+    } else {
+      codecs[i] = Codec::none;
+    }
+  }
+  out.packed.resize(static_cast<std::size_t>(z - z0));
+  if (!out.packed.empty()) std::memcpy(out.packed.data(), z0, out.packed.size());
+  scratch.trim();
+  for (std::size_t i = 0; i < arrays.size(); ++i)
+    out.arrays.push_back(codecs[i] == Codec::none ? arrays[i].bytes
+                                                 : std::span<const std::byte>(out.packed.data() + at[i].first, at[i].second));
+  return codecs;
+}
+
 }  // namespace
 
 const char* to_string(Codec c) noexcept { return c == Codec::none ? "none" : "zstd"; }
@@ -241,45 +291,25 @@ void encode(const Message& m, FrameParts& out, const EncodeOptions& options) {
   try {
     std::vector<detail::ArrayOut> arrays;
     json j = detail::to_json(m.body, arrays);
-    thread_local Scratch scratch;
-    const bool zstd = options.codec == Codec::zstd;
-    std::size_t bound = 0;
-    if (zstd)
-      for (const auto& a : arrays) bound += a.bytes.empty() ? 0 : ZSTD_compressBound(a.bytes.size());
-    std::byte* z = scratch.reserve(bound);
-    std::vector<std::span<const std::byte>> packed;
+    const auto codecs = pack(arrays, options, out);
     if (!arrays.empty()) {
       j["arrays"] = json::array();
-      for (const auto& a : arrays) {
-        if (zstd) {
-          packed.emplace_back(z, compress(a.bytes, z, options.zstd_level));
-          z += packed.back().size();
-        } else {
-          packed.push_back(a.bytes);
-        }
-        j["arrays"].push_back({{"name", a.name}, {"dtype", a.dtype}, {"raw", a.bytes.size()},
-                               {"zbytes", packed.back().size()}, {"codec", to_string(options.codec)}});
-      }
+      for (std::size_t i = 0; i < arrays.size(); ++i)
+        j["arrays"].push_back({{"name", arrays[i].name}, {"dtype", arrays[i].dtype}, {"raw", arrays[i].bytes.size()},
+                               {"zbytes", out.arrays[i].size()}, {"codec", to_string(codecs[i])}});
     }
     const std::string text = j.dump(-1, ' ', false, json::error_handler_t::replace);
     std::uint64_t length = 4 + text.size();
-    for (const auto& p : packed) length += p.size();
+    for (const auto& p : out.arrays) length += p.size();
     if (length > options.max_payload)
       throw ProtocolError(ErrorCode::too_large, "collector: payload of " + std::to_string(length) + " bytes exceeds the cap");
     wire::ByteWriter w("collector");
     w.out = std::move(out.head);
     w.out.clear();
-    w.out.reserve(kHeaderSize + (zstd ? length : 4 + text.size()));
+    w.out.reserve(kHeaderSize + 4 + text.size());
     wire::begin_frame(w, format(options.max_payload), static_cast<std::uint16_t>(type_of(m.body)), m.request_id);
     w.put_string(text);
-    out.arrays.clear();
-    if (zstd) {
-      for (const auto& p : packed) w.put_bytes(p);
-    } else {
-      out.arrays = std::move(packed);  // sent from where they are: the body's own vectors
-    }
     put_length(w.out, length);
-    scratch.trim();
     out.head = std::move(w.out);
   } catch (const wire::WireError& e) {
     throw ProtocolError(code_of(e.fault()), e.what());

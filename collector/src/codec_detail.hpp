@@ -25,8 +25,8 @@ struct ArrayOut {
 struct ArrayIn {
   std::string name;
   std::string dtype;
-  std::vector<double> f64;
-  std::vector<std::uint8_t> u8;
+  ValueArray f64;
+  TypeArray u8;
 };
 
 /// The JSON fields of a body; arrays it needs are appended to `arrays` (pointing into

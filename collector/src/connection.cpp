@@ -34,7 +34,7 @@ std::uint64_t array_bytes(const Body& b) {
 
 /// What a reply holds until written: its frame's buffer and its arrays (codec none
 /// writes from them; with zstd they stay until the service gets them back).
-std::uint64_t reply_bytes(const Reply& r) { return r.frame.head.capacity() + array_bytes(r.message.body); }
+std::uint64_t reply_bytes(const Reply& r) { return r.frame.head.capacity() + r.frame.packed.capacity() + array_bytes(r.message.body); }
 
 std::string mib(std::uint64_t bytes) { return std::to_string((bytes + (std::uint64_t{1} << 19)) >> 20) + " MiB"; }
 }  // namespace
@@ -340,7 +340,8 @@ void Connection::dispatch(Message m) {
     if (!promote()) return;
     authed_ = true;
     codec_ = std::get<HelloReply>(reply).codec;
-    return write(frame(Message{m.request_id, reply}, codec_, ctx_.options.max_reply), false);
+    reads_none_ = std::find(hello->codecs.begin(), hello->codecs.end(), to_string(Codec::none)) != hello->codecs.end();
+    return write(frame(Message{m.request_id, reply}, encoding()), false);
   }
   if (!ctx_.options.token.empty() && !authed_) {
     ++ctx_.stats.refused_token;
@@ -364,16 +365,16 @@ void Connection::dispatch(Message m) {
       const auto ms = std::to_string(self->ctx_.options.steer_timeout.count());
       const ErrorReply late{ErrorCode::timeout,
                             "no answer from the run within " + ms + " ms; the request may still take effect (ask for status)"};
-      self->answer(job, frame(Message{id, late}, self->codec_, self->ctx_.options.max_reply));
+      self->answer(job, frame(Message{id, late}, self->encoding()));
     });
   }
   last_active_ = Clock::now();
   auto& io = ctx_.io;
-  (steering ? ctx_.steering : ctx_.queries).post([self = shared_from_this(), &io, job, m = std::move(m), codec = codec_,
+  (steering ? ctx_.steering : ctx_.queries).post([self = shared_from_this(), &io, job, m = std::move(m), options = encoding(),
                                                   head = std::move(spare_)]() mutable {
     // Arrays that go out as they are may go out while they fill (a live window).
     std::shared_ptr<Stream> stream;
-    if (codec == Codec::none && std::holds_alternative<WindowRequest>(m.body))
+    if (options.codec == Codec::none && std::holds_alternative<WindowRequest>(m.body))
       stream = std::make_shared<Stream>(self, job, m.request_id, std::move(head));
     Body body = self->ctx_.handler.handle(m.body, stream.get());
     if (stream && stream->begun()) {
@@ -381,7 +382,7 @@ void Connection::dispatch(Message m) {
       return;
     }
     if (stream) head = stream->take_head();
-    auto reply = frame(Message{m.request_id, std::move(body)}, codec, self->ctx_.options.max_reply, std::move(head));
+    auto reply = frame(Message{m.request_id, std::move(body)}, options, std::move(head));
     asio::post(io, [self, job, reply = std::move(reply)]() mutable { self->answer(job, std::move(reply)); });
   });
   account();  // the kept buffer went with the job
@@ -402,15 +403,19 @@ void Connection::refuse_for_memory(std::uint32_t request_id) {
   const auto held_now = ctx_.stats.reply_bytes.load(std::memory_order_relaxed);
   const ErrorReply busy{ErrorCode::busy, "the server holds " + mib(held_now) + " of replies its clients have not read (limit " +
                                              mib(ctx_.options.reply_memory) + "); try again later"};
-  write(frame(Message{request_id, busy}, codec_, ctx_.options.max_reply), false);
+  write(frame(Message{request_id, busy}, encoding()), false);
 }
 
-std::shared_ptr<Reply> Connection::frame(Message m, Codec codec, std::uint64_t max_payload, std::vector<std::byte> head) {
+EncodeOptions Connection::encoding() const {
+  return EncodeOptions{codec_, ctx_.options.max_reply, kZstdLevel, reads_none_};
+}
+
+std::shared_ptr<Reply> Connection::frame(Message m, const EncodeOptions& options, std::vector<std::byte> head) {
   auto r = std::make_shared<Reply>();
   r->message = std::move(m);  // first: the frame may point into it
   r->frame.head = std::move(head);
   try {
-    encode(r->message, r->frame, EncodeOptions{codec, max_payload, kZstdLevel});
+    encode(r->message, r->frame, options);
   } catch (const ProtocolError& e) {
     r->message.body = ErrorReply{e.code(), e.what()};
     encode(r->message, r->frame, EncodeOptions{});
@@ -570,7 +575,7 @@ void Connection::stream_done(const std::shared_ptr<Stream>& s, Body body) {
 
 void Connection::fail(ErrorCode code, const std::string& message, std::uint32_t request_id) {
   leave_pending();  // refused: it lingers briefly, holding no slot
-  write(frame(Message{request_id, ErrorReply{code, message}}, codec_, ctx_.options.max_reply), true);
+  write(frame(Message{request_id, ErrorReply{code, message}}, encoding()), true);
 }
 
 void Connection::linger_close() {

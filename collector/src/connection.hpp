@@ -155,9 +155,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void read_body();
   void on_frame();
   void dispatch(Message m);
-  /// `m` framed in this session's codec (into `head`'s capacity); an encoding failure
-  /// becomes its ErrorReply. Any thread.
-  static std::shared_ptr<Reply> frame(Message m, Codec codec, std::uint64_t max_payload, std::vector<std::byte> head = {});
+  /// How this session's replies are framed: its codec, the reply cap; incompressible
+  /// arrays raw if the client reads none (1.6).
+  [[nodiscard]] EncodeOptions encoding() const;
+  /// `m` framed with `options` (into `head`'s capacity); an encoding failure becomes its
+  /// ErrorReply. Any thread.
+  static std::shared_ptr<Reply> frame(Message m, const EncodeOptions& options, std::vector<std::byte> head = {});
   void answer(std::uint64_t job, std::shared_ptr<Reply> reply);
   void write(std::shared_ptr<Reply> reply, bool then_close);
   // A streamed window (Stream): started when its head is framed, written as its
@@ -199,6 +202,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::optional<Body> streamed_;     ///< its reply, once the worker has it
   std::vector<std::byte> spare_;  ///< the last reply's head buffer, reused for the next (up to kKeepReply)
   Codec codec_ = Codec::zstd;     ///< of window arrays, negotiated in the hello
+  bool reads_none_ = false;       ///< the hello offered none: incompressible arrays go raw (1.6)
   std::array<std::byte, 4096> drain_{};
   std::size_t drained_ = 0;
   std::uint64_t job_ = 0;   ///< number of the last request handed to a worker

@@ -336,7 +336,7 @@ WindowReply FileService::Impl::window(std::size_t f, const WindowRequest& req, c
   double* rows_at = Impl::scratch(s.grids, rows.size() * per_grid);
   for (const auto& v : variables) {
     reader.read_rows(step.step, "cell_data", v, rows, rows_at);
-    std::vector<double> out(r.cells);
+    ValueArray out(r.cells);
     double* o = out.data();
     for (std::size_t i = 0; i < sel.pieces.size(); ++i) o = win::extract(sel.pieces[i], cells, rows_at + i * per_grid, o);
     r.values.push_back(std::move(out));

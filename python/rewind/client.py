@@ -428,20 +428,26 @@ class Client:
     def __init__(self, host="127.0.0.1", port=7400, token=None, timeout=30.0, name="rewind-python", codec=None,
                  token_file=None):
         """codec: None (default) offers "none" first on a loopback address, "zstd" first
-        otherwise; "none" or "zstd" offers only that one. self.server["codec"] says what
-        the server chose (absent from a revision 1.1 server: zstd). token / token_file:
-        see resolve_token (default: the environment)."""
+        otherwise; "none" or "zstd" offers only that one; a list offers those, most wanted
+        first. self.server["codec"] says what the server chose (absent from a revision 1.1
+        server: zstd). In a zstd session of a client that offered "none" too, a 1.6 server
+        sends an array that zstd would not shrink as it is (each array names its codec).
+        token / token_file: see resolve_token (default: the environment)."""
         token = resolve_token(token, token_file)
+        if codec is None:
+            codecs = None
+        elif isinstance(codec, str) and codec in CODECS:
+            codecs = [codec]
+        elif isinstance(codec, (list, tuple)) and codec and all(isinstance(x, str) and x in CODECS for x in codec):
+            codecs = list(codec)
+        else:
+            raise InvalidArgument(f"codec {codec!r}: expected one of {', '.join(CODECS)}, a list of them, or None")
         self.sock = socket.create_connection((host, port), timeout=timeout)
         self.sock.settimeout(timeout)
         self.next_id = 1
-        if codec is None:
+        if codecs is None:
             local = ipaddress.ip_address(self.sock.getpeername()[0]).is_loopback
             codecs = ["none", "zstd"] if local else ["zstd", "none"]
-        elif codec in CODECS:
-            codecs = [codec]
-        else:
-            raise InvalidArgument(f"codec {codec!r}: expected one of {', '.join(CODECS)} or None")
         self._fill = _filler(self.sock.recv_into, "the server closed the connection")
         self._arena = _Arena()
         self.server = self._call("hello", {"protocol": PROTOCOL_VERSION, "token": token, "client": name,

@@ -91,7 +91,7 @@ class FakeService : public Service {
     w.cells = r.budget;
     w.variables = r.variables;
     for (std::size_t v = 0; v < r.variables.size(); ++v) {
-      std::vector<double> a(r.budget);
+      ValueArray a(r.budget);
       for (std::uint64_t i = 0; i < r.budget; ++i) a[i] = fake_value(v, i, r.budget);
       w.values.push_back(std::move(a));
     }

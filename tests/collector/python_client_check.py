@@ -8,7 +8,7 @@ import struct
 import sys
 
 sys.path.insert(0, sys.argv[1] + "/python")
-from rewind.client import HEADER, Client, CollectorError, decode  # noqa: E402
+from rewind.client import HEADER, Client, CollectorError, InvalidArgument, decode  # noqa: E402
 
 port, token, out = int(sys.argv[2]), sys.argv[3], sys.argv[4]
 with Client("127.0.0.1", port, token=token, timeout=10) as c:
@@ -53,6 +53,21 @@ with Client("127.0.0.1", port, token=token, timeout=10, codec="zstd") as z, \
     wz, wn = (c.window(box, 3000, ["p", "u"], time="latest") for c in (z, n))
     assert wz.pieces == wn.pieces and wz.cells == wn.cells == w.cells
     assert all((wz.values[v] == wn.values[v]).all() for v in ("p", "u")) and (wz.cell_type == wn.cell_type).all()
+    # A client that reads none too (the default away from loopback): arrays zstd would not
+    # shrink come as they are (1.6), each array naming its codec; the same values.
+    with Client("127.0.0.1", port, token=token, timeout=10, codec=["zstd", "none"]) as zn:
+        assert zn.server["codec"] == "zstd"
+        wzn = zn.window(box, 3000, ["p", "u"], time="latest")
+        req = {"box": {"lo": [0, 0, 0], "hi": [2.2, 0.41, 1]}, "budget": 3000, "time": "latest", "variables": ["p", "u"]}
+        codecs = [a["codec"] for a in zn._call("window_request", req)[0]["arrays"]]
+        assert codecs == ["none", "none", "zstd"], codecs  # float64 fields as they are, the cell types packed
+        assert all((wzn.values[v] == wn.values[v]).all() for v in ("p", "u")) and (wzn.cell_type == wn.cell_type).all()
+    for bad in ([], ["gzip"], "gzip", ["none", 3]):
+        try:
+            Client("127.0.0.1", port, token=token, timeout=10, codec=bad)
+            raise SystemExit(f"codec={bad!r} accepted")
+        except InvalidArgument:
+            pass
     # Into the previous window's arrays: the same memory, refilled.
     wn.values["u"][:] = -1
     again = n.window(box, 3000, ["p", "u"], time="latest", out=wn)

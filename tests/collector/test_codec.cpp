@@ -4,7 +4,10 @@
 // list of what the codec refuses reads as one table.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <nlohmann/json.hpp>
+#include <random>
 #include <set>
+#include <tuple>
 
 #include "frame_util.hpp"
 
@@ -459,8 +462,9 @@ TEST_CASE("codec none: the frame's arrays point at the message's own values", "[
   CHECK(parts.size() == encode(m, EncodeOptions{Codec::none}).size());
   CHECK(read_header(parts.head, kMaxReplyBytes).length == parts.size() - kHeaderSize);
   encode(m, parts, EncodeOptions{Codec::zstd});
-  CHECK(parts.arrays.empty());
-  CHECK(parts.head == encode(m));
+  std::vector<std::byte> whole = parts.head;
+  for (const auto& a : parts.arrays) whole.insert(whole.end(), a.begin(), a.end());
+  CHECK(whole == encode(m));
   // The cap counts the arrays, wherever they are.
   CHECK_THROWS_AS(encode(m, parts, EncodeOptions{Codec::none, 500}), ProtocolError);
 }
@@ -526,4 +530,62 @@ TEST_CASE("the hello negotiates the codec", "[collector][codec]") {
   CHECK(decode_error(make_frame(2, R"({"server":"s","protocol":1,"capabilities":[],"codec":"lz4"})")) == ErrorCode::malformed);
   CHECK(decode_error(make_frame(2, R"({"server":"s","protocol":1,"capabilities":[],"codec":1})")) == ErrorCode::malformed);
   CHECK(decode_error(make_frame(1, R"({"protocol":1,"token":"","client":"c","codecs":"none"})")) == ErrorCode::malformed);
+}
+
+namespace {
+/// The JSON's "arrays" entries of a frame: (name, codec, zbytes).
+std::vector<std::tuple<std::string, std::string, std::uint64_t>> array_entries(const std::vector<std::byte>& frame) {
+  const auto* p = reinterpret_cast<const unsigned char*>(frame.data()) + kHeaderSize;
+  const std::uint32_t n = p[0] | (p[1] << 8) | (p[2] << 16) | (std::uint32_t{p[3]} << 24);
+  const auto j = nlohmann::json::parse(std::string(reinterpret_cast<const char*>(p + 4), n));
+  std::vector<std::tuple<std::string, std::string, std::uint64_t>> out;
+  for (const auto& a : j.at("arrays")) out.emplace_back(a.at("name"), a.at("codec"), a.at("zbytes"));
+  return out;
+}
+}  // namespace
+
+TEST_CASE("zstd for a client that reads none too: arrays zstd would not shrink go as they are (1.6)",
+          "[collector][codec]") {
+  // 100 000 cells: "noise" is random float64 (zstd cannot shrink it), "calm" a field at
+  // rest (one value), the cell types mostly fluid: the oracle is the data's own nature.
+  const std::size_t cells = 100000;
+  WindowReply w = sample_window();
+  w.pieces.resize(1);
+  w.pieces[0].first = {0, 0, 0};
+  w.pieces[0].count = {100, 100, 10};
+  w.pieces[0].stride = 1;
+  w.cells = cells;
+  w.variables = {"noise", "calm"};
+  w.values.assign(2, ValueArray(cells));
+  std::mt19937_64 rng(42);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (auto& x : w.values[0]) x = u(rng);
+  std::fill(w.values[1].begin(), w.values[1].end(), 0.25);
+  w.cell_type.assign(cells, 0);
+  for (std::size_t i = 0; i < cells; i += 97) w.cell_type[i] = 2;
+  const Message m{9, w};
+
+  const auto mixed = encode(m, EncodeOptions{Codec::zstd, kMaxReplyBytes, kZstdLevel, true});
+  const auto entries = array_entries(mixed);
+  REQUIRE(entries.size() == 3);
+  CHECK(entries[0] == std::tuple<std::string, std::string, std::uint64_t>{"noise", "none", cells * 8});
+  CHECK(std::get<1>(entries[1]) == "zstd");
+  CHECK(std::get<2>(entries[1]) < cells * 8 / 100);
+  CHECK(std::get<1>(entries[2]) == "zstd");
+  // Every value as it was, whatever each array's codec.
+  const auto back = std::get<WindowReply>(decode(mixed).body);
+  CHECK(back.values == w.values);
+  CHECK(back.cell_type == w.cell_type);
+
+  // A client that reads only zstd (1.1, or one that insists) gets every array in zstd.
+  for (const auto& e : array_entries(encode(m, EncodeOptions{Codec::zstd}))) CHECK(std::get<1>(e) == "zstd");
+  // Small arrays are judged by their compressed size, too.
+  WindowReply small = w;
+  small.cells = 2000;
+  small.pieces[0].count = {20, 10, 10};
+  for (auto& v : small.values) v.resize(2000);
+  small.cell_type.resize(2000);
+  const auto e2 = array_entries(encode(Message{3, small}, EncodeOptions{Codec::zstd, kMaxReplyBytes, kZstdLevel, true}));
+  CHECK(std::get<1>(e2[0]) == "none");
+  CHECK(std::get<1>(e2[1]) == "zstd");
 }

@@ -30,6 +30,8 @@
 #include <stdexcept>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -43,8 +45,9 @@ inline constexpr std::uint16_t kProtocolVersion = 1;
 /// the arrays, negotiated in the hello; 1.3 an empty window_request.variables meaning
 /// every variable of the step, and the server's limits (hello deadline, sessions that
 /// give way, reply memory answered `busy`); 1.4 open range ends of parameters; 1.5 a
-/// branch's timeline through its parents (steps, windows and branches without a file).
-inline constexpr const char* kProtocolRevision = "1.5";
+/// branch's timeline through its parents (steps, windows and branches without a file);
+/// 1.6 incompressible arrays as they are in a zstd session of a client that reads none.
+inline constexpr const char* kProtocolRevision = "1.6";
 inline constexpr std::size_t kHeaderSize = wire::kHeaderSize;
 /// Default cap of a request frame (requests carry no arrays).
 inline constexpr std::uint64_t kMaxRequestBytes = std::uint64_t{64} << 10;
@@ -211,6 +214,35 @@ struct PieceMessage {
   [[nodiscard]] std::uint64_t cells() const;
 };
 
+/// The allocator of a window's arrays: growing one leaves the new elements uninitialised
+/// (default-initialised) instead of zero-filling them. Every array of a reply is
+/// overwritten from the socket, the file or the compute ranks right after it grows, so a
+/// zero fill first only costs time: ~2 ms of the ~18 ms a 34.6 MB window takes on
+/// loopback (docs/benchmarks.md, "Live windows"). Otherwise a std::vector like any other
+/// (data(), size(), iterators, std::span); copy into a std::vector<double> with
+/// `std::vector<double>(a.begin(), a.end())` where one is needed.
+template <typename T>
+class UninitAllocator : public std::allocator<T> {
+ public:
+  using std::allocator<T>::allocator;
+  template <typename U>
+  struct rebind {
+    using other = UninitAllocator<U>;
+  };
+  template <typename U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    std::construct_at(p, std::forward<Args>(args)...);
+  }
+};
+/// A window's float64 values of one variable.
+using ValueArray = std::vector<double, UninitAllocator<double>>;
+/// A window's cell types, one byte per cell.
+using TypeArray = std::vector<std::uint8_t, UninitAllocator<std::uint8_t>>;
+
 struct WindowReply {
   std::int64_t step = -1;
   double time = 0.0;
@@ -222,8 +254,8 @@ struct WindowReply {
   std::vector<PieceMessage> pieces;
   std::vector<std::string> variables;
   /// values[v] = all pieces' cells of variables[v], in piece order (numpy-ready).
-  std::vector<std::vector<double>> values;
-  std::vector<std::uint8_t> cell_type;  ///< same layout, one byte per cell
+  std::vector<ValueArray> values;
+  TypeArray cell_type;  ///< same layout, one byte per cell
 
   /// Arrays that live outside the reply (server side only: the live collector's memory
   /// shared with the compute ranks, live/src/window_gather.cpp). When set, `values` and
@@ -363,11 +395,22 @@ inline constexpr Limits kReplyLimits{kMaxReplyBytes, kMaxRawBytes};
 /// "Live windows by default"). A client reads every level.
 inline constexpr int kZstdLevel = -5;
 
+/// An array zstd would not shrink below this fraction of its bytes goes as it is, in a
+/// zstd session whose client also reads codec none (EncodeOptions::raw_when_incompressible):
+/// compressing it costs more time at both ends than it saves on a link of 1 Gbit/s or
+/// faster (a 34.6 MB window of float64 fields: 31 ms to encode, 8 to decode, 3 % saved;
+/// docs/benchmarks.md, "Live windows by default").
+inline constexpr double kWorthCompressing = 7.0 / 8.0;
+
 /// How encode() writes a frame: the arrays' codec, zstd's level, the payload cap.
 struct EncodeOptions {
   Codec codec = Codec::zstd;
   std::uint64_t max_payload = kMaxReplyBytes;
   int zstd_level = kZstdLevel;
+  /// (1.6) With codec zstd: an array that zstd would not shrink below kWorthCompressing
+  /// of its size (judged from samples first, then from the result) goes as it is, with
+  /// codec none. Only for a client that offered none in its hello.
+  bool raw_when_incompressible = false;
 };
 
 /// Serialises one frame; arrays compressed with zstd at `zstd_level`. Throws
@@ -381,11 +424,13 @@ std::vector<std::byte> encode(const Message& m, const EncodeOptions& options);
 /// A frame as a buffer sequence for one gathering write: the wire bytes are `head`
 /// followed by every span of `arrays`. With codec none, `head` holds the header and
 /// the JSON, and `arrays` point at the message's own value arrays (no copy): the
-/// Message must stay alive and unchanged until the write has completed. With zstd,
-/// `head` holds the whole frame and `arrays` is empty.
+/// Message must stay alive and unchanged until the write has completed. With zstd, the
+/// compressed arrays are in `packed` and `arrays` point there (or, for an array sent as
+/// it is, into the message).
 struct FrameParts {
   std::vector<std::byte> head;
   std::vector<std::span<const std::byte>> arrays;
+  std::vector<std::byte, UninitAllocator<std::byte>> packed;  ///< the compressed arrays, back to back
   [[nodiscard]] std::uint64_t size() const;
 };
 /// As encode(), into `out`: its contents are replaced, the capacity of `out.head` reused
