@@ -67,9 +67,14 @@ std::string validate(const k::LocalGrids& g, const std::vector<int>& slots, cons
 
 }  // namespace
 
+void ParentAverages::check(MPI_Comm comm, const k::LocalGrids& g, const std::vector<int>& slots,
+                           const std::array<int, 3>& r) {
+  agree_or_throw(comm, validate(g, slots, r));
+}
+
 void ParentAverages::fill(MPI_Comm comm, k::LocalGrids& g, const std::vector<int>& slots,
                           const std::array<int, 3>& r) {
-  agree_or_throw(comm, validate(g, slots, r));
+  check(comm, g, slots, r);
   int needs_local = 0;
   for (const auto& rec : g.grids)
     for (const int slot : slots)

@@ -23,6 +23,10 @@ class ParentAverages {
   /// std::invalid_argument (the same on every rank) for a leaf without an array, cells
   /// not divisible by r, or children that do not tile their parent. Collective.
   void fill(MPI_Comm comm, kernel::LocalGrids& grids, const std::vector<int>& slots, const std::array<int, 3>& refinement);
+  /// fill()'s checks alone, without averaging anything (its parents stay without
+  /// arrays): throws as fill() would. Collective.
+  static void check(MPI_Comm comm, const kernel::LocalGrids& grids, const std::vector<int>& slots,
+                    const std::array<int, 3>& refinement);
 
  private:
   std::vector<std::vector<double>> buffers_;

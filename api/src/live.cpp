@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <deque>
 #include <filesystem>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
@@ -121,11 +122,23 @@ class Host final : public live::Host {
       std::vector<int> slots;
       for (std::size_t v = 0; v < nv; ++v) slots.push_back(static_cast<int>(v));
       for (auto& r : grids_.grids) r.fields.resize(std::max(nv, r.fields.size()), nullptr);
-      const int r = l_.common.refinement;
-      averages_.fill(l_.compute, grids_, slots, {r, r, l_.common.dim == 3 ? r : 1});  // the level of detail
+      averages_.check(l_.compute, grids_, slots, refinement());  // the parents are averaged on demand
       ready_ = true;
     }
     return grids_;
+  }
+  /// The level of detail: parents without arrays get their children's averages, once per
+  /// boundary and only for a window above the leaves (the link asks).
+  void sync_parents() override {
+    if (averaged_) return;
+    std::vector<int> slots(l_.common.variables.size());
+    std::iota(slots.begin(), slots.end(), 0);
+    averages_.fill(l_.compute, grids_, slots, refinement());
+    averaged_ = true;
+  }
+  [[nodiscard]] std::array<int, 3> refinement() const {
+    const int r = l_.common.refinement;
+    return {r, r, l_.common.dim == 3 ? r : 1};
   }
   int variable(const std::string& name) override {
     const auto& v = l_.common.variables;
@@ -178,6 +191,7 @@ class Host final : public live::Host {
   const rewind_grids& g_;
   rewind_file* file_;
   bool ready_ = false;
+  bool averaged_ = false;
   k::LocalGrids grids_;
   ParentAverages averages_;
 };
