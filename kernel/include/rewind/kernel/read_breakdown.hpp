@@ -16,6 +16,9 @@ struct ReadBreakdown {
   double place = 0;      ///< putting rows into halo'd arrays (from a bounce buffer)
   long long calls = 0;   ///< MPI_File_read_at calls
   long long bytes = 0;   ///< bytes read
+  long long direct_bytes = 0;  ///< of which read with O_DIRECT past the page cache (then `read`
+                               ///< is waiting for the disk, `place` includes copying
+                               ///< halo-free rows into their arrays)
 };
 
 /// The breakdown of this process's last read_fields_into (zeros before the first, or if
