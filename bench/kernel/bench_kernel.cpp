@@ -4,7 +4,7 @@
 // reader checks in one place that all of them move the same bytes.
 //
 //   mpiexec -n P rewind_bench_kernel DIR [--rounds R] [--vars V] [--halo H] [--quick]
-//                                        [--zero-copy-halo] [--aligned-arrays] [--one-file] [--only durable|cache|read]
+//                                        [--zero-copy-halo] [--one-file] [--only durable|cache|read]
 //                                        [--contenders K,KA,KB,KN,KC,KI,KS,R,P,I,Ii,V,D]
 //                                        [--io KEY=VALUE ...]   (more IoOptions for K)
 //
@@ -146,11 +146,10 @@ std::array<double, 3> read_parts_{};  // last kernel read: open, topology, cell 
 /// `bd` under `who`: where a restart read's cell-data time goes.
 void read_breakdown(std::map<std::string, std::vector<double>>& bd, const std::string& who) {
   const auto b = rwd::kernel::last_read_breakdown();
-  double mine[8] = {b.setup, b.read, b.hash, b.place, static_cast<double>(b.calls),
+  double mine[7] = {b.setup, b.read, b.hash, b.place, static_cast<double>(b.calls),
                     static_cast<double>(b.bytes) / std::max(1LL, b.calls) / (1 << 20),
-                    100.0 * static_cast<double>(b.direct_bytes) / static_cast<double>(std::max(1LL, b.bytes)),
-                    100.0 * static_cast<double>(b.straight_bytes) / static_cast<double>(std::max(1LL, b.bytes))}, all[8];
-  MPI_Allreduce(mine, all, 8, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+                    100.0 * static_cast<double>(b.direct_bytes) / static_cast<double>(std::max(1LL, b.bytes))}, all[7];
+  MPI_Allreduce(mine, all, 7, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   // Rows are hashed (and placed) on the reading thread as each chunk lands: the read's
   // cell-data time is setup + waiting for the read + hashing + placing. Past the page
   // cache (O_DIRECT) the wait is for the disk, with the next chunks already in flight,
@@ -162,7 +161,6 @@ void read_breakdown(std::map<std::string, std::vector<double>>& bd, const std::s
   bd[who + " cell data: read calls per rank"].push_back(all[4]);
   bd[who + " cell data: MiB per read call"].push_back(all[5]);
   bd[who + " cell data: % of bytes read past the page cache"].push_back(all[6]);
-  bd[who + " cell data: % of bytes read straight into the arrays"].push_back(all[7]);
 }
 
 void remove_target(const std::string& p) {
@@ -239,7 +237,6 @@ int main(int argc, char** argv) {
   std::string dir = ".";
   int nvars = 8, rounds = 5, halo = 0;
   bool zero_copy_halo = false;  // --zero-copy-halo: K sets IoOptions::zero_copy_halo
-  bool aligned_arrays = false;  // --aligned-arrays: the restart's arrays at 4 KiB boundaries
   bool one_file = false;        // --one-file: every contender writes the same file name (writes only)
   std::vector<std::string> io_sets;  // --io KEY=VALUE: more IoOptions for K (set_option)
   std::string only;  // "durable", "cache" or "read": run just that group (quicker experiments)
@@ -266,8 +263,6 @@ int main(int argc, char** argv) {
       nvars = 2;
     } else if (a == "--zero-copy-halo") {
       zero_copy_halo = true;
-    } else if (a == "--aligned-arrays") {
-      aligned_arrays = true;
     } else if (a == "--one-file") {
       one_file = true;
     } else if ((a == "--rounds" || a == "--only" || a == "--contenders" || a == "--io" || a == "--halo" ||
@@ -312,7 +307,7 @@ int main(int argc, char** argv) {
     if (rank_ == 0)
       std::puts(
           "usage: mpiexec -n P rewind_bench_kernel DIR [--rounds R] [--vars V] [--halo H] [--quick]\n"
-          "         [--zero-copy-halo] [--aligned-arrays] [--one-file] [--only durable|cache|read] [--contenders "
+          "         [--zero-copy-halo] [--one-file] [--only durable|cache|read] [--contenders "
           "K,KA,KB,KN,KC,KI,KS,R,P,I,Ii,V,D]\n"
           "         [--io KEY=VALUE ...]\n"
           "Writes and reads a 1.14 GiB step in DIR (an existing directory) with each contender in\n"
@@ -598,12 +593,7 @@ int main(int argc, char** argv) {
 
   // The restart's destination, allocated and touched before any timer: partition_rows
   // gives a rank at most n / size_ rows plus one per level (4 levels).
-  // --aligned-arrays: the arrays start at a 4 KiB boundary (as posix_memalign gives), so a
-  // halo-free restart reads straight into them past the page cache; otherwise where
-  // malloc puts them (glibc: 16 bytes past a page), and rows are copied from a buffer.
-  std::vector<double> in(static_cast<std::size_t>(nvars) * (n / static_cast<std::size_t>(size_) + 4) * padded + 512, 0.0);
-  double* const in_at = aligned_arrays ? reinterpret_cast<double*>((reinterpret_cast<std::uintptr_t>(in.data()) + 4095) / 4096 * 4096)
-                                       : in.data();
+  std::vector<double> in(static_cast<std::size_t>(nvars) * (n / static_cast<std::size_t>(size_) + 4) * padded, 0.0);
   auto kernel_read = [&](const std::string& path) {
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
@@ -614,13 +604,13 @@ int main(int argc, char** argv) {
     auto rows = k::partition_rows(t, rank_, size_);
     // Restart into arrays laid out like the written ones (halo'd with --halo): one array
     // per variable and grid, inside one allocation kept (and touched) across rounds.
-    if (in.size() - 512 < static_cast<std::size_t>(nvars) * rows.size() * padded) std::abort();  // sized above
+    if (in.size() < static_cast<std::size_t>(nvars) * rows.size() * padded) std::abort();  // sized above
     std::vector<k::Reader::FieldRef> fields;
     std::vector<std::vector<double*>> arrays(static_cast<std::size_t>(nvars));
     for (int v = 0; v < nvars; ++v) {
       fields.push_back({"cell_data", std::string(1, 'v').append(std::to_string(v))});
       for (std::size_t j = 0; j < rows.size(); ++j)
-        arrays[static_cast<std::size_t>(v)].push_back(in_at + (static_cast<std::size_t>(v) * rows.size() + j) * padded);
+        arrays[static_cast<std::size_t>(v)].push_back(in.data() + (static_cast<std::size_t>(v) * rows.size() + j) * padded);
     }
     r.read_fields_into(1, fields, rows, arrays, halo);
     const double t3 = MPI_Wtime();

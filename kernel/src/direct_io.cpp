@@ -13,7 +13,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -265,19 +264,12 @@ long complete(int fd, unsigned char* buf, std::int64_t at, std::int64_t bytes, l
 
 struct DirectReads::Span {
   std::size_t a = 0, b = 0;  // rows [a, b) of the list
-  std::int64_t at = 0, bytes = 0;  // the file bytes read (aligned)
-  unsigned char* into = nullptr;   // straight into the rows' arrays (else a buffer)
+  std::int64_t at = 0, bytes = 0;  // the file bytes read, 4 KiB aligned
 };
 
 DirectReads::DirectReads(const std::string& path, std::int64_t chunk_bytes, int depth)
     : chunk_bytes_(chunk_bytes), depth_(std::max(1, depth)), result_(static_cast<std::size_t>(depth_), 0) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
-  struct statx st{};
-  if (fd_ >= 0 && ::statx(fd_, "", AT_EMPTY_PATH, STATX_DIOALIGN, &st) == 0 && (st.stx_mask & STATX_DIOALIGN) &&
-      st.stx_dio_mem_align > 0 && st.stx_dio_offset_align > 0) {
-    mem_align_ = st.stx_dio_mem_align;
-    offset_align_ = st.stx_dio_offset_align;
-  }
   aio_context_t ctx = 0;
   if (fd_ >= 0 && ::syscall(SYS_io_setup, depth_, &ctx) == 0) ctx_ = ctx;
 }
@@ -307,24 +299,14 @@ bool DirectReads::mostly_cached(const std::vector<ReadRow>& rows, std::int64_t r
   return 2 * cached >= all;
 }
 
-std::vector<DirectReads::Span> DirectReads::plan(const std::vector<ReadRow>& rows, std::int64_t row_bytes,
-                                                 bool straight) const {
+std::vector<DirectReads::Span> DirectReads::plan(const std::vector<ReadRow>& rows, std::int64_t row_bytes) const {
   const std::size_t per_span = static_cast<std::size_t>(std::max<std::int64_t>(1, chunk_bytes_ / row_bytes));
   std::vector<Span> spans;
   for (std::size_t a = 0; a < rows.size();) {
     std::size_t b = a + 1;
-    // Rows adjacent in the file and in memory whose array, file offset and length meet
-    // the file system's O_DIRECT alignment are read straight into the arrays.
-    auto* dst = static_cast<unsigned char*>(rows[a].dst);
-    if (straight && reinterpret_cast<std::uintptr_t>(dst) % mem_align_ == 0 && rows[a].offset % offset_align_ == 0 &&
-        row_bytes % offset_align_ == 0) {
-      while (b < rows.size() && b - a < per_span && adjacent(rows, b, row_bytes, true)) ++b;
-      spans.push_back({a, b, rows[a].offset, static_cast<std::int64_t>(b - a) * row_bytes, dst});
-    } else {
-      while (b < rows.size() && b - a < per_span && adjacent(rows, b, row_bytes, false)) ++b;
-      const std::int64_t at = align_down(rows[a].offset);
-      spans.push_back({a, b, at, align_up(rows[b - 1].offset + row_bytes) - at});
-    }
+    while (b < rows.size() && b - a < per_span && adjacent(rows, b, row_bytes, false)) ++b;
+    const std::int64_t at = align_down(rows[a].offset);
+    spans.push_back({a, b, at, align_up(rows[b - 1].offset + row_bytes) - at});
     a = b;
   }
   return spans;
@@ -334,7 +316,7 @@ bool DirectReads::submit(const Span& s, int slot) {
   iocb cb{};  // the kernel copies it in io_submit
   cb.aio_fildes = static_cast<std::uint32_t>(fd_);
   cb.aio_lio_opcode = IOCB_CMD_PREAD;
-  cb.aio_buf = reinterpret_cast<std::uint64_t>(s.into ? s.into : buffers_ + static_cast<std::size_t>(slot) * slot_bytes_);
+  cb.aio_buf = reinterpret_cast<std::uint64_t>(buffers_ + static_cast<std::size_t>(slot) * slot_bytes_);
   cb.aio_nbytes = static_cast<std::uint64_t>(s.bytes);
   cb.aio_offset = s.at;
   cb.aio_data = static_cast<std::uint64_t>(slot);
@@ -358,10 +340,9 @@ long DirectReads::wait_for(int slot) {
 
 std::string DirectReads::read(const std::vector<ReadRow>& rows, std::int64_t row_bytes,
                               const std::function<void(const unsigned char*, void*)>& place, const RowCheck& check) {
-  const auto spans = plan(rows, row_bytes, !place);
+  const auto spans = plan(rows, row_bytes);
   std::size_t need = 1;
-  for (const auto& s : spans)
-    if (!s.into) need = std::max(need, static_cast<std::size_t>(s.bytes));
+  for (const auto& s : spans) need = std::max(need, static_cast<std::size_t>(s.bytes));
   if (need > slot_bytes_) {  // none in flight between calls
     std::free(buffers_);
     // In 2 MiB pages where the system allows (transparent huge pages, "madvise"): a read
@@ -382,7 +363,7 @@ std::string DirectReads::read(const std::vector<ReadRow>& rows, std::int64_t row
   for (std::size_t k = 0; k < spans.size() && err.empty(); ++k) {
     const int slot = static_cast<int>(k % submitted.size());
     const Span& s = spans[k];
-    unsigned char* buf = s.into ? s.into : buffers_ + static_cast<std::size_t>(slot) * slot_bytes_;
+    unsigned char* buf = buffers_ + static_cast<std::size_t>(slot) * slot_bytes_;
     long got = 0;
     timed(last_read.read, [&] { got = complete(fd_, buf, s.at, s.bytes, submitted[static_cast<std::size_t>(slot)] ? wait_for(slot) : 0); });
     const std::int64_t want = rows[s.b - 1].offset + row_bytes - s.at;
@@ -394,11 +375,9 @@ std::string DirectReads::read(const std::vector<ReadRow>& rows, std::int64_t row
     for (std::size_t i = s.a; i < s.b && err.empty(); ++i) {
       const unsigned char* row = buf + (rows[i].offset - s.at);
       if (check) timed(last_read.hash, [&] { check(i, row); });  // from the buffer, before placing
-      if (!s.into)
-        timed(last_read.place, [&] { place ? place(row, rows[i].dst) : (void)std::memcpy(rows[i].dst, row, static_cast<std::size_t>(row_bytes)); });
+      timed(last_read.place, [&] { place ? place(row, rows[i].dst) : (void)std::memcpy(rows[i].dst, row, static_cast<std::size_t>(row_bytes)); });
       last_read.bytes += row_bytes;
       last_read.direct_bytes += row_bytes;
-      if (s.into) last_read.straight_bytes += row_bytes;
     }
     if (err.empty()) start(k + submitted.size());
   }

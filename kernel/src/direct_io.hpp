@@ -105,12 +105,11 @@ std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_
 /// `depth` chunks of about `chunk_bytes` (runs of rows adjacent in the file, widened to
 /// 4 KiB boundaries) in flight at once into aligned buffers that the object keeps (2 MiB
 /// pages where the system allows: 4 KiB pages cut a read into ~1 MiB requests), while the
-/// calling thread checks and places the chunk that landed first. Without `place`, runs of
-/// rows adjacent in file and memory whose arrays, offsets and length meet the file
-/// system's O_DIRECT alignment (statx) are read straight into the arrays, no copy. The
-/// disk streams while the CPU hashes, and no CPU time goes into filling and copying out
-/// of the page cache. Where the file system refuses O_DIRECT or AIO, usable() is false:
-/// use read_rows.
+/// calling thread checks and places (without `place`: copies) the chunk that landed
+/// first. The disk streams while the CPU hashes, and no CPU time goes into filling and
+/// copying out of the page cache. (Reading straight into aligned arrays was slower on
+/// this VM: docs/benchmarks.md, issue 36, section 7.) Where the file system refuses
+/// O_DIRECT or AIO, usable() is false: use read_rows.
 class DirectReads {
  public:
   explicit DirectReads(const std::string& path, std::int64_t chunk_bytes = std::int64_t{4} << 20, int depth = 4);
@@ -128,13 +127,12 @@ class DirectReads {
 
  private:
   struct Span;  // one read: rows [a, b) of the list, file bytes [at, at + bytes)
-  std::vector<Span> plan(const std::vector<ReadRow>& rows, std::int64_t row_bytes, bool straight) const;
+  std::vector<Span> plan(const std::vector<ReadRow>& rows, std::int64_t row_bytes) const;
   bool submit(const Span& s, int slot);
   long wait_for(int slot);
 
   int fd_ = -1;
   unsigned long ctx_ = 0;  // aio_context_t
-  std::int64_t mem_align_ = 4096, offset_align_ = 4096;  // O_DIRECT's (statx), to read straight into arrays
   std::int64_t chunk_bytes_;
   int depth_;
   std::size_t slot_bytes_ = 0;

@@ -194,55 +194,6 @@ TEST_CASE("DirectReads (O_DIRECT, reads in flight) puts and checks every row as 
   if (rwd::test::world_rank() == 0) std::remove(path.c_str());
 }
 
-TEST_CASE("DirectReads reads rows straight into aligned arrays, and through its buffers otherwise", "[kernel][mpi]") {
-  // Rows of 4 KiB (O_DIRECT's alignment here is at most that): word w of row i is i * 1000 + w.
-  constexpr std::int64_t kBig = 4096, kN = 24;
-  const auto big_word = [](std::int64_t row, std::size_t w) { return static_cast<std::uint64_t>(row * 1000) + w; };
-  std::string path = rwd::kernel::test::test_path("direct_straight");
-  path.replace(path.size() - 3, 3, ".bin");
-  if (rwd::test::world_rank() == 0) {
-    std::vector<std::uint64_t> all;
-    for (std::int64_t i = 0; i < kN; ++i)
-      for (std::size_t w = 0; w < kBig / 8; ++w) all.push_back(big_word(i, w));
-    std::FILE* f = std::fopen(path.c_str(), "wb");
-    REQUIRE(f != nullptr);
-    REQUIRE(std::fwrite(all.data(), 8, all.size(), f) == all.size());
-    std::fclose(f);
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
-  DirectReads dr(path, 3 * kBig, 2);
-  if (!dr.usable()) {
-    WARN("this file system refuses O_DIRECT or Linux AIO: nothing to test");
-  } else {
-    // One block of 4 KiB-aligned arrays for rows 2..13 (adjacent in file and memory), then
-    // the same rows into a block 8 bytes off: every row right either way, the first
-    // straight into the arrays, the second through the buffers.
-    const std::int64_t first = 2 + rwd::test::world_rank(), n = 12;
-    std::vector<std::uint64_t> store(static_cast<std::size_t>((n * kBig + 2 * kBig) / 8), 7);
-    auto* aligned = reinterpret_cast<std::uint64_t*>((reinterpret_cast<std::uintptr_t>(store.data()) + kBig - 1) / kBig * kBig);
-    for (const std::size_t off : {std::size_t{0}, std::size_t{1}}) {
-      INFO("arrays " << off * 8 << " bytes past 4 KiB");
-      std::fill(store.begin(), store.end(), 7);
-      std::vector<ReadRow> want;
-      for (std::int64_t i = 0; i < n; ++i) want.push_back({aligned + off + static_cast<std::size_t>(i * kBig / 8), (first + i) * kBig});
-      std::size_t checked = 0;
-      auto& bd = rwd::kernel::detail::read_breakdown();
-      bd = {};
-      REQUIRE(dr.read(want, kBig, nullptr, [&](std::size_t, const unsigned char*) { ++checked; }).empty());
-      CHECK(checked == static_cast<std::size_t>(n));
-      CHECK(bd.straight_bytes == (off == 0 ? n * kBig : 0));
-      bool right = true;
-      for (std::int64_t i = 0; i < n; ++i)
-        for (std::size_t w = 0; w < kBig / 8; ++w) right = right && static_cast<std::uint64_t*>(want[static_cast<std::size_t>(i)].dst)[w] == big_word(first + i, w);
-      CHECK(right);
-      CHECK(aligned[off + static_cast<std::size_t>(n * kBig / 8)] == 7);  // nothing past the last row
-      if (off == 1) CHECK(aligned[0] == 7);
-    }
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (rwd::test::world_rank() == 0) std::remove(path.c_str());
-}
-
 TEST_CASE("zero_copy_halo asks ROMIO for collective buffering; automatic stays otherwise", "[kernel][mpi]") {
   // What the kernel asks for (the MPI_Info in its file-access list, under both MPI-IO
   // components), and, under ROMIO, the hint as the MPI-IO layer then holds it for the

@@ -20,8 +20,6 @@ struct ReadBreakdown {
   long long direct_bytes = 0;  ///< of which read with O_DIRECT past the page cache (then `read`
                                ///< is waiting for the disk, `place` includes copying
                                ///< halo-free rows into their arrays)
-  long long straight_bytes = 0;  ///< of those, read straight into the arrays, no copy
-                                 ///< (halo-free arrays meeting O_DIRECT's alignment)
 };
 
 /// The breakdown of this process's last read_fields_into (zeros before the first, or if

@@ -134,9 +134,7 @@ class Reader {
   /// are left alone. With a collective reader and the kernel's contiguous float64
   /// datasets, each rank reads its rows past the page cache (O_DIRECT, Linux AIO: four
   /// 4 MiB chunks of rows adjacent in the file in flight, into aligned buffers, each row
-  /// then copied or, for halo'd arrays, unpacked into its array; halo-free arrays that
-  /// start at the file system's O_DIRECT alignment, typically 512 B or 4 KiB, e.g. from
-  /// posix_memalign, are read into straight, without a copy), so the disk keeps
+  /// then copied or, for halo'd arrays, unpacked into its array), so the disk keeps
   /// reading while the calling thread checks and places the chunk that landed. Where the
   /// file system refuses O_DIRECT, where most of a dataset's rows are in the page cache
   /// already (a step written moments ago), or with REWIND_READ_DIRECT=0 in the
