@@ -283,7 +283,8 @@ int main(int argc, char** argv) {
           item += contenders[at];
           continue;
         }
-        static const std::set<std::string> known{"K", "KA", "KB", "KN", "KC", "KI", "KS", "R", "P", "I", "Ii", "V", "D"};
+        static const std::set<std::string> known{"K",  "KA", "KB", "KN", "KC", "KI", "KS",
+                                                 "R",  "P",  "I",  "Ii", "V",  "D"};
         if (!known.count(item))
           bad_arg = "--contenders: unknown contender '" + item + "' (known: K,KA,KB,KN,KC,KI,KS,R,P,I,Ii,V,D)";
         item.clear();

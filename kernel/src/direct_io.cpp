@@ -333,7 +333,8 @@ long DirectReads::wait_for(int slot) {
     const long n = ::syscall(SYS_io_getevents, static_cast<aio_context_t>(ctx_), 1, 8, ev, nullptr);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return -errno;
-    for (long i = 0; i < n; ++i, --in_flight_) result_[static_cast<std::size_t>(ev[i].data)] = static_cast<long>(ev[i].res);
+    for (long i = 0; i < n; ++i, --in_flight_)
+      result_[static_cast<std::size_t>(ev[i].data)] = static_cast<long>(ev[i].res);
   }
   return result_[static_cast<std::size_t>(slot)];
 }
@@ -348,7 +349,8 @@ std::string DirectReads::read(const std::vector<ReadRow>& rows, std::int64_t row
     // In 2 MiB pages where the system allows (transparent huge pages, "madvise"): a read
     // into 4 KiB pages is cut into requests of max_segments (254 on the VM's disk) pages,
     // about 1 MiB, where the page cache's large folios make 4 MiB requests.
-    const std::size_t huge = std::size_t{2} << 20, bytes = (need * static_cast<std::size_t>(depth_) + huge - 1) / huge * huge;
+    const std::size_t huge = std::size_t{2} << 20;
+    const std::size_t bytes = (need * static_cast<std::size_t>(depth_) + huge - 1) / huge * huge;
     buffers_ = static_cast<unsigned char*>(std::aligned_alloc(huge, bytes));
     slot_bytes_ = buffers_ ? need : 0;
     if (!buffers_) return "cannot allocate " + std::to_string(bytes) + " bytes of read buffers";
@@ -365,7 +367,8 @@ std::string DirectReads::read(const std::vector<ReadRow>& rows, std::int64_t row
     const Span& s = spans[k];
     unsigned char* buf = buffers_ + static_cast<std::size_t>(slot) * slot_bytes_;
     long got = 0;
-    timed(last_read.read, [&] { got = complete(fd_, buf, s.at, s.bytes, submitted[static_cast<std::size_t>(slot)] ? wait_for(slot) : 0); });
+    const bool in_flight = submitted[static_cast<std::size_t>(slot)] != 0;
+    timed(last_read.read, [&] { got = complete(fd_, buf, s.at, s.bytes, in_flight ? wait_for(slot) : 0); });
     const std::int64_t want = rows[s.b - 1].offset + row_bytes - s.at;
     ++last_read.calls;
     if (got < 0) err = std::string("O_DIRECT read: ") + std::strerror(static_cast<int>(-got));
@@ -375,7 +378,10 @@ std::string DirectReads::read(const std::vector<ReadRow>& rows, std::int64_t row
     for (std::size_t i = s.a; i < s.b && err.empty(); ++i) {
       const unsigned char* row = buf + (rows[i].offset - s.at);
       if (check) timed(last_read.hash, [&] { check(i, row); });  // from the buffer, before placing
-      timed(last_read.place, [&] { place ? place(row, rows[i].dst) : (void)std::memcpy(rows[i].dst, row, static_cast<std::size_t>(row_bytes)); });
+      timed(last_read.place, [&] {
+        if (place) place(row, rows[i].dst);
+        else std::memcpy(rows[i].dst, row, static_cast<std::size_t>(row_bytes));
+      });
       last_read.bytes += row_bytes;
       last_read.direct_bytes += row_bytes;
     }

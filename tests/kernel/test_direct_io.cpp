@@ -161,10 +161,13 @@ TEST_CASE("DirectReads (O_DIRECT, reads in flight) puts and checks every row as 
         INFO("chunk " << chunk << " bytes, depth " << depth << ", bounce " << bounce);
         std::vector<std::vector<std::uint64_t>> dst(rows.size(), std::vector<std::uint64_t>(kWords + 2, 7));
         std::vector<ReadRow> want;
-        for (std::size_t i = 0; i < rows.size(); ++i) want.push_back({dst[i].data() + (bounce ? 0 : 1), rows[i] * kRowBytes});
+        for (std::size_t i = 0; i < rows.size(); ++i)
+          want.push_back({dst[i].data() + (bounce ? 0 : 1), rows[i] * kRowBytes});
         std::function<void(const unsigned char*, void*)> place;
         if (bounce)
-          place = [&](const unsigned char* row, void* to) { std::memcpy(static_cast<std::uint64_t*>(to) + 1, row, kRowBytes); };
+          place = [&](const unsigned char* row, void* to) {
+            std::memcpy(static_cast<std::uint64_t*>(to) + 1, row, kRowBytes);
+          };
         std::vector<std::size_t> checked;
         bool bytes_right = true;
         auto check = [&](std::size_t i, const unsigned char* bytes) {
