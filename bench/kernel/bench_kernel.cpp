@@ -5,7 +5,7 @@
 //
 //   mpiexec -n P rewind_bench_kernel DIR [--rounds R] [--vars V] [--halo H] [--quick]
 //                                        [--zero-copy-halo] [--one-file] [--only durable|cache|read]
-//                                        [--contenders K,KA,KN,KC,KI,KS,R,P,I,Ii,V,D]
+//                                        [--contenders K,KA,KB,KN,KC,KI,KS,R,P,I,Ii,V,D]
 //                                        [--io KEY=VALUE ...]   (more IoOptions for K)
 //
 // Tree: full octree to level 3 (585 grids), 32^3 cells per grid, V float64 variables
@@ -62,6 +62,8 @@
 //   read (restart):                   K  Reader::open + read_topology + every variable of
 //                                        the rank's rows (partition_rows), one read_fields_into
 //                                        straight into per-grid arrays (halo'd with --halo)
+//                                     KB K through the page cache (REWIND_READ_DIRECT=0:
+//                                        buffered MPI_File_read_at, no O_DIRECT)
 //                                     KN the same from KN's file (nothing to verify)
 //                                     R  one contiguous MPI_File_read_at_all per rank
 //                                     I  IOR's read pattern: 16 MiB MPI_File_read_at_all
@@ -144,17 +146,21 @@ std::array<double, 3> read_parts_{};  // last kernel read: open, topology, cell 
 /// `bd` under `who`: where a restart read's cell-data time goes.
 void read_breakdown(std::map<std::string, std::vector<double>>& bd, const std::string& who) {
   const auto b = rwd::kernel::last_read_breakdown();
-  double mine[6] = {b.setup, b.read, b.hash, b.place, static_cast<double>(b.calls),
-                    static_cast<double>(b.bytes) / std::max(1LL, b.calls) / (1 << 20)}, all[6];
-  MPI_Allreduce(mine, all, 6, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  double mine[7] = {b.setup, b.read, b.hash, b.place, static_cast<double>(b.calls),
+                    static_cast<double>(b.bytes) / std::max(1LL, b.calls) / (1 << 20),
+                    100.0 * static_cast<double>(b.direct_bytes) / static_cast<double>(std::max(1LL, b.bytes))}, all[7];
+  MPI_Allreduce(mine, all, 7, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   // Rows are hashed (and placed) on the reading thread as each chunk lands: the read's
-  // cell-data time is setup + in MPI_File_read_at + hashing + placing.
+  // cell-data time is setup + waiting for the read + hashing + placing. Past the page
+  // cache (O_DIRECT) the wait is for the disk, with the next chunks already in flight,
+  // and placing includes copying halo-free rows out of the aligned buffers.
   bd[who + " cell data: setup (checksums table + datasets)"].push_back(all[0]);
-  bd[who + " cell data: in MPI_File_read_at"].push_back(all[1]);
+  bd[who + " cell data: waiting for reads (MPI_File_read_at or O_DIRECT)"].push_back(all[1]);
   bd[who + " cell data: hashing, as each chunk lands"].push_back(all[2]);
-  bd[who + " cell data: placing into halo'd arrays"].push_back(all[3]);
+  bd[who + " cell data: placing into the arrays"].push_back(all[3]);
   bd[who + " cell data: read calls per rank"].push_back(all[4]);
   bd[who + " cell data: MiB per read call"].push_back(all[5]);
+  bd[who + " cell data: % of bytes read past the page cache"].push_back(all[6]);
 }
 
 void remove_target(const std::string& p) {
@@ -277,9 +283,10 @@ int main(int argc, char** argv) {
           item += contenders[at];
           continue;
         }
-        static const std::set<std::string> known{"K", "KA", "KN", "KC", "KI", "KS", "R", "P", "I", "Ii", "V", "D"};
+        static const std::set<std::string> known{"K",  "KA", "KB", "KN", "KC", "KI", "KS",
+                                                 "R",  "P",  "I",  "Ii", "V",  "D"};
         if (!known.count(item))
-          bad_arg = "--contenders: unknown contender '" + item + "' (known: K,KA,KN,KC,KI,KS,R,P,I,Ii,V,D)";
+          bad_arg = "--contenders: unknown contender '" + item + "' (known: K,KA,KB,KN,KC,KI,KS,R,P,I,Ii,V,D)";
         item.clear();
       }
     } else if (a == "--io") {
@@ -302,7 +309,7 @@ int main(int argc, char** argv) {
       std::puts(
           "usage: mpiexec -n P rewind_bench_kernel DIR [--rounds R] [--vars V] [--halo H] [--quick]\n"
           "         [--zero-copy-halo] [--one-file] [--only durable|cache|read] [--contenders "
-          "K,KA,KN,KC,KI,KS,R,P,I,Ii,V,D]\n"
+          "K,KA,KB,KN,KC,KI,KS,R,P,I,Ii,V,D]\n"
           "         [--io KEY=VALUE ...]\n"
           "Writes and reads a 1.14 GiB step in DIR (an existing directory) with each contender in\n"
           "interleaved rounds; see the comment at the top of bench/kernel/bench_kernel.cpp and\n"
@@ -745,7 +752,7 @@ int main(int argc, char** argv) {
     (void)capi_write(kafile);
   }
   const auto cache_set = keep({"K", "KN", "KC", "KI", "R", "P", "I", "V", "D"});
-  const auto read_set = keep({"K", "KN", "R", "I", "D"});
+  const auto read_set = keep({"K", "KB", "KN", "R", "I", "D"});
   auto kernel_breakdown = [&] {
     auto d = [&](const char* a, const char* b) { return max_over_ranks(phase_t[b] - phase_t[a]); };
     bd["create (file + /common + flush)"].push_back(d("begin", "file_created"));
@@ -808,6 +815,12 @@ int main(int argc, char** argv) {
         bd["read: read_topology"].push_back(read_parts_[1]);
         bd["read: cell data (read_fields_into, 8 datasets)"].push_back(read_parts_[2]);
         read_breakdown(bd, "read: K");
+      } else if (c == "KB") {  // K's file through the page cache, as before O_DIRECT reads
+        fsync_evict(kfile, true);
+        ::setenv("REWIND_READ_DIRECT", "0", 1);
+        rec(r, "kernel_buffered_read", kb, kernel_read(kfile));
+        ::unsetenv("REWIND_READ_DIRECT");
+        read_breakdown(bd, "read: KB");
       } else if (c == "KN") {
         fsync_evict(knfile, true);
         rec(r, "kernel_nosum_read", kb, kernel_read(knfile));
@@ -846,7 +859,7 @@ int main(int argc, char** argv) {
     for (const char* w : {"kernel_write_durable", "kernel_capi_write_durable", "kernel_nosum_write_durable", "kernel_coll_write_durable", "kernel_indep_write_durable", "kernel_serial_write_durable", "mpiio_write_durable", "posix_1mib_write_durable", "ior_write_durable",
                           "ior_indep_write_durable", "vpic_write_durable", "dd_write_durable", "kernel_write_cache",
                           "kernel_nosum_write_cache", "kernel_coll_write_cache", "kernel_indep_write_cache", "mpiio_write_cache", "posix_1mib_write_cache", "ior_write_cache", "vpic_write_cache", "dd_write_cache", "kernel_read",
-                          "kernel_nosum_read", "mpiio_read", "ior_read", "dd_read"}) {
+                          "kernel_buffered_read", "kernel_nosum_read", "mpiio_read", "ior_read", "dd_read"}) {
       const auto& s = res[w];
       if (s.gibs.empty()) continue;  // not run (--only)
       std::printf("sum %-28s %5d %7.3f %7.3f %7.3f\n", w, size_, median(s.gibs),
@@ -882,6 +895,9 @@ int main(int argc, char** argv) {
     ratio("kernel_write_durable", "kernel_nosum_write_durable");
     ratio("kernel_write_cache", "kernel_nosum_write_cache");
     ratio("kernel_read", "kernel_nosum_read");
+    ratio("kernel_read", "kernel_buffered_read");  // past the page cache against through it
+    ratio("kernel_buffered_read", "ior_read");
+    ratio("kernel_buffered_read", "kernel_nosum_read");
     // strategies against the default (auto): collective (the default before) and independent
     ratio("kernel_coll_write_durable", "kernel_write_durable");
     ratio("kernel_coll_write_cache", "kernel_write_cache");

@@ -1,11 +1,19 @@
 #include "direct_io.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
+#include <linux/aio_abi.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "rewind/mpi/comm.hpp"
@@ -233,6 +241,155 @@ std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_
 }
 
 ReadBreakdown& read_breakdown() { return last_read; }
+
+namespace {
+constexpr std::int64_t kAlign = 4096;  // O_DIRECT: offsets, lengths and buffers (any block size up to 4 KiB)
+constexpr long kPending = LONG_MIN;    // a slot's read still in flight
+std::int64_t align_down(std::int64_t x) { return x / kAlign * kAlign; }
+std::int64_t align_up(std::int64_t x) { return align_down(x + kAlign - 1); }
+
+/// Completes a read of `bytes` at byte `at` into `buf` of which `got` bytes landed (a
+/// short read, or 0 if it was never submitted) with plain preads. Returns the bytes in
+/// `buf` (fewer than `bytes` at the end of the file) or -errno.
+long complete(int fd, unsigned char* buf, std::int64_t at, std::int64_t bytes, long got) {
+  while (got >= 0 && got < bytes && got % kAlign == 0) {
+    const ssize_t n = ::pread(fd, buf + got, static_cast<std::size_t>(bytes - got), at + got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? -errno : got;
+    got += n;
+  }
+  return got;
+}
+}  // namespace
+
+struct DirectReads::Span {
+  std::size_t a = 0, b = 0;  // rows [a, b) of the list
+  std::int64_t at = 0, bytes = 0;  // the file bytes read, 4 KiB aligned
+};
+
+DirectReads::DirectReads(const std::string& path, std::int64_t chunk_bytes, int depth)
+    : chunk_bytes_(chunk_bytes), depth_(std::max(1, depth)), result_(static_cast<std::size_t>(depth_), 0) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+  aio_context_t ctx = 0;
+  if (fd_ >= 0 && ::syscall(SYS_io_setup, depth_, &ctx) == 0) ctx_ = ctx;
+}
+
+DirectReads::~DirectReads() {
+  // io_destroy waits for the reads still in flight: only then may their buffers go.
+  if (ctx_ != 0) ::syscall(SYS_io_destroy, static_cast<aio_context_t>(ctx_));
+  std::free(buffers_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool DirectReads::mostly_cached(const std::vector<ReadRow>& rows, std::int64_t row_bytes) const {
+  if (rows.empty() || fd_ < 0) return false;
+  const std::int64_t page = ::sysconf(_SC_PAGESIZE);
+  const std::int64_t from = rows.front().offset / page * page, to = rows.back().offset + row_bytes;
+  const auto len = static_cast<std::size_t>(to - from);
+  void* m = ::mmap(nullptr, len, PROT_READ, MAP_SHARED, fd_, from);
+  if (m == MAP_FAILED) return true;  // cannot tell: the buffered read is right either way
+  std::vector<unsigned char> in((len + static_cast<std::size_t>(page) - 1) / static_cast<std::size_t>(page));
+  const bool known = ::mincore(m, len, in.data()) == 0;
+  ::munmap(m, len);
+  if (!known) return true;
+  std::int64_t cached = 0, all = 0;
+  for (const auto& r : rows)
+    for (std::int64_t p = (r.offset - from) / page; p <= (r.offset + row_bytes - 1 - from) / page; ++p, ++all)
+      cached += in[static_cast<std::size_t>(p)] & 1;
+  return 2 * cached >= all;
+}
+
+std::vector<DirectReads::Span> DirectReads::plan(const std::vector<ReadRow>& rows, std::int64_t row_bytes) const {
+  const std::size_t per_span = static_cast<std::size_t>(std::max<std::int64_t>(1, chunk_bytes_ / row_bytes));
+  std::vector<Span> spans;
+  for (std::size_t a = 0; a < rows.size();) {
+    std::size_t b = a + 1;
+    while (b < rows.size() && b - a < per_span && adjacent(rows, b, row_bytes, false)) ++b;
+    const std::int64_t at = align_down(rows[a].offset);
+    spans.push_back({a, b, at, align_up(rows[b - 1].offset + row_bytes) - at});
+    a = b;
+  }
+  return spans;
+}
+
+bool DirectReads::submit(const Span& s, int slot) {
+  iocb cb{};  // the kernel copies it in io_submit
+  cb.aio_fildes = static_cast<std::uint32_t>(fd_);
+  cb.aio_lio_opcode = IOCB_CMD_PREAD;
+  cb.aio_buf = reinterpret_cast<std::uint64_t>(buffers_ + static_cast<std::size_t>(slot) * slot_bytes_);
+  cb.aio_nbytes = static_cast<std::uint64_t>(s.bytes);
+  cb.aio_offset = s.at;
+  cb.aio_data = static_cast<std::uint64_t>(slot);
+  iocb* list[1] = {&cb};
+  if (::syscall(SYS_io_submit, static_cast<aio_context_t>(ctx_), 1, list) != 1) return false;
+  result_[static_cast<std::size_t>(slot)] = kPending;
+  ++in_flight_;
+  return true;
+}
+
+long DirectReads::wait_for(int slot) {
+  while (result_[static_cast<std::size_t>(slot)] == kPending) {
+    io_event ev[8];
+    const long n = ::syscall(SYS_io_getevents, static_cast<aio_context_t>(ctx_), 1, 8, ev, nullptr);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return -errno;
+    for (long i = 0; i < n; ++i, --in_flight_)
+      result_[static_cast<std::size_t>(ev[i].data)] = static_cast<long>(ev[i].res);
+  }
+  return result_[static_cast<std::size_t>(slot)];
+}
+
+std::string DirectReads::read(const std::vector<ReadRow>& rows, std::int64_t row_bytes,
+                              const std::function<void(const unsigned char*, void*)>& place, const RowCheck& check) {
+  const auto spans = plan(rows, row_bytes);
+  std::size_t need = 1;
+  for (const auto& s : spans) need = std::max(need, static_cast<std::size_t>(s.bytes));
+  if (need > slot_bytes_) {  // none in flight between calls
+    std::free(buffers_);
+    // In 2 MiB pages where the system allows (transparent huge pages, "madvise"): a read
+    // into 4 KiB pages is cut into requests of max_segments (254 on the VM's disk) pages,
+    // about 1 MiB, where the page cache's large folios make 4 MiB requests.
+    const std::size_t huge = std::size_t{2} << 20;
+    const std::size_t bytes = (need * static_cast<std::size_t>(depth_) + huge - 1) / huge * huge;
+    buffers_ = static_cast<unsigned char*>(std::aligned_alloc(huge, bytes));
+    slot_bytes_ = buffers_ ? need : 0;
+    if (!buffers_) return "cannot allocate " + std::to_string(bytes) + " bytes of read buffers";
+    ::madvise(buffers_, bytes, MADV_HUGEPAGE);
+  }
+  std::vector<char> submitted(static_cast<std::size_t>(depth_), 0);
+  const auto start = [&](std::size_t k) {
+    if (k < spans.size()) submitted[k % submitted.size()] = submit(spans[k], static_cast<int>(k % submitted.size()));
+  };
+  for (std::size_t k = 0; k < submitted.size(); ++k) start(k);
+  std::string err;
+  for (std::size_t k = 0; k < spans.size() && err.empty(); ++k) {
+    const int slot = static_cast<int>(k % submitted.size());
+    const Span& s = spans[k];
+    unsigned char* buf = buffers_ + static_cast<std::size_t>(slot) * slot_bytes_;
+    long got = 0;
+    const bool in_flight = submitted[static_cast<std::size_t>(slot)] != 0;
+    timed(last_read.read, [&] { got = complete(fd_, buf, s.at, s.bytes, in_flight ? wait_for(slot) : 0); });
+    const std::int64_t want = rows[s.b - 1].offset + row_bytes - s.at;
+    ++last_read.calls;
+    if (got < 0) err = std::string("O_DIRECT read: ") + std::strerror(static_cast<int>(-got));
+    else if (got < want)
+      err = "O_DIRECT read: " + std::to_string(got) + " of " + std::to_string(want) + " bytes at byte " +
+            std::to_string(s.at) + " (file shorter than its datasets)";
+    for (std::size_t i = s.a; i < s.b && err.empty(); ++i) {
+      const unsigned char* row = buf + (rows[i].offset - s.at);
+      if (check) timed(last_read.hash, [&] { check(i, row); });  // from the buffer, before placing
+      timed(last_read.place, [&] {
+        if (place) place(row, rows[i].dst);
+        else std::memcpy(rows[i].dst, row, static_cast<std::size_t>(row_bytes));
+      });
+      last_read.bytes += row_bytes;
+      last_read.direct_bytes += row_bytes;
+    }
+    if (err.empty()) start(k + submitted.size());
+  }
+  for (int slot = 0; slot < depth_ && in_flight_ > 0; ++slot) wait_for(slot);  // after an error: none left behind
+  return err;
+}
 
 std::string write_extents(MPI_File fh, MPI_Comm comm, std::int64_t base, const std::vector<WriteExtent>& extents,
                           bool collective, std::int64_t max_call_bytes) {

@@ -101,6 +101,46 @@ std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_
                       const std::function<void(const unsigned char*, void*)>& place, const RowCheck& check = {},
                       std::int64_t chunk_bytes = std::int64_t{16} << 20);
 
+/// Rows of one file read with O_DIRECT and Linux native AIO, past the page cache: up to
+/// `depth` chunks of about `chunk_bytes` (runs of rows adjacent in the file, widened to
+/// 4 KiB boundaries) in flight at once into aligned buffers that the object keeps (2 MiB
+/// pages where the system allows: 4 KiB pages cut a read into ~1 MiB requests), while the
+/// calling thread checks and places (without `place`: copies) the chunk that landed
+/// first. The disk streams while the CPU hashes, and no CPU time goes into filling and
+/// copying out of the page cache. (Reading straight into aligned arrays was slower on
+/// this VM: docs/benchmarks.md, issue 36, section 7.) Where the file system refuses
+/// O_DIRECT or AIO, usable() is false: use read_rows.
+class DirectReads {
+ public:
+  explicit DirectReads(const std::string& path, std::int64_t chunk_bytes = std::int64_t{4} << 20, int depth = 4);
+  DirectReads(const DirectReads&) = delete;
+  DirectReads& operator=(const DirectReads&) = delete;
+  ~DirectReads();
+  [[nodiscard]] bool usable() const { return fd_ >= 0 && ctx_ != 0; }
+  /// At least half of the pages under `rows` are in the page cache (e.g. a step written
+  /// moments ago): a buffered read (read_rows) copies them without touching the disk.
+  [[nodiscard]] bool mostly_cached(const std::vector<ReadRow>& rows, std::int64_t row_bytes) const;
+  /// read_rows' contract with `place` and `check` (rows sorted by offset; without
+  /// `place`, each row is copied to its `dst`); the same errors (a short read: "shorter").
+  std::string read(const std::vector<ReadRow>& rows, std::int64_t row_bytes,
+                   const std::function<void(const unsigned char*, void*)>& place, const RowCheck& check);
+
+ private:
+  struct Span;  // one read: rows [a, b) of the list, file bytes [at, at + bytes)
+  std::vector<Span> plan(const std::vector<ReadRow>& rows, std::int64_t row_bytes) const;
+  bool submit(const Span& s, int slot);
+  long wait_for(int slot);
+
+  int fd_ = -1;
+  unsigned long ctx_ = 0;  // aio_context_t
+  std::int64_t chunk_bytes_;
+  int depth_;
+  std::size_t slot_bytes_ = 0;
+  unsigned char* buffers_ = nullptr;  // depth_ slots of slot_bytes_, 4 KiB aligned
+  std::vector<long> result_;          // per slot: bytes read, -errno, or -1 - INT_MAX while in flight
+  int in_flight_ = 0;
+};
+
 /// The breakdown read_rows adds to (reset by Reader::read_fields_into).
 ReadBreakdown& read_breakdown();
 

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <map>
 #include <numeric>
+#include <optional>
 
 #include "collective.hpp"
 #include "direct_io.hpp"
@@ -577,7 +578,7 @@ std::vector<std::int64_t> direct_offsets(const detail::ReaderState& r, const Ste
 std::string read_field_direct(const detail::ReaderState& r, const StepEntry& e, MPI_File fh, std::int64_t base,
                               const std::vector<std::int64_t>& rows, const std::vector<std::size_t>& order,
                               const std::vector<double*>& dest, int halo, const detail::StepChecksums& sums,
-                              const std::string& dpath) {
+                              const std::string& dpath, detail::DirectReads* direct) {
   const BlockShape b = r.common.block;
   const std::int64_t row_bytes = b.cells() * 8;
   std::vector<detail::ReadRow> want;
@@ -596,13 +597,16 @@ std::string read_field_direct(const detail::ReaderState& r, const StepEntry& e, 
       if (bad_row < 0 && detail::hash_bytes(bytes, static_cast<std::size_t>(row_bytes)) != sums.at(row, col))
         bad_row = row;
     };
-  // Each chunk of 4 MiB is checked (and placed) on this thread right after it lands,
-  // hashed from the cache while the kernel's readahead (8 MiB on the VM's disk) keeps
-  // reading. A helper thread hashing 32 MiB runs beside the reads was slower wherever the
-  // CPUs were not idle: at 2 ranks on 2 CPUs (the reading thread waited for it 8-9 % of
-  // the read) and on the shared machine at 1 and 4 ranks too (docs/benchmarks.md, issue
-  // 36, "Restart reads: rows checked as they land").
-  const std::string err = detail::read_rows(fh, want, row_bytes, place, check, std::int64_t{4} << 20);
+  // Each chunk of 4 MiB is checked (and placed) on this thread right after it lands. Past
+  // the page cache (O_DIRECT, 4 chunks in flight) the disk keeps streaming while the CPU
+  // hashes, and the CPU no longer fills and copies out of the cache: the checksums then
+  // cost (almost) nothing (docs/benchmarks.md, issue 36, "Restart reads past the page
+  // cache"). Rows mostly in the cache already (a step written moments ago) are copied
+  // from it, as everywhere O_DIRECT cannot be used. A helper thread hashing beside the
+  // reads was slower on shared CPUs ("Restart reads: rows checked as they land").
+  const bool past_cache = direct && direct->usable() && base % 8 == 0 && !direct->mostly_cached(want, row_bytes);
+  const std::string err = past_cache ? direct->read(want, row_bytes, place, check)
+                                     : detail::read_rows(fh, want, row_bytes, place, check, std::int64_t{4} << 20);
   if (err.empty() && bad_row >= 0) r.ctx.fail(ErrorKind::corrupt, detail::checksum_mismatch(e.group, dpath, bad_row));
   return err.empty() ? err : dpath + ": " + err;
 }
@@ -640,8 +644,12 @@ void Reader::read_fields_into(std::int64_t step_number, const std::vector<FieldR
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return rows[x] < rows[y]; });
     std::string err;
+    const char* env = std::getenv("REWIND_READ_DIRECT");
+    std::optional<detail::DirectReads> direct;
+    if (!env || std::string(env) != "0") direct.emplace(r.path);
     for (std::size_t f = 0; f < fields.size() && err.empty(); ++f)
-      err = read_field_direct(r, e, fh, at[f], rows, order, dest[f], halo, sums, fields[f].group + "/" + fields[f].name);
+      err = read_field_direct(r, e, fh, at[f], rows, order, dest[f], halo, sums, fields[f].group + "/" + fields[f].name,
+                              direct ? &*direct : nullptr);
     if (!err.empty()) r.ctx.fail(ErrorKind::corrupt, "cannot read " + e.group + "/" + err);
   });
 }

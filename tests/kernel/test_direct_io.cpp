@@ -21,6 +21,7 @@
 
 namespace {
 
+using rwd::kernel::detail::DirectReads;
 using rwd::kernel::detail::read_rows;
 using rwd::kernel::detail::ReadRow;
 
@@ -137,6 +138,61 @@ TEST_CASE("read_rows puts every row where it belongs, whatever the runs and chun
   }
 
   MPI_File_close(&fh);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rwd::test::world_rank() == 0) std::remove(path.c_str());
+}
+
+TEST_CASE("DirectReads (O_DIRECT, reads in flight) puts and checks every row as read_rows does", "[kernel][mpi]") {
+  std::string path = rwd::kernel::test::test_path("direct_reads");
+  path.replace(path.size() - 3, 3, ".bin");
+  MPI_File fh = open_rows_file(path);
+  MPI_File_close(&fh);
+  const auto rows = my_rows();
+  // Chunks of one row, 2.5 rows and 1 MiB; 1 and 4 reads in flight; straight (copied
+  // into each array) and placed by the callback.
+  for (std::int64_t chunk : {kRowBytes, 5 * kRowBytes / 2, std::int64_t{1} << 20})
+    for (int depth : {1, 4}) {
+      DirectReads dr(path, chunk, depth);
+      if (!dr.usable()) {
+        WARN("this file system refuses O_DIRECT or Linux AIO: nothing to test");
+        return;
+      }
+      for (bool bounce : {false, true}) {
+        INFO("chunk " << chunk << " bytes, depth " << depth << ", bounce " << bounce);
+        std::vector<std::vector<std::uint64_t>> dst(rows.size(), std::vector<std::uint64_t>(kWords + 2, 7));
+        std::vector<ReadRow> want;
+        for (std::size_t i = 0; i < rows.size(); ++i)
+          want.push_back({dst[i].data() + (bounce ? 0 : 1), rows[i] * kRowBytes});
+        std::function<void(const unsigned char*, void*)> place;
+        if (bounce)
+          place = [&](const unsigned char* row, void* to) {
+            std::memcpy(static_cast<std::uint64_t*>(to) + 1, row, kRowBytes);
+          };
+        std::vector<std::size_t> checked;
+        bool bytes_right = true;
+        auto check = [&](std::size_t i, const unsigned char* bytes) {
+          checked.push_back(i);
+          bytes_right = bytes_right && row_is(reinterpret_cast<const std::uint64_t*>(bytes), rows[i]);
+        };
+        auto& bd = rwd::kernel::detail::read_breakdown();
+        bd = {};
+        REQUIRE(dr.read(want, kRowBytes, place, check).empty());
+        CHECK(bd.direct_bytes == static_cast<long long>(rows.size()) * kRowBytes);
+        CHECK(checked.size() == rows.size());
+        CHECK(std::is_sorted(checked.begin(), checked.end()));
+        CHECK(bytes_right);
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+          INFO("row " << rows[i]);
+          CHECK(row_is(dst[i].data() + 1, rows[i]));
+          CHECK(dst[i].front() == 7);
+          CHECK(dst[i].back() == 7);
+        }
+      }
+      std::vector<std::uint64_t> a(kWords), b(kWords);
+      const std::string err = dr.read({{a.data(), 0}, {b.data(), kRows * kRowBytes}}, kRowBytes, nullptr, {});
+      INFO(err);
+      CHECK(err.find("shorter") != std::string::npos);
+    }
   MPI_Barrier(MPI_COMM_WORLD);
   if (rwd::test::world_rank() == 0) std::remove(path.c_str());
 }

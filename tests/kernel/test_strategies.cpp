@@ -2,15 +2,19 @@
 // rows in the same order, restarting bit-exactly — whoever does the writing. "dedicated"
 // runs with the last world rank as the I/O rank of every other one (one node here).
 #include <catch2/catch.hpp>
+#include <fcntl.h>
 #include <hdf5.h>
 #include <mpi.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
 
+#include "direct_io.hpp"
 #include "mpi_test_util.hpp"
+#include "rewind/kernel/read_breakdown.hpp"
 #include "toy_tree.hpp"
 
 using namespace rwd::kernel;
@@ -529,8 +533,20 @@ TEST_CASE("a restart read never returns silently corrupted cell data, whichever 
   const auto rows = partition_rows(t, rwd::test::world_rank(), rwd::test::world_size());
   const bool mine = std::find(rows.begin(), rows.end(), bad_row) != rows.end();
   const std::string want = group + "/cell_data/u: grid row " + std::to_string(bad_row) + " does not match its checksum";
-  for (int halo : {0, 1}) {  // straight into the arrays; through the bounce buffers
-    INFO("halo " << halo);
+  // Read from the page cache (the file was just written), then evicted first: past the
+  // cache (O_DIRECT) where the file system allows it.
+  for (const int pass : {0, 1, 2, 3}) {
+    const int halo = pass % 2;  // straight into the arrays; through the bounce buffers
+    const bool evicted = pass >= 2;
+    INFO("halo " << halo << ", evicted " << evicted);
+    if (evicted && rwd::test::world_rank() == 0) {
+      const int fd = ::open(path.c_str(), O_RDONLY);
+      REQUIRE(fd >= 0);
+      ::fsync(fd);
+      ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+      ::close(fd);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
     const std::size_t side = static_cast<std::size_t>(kBlock + 2 * halo);
     std::vector<std::vector<double>> arrays(rows.size(), std::vector<double>(side * side * side));
     std::vector<double*> dest;
@@ -542,6 +558,9 @@ TEST_CASE("a restart read never returns silently corrupted cell data, whichever 
       refused = e.kind() == ErrorKind::corrupt;
       named = std::string(e.what()).find(want) != std::string::npos;
     }
+    const bool past_cache = rwd::kernel::last_read_breakdown().direct_bytes > 0;
+    if (evicted && rwd::kernel::detail::DirectReads(path).usable()) CHECK(rwd::test::all_ranks(past_cache));
+    if (!evicted) CHECK(rwd::test::all_ranks(!past_cache));  // from the cache
     CHECK(rwd::test::all_ranks(refused));  // every rank stops, none goes on with the data
     CHECK(rwd::test::all_ranks(!mine || named));  // the rank that read it names step, dataset and grid row
     // The other datasets of the step are intact and still read.

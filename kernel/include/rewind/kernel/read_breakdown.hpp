@@ -10,12 +10,16 @@ namespace rwd::kernel {
 /// (`hash` and `place` add to the time); `wait` is 0 unless a helper thread does it.
 struct ReadBreakdown {
   double setup = 0;      ///< checksums table + opening and checking the datasets (one agreement)
-  double read = 0;       ///< inside MPI_File_read_at (this rank's independent calls)
+  double read = 0;       ///< waiting for reads: inside MPI_File_read_at (this rank's
+                         ///< independent calls), or for the disk past the page cache
   double wait = 0;       ///< the reading thread waiting for a helper (none since issue 36: 0)
   double hash = 0;       ///< hashing rows against their checksums
   double place = 0;      ///< putting rows into halo'd arrays (from a bounce buffer)
-  long long calls = 0;   ///< MPI_File_read_at calls
+  long long calls = 0;   ///< read calls (MPI_File_read_at, or O_DIRECT chunks)
   long long bytes = 0;   ///< bytes read
+  long long direct_bytes = 0;  ///< of which read with O_DIRECT past the page cache (then `read`
+                               ///< is waiting for the disk, `place` includes copying
+                               ///< halo-free rows into their arrays)
 };
 
 /// The breakdown of this process's last read_fields_into (zeros before the first, or if

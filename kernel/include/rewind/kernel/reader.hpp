@@ -132,12 +132,17 @@ class Reader {
   /// read_fields straight into the caller's padded arrays: dest[f][i] is the array (with
   /// `halo` ghost layers, the LocalGrids layout) that receives fields[f] of rows[i]; ghosts
   /// are left alone. With a collective reader and the kernel's contiguous float64
-  /// datasets, independent MPI-IO reads go straight into halo-free arrays (4 MiB calls
-  /// along runs of rows adjacent in the file and in memory; without checksums one call
-  /// per run) and, for halo'd arrays, through a 4 MiB bounce buffer whose rows are put in
-  /// place after each read; a serial reader reads through a buffer. Rows with checksums
-  /// are verified as each chunk lands, on the calling thread (no helper thread, any
-  /// thread level). Collective.
+  /// datasets, each rank reads its rows past the page cache (O_DIRECT, Linux AIO: four
+  /// 4 MiB chunks of rows adjacent in the file in flight, into aligned buffers, each row
+  /// then copied or, for halo'd arrays, unpacked into its array), so the disk keeps
+  /// reading while the calling thread checks and places the chunk that landed. Where the
+  /// file system refuses O_DIRECT, where most of a dataset's rows are in the page cache
+  /// already (a step written moments ago), or with REWIND_READ_DIRECT=0 in the
+  /// environment, independent MPI-IO reads go through the page cache instead: straight
+  /// into halo-free arrays (4 MiB calls along runs adjacent in the file and in memory;
+  /// without checksums one call per run), through a 4 MiB bounce buffer for halo'd ones.
+  /// A serial reader reads through a buffer. Rows with checksums are verified as each
+  /// chunk lands, on the calling thread (no helper thread, any thread level). Collective.
   void read_fields_into(std::int64_t step, const std::vector<FieldRef>& fields, const std::vector<std::int64_t>& rows,
                         const std::vector<std::vector<double*>>& dest, int halo) const;
   /// Same for cell_type (uint8).
