@@ -210,41 +210,64 @@ bool worth_compressing(std::span<const std::byte> raw, int level) {
   return static_cast<double>(packed) < kWorthCompressing * static_cast<double>(3 * kSample);
 }
 
-/// The wire bytes of each array into out.arrays (compressed ones into out.packed, the
-/// others pointing at the message's arrays) and each one's codec.
-std::vector<Codec> pack(const std::vector<detail::ArrayOut>& arrays, const EncodeOptions& options, FrameParts& out) {
-  out.arrays.clear();
-  out.packed.clear();
-  std::vector<Codec> codecs(arrays.size(), options.codec);
+/// An array as it goes on the wire: its codec and bytes (compressed ones in this
+/// thread's scratch, valid until the next encode() on this thread).
+struct Packed {
+  Codec codec;
+  std::span<const std::byte> bytes;
+};
+
+/// Each array's wire bytes and codec: compressed into this thread's scratch, or, in
+/// codec none or when it does not pay, the message's own bytes.
+std::vector<Packed> pack(const std::vector<detail::ArrayOut>& arrays, const EncodeOptions& options) {
+  std::vector<Packed> out;
   if (options.codec == Codec::none) {
-    for (const auto& a : arrays) out.arrays.push_back(a.bytes);
-    return codecs;
+    for (const auto& a : arrays) out.push_back({Codec::none, a.bytes});
+    return out;
   }
   thread_local Scratch scratch;
+  scratch.trim();  // after the last frame, which no longer needs it
   std::size_t bound = 0;
   for (const auto& a : arrays) bound += a.bytes.empty() ? 0 : ZSTD_compressBound(a.bytes.size());
-  std::byte* const z0 = scratch.reserve(bound);
-  std::byte* z = z0;
-  std::vector<std::pair<std::size_t, std::size_t>> at(arrays.size());  // compressed: offset, size
-  for (std::size_t i = 0; i < arrays.size(); ++i) {
-    const auto raw = arrays[i].bytes;
-    const bool try_it = !options.raw_when_incompressible || worth_compressing(raw, options.zstd_level);
-    const std::size_t n = try_it ? compress(raw, z, options.zstd_level) : 0;
-    if (try_it && (!options.raw_when_incompressible ||
-                   static_cast<double>(n) < kWorthCompressing * static_cast<double>(raw.size()) || raw.empty())) {
-      at[i] = {static_cast<std::size_t>(z - z0), n};
+  std::byte* z = scratch.reserve(bound);
+  for (const auto& a : arrays) {
+    const bool try_it = !options.raw_when_incompressible || worth_compressing(a.bytes, options.zstd_level);
+    const std::size_t n = try_it ? compress(a.bytes, z, options.zstd_level) : 0;
+    const bool pays = !options.raw_when_incompressible || a.bytes.empty() ||
+                      static_cast<double>(n) < kWorthCompressing * static_cast<double>(a.bytes.size());
+    if (try_it && pays) {
+      out.push_back({Codec::zstd, {z, n}});
       z += n;
     } else {
-      codecs[i] = Codec::none;
+      out.push_back({Codec::none, a.bytes});
     }
   }
-  out.packed.resize(static_cast<std::size_t>(z - z0));
-  if (!out.packed.empty()) std::memcpy(out.packed.data(), z0, out.packed.size());
-  scratch.trim();
-  for (std::size_t i = 0; i < arrays.size(); ++i)
-    out.arrays.push_back(codecs[i] == Codec::none ? arrays[i].bytes
-                                                 : std::span<const std::byte>(out.packed.data() + at[i].first, at[i].second));
-  return codecs;
+  return out;
+}
+
+/// The arrays after the head: compressed ones up to the first sent as it is are copied
+/// into the head (one buffer, whose capacity a connection reuses: a zstd frame is all
+/// head, as before 1.6), the later compressed ones into out.packed, the others are
+/// spans into the message.
+void place_arrays(const std::vector<Packed>& packed, wire::ByteWriter& w, FrameParts& out) {
+  out.arrays.clear();
+  out.packed.clear();
+  std::size_t i = 0;
+  for (; i < packed.size() && packed[i].codec == Codec::zstd; ++i) w.put_bytes(packed[i].bytes);
+  std::size_t later = 0;
+  for (std::size_t k = i; k < packed.size(); ++k)
+    if (packed[k].codec == Codec::zstd) later += packed[k].bytes.size();
+  out.packed.resize(later);  // once: the spans below point into it
+  std::byte* at = out.packed.data();
+  for (; i < packed.size(); ++i) {
+    if (packed[i].codec == Codec::none) {
+      out.arrays.push_back(packed[i].bytes);
+      continue;
+    }
+    std::memcpy(at, packed[i].bytes.data(), packed[i].bytes.size());
+    out.arrays.emplace_back(at, packed[i].bytes.size());
+    at += packed[i].bytes.size();
+  }
 }
 
 }  // namespace
@@ -291,24 +314,29 @@ void encode(const Message& m, FrameParts& out, const EncodeOptions& options) {
   try {
     std::vector<detail::ArrayOut> arrays;
     json j = detail::to_json(m.body, arrays);
-    const auto codecs = pack(arrays, options, out);
+    const auto packed = pack(arrays, options);
+    std::uint64_t length = 0;
     if (!arrays.empty()) {
       j["arrays"] = json::array();
-      for (std::size_t i = 0; i < arrays.size(); ++i)
+      for (std::size_t i = 0; i < arrays.size(); ++i) {
         j["arrays"].push_back({{"name", arrays[i].name}, {"dtype", arrays[i].dtype}, {"raw", arrays[i].bytes.size()},
-                               {"zbytes", out.arrays[i].size()}, {"codec", to_string(codecs[i])}});
+                               {"zbytes", packed[i].bytes.size()}, {"codec", to_string(packed[i].codec)}});
+        length += packed[i].bytes.size();
+      }
     }
     const std::string text = j.dump(-1, ' ', false, json::error_handler_t::replace);
-    std::uint64_t length = 4 + text.size();
-    for (const auto& p : out.arrays) length += p.size();
+    length += 4 + text.size();
     if (length > options.max_payload)
       throw ProtocolError(ErrorCode::too_large, "collector: payload of " + std::to_string(length) + " bytes exceeds the cap");
+    std::uint64_t in_head = 0;
+    for (std::size_t i = 0; i < packed.size() && packed[i].codec == Codec::zstd; ++i) in_head += packed[i].bytes.size();
     wire::ByteWriter w("collector");
     w.out = std::move(out.head);
     w.out.clear();
-    w.out.reserve(kHeaderSize + 4 + text.size());
+    w.out.reserve(kHeaderSize + 4 + text.size() + in_head);
     wire::begin_frame(w, format(options.max_payload), static_cast<std::uint16_t>(type_of(m.body)), m.request_id);
     w.put_string(text);
+    place_arrays(packed, w, out);
     put_length(w.out, length);
     out.head = std::move(w.out);
   } catch (const wire::WireError& e) {

@@ -108,7 +108,7 @@ std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_
 /// calling thread checks and places (without `place`: copies) the chunk that landed
 /// first. The disk streams while the CPU hashes, and no CPU time goes into filling and
 /// copying out of the page cache. (Reading straight into aligned arrays was slower on
-/// this VM: docs/benchmarks.md, issue 36, section 7.) Where the file system refuses
+/// this VM: docs/benchmarks.md, issue 36, section 8.) Where the file system refuses
 /// O_DIRECT or AIO, usable() is false: use read_rows.
 class DirectReads {
  public:

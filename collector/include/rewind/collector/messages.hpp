@@ -424,9 +424,10 @@ std::vector<std::byte> encode(const Message& m, const EncodeOptions& options);
 /// A frame as a buffer sequence for one gathering write: the wire bytes are `head`
 /// followed by every span of `arrays`. With codec none, `head` holds the header and
 /// the JSON, and `arrays` point at the message's own value arrays (no copy): the
-/// Message must stay alive and unchanged until the write has completed. With zstd, the
-/// compressed arrays are in `packed` and `arrays` point there (or, for an array sent as
-/// it is, into the message).
+/// Message must stay alive and unchanged until the write has completed. With zstd,
+/// `head` holds the whole frame, unless an array goes as it is (1.6): then `head` holds
+/// the compressed arrays before it, and `arrays` the rest, as spans into the message or
+/// into `packed` (the later compressed ones).
 struct FrameParts {
   std::vector<std::byte> head;
   std::vector<std::span<const std::byte>> arrays;
