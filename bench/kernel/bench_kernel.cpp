@@ -146,9 +146,14 @@ std::array<double, 3> read_parts_{};  // last kernel read: open, topology, cell 
 /// `bd` under `who`: where a restart read's cell-data time goes.
 void read_breakdown(std::map<std::string, std::vector<double>>& bd, const std::string& who) {
   const auto b = rwd::kernel::last_read_breakdown();
-  double mine[7] = {b.setup, b.read, b.hash, b.place, static_cast<double>(b.calls),
+  double mine[7] = {b.setup,
+                    b.read,
+                    b.hash,
+                    b.place,
+                    static_cast<double>(b.calls),
                     static_cast<double>(b.bytes) / std::max(1LL, b.calls) / (1 << 20),
-                    100.0 * static_cast<double>(b.direct_bytes) / static_cast<double>(std::max(1LL, b.bytes))}, all[7];
+                    100.0 * static_cast<double>(b.direct_bytes) / static_cast<double>(std::max(1LL, b.bytes))},
+         all[7];
   MPI_Allreduce(mine, all, 7, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   // Rows are hashed (and placed) on the reading thread as each chunk lands: the read's
   // cell-data time is setup + waiting for the read + hashing + placing. Past the page
@@ -283,8 +288,8 @@ int main(int argc, char** argv) {
           item += contenders[at];
           continue;
         }
-        static const std::set<std::string> known{"K",  "KA", "KB", "KN", "KC", "KI", "KS",
-                                                 "R",  "P",  "I",  "Ii", "V",  "D"};
+        static const std::set<std::string> known{"K", "KA", "KB", "KN", "KC", "KI", "KS",
+                                                 "R", "P",  "I",  "Ii", "V",  "D"};
         if (!known.count(item))
           bad_arg = "--contenders: unknown contender '" + item + "' (known: K,KA,KB,KN,KC,KI,KS,R,P,I,Ii,V,D)";
         item.clear();
@@ -856,10 +861,33 @@ int main(int argc, char** argv) {
   if (rank_ == 0) {
     std::printf("\n# summary: %d ranks, %d rounds, GiB/s (GiB = 2^30 bytes)\n", size_, rounds);
     std::printf("sum %-28s %5s %7s %7s %7s\n", "contender", "ranks", "median", "min", "max");
-    for (const char* w : {"kernel_write_durable", "kernel_capi_write_durable", "kernel_nosum_write_durable", "kernel_coll_write_durable", "kernel_indep_write_durable", "kernel_serial_write_durable", "mpiio_write_durable", "posix_1mib_write_durable", "ior_write_durable",
-                          "ior_indep_write_durable", "vpic_write_durable", "dd_write_durable", "kernel_write_cache",
-                          "kernel_nosum_write_cache", "kernel_coll_write_cache", "kernel_indep_write_cache", "mpiio_write_cache", "posix_1mib_write_cache", "ior_write_cache", "vpic_write_cache", "dd_write_cache", "kernel_read",
-                          "kernel_buffered_read", "kernel_nosum_read", "mpiio_read", "ior_read", "dd_read"}) {
+    for (const char* w : {"kernel_write_durable",
+                          "kernel_capi_write_durable",
+                          "kernel_nosum_write_durable",
+                          "kernel_coll_write_durable",
+                          "kernel_indep_write_durable",
+                          "kernel_serial_write_durable",
+                          "mpiio_write_durable",
+                          "posix_1mib_write_durable",
+                          "ior_write_durable",
+                          "ior_indep_write_durable",
+                          "vpic_write_durable",
+                          "dd_write_durable",
+                          "kernel_write_cache",
+                          "kernel_nosum_write_cache",
+                          "kernel_coll_write_cache",
+                          "kernel_indep_write_cache",
+                          "mpiio_write_cache",
+                          "posix_1mib_write_cache",
+                          "ior_write_cache",
+                          "vpic_write_cache",
+                          "dd_write_cache",
+                          "kernel_read",
+                          "kernel_buffered_read",
+                          "kernel_nosum_read",
+                          "mpiio_read",
+                          "ior_read",
+                          "dd_read"}) {
       const auto& s = res[w];
       if (s.gibs.empty()) continue;  // not run (--only)
       std::printf("sum %-28s %5d %7.3f %7.3f %7.3f\n", w, size_, median(s.gibs),

@@ -4,7 +4,8 @@
 // the C example `mpirun -np 3 heat OUT STEPS --listen 127.0.0.1:0 --collector rank
 // --progress 1`), reads the run's output through a pipe and stamps every line on arrival:
 // with `--set monitor.progress=1e-9` (the C example: `--progress 1`) the run prints one
-// line "step N ..." per step, which is the step clock of the measurements below. The run is stopped (`stop`) at the end.
+// line "step N ..." per step, which is the step clock of the measurements below. The run is stopped (`stop`) at the
+// end.
 //
 //   rewind_bench_live paused  [options] -- RUN...   the run paused (compute ranks wait at a
 //       boundary, so nothing waits for a step): R rounds of, in rotated order,
@@ -411,7 +412,8 @@ int paused(const Options& o) {
   const auto frame = col::encode(col::Message{1, probe});
   const std::uint64_t wire_bytes = frame.size();
   const std::uint64_t remote_bytes =
-      col::encode(col::Message{1, probe}, col::EncodeOptions{col::Codec::zstd, col::kMaxReplyBytes, col::kZstdLevel, true})
+      col::encode(col::Message{1, probe},
+                  col::EncodeOptions{col::Codec::zstd, col::kMaxReplyBytes, col::kZstdLevel, true})
           .size();
   const std::uint64_t none_bytes = col::encode(col::Message{1, probe}, col::EncodeOptions{col::Codec::none}).size();
   RawTcp tcp(std::max(raw_bytes, wire_bytes));

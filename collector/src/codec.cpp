@@ -319,8 +319,11 @@ void encode(const Message& m, FrameParts& out, const EncodeOptions& options) {
     if (!arrays.empty()) {
       j["arrays"] = json::array();
       for (std::size_t i = 0; i < arrays.size(); ++i) {
-        j["arrays"].push_back({{"name", arrays[i].name}, {"dtype", arrays[i].dtype}, {"raw", arrays[i].bytes.size()},
-                               {"zbytes", packed[i].bytes.size()}, {"codec", to_string(packed[i].codec)}});
+        j["arrays"].push_back({{"name", arrays[i].name},
+                               {"dtype", arrays[i].dtype},
+                               {"raw", arrays[i].bytes.size()},
+                               {"zbytes", packed[i].bytes.size()},
+                               {"codec", to_string(packed[i].codec)}});
         length += packed[i].bytes.size();
       }
     }

@@ -34,7 +34,9 @@ std::uint64_t array_bytes(const Body& b) {
 
 /// What a reply holds until written: its frame's buffer and its arrays (codec none
 /// writes from them; with zstd they stay until the service gets them back).
-std::uint64_t reply_bytes(const Reply& r) { return r.frame.head.capacity() + r.frame.packed.capacity() + array_bytes(r.message.body); }
+std::uint64_t reply_bytes(const Reply& r) {
+  return r.frame.head.capacity() + r.frame.packed.capacity() + array_bytes(r.message.body);
+}
 
 std::string mib(std::uint64_t bytes) { return std::to_string((bytes + (std::uint64_t{1} << 19)) >> 20) + " MiB"; }
 }  // namespace
@@ -370,21 +372,23 @@ void Connection::dispatch(Message m) {
   }
   last_active_ = Clock::now();
   auto& io = ctx_.io;
-  (steering ? ctx_.steering : ctx_.queries).post([self = shared_from_this(), &io, job, m = std::move(m), options = encoding(),
-                                                  head = std::move(spare_)]() mutable {
-    // Arrays that go out as they are may go out while they fill (a live window).
-    std::shared_ptr<Stream> stream;
-    if (options.codec == Codec::none && std::holds_alternative<WindowRequest>(m.body))
-      stream = std::make_shared<Stream>(self, job, m.request_id, std::move(head));
-    Body body = self->ctx_.handler.handle(m.body, stream.get());
-    if (stream && stream->begun()) {
-      asio::post(io, [self, stream, body = std::move(body)]() mutable { self->stream_done(stream, std::move(body)); });
-      return;
-    }
-    if (stream) head = stream->take_head();
-    auto reply = frame(Message{m.request_id, std::move(body)}, options, std::move(head));
-    asio::post(io, [self, job, reply = std::move(reply)]() mutable { self->answer(job, std::move(reply)); });
-  });
+  (steering ? ctx_.steering : ctx_.queries)
+      .post([self = shared_from_this(), &io, job, m = std::move(m), options = encoding(),
+             head = std::move(spare_)]() mutable {
+        // Arrays that go out as they are may go out while they fill (a live window).
+        std::shared_ptr<Stream> stream;
+        if (options.codec == Codec::none && std::holds_alternative<WindowRequest>(m.body))
+          stream = std::make_shared<Stream>(self, job, m.request_id, std::move(head));
+        Body body = self->ctx_.handler.handle(m.body, stream.get());
+        if (stream && stream->begun()) {
+          asio::post(io,
+                     [self, stream, body = std::move(body)]() mutable { self->stream_done(stream, std::move(body)); });
+          return;
+        }
+        if (stream) head = stream->take_head();
+        auto reply = frame(Message{m.request_id, std::move(body)}, options, std::move(head));
+        asio::post(io, [self, job, reply = std::move(reply)]() mutable { self->answer(job, std::move(reply)); });
+      });
   account();  // the kept buffer went with the job
 }
 

@@ -263,7 +263,7 @@ long complete(int fd, unsigned char* buf, std::int64_t at, std::int64_t bytes, l
 }  // namespace
 
 struct DirectReads::Span {
-  std::size_t a = 0, b = 0;  // rows [a, b) of the list
+  std::size_t a = 0, b = 0;        // rows [a, b) of the list
   std::int64_t at = 0, bytes = 0;  // the file bytes read, 4 KiB aligned
 };
 

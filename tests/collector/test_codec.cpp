@@ -585,7 +585,8 @@ TEST_CASE("zstd for a client that reads none too: arrays zstd would not shrink g
   small.pieces[0].count = {20, 10, 10};
   for (auto& v : small.values) v.resize(2000);
   small.cell_type.resize(2000);
-  const auto e2 = array_entries(encode(Message{3, small}, EncodeOptions{Codec::zstd, kMaxReplyBytes, kZstdLevel, true}));
+  const auto e2 =
+      array_entries(encode(Message{3, small}, EncodeOptions{Codec::zstd, kMaxReplyBytes, kZstdLevel, true}));
   CHECK(std::get<1>(e2[0]) == "none");
   CHECK(std::get<1>(e2[1]) == "zstd");
 }

@@ -65,6 +65,21 @@ bool row_is(const std::uint64_t* got, std::int64_t row) {
   return true;
 }
 
+/// Every row checked once, in order, from its file bytes, and placed between the guard
+/// words (7) of its destination.
+void checked_and_placed(const std::vector<std::size_t>& checked, bool bytes_right,
+                        const std::vector<std::int64_t>& rows, const std::vector<std::vector<std::uint64_t>>& dst) {
+  CHECK(checked.size() == rows.size());
+  CHECK(std::is_sorted(checked.begin(), checked.end()));
+  CHECK(bytes_right);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    INFO("row " << rows[i]);
+    CHECK(row_is(dst[i].data() + 1, rows[i]));
+    CHECK(dst[i].front() == 7);
+    CHECK(dst[i].back() == 7);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("read_rows puts every row where it belongs, whatever the runs and chunks", "[kernel][mpi]") {
@@ -113,15 +128,7 @@ TEST_CASE("read_rows puts every row where it belongs, whatever the runs and chun
         };
         REQUIRE(read_rows(fh, want, kRowBytes, place, check, chunk).empty());
         CHECK(placed == (bounce ? static_cast<int>(rows.size()) : 0));
-        CHECK(checked.size() == rows.size());
-        CHECK(std::is_sorted(checked.begin(), checked.end()));
-        CHECK(bytes_right);
-        for (std::size_t i = 0; i < rows.size(); ++i) {
-          INFO("row " << rows[i]);
-          CHECK(row_is(dst[i].data() + 1, rows[i]));
-          CHECK(dst[i].front() == 7);
-          CHECK(dst[i].back() == 7);
-        }
+        checked_and_placed(checked, bytes_right, rows, dst);
       }
   }
 
@@ -178,15 +185,7 @@ TEST_CASE("DirectReads (O_DIRECT, reads in flight) puts and checks every row as 
         bd = {};
         REQUIRE(dr.read(want, kRowBytes, place, check).empty());
         CHECK(bd.direct_bytes == static_cast<long long>(rows.size()) * kRowBytes);
-        CHECK(checked.size() == rows.size());
-        CHECK(std::is_sorted(checked.begin(), checked.end()));
-        CHECK(bytes_right);
-        for (std::size_t i = 0; i < rows.size(); ++i) {
-          INFO("row " << rows[i]);
-          CHECK(row_is(dst[i].data() + 1, rows[i]));
-          CHECK(dst[i].front() == 7);
-          CHECK(dst[i].back() == 7);
-        }
+        checked_and_placed(checked, bytes_right, rows, dst);
       }
       std::vector<std::uint64_t> a(kWords), b(kWords);
       const std::string err = dr.read({{a.data(), 0}, {b.data(), kRows * kRowBytes}}, kRowBytes, nullptr, {});
