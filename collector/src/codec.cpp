@@ -230,17 +230,20 @@ std::vector<Packed> pack(const std::vector<detail::ArrayOut>& arrays, const Enco
   std::size_t bound = 0;
   for (const auto& a : arrays) bound += a.bytes.empty() ? 0 : ZSTD_compressBound(a.bytes.size());
   std::byte* z = scratch.reserve(bound);
+  const bool may_skip = options.raw_when_incompressible;
   for (const auto& a : arrays) {
-    const bool try_it = !options.raw_when_incompressible || worth_compressing(a.bytes, options.zstd_level);
-    const std::size_t n = try_it ? compress(a.bytes, z, options.zstd_level) : 0;
-    const bool pays = !options.raw_when_incompressible || a.bytes.empty() ||
-                      static_cast<double>(n) < kWorthCompressing * static_cast<double>(a.bytes.size());
-    if (try_it && pays) {
-      out.push_back({Codec::zstd, {z, n}});
-      z += n;
-    } else {
+    if (may_skip && !worth_compressing(a.bytes, options.zstd_level)) {
       out.push_back({Codec::none, a.bytes});
+      continue;
     }
+    const std::size_t n = compress(a.bytes, z, options.zstd_level);
+    if (may_skip && !a.bytes.empty() &&
+        static_cast<double>(n) >= kWorthCompressing * static_cast<double>(a.bytes.size())) {
+      out.push_back({Codec::none, a.bytes});  // the samples promised more than the whole gave
+      continue;
+    }
+    out.push_back({Codec::zstd, {z, n}});
+    z += n;
   }
   return out;
 }
@@ -252,8 +255,10 @@ std::vector<Packed> pack(const std::vector<detail::ArrayOut>& arrays, const Enco
 void place_arrays(const std::vector<Packed>& packed, wire::ByteWriter& w, FrameParts& out) {
   out.arrays.clear();
   out.packed.clear();
-  std::size_t i = 0;
-  for (; i < packed.size() && packed[i].codec == Codec::zstd; ++i) w.put_bytes(packed[i].bytes);
+  std::size_t i = 0, in_head = 0;
+  for (; i < packed.size() && packed[i].codec == Codec::zstd; ++i) in_head += packed[i].bytes.size();
+  w.out.reserve(w.out.size() + in_head);
+  for (std::size_t k = 0; k < i; ++k) w.put_bytes(packed[k].bytes);
   std::size_t later = 0;
   for (std::size_t k = i; k < packed.size(); ++k)
     if (packed[k].codec == Codec::zstd) later += packed[k].bytes.size();
@@ -330,13 +335,12 @@ void encode(const Message& m, FrameParts& out, const EncodeOptions& options) {
     const std::string text = j.dump(-1, ' ', false, json::error_handler_t::replace);
     length += 4 + text.size();
     if (length > options.max_payload)
-      throw ProtocolError(ErrorCode::too_large, "collector: payload of " + std::to_string(length) + " bytes exceeds the cap");
-    std::uint64_t in_head = 0;
-    for (std::size_t i = 0; i < packed.size() && packed[i].codec == Codec::zstd; ++i) in_head += packed[i].bytes.size();
+      throw ProtocolError(ErrorCode::too_large,
+                          "collector: payload of " + std::to_string(length) + " bytes exceeds the cap");
     wire::ByteWriter w("collector");
     w.out = std::move(out.head);
     w.out.clear();
-    w.out.reserve(kHeaderSize + 4 + text.size() + in_head);
+    w.out.reserve(kHeaderSize + 4 + text.size());
     wire::begin_frame(w, format(options.max_payload), static_cast<std::uint16_t>(type_of(m.body)), m.request_id);
     w.put_string(text);
     place_arrays(packed, w, out);

@@ -137,7 +137,7 @@ class DirectReads {
   int depth_;
   std::size_t slot_bytes_ = 0;
   unsigned char* buffers_ = nullptr;  // depth_ slots of slot_bytes_, 4 KiB aligned
-  std::vector<long> result_;          // per slot: bytes read, -errno, or -1 - INT_MAX while in flight
+  std::vector<long> result_;          // per slot: bytes read, -errno, or LONG_MIN while in flight
   int in_flight_ = 0;
 };
 
