@@ -332,7 +332,8 @@ void encode(const Message& m, FrameParts& out, const EncodeOptions& options) {
         length += packed[i].bytes.size();
       }
     }
-    const std::string text = j.dump(-1, ' ', false, json::error_handler_t::replace);
+    std::string text = j.dump(-1, ' ', false, json::error_handler_t::replace);
+    detail::add_pieces(m.body, text);
     length += 4 + text.size();
     if (length > options.max_payload)
       throw ProtocolError(ErrorCode::too_large,
@@ -353,7 +354,9 @@ void encode(const Message& m, FrameParts& out, const EncodeOptions& options) {
 
 std::string json_text(const Body& body) {
   std::vector<detail::ArrayOut> arrays;
-  return detail::to_json(body, arrays).dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string text = detail::to_json(body, arrays).dump(-1, ' ', false, json::error_handler_t::replace);
+  detail::add_pieces(body, text);
+  return text;
 }
 
 FrameHeader read_header(std::span<const std::byte> header, std::uint64_t max_payload) {

@@ -33,6 +33,9 @@ struct ArrayIn {
 /// `body`, which must outlive them). Throws ProtocolError(bad_argument) on inconsistent
 /// window replies.
 json to_json(const Body& body, std::vector<ArrayOut>& arrays);
+/// Completes `text`, the dump of to_json(body), with the fields written without a DOM
+/// (a window reply's pieces).
+void add_pieces(const Body& body, std::string& text);
 /// The body of type `t` from its JSON and arrays. Throws ProtocolError(malformed)
 /// on a missing or mistyped field, or arrays that do not match the type.
 Body from_json(MessageType t, const json& j, std::vector<ArrayIn>&& arrays);

@@ -2,6 +2,8 @@
 //
 // Readers are strict about what they need (type, range) and ignore fields they do not
 // know, so version 1 can gain optional fields without breaking old clients.
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -272,16 +274,56 @@ void check_window_reply(const WindowReply& b) {
   if (!types.empty() && types.size() != cells) fail("cell_type does not have one entry per cell");
 }
 
+// The pieces go into the text without a DOM (pieces_text): 512 pieces as nlohmann
+// objects took 1.4 ms of a live window's time to its first byte.
 json window_reply_json(const WindowReply& b, std::vector<ArrayOut>& arrays) {
   check_window_reply(b);
-  json pieces = json::array();
-  for (const auto& p : b.pieces)
-    pieces.push_back({{"row", p.row}, {"uid", p.uid}, {"level", p.level}, {"first", p.first}, {"count", p.count},
-                      {"stride", p.stride}, {"origin", p.origin}, {"spacing", p.spacing}});
   for (std::size_t v = 0; v < b.variables.size(); ++v) arrays.push_back({b.variables[v], "f64", std::as_bytes(values_of(b, v))});
   arrays.push_back({"cell_type", "u8", std::as_bytes(cell_types_of(b))});
   return {{"step", b.step}, {"time", b.time}, {"file", b.file}, {"level", b.level}, {"stride", b.stride},
-          {"box", box_json(b.lo, b.hi)}, {"cells", b.cells}, {"pieces", std::move(pieces)}, {"variables", b.variables}};
+          {"box", box_json(b.lo, b.hi)}, {"cells", b.cells}, {"variables", b.variables}};
+}
+
+template <class T>
+void put_number(std::string& s, T v) {
+  char buf[32];
+  if constexpr (std::is_floating_point_v<T>) {
+    if (!std::isfinite(v)) {  // as nlohmann writes them (error_handler_t::replace)
+      s += "null";
+      return;
+    }
+  }
+  const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+  s.append(buf, end);
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::find_if(buf, end, [](char c) { return c == '.' || c == 'e'; }) == end) s += ".0";  // stays a float
+  }
+}
+
+template <class T>
+void put_3(std::string& s, const char* key, const std::array<T, 3>& v) {
+  s += key;
+  for (std::size_t a = 0; a < 3; ++a) {
+    s += a == 0 ? '[' : ',';
+    put_number(s, v[a]);
+  }
+  s += ']';
+}
+
+void put_piece(std::string& s, const PieceMessage& p) {
+  put_3(s, "{\"count\":", p.count);
+  put_3(s, ",\"first\":", p.first);
+  s += ",\"level\":";
+  put_number(s, p.level);
+  put_3(s, ",\"origin\":", p.origin);
+  s += ",\"row\":";
+  put_number(s, p.row);
+  put_3(s, ",\"spacing\":", p.spacing);
+  s += ",\"stride\":";
+  put_number(s, p.stride);
+  s += ",\"uid\":";
+  put_number(s, p.uid);
+  s += '}';
 }
 
 WindowReply window_reply_from(const json& j, std::vector<ArrayIn>&& arrays) {
@@ -329,6 +371,19 @@ WindowReply window_reply_from(const json& j, std::vector<ArrayIn>&& arrays) {
 }  // namespace
 
 void malformed(const std::string& what) { throw ProtocolError(ErrorCode::malformed, "collector: " + what); }
+
+void add_pieces(const Body& body, std::string& text) {
+  const auto* b = std::get_if<WindowReply>(&body);
+  if (b == nullptr || text.empty() || text.back() != '}') return;
+  text.pop_back();
+  text.reserve(text.size() + 16 + 160 * b->pieces.size());
+  text += text.size() > 1 ? ",\"pieces\":[" : "\"pieces\":[";
+  for (std::size_t i = 0; i < b->pieces.size(); ++i) {
+    if (i > 0) text += ',';
+    put_piece(text, b->pieces[i]);
+  }
+  text += "]}";
+}
 
 json to_json(const Body& body, std::vector<ArrayOut>& arrays) {
   return std::visit(
