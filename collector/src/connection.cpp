@@ -43,7 +43,11 @@ std::string mib(std::uint64_t bytes) { return std::to_string((bytes + (std::uint
 
 // --- Worker --------------------------------------------------------------------------
 
-Worker::Worker() : thread_([this] { run(); }) {}
+Worker::Worker()
+    : thread_([this] {
+        prefer_short_slices();
+        run();
+      }) {}
 Worker::~Worker() { stop(); }
 
 void Worker::post(std::function<void()> job) {

@@ -66,6 +66,7 @@ class Core {
 
   /// The core thread's loop: runs jobs and follows the run's status until it ends.
   void loop(col::Server* server) {
+    col::prefer_short_slices();  // wakes at once for a reply or a variable, beside busy ranks
     std::function<void()> job;
     for (;;) {
       link_.drain_status();

@@ -13,6 +13,16 @@
 #include <fstream>
 #include <thread>
 
+#ifdef __linux__
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cstdio>
+#endif
+
 #include "frame_util.hpp"
 #include "rewind/collector/client.hpp"
 #include "rewind/collector/contact.hpp"
@@ -105,6 +115,39 @@ struct Raw {
 };
 
 }  // namespace
+
+#ifdef __linux__
+TEST_CASE("the collector's threads ask for short slices and keep their policy and nice value", "[collector][server]") {
+  struct Attr {
+    std::uint32_t size, policy;
+    std::uint64_t flags;
+    std::int32_t nice;
+    std::uint32_t priority;
+    std::uint64_t runtime, deadline, period;
+    std::uint32_t util_min, util_max;
+  };
+  const auto attr = [] {
+    Attr a{};
+    REQUIRE(::syscall(SYS_sched_getattr, 0, &a, sizeof a, 0) == 0);
+    return a;
+  };
+  std::thread([&] {
+    REQUIRE(::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 3) == 0);
+    const Attr before = attr();
+    prefer_short_slices();
+    const Attr after = attr();
+    CHECK(after.policy == SCHED_OTHER);
+    CHECK(after.nice == 3);
+    // Custom slices came with Linux 6.12; an older kernel ignores the hint.
+    utsname u{};
+    ::uname(&u);
+    int major = 0, minor = 0;
+    std::sscanf(u.release, "%d.%d", &major, &minor);
+    if (major > 6 || (major == 6 && minor >= 12)) CHECK(after.runtime == 100'000);
+    else CHECK(after.runtime == before.runtime);
+  }).join();
+}
+#endif
 
 TEST_CASE("32 concurrent clients each get their own, correct data", "[collector][server]") {
   test::FakeService service;

@@ -125,4 +125,13 @@ class Server {
   std::unique_ptr<Impl> impl_;
 };
 
+/// Asks the kernel to run the calling thread in short slices (sched_setattr's runtime
+/// hint: 0.1 ms; Linux 6.12 and later, nothing elsewhere). The collector's threads mostly
+/// wait and then have a little to do that a client waits for; on a core a compute rank
+/// keeps busy (extracting a window's cells, computing) a waking thread with the default
+/// slice waited up to that rank's slice, 1-6 ms per hop of a live window; with a shorter
+/// slice it runs at once. Its share of the CPU does not change. The server's I/O and
+/// worker threads call it; so does the live collector's core thread.
+void prefer_short_slices() noexcept;
+
 }  // namespace rwd::collector
