@@ -260,10 +260,10 @@ int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::functi
     return 0;
   }
   if (roles.role == launch::Role::collector) {
-    // Windows are selected on the neighbourhood server's tree; it stops once this rank
-    // and the compute ranks have said they are done.
+    // Windows are selected on the neighbourhood server's tree (fixed for the job: the
+    // last answers are kept); it stops once this rank and the compute ranks are done.
     nbserver::Client nb(roles.service(), roles.server_rank, -1);
-    const live::Selector select = [&nb](const window::Window& w) { return nb_selection(nb, w); };
+    const live::Selector select = live::remembering([&nb](const window::Window& w) { return nb_selection(nb, w); });
     const live::RankLayout layout{.service = roles.service(), .first_compute = roles.first_compute, .compute_size = roles.compute_size};
     collector::ContactFile contact;  // RUN.h5.contact while the collector listens
     const auto stats = live::run_collector(layout, select, collector::server_info_of(spec.common), server_options(o),

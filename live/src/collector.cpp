@@ -6,10 +6,14 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <deque>
+#include <memory>
 #include <thread>
+#include <utility>
 
 #include "channel.hpp"
 #include "compute_link.hpp"
@@ -294,6 +298,28 @@ CollectorStats run_collector(const RankLayout& layout, Selector selector, col::S
   CollectorStats stats = core.stats();
   stats.server = server.stats();
   return stats;
+}
+
+Selector remembering(Selector select, std::size_t keep) {
+  struct Memory {
+    std::deque<std::pair<window::Window, Selection>> last;  ///< newest first
+  };
+  const auto same = [](const window::Window& a, const window::Window& b) {
+    return a.box.lo == b.box.lo && a.box.hi == b.box.hi && a.budget == b.budget && a.max_level == b.max_level;
+  };
+  return [select = std::move(select), keep, same, m = std::make_shared<Memory>()](const window::Window& w) {
+    const auto hit = std::find_if(m->last.begin(), m->last.end(), [&](const auto& e) { return same(e.first, w); });
+    if (hit != m->last.end()) {
+      auto e = std::move(*hit);
+      m->last.erase(hit);
+      m->last.push_front(std::move(e));
+      return m->last.front().second;
+    }
+    Selection s = select(w);  // a refusal (an exception) is not remembered
+    m->last.emplace_front(w, s);
+    if (m->last.size() > keep) m->last.pop_back();
+    return s;
+  };
 }
 
 struct ThreadCollector::Impl {

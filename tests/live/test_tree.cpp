@@ -7,7 +7,10 @@
 #include <catch2/catch.hpp>
 #include <mpi.h>
 
+#include <stdexcept>
+
 #include "exchange_test_util.hpp"
+#include "rewind/live/collector.hpp"
 #include "rewind/live/tree.hpp"
 #include "rewind/spacetree/geometry.hpp"
 #include "rewind/spacetree/partition.hpp"
@@ -107,4 +110,38 @@ TEST_CASE("a child described on no rank is refused on every rank", "[live][mpi]"
     g.grids.push_back(root);
   }
   CHECK_THROWS_WITH(gather_tree(MPI_COMM_WORLD, g), Catch::Contains("no compute rank describes"));
+}
+
+TEST_CASE("remembering answers a window it answered lately from memory, and asks for any other", "[live]") {
+  int asked = 0;
+  const Selector select = remembering(
+      [&](const rwd::window::Window& w) {
+        ++asked;
+        if (w.budget < 0) throw std::invalid_argument("negative budget");
+        Selection s;
+        s.level = static_cast<int>(w.budget);  // which window this answers
+        s.pieces.push_back({static_cast<std::uint64_t>(w.max_level + 10), 1, {}});
+        return s;
+      },
+      2);
+  rwd::window::Window a, b, c;
+  a.box.hi = b.box.hi = c.box.hi = {1, 1, 1};
+  a.budget = 5, b.budget = 6, c.budget = 5;
+  c.max_level = 2;  // a's box and budget, another level cap
+  CHECK(select(a).level == 5);
+  CHECK(select(a).level == 5);
+  CHECK(asked == 1);
+  CHECK(select(b).level == 6);
+  CHECK(select(c).pieces.at(0).uid == 12);
+  CHECK(asked == 3);
+  CHECK(select(c).pieces.at(0).uid == 12);  // the newest two are kept: b and c
+  CHECK(select(b).level == 6);
+  CHECK(asked == 3);
+  CHECK(select(a).level == 5);  // the oldest went
+  CHECK(asked == 4);
+  rwd::window::Window bad = a;
+  bad.budget = -1;
+  CHECK_THROWS_AS(select(bad), std::invalid_argument);
+  CHECK_THROWS_AS(select(bad), std::invalid_argument);  // a refusal is asked again
+  CHECK(asked == 6);
 }

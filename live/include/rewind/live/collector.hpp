@@ -40,6 +40,13 @@ class ThreadChannel;
 /// thread. Empty: the tree the compute ranks send (tree.hpp).
 using Selector = std::function<Selection(const window::Window&)>;
 
+/// `select`, answering a window it answered among the last `keep` from memory. Only for
+/// a selector whose answer depends on the window alone: the neighbourhood server's,
+/// whose tree is fixed for the job (`rewind run --listen`). A live client asks for the
+/// same window step after step, and each answer took 0.8 ms over MPI (the server's
+/// wake-up included) before the compute ranks could start on the cells.
+Selector remembering(Selector select, std::size_t keep = 8);
+
 /// What a live collector did, for the run's closing lines.
 struct CollectorStats {
   collector::ServerStats server;
