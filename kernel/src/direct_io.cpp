@@ -268,7 +268,7 @@ struct DirectReads::Span {
 };
 
 DirectReads::DirectReads(const std::string& path, std::int64_t chunk_bytes, int depth)
-    : chunk_bytes_(chunk_bytes), depth_(std::max(1, depth)), result_(static_cast<std::size_t>(depth_), 0) {
+    : chunk_bytes_(chunk_bytes), depth_(std::max(1, depth)), result_(static_cast<std::size_t>(depth_) + 1, 0) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
   aio_context_t ctx = 0;
   if (fd_ >= 0 && ::syscall(SYS_io_setup, depth_, &ctx) == 0) ctx_ = ctx;
@@ -350,17 +350,19 @@ std::string DirectReads::read(const std::vector<ReadRow>& rows, std::int64_t row
     // into 4 KiB pages is cut into requests of max_segments (254 on the VM's disk) pages,
     // about 1 MiB, where the page cache's large folios make 4 MiB requests.
     const std::size_t huge = std::size_t{2} << 20;
-    const std::size_t bytes = (need * static_cast<std::size_t>(depth_) + huge - 1) / huge * huge;
+    const std::size_t bytes = (need * result_.size() + huge - 1) / huge * huge;
     buffers_ = static_cast<unsigned char*>(std::aligned_alloc(huge, bytes));
     slot_bytes_ = buffers_ ? need : 0;
     if (!buffers_) return "cannot allocate " + std::to_string(bytes) + " bytes of read buffers";
     ::madvise(buffers_, bytes, MADV_HUGEPAGE);
   }
-  std::vector<char> submitted(static_cast<std::size_t>(depth_), 0);
+  // One slot more than reads in flight: the next read goes out as soon as one lands, into
+  // the slot checked before, so the disk has `depth_` reads queued while this one is checked.
+  std::vector<char> submitted(result_.size(), 0);
   const auto start = [&](std::size_t k) {
     if (k < spans.size()) submitted[k % submitted.size()] = submit(spans[k], static_cast<int>(k % submitted.size()));
   };
-  for (std::size_t k = 0; k < submitted.size(); ++k) start(k);
+  for (std::size_t k = 0; k < static_cast<std::size_t>(depth_); ++k) start(k);
   std::string err;
   for (std::size_t k = 0; k < spans.size() && err.empty(); ++k) {
     const int slot = static_cast<int>(k % submitted.size());
@@ -375,6 +377,7 @@ std::string DirectReads::read(const std::vector<ReadRow>& rows, std::int64_t row
     else if (got < want)
       err = "O_DIRECT read: " + std::to_string(got) + " of " + std::to_string(want) + " bytes at byte " +
             std::to_string(s.at) + " (file shorter than its datasets)";
+    if (err.empty()) start(k + static_cast<std::size_t>(depth_));
     for (std::size_t i = s.a; i < s.b && err.empty(); ++i) {
       const unsigned char* row = buf + (rows[i].offset - s.at);
       if (check) timed(last_read.hash, [&] { check(i, row); });  // from the buffer, before placing
@@ -385,9 +388,8 @@ std::string DirectReads::read(const std::vector<ReadRow>& rows, std::int64_t row
       last_read.bytes += row_bytes;
       last_read.direct_bytes += row_bytes;
     }
-    if (err.empty()) start(k + submitted.size());
   }
-  for (int slot = 0; slot < depth_ && in_flight_ > 0; ++slot) wait_for(slot);  // after an error: none left behind
+  for (std::size_t slot = 0; slot < submitted.size() && in_flight_ > 0; ++slot) wait_for(static_cast<int>(slot));  // after an error: none left behind
   return err;
 }
 

@@ -103,7 +103,8 @@ std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_
 
 /// Rows of one file read with O_DIRECT and Linux native AIO, past the page cache: up to
 /// `depth` chunks of about `chunk_bytes` (runs of rows adjacent in the file, widened to
-/// 4 KiB boundaries) in flight at once into aligned buffers that the object keeps (2 MiB
+/// 4 KiB boundaries) in flight at once, also while one is checked (depth + 1 buffers),
+/// into aligned buffers that the object keeps (2 MiB
 /// pages where the system allows: 4 KiB pages cut a read into ~1 MiB requests), while the
 /// calling thread checks and places (without `place`: copies) the chunk that landed
 /// first. The disk streams while the CPU hashes, and no CPU time goes into filling and
@@ -136,7 +137,7 @@ class DirectReads {
   std::int64_t chunk_bytes_;
   int depth_;
   std::size_t slot_bytes_ = 0;
-  unsigned char* buffers_ = nullptr;  // depth_ slots of slot_bytes_, 4 KiB aligned
+  unsigned char* buffers_ = nullptr;  // depth_ + 1 slots of slot_bytes_, 4 KiB aligned
   std::vector<long> result_;          // per slot: bytes read, -errno, or LONG_MIN while in flight
   int in_flight_ = 0;
 };
