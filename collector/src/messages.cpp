@@ -280,8 +280,9 @@ json window_reply_json(const WindowReply& b, std::vector<ArrayOut>& arrays) {
   check_window_reply(b);
   for (std::size_t v = 0; v < b.variables.size(); ++v) arrays.push_back({b.variables[v], "f64", std::as_bytes(values_of(b, v))});
   arrays.push_back({"cell_type", "u8", std::as_bytes(cell_types_of(b))});
-  return {{"step", b.step}, {"time", b.time}, {"file", b.file}, {"level", b.level}, {"stride", b.stride},
-          {"box", box_json(b.lo, b.hi)}, {"cells", b.cells}, {"variables", b.variables}};
+  return {{"step", b.step},   {"time", b.time},          {"file", b.file},
+          {"level", b.level}, {"stride", b.stride},      {"box", box_json(b.lo, b.hi)},
+          {"cells", b.cells}, {"variables", b.variables}};
 }
 
 template <class T>

@@ -389,7 +389,8 @@ std::string DirectReads::read(const std::vector<ReadRow>& rows, std::int64_t row
       last_read.direct_bytes += row_bytes;
     }
   }
-  for (std::size_t slot = 0; slot < submitted.size() && in_flight_ > 0; ++slot) wait_for(static_cast<int>(slot));  // after an error: none left behind
+  for (std::size_t slot = 0; slot < submitted.size() && in_flight_ > 0; ++slot)
+    wait_for(static_cast<int>(slot));  // after an error: none left behind
   return err;
 }
 
