@@ -274,7 +274,7 @@ void check_window_reply(const WindowReply& b) {
   if (!types.empty() && types.size() != cells) fail("cell_type does not have one entry per cell");
 }
 
-// The pieces go into the text without a DOM (pieces_text): 512 pieces as nlohmann
+// The pieces go into the text without a DOM (add_pieces): 512 pieces as nlohmann
 // objects took 1.4 ms of a live window's time to its first byte.
 json window_reply_json(const WindowReply& b, std::vector<ArrayOut>& arrays) {
   check_window_reply(b);
