@@ -36,9 +36,17 @@ void ComputeLink::send_command(const Command& c, WindowTarget target) {
             layout_.service, &s.second);
 }
 
+std::chrono::microseconds reply_nap(State state, double rate, double since_status) {
+  using std::chrono::microseconds;
+  if (state == State::paused) return microseconds(100);
+  const bool due_soon = rate > 0 && since_status > 1.0 / rate - 0.004;
+  return due_soon ? microseconds(100) : microseconds(2000);
+}
+
 std::chrono::microseconds ComputeLink::reply_nap_cap() {
   const std::lock_guard lock(mutex_);
-  return status_.state == State::paused ? std::chrono::microseconds(100) : std::chrono::microseconds(2000);
+  const double since = std::chrono::duration<double>(std::chrono::steady_clock::now() - status_at_).count();
+  return reply_nap(status_.state, rate_, since);
 }
 
 /// The next frame from the compute root with `tag`, if one has come.
@@ -87,6 +95,7 @@ void ComputeLink::take_status(Status s) {
     rate_steps_ = s.steps;
   }
   if (s.state == State::paused) rate_ = 0.0;
+  status_at_ = std::chrono::steady_clock::now();
   finished_ = s.state == State::finished;
   status_ = std::move(s);
 }

@@ -40,8 +40,7 @@ class ComputeLink {
   bool poll_reply(Reply& reply);
   /// Takes in every status (and, rank mode, tree) frame the compute root has sent.
   void drain_status();
-  /// The longest nap while a command's reply is due: a running run answers at its next
-  /// boundary (up to a step away), a paused one at once.
+  /// The longest nap while a command's reply is due (reply_nap, now).
   std::chrono::microseconds reply_nap_cap();
 
   /// The run's last status and its steps per second.
@@ -69,6 +68,15 @@ class ComputeLink {
   std::shared_ptr<const TreeSnapshot> tree_;  ///< rank mode
   double rate_ = 0.0, rate_wall_ = 0.0;
   std::int64_t rate_steps_ = 0;
+  std::chrono::steady_clock::time_point status_at_{};  ///< when the last status came
 };
+
+/// The longest nap while a command's reply is due. A paused run answers at once: 0.1 ms.
+/// A running one at its next step boundary, up to a step away: 2 ms naps (a wake-up per
+/// 2 ms costs the compute ranks' cores little) until 4 ms before the boundary is due
+/// (`since_status` seconds after the last status, which the root sends at a boundary,
+/// and 1 / `rate` seconds per step), then 0.1 ms: a 2 ms nap no longer ends up to 2 ms
+/// after the reply came. Without a rate yet, 2 ms.
+std::chrono::microseconds reply_nap(State state, double rate, double since_status);
 
 }  // namespace rwd::live

@@ -204,7 +204,6 @@ col::WindowReply WindowGather::from_ranks(const Selection& sel, Plan& plan, cons
   bool replied = false, streaming = false;
   // Test and nap rather than MPI_Waitall: under mpi_yield_when_idle a blocking wait spins
   // through sched_yield, and the values come only once every compute rank has copied them.
-  const auto reply_cap = link_.reply_nap_cap();
   for (auto nap = microseconds(20); !replied || !rx.done();) {
     if (!replied && link_.poll_reply(reply)) {
       replied = true;
@@ -227,10 +226,10 @@ col::WindowReply WindowGather::from_ranks(const Selection& sel, Plan& plan, cons
       continue;
     }
     // Before the reply a running run may be up to a step from its boundary: naps up to
-    // 2 ms (a paused one answers at once: 0.1 ms), the status followed meanwhile.
+    // 2 ms until the boundary is due, then 0.1 ms (reply_nap), the status followed meanwhile.
     if (!replied) link_.drain_status();
     std::this_thread::sleep_for(nap);
-    nap = std::min(2 * nap, replied ? microseconds(100) : reply_cap);
+    nap = std::min(2 * nap, replied ? microseconds(100) : link_.reply_nap_cap());
   }
   if (rx.short_data()) {
     if (streaming) stream->abort(std::move(out));

@@ -12,6 +12,7 @@
 #include "exchange_test_util.hpp"
 #include "rewind/live/collector.hpp"
 #include "rewind/live/tree.hpp"
+#include "compute_link.hpp"
 #include "rewind/spacetree/geometry.hpp"
 #include "rewind/spacetree/partition.hpp"
 #include "rewind/spacetree/topology.hpp"
@@ -144,4 +145,14 @@ TEST_CASE("remembering answers a window it answered lately from memory, and asks
   CHECK_THROWS_AS(select(bad), std::invalid_argument);
   CHECK_THROWS_AS(select(bad), std::invalid_argument);  // a refusal is asked again
   CHECK(asked == 6);
+}
+
+TEST_CASE("the collector naps long while a running job's boundary is far, briefly once it is due", "[live]") {
+  using std::chrono::microseconds;
+  CHECK(reply_nap(State::paused, 0.0, 0.0) == microseconds(100));
+  CHECK(reply_nap(State::running, 0.0, 5.0) == microseconds(2000));    // no rate yet
+  CHECK(reply_nap(State::running, 5.0, 0.010) == microseconds(2000));  // 200 ms steps, 10 ms in
+  CHECK(reply_nap(State::running, 5.0, 0.195) == microseconds(2000));  // 5 ms before it
+  CHECK(reply_nap(State::running, 5.0, 0.197) == microseconds(100));   // 3 ms before it
+  CHECK(reply_nap(State::running, 5.0, 0.400) == microseconds(100));   // late: stays brief
 }
