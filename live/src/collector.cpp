@@ -301,23 +301,19 @@ CollectorStats run_collector(const RankLayout& layout, Selector selector, col::S
 }
 
 Selector remembering(Selector select, std::size_t keep) {
-  struct Memory {
-    std::deque<std::pair<window::Window, Selection>> last;  ///< newest first
-  };
-  const auto same = [](const window::Window& a, const window::Window& b) {
-    return a.box.lo == b.box.lo && a.box.hi == b.box.hi && a.budget == b.budget && a.max_level == b.max_level;
-  };
-  return [select = std::move(select), keep, same, m = std::make_shared<Memory>()](const window::Window& w) {
-    const auto hit = std::find_if(m->last.begin(), m->last.end(), [&](const auto& e) { return same(e.first, w); });
-    if (hit != m->last.end()) {
-      auto e = std::move(*hit);
-      m->last.erase(hit);
-      m->last.push_front(std::move(e));
-      return m->last.front().second;
+  using Answered = std::deque<std::pair<window::Window, Selection>>;  // newest first
+  return [select = std::move(select), keep, last = std::make_shared<Answered>()](const window::Window& w) {
+    const auto hit = std::find_if(last->begin(), last->end(), [&](const auto& e) {
+      const window::Window& a = e.first;
+      return a.box.lo == w.box.lo && a.box.hi == w.box.hi && a.budget == w.budget && a.max_level == w.max_level;
+    });
+    if (hit != last->end()) {
+      std::rotate(last->begin(), hit, hit + 1);  // to the front
+      return last->front().second;
     }
     Selection s = select(w);  // a refusal (an exception) is not remembered
-    m->last.emplace_front(w, s);
-    if (m->last.size() > keep) m->last.pop_back();
+    last->emplace_front(w, s);
+    if (last->size() > keep) last->pop_back();
     return s;
   };
 }
