@@ -76,7 +76,7 @@ struct Mine {
 };
 struct Plan {
   std::vector<Mine> mine;
-  std::vector<int> runs;  ///< cells of each run of consecutive pieces of this rank
+  std::vector<Run> runs;    ///< this rank's runs (runs_of); first / last index `mine`
   std::uint64_t total = 0;  ///< every piece's cells
   std::uint64_t cells = 0;  ///< this rank's
 };
@@ -86,22 +86,24 @@ Plan plan_of(const WindowCommand& c, int rank, const kernel::LocalGrids& grids) 
   index.reserve(grids.grids.size());
   for (std::size_t g = 0; g < grids.grids.size(); ++g) index.emplace(grids.grids[g].uid, g);
   Plan p;
-  bool in_run = false;
-  for (const auto& q : c.pieces) {
-    const bool ours = q.owner == rank;
-    if (ours && !in_run) p.runs.push_back(0);
-    in_run = ours;
-    const std::uint64_t at = p.total;
-    p.total += q.cells();
-    if (!ours) continue;
-    const auto it = index.find(q.uid);
-    if (it == index.end()) throw std::runtime_error(fmt::format("live window: grid {} is not on its owner", q.uid));
-    window::Piece w;
-    for (std::size_t a = 0; a < 3; ++a) w.first[a] = q.first[a], w.count[a] = q.count[a];
-    w.stride = q.stride;
-    p.mine.push_back({it->second, w, at});
-    p.cells += q.cells();
-    p.runs.back() += static_cast<int>(q.cells());
+  for (Run r : runs_of(c.pieces)) {
+    p.total += r.cells;
+    if (r.owner != rank) continue;
+    const std::size_t first = p.mine.size();
+    std::uint64_t at = r.at;
+    for (std::size_t i = r.first; i < r.last; ++i) {
+      const auto& q = c.pieces[i];
+      const auto it = index.find(q.uid);
+      if (it == index.end()) throw std::runtime_error(fmt::format("live window: grid {} is not on its owner", q.uid));
+      window::Piece w;
+      for (std::size_t a = 0; a < 3; ++a) w.first[a] = q.first[a], w.count[a] = q.count[a];
+      w.stride = q.stride;
+      p.mine.push_back({it->second, w, at});
+      at += q.cells();
+    }
+    r.first = first, r.last = p.mine.size();
+    p.cells += r.cells;
+    p.runs.push_back(r);
   }
   return p;
 }
@@ -230,14 +232,17 @@ struct Link::Impl {
     return attached.back().data();
   }
 
-  // Copies this rank's cells of variable slot `var` to `out` (at out + piece offset when
-  // `placed`, else packed); var < 0: the cell types (uint8_t) instead.
+  // Copies the cells of variable slot `var` of this rank's pieces [first, last) to `out`
+  // (at out + piece offset when `placed`, else packed from out on); var < 0: the cell
+  // types (uint8_t) instead. Returns the end of what it wrote.
   template <class T>
-  static void extract_into(const Plan& p, const kernel::LocalGrids& grids, int var, T* out, bool placed) {
+  static T* extract_into(const Plan& p, std::size_t first, std::size_t last, const kernel::LocalGrids& grids, int var,
+                         T* out, bool placed) {
     const int h = grids.halo;
     const std::array<int, 3> padded{grids.block.sx + 2 * h, grids.block.sy + 2 * h, grids.block.sz + 2 * h};
     T* o = out;
-    for (const auto& m : p.mine) {
+    for (std::size_t i = first; i < last; ++i) {
+      const Mine& m = p.mine[i];
       window::Piece hp = m.piece;  // the same cells in the halo'd array
       for (auto& f : hp.first) f += h;
       const auto& g = grids.grids[m.grid];
@@ -248,6 +253,11 @@ struct Link::Impl {
       if (src != nullptr) o = window::extract(hp, padded, src, dst);
       else o = std::fill_n(dst, m.piece.values(), T{0});
     }
+    return o;
+  }
+  template <class T>
+  static void extract_into(const Plan& p, const kernel::LocalGrids& grids, int var, T* out, bool placed) {
+    extract_into(p, 0, p.mine.size(), grids, var, out, placed);
   }
 
   // This rank's cells of a window, to the collector (or rank 0): in place into shared
@@ -259,40 +269,33 @@ struct Link::Impl {
     auto* req = sends.data();
     const MPI_Comm comm = thread_mode ? compute : service;
     const int dest = thread_mode ? 0 : collector;
-    // Variable by variable, each announced as soon as it is written (empty messages in
-    // shared memory, else its runs): the collector streams the first variable to its
-    // client while this rank extracts the next.
-    if (std::byte* shm = shared_place(c, p.total * (8 * vars.size() + 1)); shm != nullptr && !p.mine.empty()) {
-      static const char nothing = 0;
-      const auto written = [&](int tag) {  // the fence orders the stores before the messages
-        std::atomic_thread_fence(std::memory_order_release);
-        for (std::size_t r = 0; r < p.runs.size(); ++r) MPI_Isend(&nothing, 0, MPI_BYTE, dest, tag, comm, req++);
-      };
-      for (std::size_t k = 0; k < vars.size(); ++k) {
-        extract_into(p, grids, vars[k], reinterpret_cast<double*>(shm) + k * p.total, true);
-        written(kValuesTag);
+    // Run by run, variable after variable, each run sent as soon as it is written (an
+    // empty message in shared memory): the collector streams a window's first bytes to its
+    // client while this rank writes the rest.
+    std::byte* shm = shared_place(c, p.total * (8 * vars.size() + 1));
+    if (p.mine.empty()) shm = nullptr;  // nothing to send
+    if (shm == nullptr) values.resize(p.cells * vars.size()), types.resize(p.cells);
+    const auto each_run = [&](auto* base, int var, MPI_Datatype type, int tag) {
+      auto* o = base;  // packed (over MPI)
+      for (const Run& r : p.runs) {
+        if (shm != nullptr) {
+          extract_into(p, r.first, r.last, grids, var, base + r.at, false);
+          std::atomic_thread_fence(std::memory_order_release);  // the stores before the message
+          static const char nothing = 0;
+          MPI_Isend(&nothing, 0, MPI_BYTE, dest, tag, comm, req++);
+        } else {
+          auto* end = extract_into(p, r.first, r.last, grids, var, o, false);
+          MPI_Isend(o, static_cast<int>(r.cells), type, dest, tag, comm, req++);
+          o = end;
+        }
       }
-      extract_into(p, grids, -1, reinterpret_cast<std::uint8_t*>(shm) + vars.size() * p.total * 8, true);
-      written(kTypesTag);
-      return true;
-    }
-    values.resize(p.cells * vars.size());
-    types.resize(p.cells);
-    for (std::size_t k = 0; k < vars.size(); ++k) {
-      const double* src = values.data() + k * p.cells;
-      extract_into(p, grids, vars[k], values.data() + k * p.cells, false);
-      for (const int len : p.runs) {
-        MPI_Isend(src, len, MPI_DOUBLE, dest, kValuesTag, comm, req++);
-        src += len;
-      }
-    }
-    extract_into(p, grids, -1, types.data(), false);
-    const std::uint8_t* ct = types.data();
-    for (const int len : p.runs) {
-      MPI_Isend(ct, len, MPI_BYTE, dest, kTypesTag, comm, req++);
-      ct += len;
-    }
-    return false;
+    };
+    for (std::size_t k = 0; k < vars.size(); ++k)
+      each_run(shm != nullptr ? reinterpret_cast<double*>(shm) + k * p.total : values.data() + k * p.cells, vars[k],
+               MPI_DOUBLE, kValuesTag);
+    each_run(shm != nullptr ? reinterpret_cast<std::uint8_t*>(shm) + vars.size() * p.total * 8 : types.data(), -1,
+             MPI_BYTE, kTypesTag);
+    return shm != nullptr;
   }
 
   // Thread mode, rank 0: its own cells straight into the reply, the other ranks' received
@@ -302,18 +305,7 @@ struct Link::Impl {
       throw std::runtime_error("live window: the collector gave no arrays for it");
     for (std::size_t k = 0; k < vars.size(); ++k) extract_into(p, grids, vars[k], target.values[k], true);
     extract_into(p, grids, -1, target.types, true);
-    struct Run {
-      int owner;
-      std::uint64_t at, cells;
-    };
-    std::vector<Run> runs;
-    std::uint64_t at = 0;
-    for (std::size_t i = 0; i < c.pieces.size(); ++i) {
-      const int owner = c.pieces[i].owner;
-      if (i == 0 || c.pieces[i - 1].owner != owner) runs.push_back({owner, at, 0});
-      runs.back().cells += c.pieces[i].cells();
-      at += c.pieces[i].cells();
-    }
+    const auto runs = runs_of(c.pieces);
     std::vector<MPI_Request> reqs;
     const auto recv = [&](void* where, const Run& r, MPI_Datatype type, int tag) {
       reqs.emplace_back();
@@ -542,5 +534,18 @@ Link::Summary Link::finish(Host& host) {
 }
 
 bool Link::stopped() const { return impl_->stopped; }
+
+std::vector<Run> runs_of(const std::vector<PiecePlacement>& pieces, std::uint64_t cap) {
+  std::vector<Run> runs;
+  std::uint64_t at = 0;
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    const int owner = pieces[i].owner;
+    if (runs.empty() || runs.back().owner != owner || runs.back().cells >= cap) runs.push_back({owner, i, i, at, 0});
+    runs.back().last = i + 1;
+    runs.back().cells += pieces[i].cells();
+    at += pieces[i].cells();
+  }
+  return runs;
+}
 
 }  // namespace rwd::live

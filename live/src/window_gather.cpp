@@ -15,7 +15,6 @@ namespace col = rwd::collector;
 struct WindowGather::Plan {
   col::WindowReply out;            ///< the reply, its arrays not yet placed
   WindowCommand command;           ///< to the compute ranks
-  std::vector<std::uint64_t> offset;  ///< piece i's first cell in the arrays
 };
 
 namespace {
@@ -30,22 +29,6 @@ void stamp(col::WindowReply& out, const Reply& r) {
   out.step = r.step;
   out.time = r.time;
   out.file = r.file;
-}
-
-/// A stretch of consecutive pieces of one owner: one message per array.
-struct Run {
-  int owner;
-  std::uint64_t at, cells;
-};
-
-std::vector<Run> runs_of(const Selection& sel, const std::vector<std::uint64_t>& offset) {
-  std::vector<Run> runs;
-  for (std::size_t i = 0; i < sel.pieces.size(); ++i) {
-    const int owner = sel.pieces[i].owner;
-    if (i == 0 || sel.pieces[i - 1].owner != owner) runs.push_back({owner, offset[i], 0});
-    runs.back().cells += offset[i + 1] - offset[i];
-  }
-  return runs;
 }
 
 /// The receives of a window's cells (rank mode), each straight into its place in the
@@ -122,24 +105,23 @@ col::WindowReply WindowGather::gather(const Selection& sel, const col::WindowReq
   out.hi = sel.covered.hi;
   out.variables = r.variables;
   plan.command.vars = r.variables;
-  plan.offset.assign(sel.pieces.size() + 1, 0);
+  out.cells = 0;
   for (std::size_t i = 0; i < sel.pieces.size(); ++i) {
     const auto& p = sel.pieces[i];
     col::PieceMessage piece;
     piece.row = -1;
     piece.uid = p.uid;
     window::copy_placement(p.piece, piece);
-    plan.offset[i + 1] = plan.offset[i] + piece.cells();
+    out.cells += piece.cells();
     out.pieces.push_back(piece);
     PiecePlacement q{p.uid, p.owner, {}, {}, p.piece.stride};
     for (std::size_t a = 0; a < 3; ++a) q.first[a] = p.piece.first[a], q.count[a] = p.piece.count[a];
     plan.command.pieces.push_back(q);
   }
-  out.cells = plan.offset.back();
   WindowTarget target;
   const bool shared = place(plan, r.variables.size(), stream, target) != nullptr;
   plan.command.slots = slots_.tokens();
-  auto reply = link_.thread_mode() ? from_root(plan, target) : from_ranks(sel, plan, target, shared, stream);
+  auto reply = link_.thread_mode() ? from_root(plan, target) : from_ranks(plan, target, shared, stream);
   ++stats_.windows;
   if (shared) ++stats_.from_shared_memory;
   return reply;
@@ -191,10 +173,10 @@ col::WindowReply WindowGather::from_root(Plan& plan, const WindowTarget& target)
 // Rank mode: the compute ranks send their pieces' cells run by run (link.hpp), each
 // message received straight into its place in the reply's arrays; every receive is
 // posted before the command goes (no rank's send waits while another's are copied).
-col::WindowReply WindowGather::from_ranks(const Selection& sel, Plan& plan, const WindowTarget& target, bool shared,
+col::WindowReply WindowGather::from_ranks(Plan& plan, const WindowTarget& target, bool shared,
                                           col::WindowStream* stream) {
   auto& out = plan.out;
-  const auto runs = runs_of(sel, plan.offset);
+  const auto runs = runs_of(plan.command.pieces);
   Receives rx(link_.layout(), shared, runs.size() * (target.values.size() + 1));
   for (auto* values : target.values)
     for (const auto& run : runs) rx.post(values + run.at, run, MPI_DOUBLE, kValuesTag, 8);

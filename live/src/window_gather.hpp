@@ -24,7 +24,7 @@ class WindowGather {
   struct Plan;
   std::shared_ptr<ReplySlots::Slot> place(Plan& plan, std::size_t nv, collector::WindowStream* stream, WindowTarget& target);
   collector::WindowReply from_root(Plan& plan, const WindowTarget& target);
-  collector::WindowReply from_ranks(const Selection& sel, Plan& plan, const WindowTarget& target, bool shared,
+  collector::WindowReply from_ranks(Plan& plan, const WindowTarget& target, bool shared,
                                     collector::WindowStream* stream);
 
   ComputeLink& link_;

@@ -124,7 +124,9 @@ check "mixed: the windows equal the file's cells, value by value" \
 # Two slow clients (codec none, whole-domain windows of ~12 MB each, never read) hold
 # both of the collector's shared slots: another client's window then goes through the
 # collector's own arrays, still equal to the file, and once they are gone the next one
-# is sent from shared memory again. A finer tree, so the replies outgrow the sockets.
+# is sent from shared memory again. A finer tree, so the replies outgrow the sockets; the
+# checked windows are of every leaf (~360 000 cells: each compute rank sends several runs,
+# link.hpp), the first over MPI, the second in place.
 launch slots.log -n 4 "$rewind" run "$case_file" --output slots.h5 --set time.end=30 --set 'tree.s=[176, 32, 1]' \
   --listen 127.0.0.1:0  # not -q: the collector's closing line
 "$rewind" steer 127.0.0.1:$port pause >/dev/null 2>&1
@@ -144,10 +146,11 @@ time.sleep(4)  # never reads; then vanishes
 PYEOF
 slow_pid=$!
 sleep 1.5
-"$rewind" window 127.0.0.1:$port $zoom --out s1.json >s1.out 2>&1
+leaves="--box 0,0,0,2.2,0.41,0 --budget 10000000 --vars p,u"
+"$rewind" window 127.0.0.1:$port $leaves --out s1.json >s1.out 2>&1
 check "slots: a window while two slow clients hold the shared memory" "[ $? = 0 ]"
 wait $slow_pid
-"$rewind" window 127.0.0.1:$port $zoom --out s2.json >s2.out 2>&1
+"$rewind" window 127.0.0.1:$port $leaves --out s2.json >s2.out 2>&1
 check "slots: a window after they vanished" "[ $? = 0 ]"
 "$rewind" steer 127.0.0.1:$port stop >/dev/null 2>&1
 wait_run
@@ -156,6 +159,8 @@ check "slots: windows went both through the collector's own arrays and through s
   "grep -q 'collector   4 live windows: [1-3] sent from memory shared with the compute ranks, [1-3] through' slots.log"
 check "slots: the windows equal the file's cells, value by value" \
   "$py $src/tests/collector/check_window.py slots.h5 s1.json >chks.out 2>&1 && $py $src/tests/collector/check_window.py slots.h5 s2.json >>chks.out 2>&1"
+check "slots: they hold more than 4 runs' cells (65536 each): a compute rank sent several" \
+  "$py -c 'import json, sys; sys.exit(json.load(open(\"s2.json\"))[\"cells\"] <= 4 * 65536)'"
 grep collector slots.log | tail -1
 
 # Steering on 2 compute ranks: set, then branch inside the job.

@@ -1,11 +1,14 @@
 // The live link's frames (rewind/live/messages.hpp): every kind round-trips unchanged,
 // and a frame cut short, with a byte changed in its header, of another version or of an
-// out-of-range value is refused with wire::WireError — never read past its end.
+// out-of-range value is refused with wire::WireError — never read past its end. And the
+// runs a window's pieces travel in (runs_of): the compute ranks and the collector cut alike.
 #include <catch2/catch.hpp>
 
 #include <cstring>
 #include <limits>
+#include <random>
 
+#include "rewind/live/link.hpp"
 #include "rewind/live/messages.hpp"
 #include "rewind/live/tree.hpp"
 #include "rewind/wire/wire.hpp"
@@ -92,4 +95,52 @@ TEST_CASE("a piece with a negative owner, place or size is refused", "[live]") {
   CHECK_THROWS_AS(decode_command(encode(w)), WireError);
   w.pieces = {{5, 0, {0, 0, 0}, {1, 1, 1}, 0}};
   CHECK_THROWS_AS(decode_command(encode(w)), WireError);
+}
+
+TEST_CASE("a window's pieces travel in runs of one owner, cut once a run holds the cap", "[live]") {
+  const auto piece = [](int owner, int nx) { return PiecePlacement{0, owner, {0, 0, 0}, {nx, 2, 1}, 1}; };
+  SECTION("a run is cut where the owner changes and at the first piece beyond the cap") {
+    // cells 8, 8, 8, 8 | 4 | 8 of owners 0, 0, 0, 0 | 1 | 0; cap 16: runs 16 + 16 of owner 0.
+    const auto runs = runs_of({piece(0, 4), piece(0, 4), piece(0, 4), piece(0, 4), piece(1, 2), piece(0, 4)}, 16);
+    REQUIRE(runs.size() == 4);
+    const std::vector<std::array<std::uint64_t, 5>> want{
+        {0, 0, 2, 0, 16}, {0, 2, 4, 16, 16}, {1, 4, 5, 32, 4}, {0, 5, 6, 36, 8}};
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      const auto& x = runs[r];
+      CHECK(std::array<std::uint64_t, 5>{static_cast<std::uint64_t>(x.owner), x.first, x.last, x.at, x.cells} ==
+            want[r]);
+    }
+  }
+  SECTION("random pieces: the runs cover every piece once, in order, each of one owner below the cap") {
+    std::mt19937 rng(7);
+    for (int trial = 0; trial < 200; ++trial) {
+      std::vector<PiecePlacement> pieces(rng() % 60);
+      for (auto& p : pieces) p = piece(static_cast<int>(rng() % 3), 1 + static_cast<int>(rng() % 40));
+      const std::uint64_t cap = 1 + rng() % 200;
+      std::size_t next = 0;
+      std::uint64_t at = 0;
+      const auto runs = runs_of(pieces, cap);
+      for (std::size_t r = 0; r < runs.size(); ++r) {
+        const auto& x = runs[r];
+        REQUIRE(x.first == next);
+        REQUIRE(x.last > x.first);
+        REQUIRE(x.at == at);
+        std::uint64_t cells = 0;
+        for (std::size_t i = x.first; i < x.last; ++i) {
+          REQUIRE(pieces[i].owner == x.owner);
+          if (i > x.first) REQUIRE(cells < cap);  // a piece joins a run only below the cap
+          cells += pieces[i].cells();
+        }
+        REQUIRE(x.cells == cells);
+        // A run of the same owner follows only one that reached the cap.
+        if (r > 0 && runs[r - 1].owner == x.owner) REQUIRE(runs[r - 1].cells >= cap);
+        next = x.last, at += cells;
+      }
+      REQUIRE(next == pieces.size());
+    }
+  }
+  SECTION("the default cap: a rank's million cells of a 34.6 MB window go in 16 runs") {
+    const std::vector<PiecePlacement> pieces(512, PiecePlacement{0, 0, {0, 0, 0}, {16, 16, 8}, 1});
+    CHECK(runs_of(pieces).size() == 16);
+  }
 }

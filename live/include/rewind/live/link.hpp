@@ -15,11 +15,12 @@
 // it, and the ranks carry it out together: a run nobody queries pays one small broadcast
 // per step; a paused or held one waits with a back-off (rewind/mpi/backoff.hpp).
 //
-// Cells of a window travel per *run*: a maximal stretch of consecutive pieces of the
-// command that a rank owns; one message per (variable, run), variable after variable,
-// then one per run with the cell types. A rank that can map the collector's shared memory
-// (memory.hpp, same node) writes its cells straight into their places and sends each
-// message empty ("written in place"). A rank owning no piece sends nothing.
+// Cells of a window travel per *run*: a stretch of consecutive pieces of the command
+// that a rank owns, cut once it holds kRunCells cells (runs_of); one message per
+// (variable, run), variable after variable, then one per run with the cell types. A
+// rank that can map the collector's shared memory (memory.hpp, same node) writes its
+// cells straight into their places and sends each message empty ("written in place"),
+// each run as soon as it is written. A rank owning no piece sends nothing.
 #pragma once
 #include <mpi.h>
 
@@ -40,6 +41,24 @@ inline constexpr int kReplyTag = 0x4c31;
 inline constexpr int kValuesTag = 0x4c32;
 inline constexpr int kTypesTag = 0x4c33;
 inline constexpr int kStatusTag = 0x4c34;
+
+/// A run is cut at the piece that would start beyond this many cells (512 KiB of
+/// doubles): a rank announces each run as soon as it is written, so the collector streams
+/// a window's first bytes while the rank writes the rest of the variable.
+inline constexpr std::uint64_t kRunCells = std::uint64_t{1} << 16;
+
+/// A run of a window: the pieces [first, last) of the command, of compute rank `owner`,
+/// whose cells are at [at, at + cells) of each of the reply's arrays.
+struct Run {
+  int owner = 0;
+  std::size_t first = 0, last = 0;
+  std::uint64_t at = 0, cells = 0;
+};
+
+/// The runs of a window command's pieces, in order: a new run where the owner changes
+/// or the current one has reached `cap` cells. The compute ranks and the collector cut
+/// alike (one message each per run and array).
+std::vector<Run> runs_of(const std::vector<PiecePlacement>& pieces, std::uint64_t cap = kRunCells);
 
 /// What a code gives the link. Every method is called on every compute rank at the same
 /// boundary, in the same order (so a host may use collectives, and must throw alike on

@@ -26,8 +26,9 @@
 namespace rwd::live {
 
 /// Version of these frames; a peer of another version is refused (wire::Fault::bad_version).
-/// 2: a parameter's open range ends (min_open, max_open).
-inline constexpr std::uint16_t kVersion = 2;
+/// 2: a parameter's open range ends (min_open, max_open). 3: a window's cells travel in
+/// runs cut at kRunCells (link.hpp: runs_of), so peers of 2 would expect other messages.
+inline constexpr std::uint16_t kVersion = 3;
 
 /// One selected grid of a window, cropped: cells first + stride * (i, j, k) for
 /// (i, j, k) < count, on the compute rank `owner` (its rank among the compute ranks).
