@@ -255,10 +255,6 @@ struct Link::Impl {
     }
     return o;
   }
-  template <class T>
-  static void extract_into(const Plan& p, const kernel::LocalGrids& grids, int var, T* out, bool placed) {
-    extract_into(p, 0, p.mine.size(), grids, var, out, placed);
-  }
 
   // This rank's cells of a window, to the collector (or rank 0): in place into shared
   // memory when mappable (empty messages say so), else run by run over MPI. Returns true
@@ -303,8 +299,9 @@ struct Link::Impl {
   void gather_cells(const WindowCommand& c, const Plan& p, const kernel::LocalGrids& grids, const std::vector<int>& vars) {
     if (target.values.size() != vars.size() || target.types == nullptr)
       throw std::runtime_error("live window: the collector gave no arrays for it");
-    for (std::size_t k = 0; k < vars.size(); ++k) extract_into(p, grids, vars[k], target.values[k], true);
-    extract_into(p, grids, -1, target.types, true);
+    const std::size_t n = p.mine.size();
+    for (std::size_t k = 0; k < vars.size(); ++k) extract_into(p, 0, n, grids, vars[k], target.values[k], true);
+    extract_into(p, 0, n, grids, -1, target.types, true);
     const auto runs = runs_of(c.pieces);
     std::vector<MPI_Request> reqs;
     const auto recv = [&](void* where, const Run& r, MPI_Datatype type, int tag) {
