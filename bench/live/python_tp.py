@@ -1,6 +1,7 @@
 # The Python client's default window call against a Python raw loopback TCP pump of the
-# same bytes (recv_into into np.empty, sent by a thread from a prepared buffer),
-# interleaved in the same rounds, the run paused; stops the run at the end.
+# same bytes (sent by a thread from a buffer of real bytes, received with recv_into into a
+# buffer written before the timer: the C++ bench's RawTcp in Python), interleaved in the
+# same rounds, the run paused; stops the run at the end.
 #   python3 bench/live/python_tp.py PYTHON_DIR PORT ROUNDS
 # PORT: the collector of a live run started as bench/live/run.sh starts it
 # (mpirun -np 4 rewind run cases/cavity-3d.toml ... --listen 127.0.0.1:0).
@@ -16,14 +17,18 @@ box = ((0, 0, 0), (1, 1, 0.5))
 w = c.window(box, 2**20, ["u", "v", "w", "p"])
 nbytes = sum(w.values[v].nbytes for v in w.variables) + w.cell_type.nbytes
 ls = socket.socket(); ls.bind(("127.0.0.1", 0)); ls.listen(1)
-src = bytes(nbytes)
+# Not bytes(nbytes): its untouched pages all read as the kernel's one zero page, which
+# stays in the caches (a peer that fast moves no real data); nor a fresh np.empty per
+# round, whose page faults a client reusing its buffers does not pay.
+src = np.full(nbytes, 0x5a, np.uint8).tobytes()
+out = np.zeros(nbytes, np.uint8)
 def serve():
     s, _ = ls.accept(); s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     while s.recv(8): s.sendall(src)
 threading.Thread(target=serve, daemon=True).start()
 r = socket.create_connection(ls.getsockname()); r.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 def raw():
-    out = np.empty(nbytes, np.uint8); v = memoryview(out); r.sendall(b"x" * 8)
+    v = memoryview(out); r.sendall(b"x" * 8)
     while len(v): v = v[r.recv_into(v):]
 raw()
 ratios = []
