@@ -150,7 +150,7 @@ Client::Client(const std::string& host, std::uint16_t port, const std::string& t
     const bool local = s.socket.remote_endpoint(ec).address().is_loopback();
     codecs = local ? std::vector<std::string>{"none", "zstd"} : std::vector<std::string>{"zstd", "none"};
   }
-  const auto reply = s.exchange(Hello{kProtocolVersion, token, s.options.name, codecs});
+  const auto reply = s.exchange(Hello{kProtocolVersion, token, s.options.name, codecs, s.options.piece_table});
   const auto* h = std::get_if<HelloReply>(&reply);
   if (!h) throw ClientError(ErrorCode::malformed, "collector client: the server did not answer the hello with a hello_reply");
   if (h->protocol != kProtocolVersion)

@@ -134,7 +134,10 @@ std::vector<ArraySpec> array_specs(const json& j, std::uint64_t left, const Limi
       if (!c) malformed("array " + e.name + ": unknown codec " + codec->dump());
       e.codec = *c;
     }
-    const std::uint64_t width = e.dtype == "f64" ? 8 : e.dtype == "u8" ? 1 : 0;
+    const std::uint64_t width = e.dtype == "f64"                 ? 8
+                                : e.dtype == "u8"                ? 1
+                                : e.dtype == detail::kPieceDtype ? kPieceRecordBytes
+                                                                 : 0;
     if (width == 0) malformed("array " + e.name + ": unknown dtype " + e.dtype);
     if (e.raw % width != 0) malformed("array " + e.name + ": raw size is not a whole number of values");
     if (e.codec == Codec::none && e.zbytes != e.raw)
@@ -248,15 +251,17 @@ std::vector<Packed> pack(const std::vector<detail::ArrayOut>& arrays, const Enco
   return out;
 }
 
-/// The arrays after the head: compressed ones up to the first sent as it is are copied
-/// into the head (one buffer, whose capacity a connection reuses: a zstd frame is all
-/// head, as before 1.6), the later compressed ones into out.packed, the others are
-/// spans into the message.
-void place_arrays(const std::vector<Packed>& packed, wire::ByteWriter& w, FrameParts& out) {
+/// The arrays after the head: the first `copy_first` (bytes the encoder made, e.g. a
+/// piece table) and compressed ones up to the first sent as it is are copied into the
+/// head (one buffer, whose capacity a connection reuses: a zstd frame is all head, as
+/// before 1.6), the later compressed ones into out.packed, the others are spans into
+/// the message.
+void place_arrays(const std::vector<Packed>& packed, std::size_t copy_first, wire::ByteWriter& w, FrameParts& out) {
   out.arrays.clear();
   out.packed.clear();
   std::size_t i = 0, in_head = 0;
-  for (; i < packed.size() && packed[i].codec == Codec::zstd; ++i) in_head += packed[i].bytes.size();
+  for (; i < packed.size() && (i < copy_first || packed[i].codec == Codec::zstd); ++i)
+    in_head += packed[i].bytes.size();
   w.out.reserve(w.out.size() + in_head);
   for (std::size_t k = 0; k < i; ++k) w.put_bytes(packed[k].bytes);
   std::size_t later = 0;
@@ -319,6 +324,15 @@ void encode(const Message& m, FrameParts& out, const EncodeOptions& options) {
   try {
     std::vector<detail::ArrayOut> arrays;
     json j = detail::to_json(m.body, arrays);
+    // 1.7: a window reply's pieces as a binary table, its first array, in the head.
+    const auto* reply = std::get_if<WindowReply>(&m.body);
+    const bool table = options.piece_table && reply != nullptr;
+    std::vector<std::byte> table_bytes;  // copied into the head below
+    if (table) {
+      table_bytes.resize(reply->pieces.size() * kPieceRecordBytes);
+      detail::put_piece_table(reply->pieces, table_bytes.data());
+      arrays.insert(arrays.begin(), detail::ArrayOut{"pieces", detail::kPieceDtype, table_bytes});
+    }
     const auto packed = pack(arrays, options);
     std::uint64_t length = 0;
     if (!arrays.empty()) {
@@ -333,7 +347,7 @@ void encode(const Message& m, FrameParts& out, const EncodeOptions& options) {
       }
     }
     std::string text = j.dump(-1, ' ', false, json::error_handler_t::replace);
-    detail::add_pieces(m.body, text);
+    if (!table) detail::add_pieces(m.body, text);
     length += 4 + text.size();
     if (length > options.max_payload)
       throw ProtocolError(ErrorCode::too_large,
@@ -344,7 +358,7 @@ void encode(const Message& m, FrameParts& out, const EncodeOptions& options) {
     w.out.reserve(kHeaderSize + 4 + text.size());
     wire::begin_frame(w, format(options.max_payload), static_cast<std::uint16_t>(type_of(m.body)), m.request_id);
     w.put_string(text);
-    place_arrays(packed, w, out);
+    place_arrays(packed, table ? 1 : 0, w, out);
     put_length(w.out, length);
     out.head = std::move(w.out);
   } catch (const wire::WireError& e) {
@@ -386,7 +400,10 @@ Message decode_payload(const FrameHeader& h, PayloadSource& source, const Limits
   std::size_t next_f64 = 0;
   for (const auto& e : specs) {
     detail::ArrayIn a{e.name, e.dtype, {}, {}};
-    if (e.dtype == "f64") {
+    if (e.dtype == detail::kPieceDtype) {  // 1.7: never the reused cell types
+      a.u8.resize(e.raw);
+      read_array(e, source, reinterpret_cast<std::byte*>(a.u8.data()));
+    } else if (e.dtype == "f64") {
       if (reuse != nullptr && next_f64 < reuse->values.size()) a.f64 = std::move(reuse->values[next_f64++]);
       if (a.f64.capacity() < e.raw / 8) {
         a.f64.reserve(e.raw / 8);

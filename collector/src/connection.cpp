@@ -347,6 +347,7 @@ void Connection::dispatch(Message m) {
     authed_ = true;
     codec_ = std::get<HelloReply>(reply).codec;
     reads_none_ = std::find(hello->codecs.begin(), hello->codecs.end(), to_string(Codec::none)) != hello->codecs.end();
+    piece_table_ = std::get<HelloReply>(reply).piece_table;
     return write(frame(Message{m.request_id, reply}, encoding()), false);
   }
   if (!ctx_.options.token.empty() && !authed_) {
@@ -415,7 +416,7 @@ void Connection::refuse_for_memory(std::uint32_t request_id) {
 }
 
 EncodeOptions Connection::encoding() const {
-  return EncodeOptions{codec_, ctx_.options.max_reply, kZstdLevel, reads_none_};
+  return EncodeOptions{codec_, ctx_.options.max_reply, kZstdLevel, reads_none_, piece_table_};
 }
 
 std::shared_ptr<Reply> Connection::frame(Message m, const EncodeOptions& options, std::vector<std::byte> head) {
@@ -507,7 +508,9 @@ bool Stream::begin(WindowReply& reply) {
   Message m{request_id_, std::move(reply)};
   bool ok = true;
   try {
-    encode(m, frame_, EncodeOptions{Codec::none, conn_->ctx_.options.max_reply, kZstdLevel});
+    auto options = conn_->encoding();  // the session's, as they are: codec none streams
+    options.codec = Codec::none;
+    encode(m, frame_, options);
   } catch (const ProtocolError&) {
     ok = false;  // e.g. too large: the ordinary path answers with the error
   }

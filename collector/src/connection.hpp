@@ -203,6 +203,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::vector<std::byte> spare_;  ///< the last reply's head buffer, reused for the next (up to kKeepReply)
   Codec codec_ = Codec::zstd;     ///< of window arrays, negotiated in the hello
   bool reads_none_ = false;       ///< the hello offered none: incompressible arrays go raw (1.6)
+  bool piece_table_ = false;      ///< the hello asked for window pieces as a binary table (1.7)
   std::array<std::byte, 4096> drain_{};
   std::size_t drained_ = 0;
   std::uint64_t job_ = 0;   ///< number of the last request handed to a worker

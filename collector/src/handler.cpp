@@ -68,7 +68,7 @@ Body answer_hello(const Hello& hello, const std::string& token, const std::strin
   if (!token.empty() && !same_token(hello.token, token)) return error(ErrorCode::unauthorized, "wrong or missing token");
   const auto codec = choose_codec(hello.codecs);
   if (!codec) return error(ErrorCode::bad_argument, "the hello offers no codec this server speaks (none, zstd)");
-  return HelloReply{server_name, kProtocolVersion, capabilities, *codec};
+  return HelloReply{server_name, kProtocolVersion, capabilities, *codec, hello.piece_table};
 }
 
 std::optional<ErrorReply> Handler::validate(const WindowRequest& r, const HandlerLimits& limits) {

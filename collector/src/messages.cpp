@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "codec_detail.hpp"
@@ -337,24 +338,32 @@ WindowReply window_reply_from(const json& j, std::vector<ArrayIn>&& arrays) {
   get_box(j, b.lo, b.hi);
   b.cells = get_int<std::uint64_t>(j, "cells");
   b.variables = get_strs(j, "variables");
-  std::uint64_t cells = 0;
-  for (const auto& pj : get_list(j, "pieces")) {
-    PieceMessage p;
-    p.row = get_int<std::int64_t>(pj, "row");
-    p.uid = get_int<std::uint64_t>(pj, "uid");
-    p.level = get_int<std::int32_t>(pj, "level");
-    p.first = get_3<std::int32_t>(pj, "first");
-    p.count = get_3<std::int32_t>(pj, "count");
-    p.stride = get_int<std::int32_t>(pj, "stride");
-    p.origin = get_3<double>(pj, "origin");
-    p.spacing = get_3<double>(pj, "spacing");
-    for (const auto c : p.count)
-      if (c < 0 || c > kMaxAxisCells) malformed("piece count out of range");
-    if (p.stride < 1 || p.level < 0) malformed("piece stride < 1 or level < 0");
-    cells += p.cells();
-    b.pieces.push_back(p);
+  // 1.7: the pieces as the first array (a binary table), or, as before, a JSON list.
+  const bool table = !arrays.empty() && arrays.front().dtype == kPieceDtype;
+  if (table) {
+    if (j.contains("pieces")) malformed("window reply has both a piece table and a JSON list of pieces");
+    b.pieces = pieces_from_table(arrays.front().u8);
+    arrays.erase(arrays.begin());
+  } else {
+    for (const auto& pj : get_list(j, "pieces")) {
+      PieceMessage p;
+      p.row = get_int<std::int64_t>(pj, "row");
+      p.uid = get_int<std::uint64_t>(pj, "uid");
+      p.level = get_int<std::int32_t>(pj, "level");
+      p.first = get_3<std::int32_t>(pj, "first");
+      p.count = get_3<std::int32_t>(pj, "count");
+      p.stride = get_int<std::int32_t>(pj, "stride");
+      p.origin = get_3<double>(pj, "origin");
+      p.spacing = get_3<double>(pj, "spacing");
+      check_piece(p);
+      b.pieces.push_back(p);
+    }
   }
+  std::uint64_t cells = 0;
+  for (const auto& p : b.pieces) cells += p.cells();
   if (cells != b.cells) malformed("cells does not equal the sum of the pieces' cells");
+  for (const auto& a : arrays)
+    if (a.dtype == kPieceDtype) malformed("a piece table that is not the window reply's first array");
   if (arrays.size() != b.variables.size() + 1) malformed("window reply needs one array per variable plus cell_type");
   for (std::size_t v = 0; v < b.variables.size(); ++v) {
     auto& a = arrays[v];
@@ -372,6 +381,64 @@ WindowReply window_reply_from(const json& j, std::vector<ArrayIn>&& arrays) {
 }  // namespace
 
 void malformed(const std::string& what) { throw ProtocolError(ErrorCode::malformed, "collector: " + what); }
+
+namespace {
+template <typename T>
+void put_le(std::byte* at, T v) {
+  std::memcpy(at, &v, sizeof v);  // host order is little-endian (codec.cpp)
+}
+template <typename T>
+T get_le(const std::byte* at) {
+  T v;
+  std::memcpy(&v, at, sizeof v);
+  return v;
+}
+}  // namespace
+
+void check_piece(const PieceMessage& p) {
+  for (const auto c : p.count)
+    if (c < 0 || c > kMaxAxisCells) malformed("piece count out of range");
+  if (p.stride < 1 || p.level < 0) malformed("piece stride < 1 or level < 0");
+}
+
+void put_piece_table(const std::vector<PieceMessage>& pieces, std::byte* out) {
+  for (const auto& p : pieces) {
+    put_le(out, p.row);
+    put_le(out + 8, p.uid);
+    put_le(out + 16, p.level);
+    put_le(out + 20, p.stride);
+    for (std::size_t a = 0; a < 3; ++a) {
+      put_le(out + 24 + 4 * a, p.first[a]);
+      put_le(out + 36 + 4 * a, p.count[a]);
+      put_le(out + 48 + 8 * a, p.origin[a]);
+      put_le(out + 72 + 8 * a, p.spacing[a]);
+    }
+    out += kPieceRecordBytes;
+  }
+}
+
+std::vector<PieceMessage> pieces_from_table(std::span<const std::uint8_t> table) {
+  if (table.size() % kPieceRecordBytes != 0) malformed("piece table is not a whole number of pieces");
+  std::vector<PieceMessage> pieces(table.size() / kPieceRecordBytes);
+  const auto* at = reinterpret_cast<const std::byte*>(table.data());
+  for (auto& p : pieces) {
+    p.row = get_le<std::int64_t>(at);
+    p.uid = get_le<std::uint64_t>(at + 8);
+    p.level = get_le<std::int32_t>(at + 16);
+    p.stride = get_le<std::int32_t>(at + 20);
+    for (std::size_t a = 0; a < 3; ++a) {
+      p.first[a] = get_le<std::int32_t>(at + 24 + 4 * a);
+      p.count[a] = get_le<std::int32_t>(at + 36 + 4 * a);
+      p.origin[a] = get_le<double>(at + 48 + 8 * a);
+      p.spacing[a] = get_le<double>(at + 72 + 8 * a);
+      // JSON has no NaN: a table must not carry what the list could not.
+      if (!std::isfinite(p.origin[a]) || !std::isfinite(p.spacing[a])) malformed("piece origin or spacing not finite");
+    }
+    check_piece(p);
+    at += kPieceRecordBytes;
+  }
+  return pieces;
+}
 
 void add_pieces(const Body& body, std::string& text) {
   const auto* b = std::get_if<WindowReply>(&body);
@@ -392,10 +459,16 @@ json to_json(const Body& body, std::vector<ArrayOut>& arrays) {
           [](const Hello& b) -> json {
             json j = {{"protocol", b.protocol}, {"token", b.token}, {"client", b.client}};
             if (!b.codecs.empty()) j["codecs"] = b.codecs;
+            if (b.piece_table) j["piece_table"] = true;  // 1.7
             return j;
           },
           [](const HelloReply& b) -> json {
-            return {{"server", b.server}, {"protocol", b.protocol}, {"capabilities", b.capabilities}, {"codec", to_string(b.codec)}};
+            json j = {{"server", b.server},
+                      {"protocol", b.protocol},
+                      {"capabilities", b.capabilities},
+                      {"codec", to_string(b.codec)}};
+            if (b.piece_table) j["piece_table"] = true;  // 1.7
+            return j;
           },
           [](const InfoRequest&) -> json { return json::object(); },
           [](const InfoReply& b) -> json {
@@ -409,7 +482,8 @@ json to_json(const Body& body, std::vector<ArrayOut>& arrays) {
           [](const StepsRequest&) -> json { return json::object(); },
           [](const StepsReply& b) -> json {
             json steps = json::array();
-            for (const auto& s : b.steps) steps.push_back({{"step", s.step}, {"time", s.time}, {"kind", s.kind}, {"file", s.file}});
+            for (const auto& s : b.steps)
+              steps.push_back({{"step", s.step}, {"time", s.time}, {"kind", s.kind}, {"file", s.file}});
             return {{"steps", std::move(steps)}};
           },
           [](const WindowRequest& b) -> json {
@@ -424,7 +498,9 @@ json to_json(const Body& body, std::vector<ArrayOut>& arrays) {
           [](const Bye&) -> json { return json::object(); },
           [](const StatusRequest&) -> json { return json::object(); },
           [](const StatusReply& b) -> json { return status_json(b.status); },
-          [](const ControlRequest& b) -> json { return {{"action", b.action}}; },
+          [](const ControlRequest& b) -> json {
+            return {{"action", b.action}};
+          },
           [](const ControlReply& b) -> json {
             return {{"state", to_string(b.state)}, {"step", b.step}, {"time", finite(b.time, "time")}};
           },
@@ -434,7 +510,9 @@ json to_json(const Body& body, std::vector<ArrayOut>& arrays) {
             for (const auto& p : b.parameters) list.push_back(parameter_json(p));
             return {{"parameters", std::move(list)}};
           },
-          [](const SetRequest& b) -> json { return {{"values", values_json(b.values)}}; },
+          [](const SetRequest& b) -> json {
+            return {{"values", values_json(b.values)}};
+          },
           [](const SetReply& b) -> json {
             return {{"step", b.step}, {"time", finite(b.time, "time")}, {"values", values_json(b.values)}};
           },
@@ -458,6 +536,7 @@ Body from_json(MessageType t, const json& j, std::vector<ArrayIn>&& arrays) {
     case MessageType::hello: {
       Hello b{get_int<std::uint32_t>(j, "protocol"), get_str(j, "token"), get_str(j, "client"), {}};
       if (j.contains("codecs")) b.codecs = get_strs(j, "codecs");  // 1.2
+      if (j.contains("piece_table")) b.piece_table = get_bool(j, "piece_table");  // 1.7
       return b;
     }
     case MessageType::hello_reply: {
@@ -467,6 +546,7 @@ Body from_json(MessageType t, const json& j, std::vector<ArrayIn>&& arrays) {
         if (!c) malformed("unknown codec \"" + get_str(j, "codec") + "\"");
         b.codec = *c;
       }
+      if (j.contains("piece_table")) b.piece_table = get_bool(j, "piece_table");  // 1.7
       return b;
     }
     case MessageType::info_request: return InfoRequest{};

@@ -1,5 +1,5 @@
 """rewind.client: the Python client of the Rewind collector (docs/collector-protocol.md,
-version 1, revision 1.3) -- `rewind serve` of files, or `rewind run --listen` of a job.
+version 1, revision 1.7) -- `rewind serve` of files, or `rewind run --listen` of a job.
 
     import rewind
     with rewind.connect("127.0.0.1:7400") as c:          # or rewind.Client("127.0.0.1", 7400)
@@ -63,7 +63,13 @@ TYPES = {"hello": 1, "hello_reply": 2, "info_request": 3, "info_reply": 4, "step
          "branch_request": 19, "branch_reply": 20}
 MAX_REPLY = 1 << 30
 MAX_RAW = 4 << 30
-DTYPES = {"f64": "<f8", "u8": "u1"}
+# (1.7) A window's pieces as a binary table, 96 bytes per piece (docs/collector-protocol.md,
+# "Piece table"); a plain list of numpy dtype fields, so that this module imports numpy
+# only for windows.
+PIECE_FIELDS = [("row", "<i8"), ("uid", "<u8"), ("level", "<i4"), ("stride", "<i4"), ("first", "<i4", 3),
+                ("count", "<i4", 3), ("origin", "<f8", 3), ("spacing", "<f8", 3)]
+DTYPES = {"f64": "<f8", "u8": "u1", "piece": PIECE_FIELDS}
+WIDTHS = {"f64": 8, "u8": 1, "piece": 96}
 CODECS = ("none", "zstd")
 
 
@@ -147,24 +153,41 @@ class Window:
     values[name]        float64 array of `cells` values: piece after piece, x fastest
     cell_type           uint8 array like a variable (empty if the step stores none)
     pieces              the protocol's piece dicts: row, uid, level, first, count
-                        ([nx, ny, nz]), stride, origin, spacing
+                        ([nx, ny, nz]), stride, origin, spacing (made on first use
+                        when the pieces came as a table, revision 1.7)
+    table               the pieces as a numpy structured array (fields as above) when
+                        they came as one, else None
     w[i], iter(w)       the pieces as rewind.Piece objects: numpy values shaped
                         (nz, ny, nx) with their cell-centre coordinates
     image(name)         the pieces stitched into one array (a window on one level)
     """
 
-    def __init__(self, meta, arrays):
+    def __init__(self, meta, arrays, table=None):
         self.meta = meta
-        for k in ("step", "time", "file", "level", "stride", "box", "cells", "pieces", "variables"):
+        for k in ("step", "time", "file", "level", "stride", "box", "cells", "variables"):
             setattr(self, k, meta[k])
+        self.table = table
+        self._pieces = meta["pieces"] if table is None else None
         self.values = {name: arrays[i] for i, name in enumerate(self.variables)}
         self.cell_type = arrays[len(self.variables)]
+
+    @property
+    def pieces(self):
+        if self._pieces is None:  # from the table, once: ints and floats as the JSON list gives them
+            self._pieces = [{"row": int(r["row"]), "uid": int(r["uid"]), "level": int(r["level"]),
+                             "first": r["first"].tolist(), "count": r["count"].tolist(), "stride": int(r["stride"]),
+                             "origin": r["origin"].tolist(), "spacing": r["spacing"].tolist()} for r in self.table]
+        return self._pieces
 
     def __repr__(self):
         return (f"<rewind.Window step {self.step} (t={self.time:.6g}) of {self.file}: level {self.level}, "
                 f"{len(self.pieces)} pieces, {self.cells} cells, variables {', '.join(self.variables)}>")
 
     def _offsets(self):
+        if self.table is not None:
+            import numpy as np
+            c = self.table["count"].astype(np.int64)
+            return [0] + np.cumsum(c[:, 0] * c[:, 1] * c[:, 2]).tolist()
         off = [0]
         for p in self.pieces:
             nx, ny, nz = p["count"]
@@ -177,7 +200,7 @@ class Window:
         return [self.values[name][off[i]:off[i + 1]].reshape(p["count"][::-1]) for i, p in enumerate(self.pieces)]
 
     def __len__(self):
-        return len(self.pieces)
+        return len(self.table) if self.table is not None else len(self._pieces)
 
     def __getitem__(self, i):
         """Piece i (a rewind.Piece; negative counts from the end)."""
@@ -298,7 +321,7 @@ def _array_specs(fields, left, max_raw):
     for name, dtype, raw, zbytes, codec in entries:
         if not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in (raw, zbytes)):
             raise CollectorError("malformed", f"array {name}: sizes are not counts")
-        if dtype not in DTYPES or raw % (8 if dtype == "f64" else 1):
+        if dtype not in DTYPES or raw % WIDTHS[dtype]:
             raise CollectorError("malformed", f"array {name}: bad dtype or size")
         if codec not in CODECS or (codec == "none" and zbytes != raw):
             raise CollectorError("malformed", f"array {name}: unknown codec or encoded size")
@@ -355,6 +378,10 @@ def _read_payload(length, fill, max_raw=MAX_RAW, reuse=(), arena=None):
     if not entries:
         return fields, []
     import numpy as np  # only windows carry arrays
+    if any(e[1] == "piece" for e in entries[1:]):
+        raise CollectorError("malformed", "a piece table that is not the first array")
+    if entries[0][1] == "piece" and reuse:
+        reuse = (None,) + tuple(reuse)  # the table is never read into a kept array
     if arena is not None and not reuse and all(e[4] == "none" for e in entries):
         return fields, _read_views(entries, fill, arena)
     arrays = []
@@ -393,6 +420,32 @@ def _read_views(entries, fill, arena):
     return arrays
 
 
+def _window(meta, arrays):
+    """The Window of a window reply's fields and arrays: its pieces from the JSON list, or
+    (1.7) from the piece table, its first array."""
+    if arrays and arrays[0].dtype.names:
+        return Window(meta, arrays[1:], table=_piece_table(meta, arrays[0]))
+    if "pieces" not in meta:
+        raise CollectorError("malformed", "window reply without pieces")
+    return Window(meta, arrays)
+
+
+def _piece_table(meta, table):
+    """The checked piece table of a window reply (docs/collector-protocol.md, "Piece
+    table"): the rules the JSON list obeys, and cells = the sum of the pieces' cells."""
+    import numpy as np
+    if "pieces" in meta:
+        raise CollectorError("malformed", "window reply with both a piece table and a list of pieces")
+    count = table["count"].astype(np.int64)
+    geo = np.concatenate([table["origin"].ravel(), table["spacing"].ravel()])
+    if (count < 0).any() or (count > 1 << 20).any() or (table["stride"] < 1).any() or (table["level"] < 0).any() \
+            or not np.isfinite(geo).all():
+        raise CollectorError("malformed", "a piece of the table is out of range")
+    if int((count[:, 0] * count[:, 1] * count[:, 2]).sum()) != meta.get("cells"):
+        raise CollectorError("malformed", "cells does not equal the sum of the pieces' cells")
+    return table
+
+
 def _filler(readinto, closed_message):
     """fill(view) over readinto(view) -> bytes read (a socket's recv_into, a file's readinto)."""
     def fill(view):
@@ -426,13 +479,17 @@ def _values(values):
 
 class Client:
     def __init__(self, host="127.0.0.1", port=7400, token=None, timeout=30.0, name="rewind-python", codec=None,
-                 token_file=None):
+                 token_file=None, piece_table=True):
         """codec: None (default) offers "none" first on a loopback address, "zstd" first
         otherwise; "none" or "zstd" offers only that one; a list offers those, most wanted
         first. self.server["codec"] says what the server chose (absent from a revision 1.1
         server: zstd). In a zstd session of a client that offered "none" too, a 1.6 server
         sends an array that zstd would not shrink as it is (each array names its codec).
-        token / token_file: see resolve_token (default: the environment)."""
+        token / token_file: see resolve_token (default: the environment).
+        piece_table: ask for window pieces as a binary table (revision 1.7: read as it
+        lands, where the JSON list of a window of many pieces takes milliseconds to
+        parse); False asks for the list, as a 1.6 client. Windows are the same either
+        way, and a server before 1.7 always sends the list."""
         token = resolve_token(token, token_file)
         if codec is None:
             codecs = None
@@ -450,8 +507,10 @@ class Client:
             codecs = ["none", "zstd"] if local else ["zstd", "none"]
         self._fill = _filler(self.sock.recv_into, "the server closed the connection")
         self._arena = _Arena()
-        self.server = self._call("hello", {"protocol": PROTOCOL_VERSION, "token": token, "client": name,
-                                           "codecs": codecs})[0]
+        hello = {"protocol": PROTOCOL_VERSION, "token": token, "client": name, "codecs": codecs}
+        if piece_table:
+            hello["piece_table"] = True
+        self.server = self._call("hello", hello)[0]
 
     def __enter__(self):
         return self
@@ -496,8 +555,7 @@ class Client:
         if file:
             req["file"] = file
         reuse = [out.values[v] for v in out.variables] + [out.cell_type] if out is not None else ()
-        meta, arrays = self._call("window_request", req, reuse)
-        return Window(meta, arrays)
+        return _window(*self._call("window_request", req, reuse))
 
     # --- Steering (revision 1.1): the collector of a running `rewind run` -----------------
 

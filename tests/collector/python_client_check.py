@@ -8,7 +8,7 @@ import struct
 import sys
 
 sys.path.insert(0, sys.argv[1] + "/python")
-from rewind.client import HEADER, Client, CollectorError, InvalidArgument, decode  # noqa: E402
+from rewind.client import HEADER, Client, CollectorError, InvalidArgument, _window, decode  # noqa: E402
 
 port, token, out = int(sys.argv[2]), sys.argv[3], sys.argv[4]
 with Client("127.0.0.1", port, token=token, timeout=10) as c:
@@ -24,6 +24,16 @@ with Client("127.0.0.1", port, token=token, timeout=10) as c:
         json.dump({"step": w.step, "time": w.time, "level": w.level, "stride": w.stride, "cells": w.cells,
                    "pieces": w.pieces, "variables": w.variables,
                    "values": [w.values[v].tolist() for v in w.variables], "cell_type": w.cell_type.tolist()}, f)
+    # Revision 1.7: the pieces came as a binary table (the default); a client asking for
+    # the JSON list gets the same pieces and values (the dump above is checked against
+    # the file with h5py by check_window.py).
+    assert c.server.get("piece_table") is True and w.table is not None and len(w) == len(w.table)
+    with Client("127.0.0.1", port, token=token, timeout=10, piece_table=False) as listed:
+        assert "piece_table" not in listed.server
+        wl = listed.window(((0, 0, 0), (2.2, 0.41, 1)), 3000, ["p", "u"], time="latest")
+        assert wl.table is None and wl.pieces == w.pieces, (wl.pieces[:1], w.pieces[:1])
+        assert all((wl.values[v] == w.values[v]).all() for v in ("p", "u"))
+        assert [p.values["u"].shape for p in wl] == [p.values["u"].shape for p in w]
     # No variables named: the step's own (a visualisation step of the default case: u, v, p).
     vis = next(s for s in c.steps() if s["kind"] == "visualisation")
     wv = c.window(((0, 0, 0), (2.2, 0.41, 0)), 3000, time=str(vis["step"]))
@@ -59,8 +69,9 @@ with Client("127.0.0.1", port, token=token, timeout=10, codec="zstd") as z, \
         assert zn.server["codec"] == "zstd"
         wzn = zn.window(box, 3000, ["p", "u"], time="latest")
         req = {"box": {"lo": [0, 0, 0], "hi": [2.2, 0.41, 1]}, "budget": 3000, "time": "latest", "variables": ["p", "u"]}
-        codecs = [a["codec"] for a in zn._call("window_request", req)[0]["arrays"]]
-        assert codecs == ["none", "none", "zstd"], codecs  # float64 fields as they are, the cell types packed
+        codecs = [(a["name"], a["codec"]) for a in zn._call("window_request", req)[0]["arrays"]]
+        # float64 fields as they are, the cell types and the piece table (1.7) packed
+        assert codecs == [("pieces", "zstd"), ("p", "none"), ("u", "none"), ("cell_type", "zstd")], codecs
         assert all((wzn.values[v] == wn.values[v]).all() for v in ("p", "u")) and (wzn.cell_type == wn.cell_type).all()
     for bad in ([], ["gzip"], "gzip", ["none", 3]):
         try:
@@ -104,6 +115,41 @@ for entry, tail in (({"raw": 16, "zbytes": 8, "codec": "none"}, values[:8]),
         raise SystemExit(f"decoded {entry}")
     except CollectorError as e:
         assert e.code == "malformed", (e.code, entry)
+# Piece tables (1.7): read at the documented offsets; tables that lie are malformed.
+def table_frame(records, cells, values, meta_extra=None, table_raw=None):
+    table = b"".join(struct.pack("<qQii3i3i3d3d", *r) for r in records)[:table_raw]
+    entries = [{"name": "pieces", "dtype": "piece", "raw": len(table), "zbytes": len(table), "codec": "none"},
+               {"name": "p", "dtype": "f64", "raw": len(values), "zbytes": len(values), "codec": "none"},
+               {"name": "cell_type", "dtype": "u8", "raw": 0, "zbytes": 0, "codec": "none"}]
+    meta = {"step": 1, "time": 0.5, "file": "f.h5", "level": 0, "stride": 1, "box": {"lo": [0, 0, 0], "hi": [1, 1, 1]},
+            "cells": cells, "variables": ["p"], "arrays": entries, **(meta_extra or {})}
+    text = json.dumps(meta).encode()
+    payload = struct.pack("<I", len(text)) + text + table + values
+    return HEADER.pack(b"RWCL", 1, 8, 1, 0, len(payload)), payload
+
+
+good = (3, 77, 0, 1, 0, 0, 0, 2, 1, 1, 0.0, 0.0, 0.0, 0.5, 1.0, 1.0)
+_, _, meta, arrays = decode(*table_frame([good], 2, values))
+tw = _window(meta, arrays)
+assert tw.pieces == [{"row": 3, "uid": 77, "level": 0, "first": [0, 0, 0], "count": [2, 1, 1], "stride": 1,
+                      "origin": [0.0, 0.0, 0.0], "spacing": [0.5, 1.0, 1.0]}], tw.pieces
+assert tw[0].values["p"].tolist() == [[[1.5, 2.5]]] and len(tw) == 1
+for record, cells, extra, why in (((3, 77, 0, 1, 0, 0, 0, 3, 1, 1, 0, 0, 0, .5, 1, 1), 2, None, "cells"),
+                                  ((3, 77, 0, 0, 0, 0, 0, 2, 1, 1, 0, 0, 0, .5, 1, 1), 2, None, "stride 0"),
+                                  ((3, 77, -1, 1, 0, 0, 0, 2, 1, 1, 0, 0, 0, .5, 1, 1), 2, None, "level"),
+                                  ((3, 77, 0, 1, 0, 0, 0, 2, -1, -1, 0, 0, 0, .5, 1, 1), 2, None, "count"),
+                                  ((3, 77, 0, 1, 0, 0, 0, 2, 1, 1, float("nan"), 0, 0, .5, 1, 1), 2, None, "origin"),
+                                  (good, 2, {"pieces": []}, "both forms")):
+    try:
+        _window(*decode(*table_frame([record], cells, values, extra))[2:])
+        raise SystemExit(f"accepted a piece table that lies: {why}")
+    except CollectorError as e:
+        assert e.code == "malformed", (e.code, why)
+try:
+    decode(*table_frame([good], 2, values, table_raw=95))
+    raise SystemExit("accepted a piece table of 95 bytes")
+except CollectorError as e:
+    assert e.code == "malformed", e.code
 try:
     Client("127.0.0.1", port, token=token + "x", timeout=10)
     raise SystemExit("wrong token accepted")

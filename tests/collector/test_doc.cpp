@@ -1,6 +1,7 @@
 // docs/collector-protocol.md against the code: its example frames decode to what the
 // encoder writes, and its tables of message types, error codes and codecs match the enums.
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -31,11 +32,22 @@ std::vector<std::vector<std::byte>> hex_blocks(const std::string& doc) {
   return out;
 }
 
+std::string hex_of(const std::vector<std::byte>& bytes) {
+  std::string out;
+  char b[4];
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    std::snprintf(b, sizeof b, "%02x", static_cast<unsigned>(bytes[i]));
+    out += b;
+    out += (i % 16 == 15 || i + 1 == bytes.size()) ? '\n' : ' ';
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("the doc's example frames are what the encoder writes", "[collector][doc]") {
   const auto blocks = hex_blocks(doc_text());
-  REQUIRE(blocks.size() == 3);
+  REQUIRE(blocks.size() == 4);
   const auto m = decode(blocks[0], kRequestLimits);
   CHECK(m.request_id == 7);
   CHECK(std::holds_alternative<InfoRequest>(m.body));
@@ -45,11 +57,37 @@ TEST_CASE("the doc's example frames are what the encoder writes", "[collector][d
   REQUIRE(std::holds_alternative<ControlRequest>(c.body));
   CHECK(std::get<ControlRequest>(c.body).action == "pause");
   CHECK(encode(Message{8, ControlRequest{"pause"}}) == blocks[1]);
-  const auto h = decode(blocks[2], kRequestLimits);
+  const auto h = decode(blocks[3], kRequestLimits);
   CHECK(h.request_id == 1);
   REQUIRE(std::holds_alternative<Hello>(h.body));
   CHECK(std::get<Hello>(h.body).codecs == std::vector<std::string>{"none", "zstd"});
-  CHECK(encode(Message{1, Hello{1, "", "c", {"none", "zstd"}}}) == blocks[2]);
+  CHECK(encode(Message{1, Hello{1, "", "c", {"none", "zstd"}}}) == blocks[3]);
+  // 1.7: a window reply whose pieces travel as a piece table.
+  WindowReply w;
+  w.step = 1;
+  w.time = 0.5;
+  w.file = "f.h5";
+  w.hi = {1, 1, 1};
+  w.cells = 2;
+  PieceMessage p;
+  p.row = 3;
+  p.uid = 77;
+  p.count = {2, 1, 1};
+  p.spacing = {0.5, 1, 1};
+  w.pieces = {p};
+  w.variables = {"p"};
+  w.values = {ValueArray{1.5, 2.5}};
+  EncodeOptions table;
+  table.codec = Codec::none;
+  table.piece_table = true;
+  const auto bytes = encode(Message{2, w}, table);
+  if (bytes != blocks[2]) FAIL_CHECK("the encoder writes:\n" + hex_of(bytes));
+  const auto back = decode(blocks[2]);
+  REQUIRE(std::holds_alternative<WindowReply>(back.body));
+  const auto& b = std::get<WindowReply>(back.body);
+  REQUIRE(b.pieces.size() == 1);
+  CHECK((b.pieces[0].row == 3 && b.pieces[0].uid == 77 && b.pieces[0].spacing[0] == 0.5));
+  CHECK(b.values[0][1] == 2.5);
 }
 
 TEST_CASE("the doc's table of codecs names every codec the code speaks", "[collector][doc]") {

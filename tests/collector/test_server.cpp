@@ -56,6 +56,17 @@ WindowRequest request(std::uint64_t budget) { return {{0, 0, 0}, {1, 1, 1}, budg
 bool window_is_right(Client& c, std::uint64_t budget) {
   const auto w = c.window(request(budget));
   if (w.cells != budget || w.values.size() != 2 || w.cell_type.size() != budget) return false;
+  // The pieces the fake service makes: 1 + budget % 4 of them along x, level budget % 5.
+  const std::uint64_t n = 1 + budget % 4;
+  if (w.pieces.size() != n) return false;
+  for (std::uint64_t k = 0; k < n; ++k) {
+    const auto& p = w.pieces[k];
+    const auto cells = static_cast<std::int32_t>(k + 1 == n ? budget - (n - 1) * (budget / n) : budget / n);
+    if (p.row != static_cast<std::int64_t>(k) || p.uid != 1000 + k ||
+        p.level != static_cast<std::int32_t>(budget % 5) || p.count != std::array<std::int32_t, 3>{cells, 1, 1} ||
+        p.stride != 1 || p.spacing != std::array<double, 3>{0.5, 0.5, 0.5})
+      return false;
+  }
   for (std::size_t v = 0; v < 2; ++v)
     for (std::uint64_t i = 0; i < budget; ++i)
       if (w.values[v][i] != test::fake_value(v, i, budget)) return false;
@@ -193,7 +204,9 @@ TEST_CASE("each client gets the codec it asks for, and the same values in either
     Client c = with(offer);
     CAPTURE(to_string(codec));
     CHECK(c.server().codec == codec);  // {} on 127.0.0.1: none first
+    CHECK(c.server().piece_table);     // 1.7: the client asks by default
     CHECK(window_is_right(c, 5000));
+    CHECK(window_is_right(c, 5003));  // four pieces
     // Into the previous reply's buffers: same size, same memory, new values.
     WindowReply w;
     c.window(request(4000), w);
@@ -305,18 +318,23 @@ TEST_CASE("a window streamed while its arrays fill arrives whole; zstd sessions 
   Server server(service, fast_options());
   server.start();
   for (const std::uint64_t budget : {1u, 777u, 300'000u}) {
-    Client c("127.0.0.1", server.port(), "", with_codec("none"));
-    CAPTURE(budget);
-    CHECK(window_is_right(c, budget));
-    CHECK(window_is_right(c, budget));  // the session goes on after a streamed reply
+    for (const bool table : {true, false}) {  // pieces as a table (1.7) or as the JSON list
+      auto o = with_codec("none");
+      o.piece_table = table;
+      Client c("127.0.0.1", server.port(), "", o);
+      CAPTURE(budget, table);
+      CHECK(c.server().piece_table == table);
+      CHECK(window_is_right(c, budget));
+      CHECK(window_is_right(c, budget));  // the session goes on after a streamed reply
+    }
   }
-  CHECK(service.streamed == 6);
+  CHECK(service.streamed == 12);
   Client z("127.0.0.1", server.port(), "", with_codec("zstd"));
   CHECK(window_is_right(z, 5000));
-  CHECK(service.streamed == 6);
+  CHECK(service.streamed == 12);
   const auto end = Clock::now() + 2s;  // every streamed reply is handed back once written
-  while (service.recycled < 6 && Clock::now() < end) std::this_thread::sleep_for(5ms);
-  CHECK(service.recycled >= 6);
+  while (service.recycled < 12 && Clock::now() < end) std::this_thread::sleep_for(5ms);
+  CHECK(service.recycled >= 12);
 }
 
 TEST_CASE("a streamed window whose service fails mid-reply cuts the connection; others go on", "[collector][server]") {

@@ -34,6 +34,10 @@ struct ClientOptions {
   /// address (raw bytes are fastest there: solver fields hardly compress, and zstd
   /// costs CPU at both ends), zstd first otherwise. server().codec says what was chosen.
   std::vector<std::string> codecs;
+  /// (1.7) Ask for window pieces as a binary table (parsed in microseconds; the JSON list
+  /// of a window of 512 pieces is 83 KB). false: the JSON list, as a 1.6 client. Either
+  /// way the reply's `pieces` are the same; a 1.6 server always sends the list.
+  bool piece_table = true;
 };
 
 class Client {

@@ -1,7 +1,8 @@
 // The collector's TCP message format (docs/collector-protocol.md, version 1,
-// revision 1.3: steering messages 11-20, announced in HelloReply::capabilities (1.1);
+// revision 1.7: steering messages 11-20, announced in HelloReply::capabilities (1.1);
 // the arrays' codec, negotiated in the hello (1.2); the server's limits on what a
-// client may hold, behaviour only (1.3, server.hpp)).
+// client may hold, behaviour only (1.3, server.hpp); a window reply's pieces as a
+// binary table for a client that asks in its hello (1.7); kProtocolRevision lists all).
 //
 // Pure code: no sockets, no HDF5. A frame is the shared 24-byte header of
 // rewind/wire/wire.hpp with magic "RWCL", followed by
@@ -46,8 +47,9 @@ inline constexpr std::uint16_t kProtocolVersion = 1;
 /// every variable of the step, and the server's limits (hello deadline, sessions that
 /// give way, reply memory answered `busy`); 1.4 open range ends of parameters; 1.5 a
 /// branch's timeline through its parents (steps, windows and branches without a file);
-/// 1.6 incompressible arrays as they are in a zstd session of a client that reads none.
-inline constexpr const char* kProtocolRevision = "1.6";
+/// 1.6 incompressible arrays as they are in a zstd session of a client that reads none;
+/// 1.7 a window reply's pieces as a binary table, for a client that asks in its hello.
+inline constexpr const char* kProtocolRevision = "1.7";
 inline constexpr std::size_t kHeaderSize = wire::kHeaderSize;
 /// Default cap of a request frame (requests carry no arrays).
 inline constexpr std::uint64_t kMaxRequestBytes = std::uint64_t{64} << 10;
@@ -145,6 +147,10 @@ struct Hello {
   /// not on the wire = zstd only. Names this code does not know are kept (and skipped
   /// by choose_codec), so a later client may offer codecs this server lacks.
   std::vector<std::string> codecs;
+  /// (1.7) The client reads a window reply's pieces as a binary table (array "pieces",
+  /// dtype "piece", kPieceRecordBytes per piece) instead of the JSON list. Absent on
+  /// the wire = false.
+  bool piece_table = false;
 };
 struct HelloReply {
   std::string server;
@@ -153,6 +159,9 @@ struct HelloReply {
   /// (1.2) The codec of this session's window arrays (every array also says its own).
   /// A 1.1 server does not send it: zstd.
   Codec codec = Codec::zstd;
+  /// (1.7) This session's window replies carry their pieces as a binary table (the
+  /// hello asked for it). Absent (a 1.6 server) = false: the JSON list.
+  bool piece_table = false;
 };
 
 struct InfoRequest {};
@@ -213,6 +222,13 @@ struct PieceMessage {
   std::array<double, 3> spacing{};  ///< cell size of the piece (grid cell size * stride)
   [[nodiscard]] std::uint64_t cells() const;
 };
+
+/// (1.7) Bytes of one piece in a window reply's piece table (array "pieces", dtype
+/// "piece"), all little-endian: row i64 @0, uid u64 @8, level i32 @16, stride i32 @20,
+/// first 3 x i32 @24, count 3 x i32 @36, origin 3 x f64 @48, spacing 3 x f64 @72
+/// (docs/collector-protocol.md, "Piece table"). A JSON list of the same pieces takes
+/// ~185 bytes per piece and, for a window of many pieces, milliseconds to parse.
+inline constexpr std::size_t kPieceRecordBytes = 96;
 
 /// The allocator of a window's arrays: growing one leaves the new elements uninitialised
 /// (default-initialised) instead of zero-filling them. Every array of a reply is
@@ -411,6 +427,9 @@ struct EncodeOptions {
   /// of its size (judged from samples first, then from the result) goes as it is, with
   /// codec none. Only for a client that offered none in its hello.
   bool raw_when_incompressible = false;
+  /// (1.7) A window reply's pieces go as a binary table, the reply's first array, and
+  /// not as the JSON list. Only for a client that asked in its hello (Hello::piece_table).
+  bool piece_table = false;
 };
 
 /// Serialises one frame; arrays compressed with zstd at `zstd_level`. Throws
