@@ -234,10 +234,12 @@ struct Link::Impl {
 
   // Copies the cells of variable slot `var` of this rank's pieces [first, last) to `out`
   // (at out + piece offset when `placed`, else packed from out on); var < 0: the cell
-  // types (uint8_t) instead. Returns the end of what it wrote.
+  // types (uint8_t) instead. `streaming`: values with non-temporal stores, for memory
+  // another process reads (window::extract_streaming; window::streaming_fence() before
+  // the message that says they are there). Returns the end of what it wrote.
   template <class T>
   static T* extract_into(const Plan& p, std::size_t first, std::size_t last, const kernel::LocalGrids& grids, int var,
-                         T* out, bool placed) {
+                         T* out, bool placed, bool streaming = false) {
     const int h = grids.halo;
     const std::array<int, 3> padded{grids.block.sx + 2 * h, grids.block.sy + 2 * h, grids.block.sz + 2 * h};
     T* o = out;
@@ -250,6 +252,12 @@ struct Link::Impl {
       if constexpr (std::is_same_v<T, double>) src = g.fields[static_cast<std::size_t>(var)];
       else src = g.cell_type;
       T* dst = placed ? out + m.at : o;
+      if constexpr (std::is_same_v<T, double>) {
+        if (src != nullptr && streaming) {
+          o = window::extract_streaming(hp, padded, src, dst);
+          continue;
+        }
+      }
       if (src != nullptr) o = window::extract(hp, padded, src, dst);
       else o = std::fill_n(dst, m.piece.values(), T{0});
     }
@@ -275,8 +283,9 @@ struct Link::Impl {
       auto* o = base;  // packed (over MPI)
       for (const Run& r : p.runs) {
         if (shm != nullptr) {
-          extract_into(p, r.first, r.last, grids, var, base + r.at, false);
-          std::atomic_thread_fence(std::memory_order_release);  // the stores before the message
+          extract_into(p, r.first, r.last, grids, var, base + r.at, false, true);
+          window::streaming_fence();                            // the non-temporal stores, and
+          std::atomic_thread_fence(std::memory_order_release);  // all stores, before the message
           static const char nothing = 0;
           MPI_Isend(&nothing, 0, MPI_BYTE, dest, tag, comm, req++);
         } else {

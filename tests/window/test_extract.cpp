@@ -1,5 +1,8 @@
 // rwd::window::extract copies exactly the selected cells; the adapters give the same view.
 #include <catch2/catch.hpp>
+#include <algorithm>
+#include <iterator>
+#include <type_traits>
 
 #include "../spacetree/random_tree.hpp"
 #include "rewind/kernel/reader.hpp"
@@ -37,6 +40,21 @@ void check_extract(const rwd::window::Selection& sel, std::array<int, 3> s, T (*
         for (int i = 0; i < p.count[0]; ++i)
           REQUIRE(out[n++] == conv(code(p.row, p.first[0] + i * p.stride, p.first[1] + j * p.stride,
                                         p.first[2] + k * p.stride)));
+    if constexpr (std::is_same_v<T, double>) {
+      // The streaming copy (non-temporal stores) into a 16-byte aligned and a misaligned
+      // destination: the same cells, nothing written before or after.
+      for (const std::size_t shift : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{3}}) {
+        alignas(16) static double buf[4096 + 8];
+        REQUIRE(static_cast<std::size_t>(p.values()) + shift + 1 <= 4096 + 8);
+        std::fill(std::begin(buf), std::end(buf), -1.0);
+        double* at = buf + shift;
+        REQUIRE(rwd::window::extract_streaming(p, s, src.data(), at) == at + p.values());
+        rwd::window::streaming_fence();
+        for (std::size_t b = 0; b < shift; ++b) REQUIRE(buf[b] == -1.0);
+        REQUIRE(at[p.values()] == -1.0);
+        REQUIRE(std::equal(at, at + p.values(), out.begin()));
+      }
+    }
     total += p.values();
   }
   REQUIRE(total == sel.values);
@@ -76,6 +94,10 @@ SCENARIO("extract copies exactly the selected cells", "[window]") {
     p.stride = 2;
     std::vector<double> src(16), out(4);
     REQUIRE_THROWS_WITH(rwd::window::extract(p, {4, 4, 1}, src.data(), out.data()),
+                        Catch::Contains("does not fit"));
+    p.stride = 1;
+    p.first = {3, 0, 0};
+    REQUIRE_THROWS_WITH(rwd::window::extract_streaming(p, {4, 4, 1}, src.data(), out.data()),
                         Catch::Contains("does not fit"));
   }
 }

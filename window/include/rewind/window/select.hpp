@@ -170,5 +170,14 @@ double* extract(const Piece& p, std::array<int, 3> cells, const double* grid_int
 float* extract(const Piece& p, std::array<int, 3> cells, const float* grid_interior, float* out);
 std::uint8_t* extract(const Piece& p, std::array<int, 3> cells, const std::uint8_t* grid_interior,
                       std::uint8_t* out);
+/// As extract(), for an `out` that another process or CPU reads next and this one does
+/// not (a live window's shared memory): the values are written with non-temporal stores
+/// (x86-64 SSE2, stride 1), which neither fetch `out`'s cache lines first nor push the
+/// grids out of this CPU's caches; other strides and CPUs copy as extract() does. Call
+/// streaming_fence() before telling the reader the values are there: non-temporal
+/// stores are not ordered by release fences or atomics alone.
+double* extract_streaming(const Piece& p, std::array<int, 3> cells, const double* grid_interior, double* out);
+/// Orders the non-temporal stores of extract_streaming() before later stores (sfence).
+void streaming_fence() noexcept;
 
 }  // namespace rwd::window
