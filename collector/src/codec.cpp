@@ -327,11 +327,10 @@ void encode(const Message& m, FrameParts& out, const EncodeOptions& options) {
     // 1.7: a window reply's pieces as a binary table, its first array, in the head.
     const auto* reply = std::get_if<WindowReply>(&m.body);
     const bool table = options.piece_table && reply != nullptr;
-    std::vector<std::byte> table_bytes;  // copied into the head below
+    wire::ByteWriter table_bytes("collector");  // copied into the head below
     if (table) {
-      table_bytes.resize(reply->pieces.size() * kPieceRecordBytes);
-      detail::put_piece_table(reply->pieces, table_bytes.data());
-      arrays.insert(arrays.begin(), detail::ArrayOut{"pieces", detail::kPieceDtype, table_bytes});
+      detail::put_piece_table(reply->pieces, table_bytes);
+      arrays.insert(arrays.begin(), detail::ArrayOut{"pieces", detail::kPieceDtype, table_bytes.out});
     }
     const auto packed = pack(arrays, options);
     std::uint64_t length = 0;

@@ -39,8 +39,8 @@ json to_json(const Body& body, std::vector<ArrayOut>& arrays);
 /// Completes `text`, the dump of to_json(body), with the fields written without a DOM
 /// (a window reply's pieces, as a JSON list).
 void add_pieces(const Body& body, std::string& text);
-/// Writes `pieces` as a piece table (1.7) at `out`: kPieceRecordBytes each.
-void put_piece_table(const std::vector<PieceMessage>& pieces, std::byte* out);
+/// Appends `pieces` as a piece table (1.7) to `w`: kPieceRecordBytes each.
+void put_piece_table(const std::vector<PieceMessage>& pieces, wire::ByteWriter& w);
 /// The pieces of a received piece table; throws ProtocolError(malformed) if it is not
 /// whole records, or a piece's count, stride, level or geometry is out of range.
 std::vector<PieceMessage> pieces_from_table(std::span<const std::uint8_t> table);

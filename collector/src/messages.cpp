@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include "codec_detail.hpp"
@@ -382,60 +381,42 @@ WindowReply window_reply_from(const json& j, std::vector<ArrayIn>&& arrays) {
 
 void malformed(const std::string& what) { throw ProtocolError(ErrorCode::malformed, "collector: " + what); }
 
-namespace {
-template <typename T>
-void put_le(std::byte* at, T v) {
-  std::memcpy(at, &v, sizeof v);  // host order is little-endian (codec.cpp)
-}
-template <typename T>
-T get_le(const std::byte* at) {
-  T v;
-  std::memcpy(&v, at, sizeof v);
-  return v;
-}
-}  // namespace
-
 void check_piece(const PieceMessage& p) {
   for (const auto c : p.count)
     if (c < 0 || c > kMaxAxisCells) malformed("piece count out of range");
   if (p.stride < 1 || p.level < 0) malformed("piece stride < 1 or level < 0");
 }
 
-void put_piece_table(const std::vector<PieceMessage>& pieces, std::byte* out) {
-  for (const auto& p : pieces) {
-    put_le(out, p.row);
-    put_le(out + 8, p.uid);
-    put_le(out + 16, p.level);
-    put_le(out + 20, p.stride);
-    for (std::size_t a = 0; a < 3; ++a) {
-      put_le(out + 24 + 4 * a, p.first[a]);
-      put_le(out + 36 + 4 * a, p.count[a]);
-      put_le(out + 48 + 8 * a, p.origin[a]);
-      put_le(out + 72 + 8 * a, p.spacing[a]);
-    }
-    out += kPieceRecordBytes;
+void put_piece_table(const std::vector<PieceMessage>& pieces, wire::ByteWriter& w) {
+  w.out.reserve(w.out.size() + pieces.size() * kPieceRecordBytes);
+  for (const auto& p : pieces) {  // the layout of kPieceRecordBytes
+    w.put(p.row);
+    w.put(p.uid);
+    w.put(p.level);
+    w.put(p.stride);
+    for (const auto f : p.first) w.put(f);
+    for (const auto c : p.count) w.put(c);
+    for (const auto o : p.origin) w.put_f64(o);
+    for (const auto d : p.spacing) w.put_f64(d);
   }
 }
 
 std::vector<PieceMessage> pieces_from_table(std::span<const std::uint8_t> table) {
   if (table.size() % kPieceRecordBytes != 0) malformed("piece table is not a whole number of pieces");
   std::vector<PieceMessage> pieces(table.size() / kPieceRecordBytes);
-  const auto* at = reinterpret_cast<const std::byte*>(table.data());
+  wire::ByteReader r(std::as_bytes(table), "collector");  // whole records: never past the end
   for (auto& p : pieces) {
-    p.row = get_le<std::int64_t>(at);
-    p.uid = get_le<std::uint64_t>(at + 8);
-    p.level = get_le<std::int32_t>(at + 16);
-    p.stride = get_le<std::int32_t>(at + 20);
-    for (std::size_t a = 0; a < 3; ++a) {
-      p.first[a] = get_le<std::int32_t>(at + 24 + 4 * a);
-      p.count[a] = get_le<std::int32_t>(at + 36 + 4 * a);
-      p.origin[a] = get_le<double>(at + 48 + 8 * a);
-      p.spacing[a] = get_le<double>(at + 72 + 8 * a);
-      // JSON has no NaN: a table must not carry what the list could not.
+    p.row = r.get<std::int64_t>();
+    p.uid = r.get<std::uint64_t>();
+    p.level = r.get<std::int32_t>();
+    p.stride = r.get<std::int32_t>();
+    for (auto& f : p.first) f = r.get<std::int32_t>();
+    for (auto& c : p.count) c = r.get<std::int32_t>();
+    for (auto& o : p.origin) o = r.get_f64();
+    for (auto& d : p.spacing) d = r.get_f64();
+    for (std::size_t a = 0; a < 3; ++a)  // JSON has no NaN: a table must not carry what the list could not
       if (!std::isfinite(p.origin[a]) || !std::isfinite(p.spacing[a])) malformed("piece origin or spacing not finite");
-    }
     check_piece(p);
-    at += kPieceRecordBytes;
   }
   return pieces;
 }
