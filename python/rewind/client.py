@@ -423,11 +423,16 @@ def _read_views(entries, fill, arena):
 def _window(meta, arrays):
     """The Window of a window reply's fields and arrays: its pieces from the JSON list, or
     (1.7) from the piece table, its first array."""
-    if arrays and arrays[0].dtype.names:
-        return Window(meta, arrays[1:], table=_piece_table(meta, arrays[0]))
+    table = arrays[0] if arrays and arrays[0].dtype.names else None
+    values = arrays[1:] if table is not None else arrays
+    variables = meta.get("variables")
+    if not isinstance(variables, list) or len(values) != len(variables) + 1:
+        raise CollectorError("malformed", "window reply needs one array per variable plus cell_type")
+    if table is not None:
+        return Window(meta, values, table=_piece_table(meta, table))
     if "pieces" not in meta:
         raise CollectorError("malformed", "window reply without pieces")
-    return Window(meta, arrays)
+    return Window(meta, values)
 
 
 def _piece_table(meta, table):

@@ -145,6 +145,12 @@ for record, cells, extra, why in (((3, 77, 0, 1, 0, 0, 0, 3, 1, 1, 0, 0, 0, .5, 
         raise SystemExit(f"accepted a piece table that lies: {why}")
     except CollectorError as e:
         assert e.code == "malformed", (e.code, why)
+meta, arrays = decode(*table_frame([good], 2, values))[2:]
+try:
+    _window(meta, arrays[:2])
+    raise SystemExit("accepted a window reply without its cell_type array")
+except CollectorError as e:
+    assert e.code == "malformed", e.code
 try:
     decode(*table_frame([good], 2, values, table_raw=95))
     raise SystemExit("accepted a piece table of 95 bytes")
