@@ -803,3 +803,17 @@ TEST_CASE("(1.7) the hello asks for piece tables; a 1.6 peer sends and gets none
   CHECK(decode_error(make_frame(1, R"({"protocol":1,"token":"","client":"c","piece_table":"yes"})")) ==
         ErrorCode::malformed);
 }
+
+TEST_CASE("(1.7) every truncation of a window reply with a piece table is refused", "[collector][codec]") {
+  for (const Codec codec : {Codec::none, Codec::zstd}) {
+    EncodeOptions table;
+    table.codec = codec;
+    table.piece_table = true;
+    const auto bytes = encode(Message{1, sample_window()}, table);
+    CAPTURE(to_string(codec));
+    for (std::size_t n = 0; n < bytes.size(); ++n) {
+      CAPTURE(n);
+      CHECK(decode_error(std::span(bytes).first(n)) == ErrorCode::malformed);
+    }
+  }
+}
