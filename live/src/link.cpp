@@ -252,14 +252,10 @@ struct Link::Impl {
       if constexpr (std::is_same_v<T, double>) src = g.fields[static_cast<std::size_t>(var)];
       else src = g.cell_type;
       T* dst = placed ? out + m.at : o;
-      if constexpr (std::is_same_v<T, double>) {
-        if (src != nullptr && streaming) {
-          o = window::extract_streaming(hp, padded, src, dst);
-          continue;
-        }
-      }
-      if (src != nullptr) o = window::extract(hp, padded, src, dst);
-      else o = std::fill_n(dst, m.piece.values(), T{0});
+      if (src == nullptr) o = std::fill_n(dst, m.piece.values(), T{0});
+      else if constexpr (std::is_same_v<T, double>)
+        o = streaming ? window::extract_streaming(hp, padded, src, dst) : window::extract(hp, padded, src, dst);
+      else o = window::extract(hp, padded, src, dst);
     }
     return o;
   }
