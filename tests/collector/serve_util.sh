@@ -13,7 +13,10 @@ fail=0
 # server_pid, and port (empty if it printed no "listening on 127.0.0.1:PORT" within
 # LISTEN_WAIT seconds, default 30: mpirun on a loaded machine can take a while).
 start_listener() {
-  "$@" >serve.log 2>&1 &
+  # Emptied here, not by the background command's redirection: that runs after `&`
+  # returns, so the loop below could read the last listener's line (its port) first.
+  : >serve.log
+  "$@" >>serve.log 2>&1 &
   server_pid=$!
   port=
   for _ in $(seq 1 $((${LISTEN_WAIT:-30} * 10))); do
