@@ -106,8 +106,8 @@ std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_
 /// 4 KiB boundaries) in flight at once, also while one is checked (depth + 1 buffers),
 /// into aligned buffers that the object keeps (2 MiB
 /// pages where the system allows: 4 KiB pages cut a read into ~1 MiB requests), while the
-/// calling thread checks and places (without `place`: copies) the chunk that landed
-/// first. The disk streams while the CPU hashes, and no CPU time goes into filling and
+/// calling thread checks and places (without `place`: copies, with non-temporal stores
+/// on x86-64) the chunk that landed first. The disk streams while the CPU hashes, and no CPU time goes into filling and
 /// copying out of the page cache. (Reading straight into aligned arrays was slower on
 /// this VM: docs/benchmarks.md, issue 36, section 8.) Where the file system refuses
 /// O_DIRECT or AIO, usable() is false: use read_rows.

@@ -25,7 +25,9 @@ using rwd::kernel::detail::DirectReads;
 using rwd::kernel::detail::read_rows;
 using rwd::kernel::detail::ReadRow;
 
-constexpr int kRows = 40, kWords = 8;  // rows of 8 uint64 words: word w of row i is i * 100 + w
+// Rows of 21 uint64 words (168 bytes: copies in whole 64-byte blocks and a tail): word w
+// of row i is i * 100 + w.
+constexpr int kRows = 40, kWords = 21;
 constexpr std::int64_t kRowBytes = kWords * 8;
 
 std::uint64_t word(std::int64_t row, int w) { return static_cast<std::uint64_t>(row * 100 + w); }
@@ -65,18 +67,19 @@ bool row_is(const std::uint64_t* got, std::int64_t row) {
   return true;
 }
 
-/// Every row checked once, in order, from its file bytes, and placed between the guard
-/// words (7) of its destination.
+/// Every row checked once, in order, from its file bytes, and placed `shift` words into
+/// its destination, every word around it still the guard (7).
 void checked_and_placed(const std::vector<std::size_t>& checked, bool bytes_right,
-                        const std::vector<std::int64_t>& rows, const std::vector<std::vector<std::uint64_t>>& dst) {
+                        const std::vector<std::int64_t>& rows, const std::vector<std::vector<std::uint64_t>>& dst,
+                        int shift = 1) {
   CHECK(checked.size() == rows.size());
   CHECK(std::is_sorted(checked.begin(), checked.end()));
   CHECK(bytes_right);
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    INFO("row " << rows[i]);
-    CHECK(row_is(dst[i].data() + 1, rows[i]));
-    CHECK(dst[i].front() == 7);
-    CHECK(dst[i].back() == 7);
+    INFO("row " << rows[i] << ", " << shift << " words into its array");
+    CHECK(row_is(dst[i].data() + shift, rows[i]));
+    for (std::size_t w = 0; w < dst[i].size(); ++w)
+      if (w < static_cast<std::size_t>(shift) || w >= static_cast<std::size_t>(shift + kWords)) CHECK(dst[i][w] == 7);
   }
 }
 
@@ -156,7 +159,8 @@ TEST_CASE("DirectReads (O_DIRECT, reads in flight) puts and checks every row as 
   MPI_File_close(&fh);
   const auto rows = my_rows();
   // Chunks of one row, 2.5 rows and 1 MiB; 1 and 4 reads in flight; straight (copied
-  // into each array) and placed by the callback.
+  // into each array with non-temporal stores: to arrays 8 bytes past a 16-byte boundary
+  // and on one) and placed by the callback.
   for (std::int64_t chunk : {kRowBytes, 5 * kRowBytes / 2, std::int64_t{1} << 20})
     for (int depth : {1, 4}) {
       DirectReads dr(path, chunk, depth);
@@ -164,12 +168,13 @@ TEST_CASE("DirectReads (O_DIRECT, reads in flight) puts and checks every row as 
         WARN("this file system refuses O_DIRECT or Linux AIO: nothing to test");
         return;
       }
-      for (bool bounce : {false, true}) {
-        INFO("chunk " << chunk << " bytes, depth " << depth << ", bounce " << bounce);
-        std::vector<std::vector<std::uint64_t>> dst(rows.size(), std::vector<std::uint64_t>(kWords + 2, 7));
+      for (int shift : {0, 1, 2}) {  // 0: placed by the callback, one word in; 1, 2: straight
+        const bool bounce = shift == 0;
+        INFO("chunk " << chunk << " bytes, depth " << depth << ", bounce " << bounce << ", shift " << shift);
+        std::vector<std::vector<std::uint64_t>> dst(rows.size(), std::vector<std::uint64_t>(kWords + 3, 7));
         std::vector<ReadRow> want;
         for (std::size_t i = 0; i < rows.size(); ++i)
-          want.push_back({dst[i].data() + (bounce ? 0 : 1), rows[i] * kRowBytes});
+          want.push_back({dst[i].data() + (bounce ? 0 : shift), rows[i] * kRowBytes});
         std::function<void(const unsigned char*, void*)> place;
         if (bounce)
           place = [&](const unsigned char* row, void* to) {
@@ -185,7 +190,7 @@ TEST_CASE("DirectReads (O_DIRECT, reads in flight) puts and checks every row as 
         bd = {};
         REQUIRE(dr.read(want, kRowBytes, place, check).empty());
         CHECK(bd.direct_bytes == static_cast<long long>(rows.size()) * kRowBytes);
-        checked_and_placed(checked, bytes_right, rows, dst);
+        checked_and_placed(checked, bytes_right, rows, dst, bounce ? 1 : shift);
       }
       std::vector<std::uint64_t> a(kWords), b(kWords);
       const std::string err = dr.read({{a.data(), 0}, {b.data(), kRows * kRowBytes}}, kRowBytes, nullptr, {});
