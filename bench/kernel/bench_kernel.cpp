@@ -71,6 +71,10 @@
 // --one-file (with --only durable or cache): every contender writes the same file name,
 // so that nothing but the access pattern differs (on this VM a durable write was seen to
 // depend on which name it wrote; docs/benchmarks.md, "Restated 2026-11-26").
+// --fresh-files: every round, before its reads, the file of every read contender is written
+// anew (untimed), in the round's read order: a file's place on the disk, and being the
+// file written last, can favour or slow all reads of it for a whole run
+// (docs/benchmarks.md, issue 36 §15).
 // Every write target is unlinked before its write (untimed; then sync, 1 s for the disk's
 // discards, sync), page-cache writes are
 // fsynced after the timer stops, and before every read the file is fsynced and evicted
@@ -243,6 +247,7 @@ int main(int argc, char** argv) {
   int nvars = 8, rounds = 5, halo = 0;
   bool zero_copy_halo = false;  // --zero-copy-halo: K sets IoOptions::zero_copy_halo
   bool one_file = false;        // --one-file: every contender writes the same file name (writes only)
+  bool fresh_files = false;     // --fresh-files: the read contenders' files written anew every round
   std::vector<std::string> io_sets;  // --io KEY=VALUE: more IoOptions for K (set_option)
   std::string only;  // "durable", "cache" or "read": run just that group (quicker experiments)
   std::string contenders;  // --contenders K,I,...: run just these (default all)
@@ -270,6 +275,8 @@ int main(int argc, char** argv) {
       zero_copy_halo = true;
     } else if (a == "--one-file") {
       one_file = true;
+    } else if (a == "--fresh-files") {
+      fresh_files = true;
     } else if ((a == "--rounds" || a == "--only" || a == "--contenders" || a == "--io" || a == "--halo" ||
                 a == "--vars") &&
                !has_value) {
@@ -313,7 +320,7 @@ int main(int argc, char** argv) {
     if (rank_ == 0)
       std::puts(
           "usage: mpiexec -n P rewind_bench_kernel DIR [--rounds R] [--vars V] [--halo H] [--quick]\n"
-          "         [--zero-copy-halo] [--one-file] [--only durable|cache|read] [--contenders "
+          "         [--zero-copy-halo] [--one-file] [--fresh-files] [--only durable|cache|read] [--contenders "
           "K,KA,KB,KN,KC,KI,KS,R,P,I,Ii,V,D]\n"
           "         [--io KEY=VALUE ...]\n"
           "Writes and reads a 1.14 GiB step in DIR (an existing directory) with each contender in\n"
@@ -811,6 +818,32 @@ int main(int argc, char** argv) {
     if (only.empty() || only == "cache")
       for (int j : williams_row(static_cast<int>(cache_set.size()), r)) write_one(r, cache_set[static_cast<std::size_t>(j)], false);
     // reads: each file evicted first
+    if (fresh_files && (only.empty() || only == "read")) {
+      // In the round's read order: the file read first is written first, so each
+      // contender's file is the freshest written as often as the others' (the host's
+      // cache and the disk's background work favour the file written last).
+      bool k_written = false;
+      for (int j : williams_row(static_cast<int>(read_set.size()), r)) {
+        const std::string& c = read_set[static_cast<std::size_t>(j)];
+        if ((c == "K" || c == "KB") && !k_written) {
+          remove_target(kfile);
+          kernel_write(true, false, kfile);
+          k_written = true;
+        } else if (c == "KN") {
+          remove_target(knfile);
+          kernel_write(true, false, knfile, false);
+        } else if (c == "R") {
+          remove_target(rfile);
+          raw_write(true);
+        } else if (c == "I") {
+          remove_target(ifile);
+          ior_io(true, true, true);
+        } else if (c == "D") {
+          remove_target(dfile);
+          dd_write(true);
+        }
+      }
+    }
     for (int j : (only.empty() || only == "read") ? williams_row(static_cast<int>(read_set.size()), r) : std::vector<int>{}) {
       const std::string& c = read_set[static_cast<std::size_t>(j)];
       if (c == "K") {
