@@ -104,6 +104,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "bench_step.hpp"
@@ -162,11 +163,12 @@ void read_breakdown(std::map<std::string, std::vector<double>>& bd, const std::s
   // Rows are hashed (and placed) on the reading thread as each chunk lands: the read's
   // cell-data time is setup + waiting for the read + hashing + placing. Past the page
   // cache (O_DIRECT) the wait is for the disk, with the next chunks already in flight,
-  // and placing includes copying halo-free rows out of the aligned buffers.
+  // and placing includes copying halo-free rows out of the aligned buffers (and hashing
+  // them in the same pass: hashing then reads 0).
   bd[who + " cell data: setup (checksums table + datasets)"].push_back(all[0]);
   bd[who + " cell data: waiting for reads (MPI_File_read_at or O_DIRECT)"].push_back(all[1]);
   bd[who + " cell data: hashing, as each chunk lands"].push_back(all[2]);
-  bd[who + " cell data: placing into the arrays"].push_back(all[3]);
+  bd[who + " cell data: placing into the arrays (+ hashing if fused)"].push_back(all[3]);
   bd[who + " cell data: read calls per rank"].push_back(all[4]);
   bd[who + " cell data: MiB per read call"].push_back(all[5]);
   bd[who + " cell data: % of bytes read past the page cache"].push_back(all[6]);
@@ -704,21 +706,32 @@ int main(int argc, char** argv) {
     return max_over_ranks(MPI_Wtime() - t0);
   };
 
+  // The file read contender `c` reads, removed and written anew (durable, untimed).
+  const auto write_read_file = [&](const std::string& c) {
+    if (c == "K" || c == "KB") {
+      remove_target(kfile);
+      kernel_write(true, false, kfile);
+    } else if (c == "KN") {
+      remove_target(knfile);
+      kernel_write(true, false, knfile, false);
+    } else if (c == "R") {
+      remove_target(rfile);
+      raw_write(true);
+    } else if (c == "I") {
+      remove_target(ifile);
+      ior_io(true, true, true);
+    } else if (c == "D") {
+      remove_target(dfile);
+      dd_write(true);
+    }
+  };
+
   // ---- warm-up: one kernel write gives the step size; raw/dd files exist for reads ----
-  remove_target(kfile);
-  kernel_write(true, false, kfile);
+  write_read_file("K");
   raw_layout();
   dd_mib = (step_bytes + (1 << 20) - 1) >> 20;
-  if (only == "read") {  // the read group needs the raw and dd files the write groups leave
-    remove_target(rfile);
-    raw_write(true);
-    remove_target(dfile);
-    dd_write(true);
-    remove_target(ifile);
-    ior_io(true, true, true);
-    remove_target(knfile);
-    kernel_write(true, false, knfile, false);
-  }
+  if (only == "read")  // the read group needs the raw and dd files the write groups leave
+    for (const char* c : {"R", "D", "I", "KN"}) write_read_file(c);
   const double dd_bytes = static_cast<double>(dd_mib) * (1 << 20);
   {
     long long bb = buffer_bytes, bbmax = 0, lb = local_bytes, lbmax = 0;
@@ -822,26 +835,11 @@ int main(int argc, char** argv) {
       // In the round's read order: the file read first is written first, so each
       // contender's file is the freshest written as often as the others' (the host's
       // cache and the disk's background work favour the file written last).
-      bool k_written = false;
+      bool k_written = false;  // K and KB read one file
       for (int j : williams_row(static_cast<int>(read_set.size()), r)) {
         const std::string& c = read_set[static_cast<std::size_t>(j)];
-        if ((c == "K" || c == "KB") && !k_written) {
-          remove_target(kfile);
-          kernel_write(true, false, kfile);
-          k_written = true;
-        } else if (c == "KN") {
-          remove_target(knfile);
-          kernel_write(true, false, knfile, false);
-        } else if (c == "R") {
-          remove_target(rfile);
-          raw_write(true);
-        } else if (c == "I") {
-          remove_target(ifile);
-          ior_io(true, true, true);
-        } else if (c == "D") {
-          remove_target(dfile);
-          dd_write(true);
-        }
+        if ((c == "K" || c == "KB") && std::exchange(k_written, true)) continue;
+        write_read_file(c);
       }
     }
     for (int j : (only.empty() || only == "read") ? williams_row(static_cast<int>(read_set.size()), r) : std::vector<int>{}) {

@@ -13,6 +13,7 @@ namespace rwd::kernel::detail {
 #define REWIND_XXH3_DECLARE(isa)                                                   \
   namespace isa {                                                                  \
   std::uint64_t hash_bytes(const void* p, std::size_t n);                          \
+  std::uint64_t hash_and_copy(void* dst, const void* src, std::size_t n);          \
   template <typename Stored, typename Mem>                                         \
   std::uint64_t hash_interior(const Mem* array, int sx, int sy, int sz, int halo); \
   }
@@ -28,6 +29,13 @@ std::uint64_t hash_bytes(const void* p, std::size_t n) {
   return kIsa == 2 ? avx512::hash_bytes(p, n) : kIsa == 1 ? avx2::hash_bytes(p, n) : base::hash_bytes(p, n);
 }
 
+// The AVX2 build even where the CPU has AVX-512: hashing rows as they stream from memory
+// while copying them, it took ~5 % longer than the copy alone on this project's AMD EPYC
+// VM, the AVX-512 build 8-17 % longer than the AVX2 one (docs/benchmarks.md, issue 36 §16).
+std::uint64_t hash_and_copy(void* dst, const void* src, std::size_t n) {
+  return kIsa >= 1 ? avx2::hash_and_copy(dst, src, n) : base::hash_and_copy(dst, src, n);
+}
+
 template <typename Stored, typename Mem>
 std::uint64_t hash_interior(const Mem* array, const BlockShape& b, int halo) {
   if (kIsa == 2) return avx512::hash_interior<Stored, Mem>(array, b.sx, b.sy, b.sz, halo);
@@ -36,6 +44,8 @@ std::uint64_t hash_interior(const Mem* array, const BlockShape& b, int halo) {
 }
 #else
 std::uint64_t hash_bytes(const void* p, std::size_t n) { return base::hash_bytes(p, n); }
+
+std::uint64_t hash_and_copy(void* dst, const void* src, std::size_t n) { return base::hash_and_copy(dst, src, n); }
 
 template <typename Stored, typename Mem>
 std::uint64_t hash_interior(const Mem* array, const BlockShape& b, int halo) {

@@ -24,6 +24,11 @@ inline constexpr const char* kChecksumAlgorithm = "xxh3-64";
 /// Hash of `n` contiguous bytes.
 std::uint64_t hash_bytes(const void* p, std::size_t n);
 
+/// hash_bytes(src, n), while the `n` bytes are copied to `dst` as stream_copy copies them
+/// (direct_io.hpp: non-temporal stores; fence with stream_fence): the bytes are read
+/// from memory once, where hashing and then copying a row reads it twice.
+std::uint64_t hash_and_copy(void* dst, const void* src, std::size_t n);
+
 /// Hash of a grid's interior stored as `Stored`, read from an array of `Mem` values laid
 /// out with `halo` ghost layers (x fastest). Equals hash_bytes of the packed row when
 /// Stored == Mem; otherwise each value is converted to Stored first (float64 in memory

@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "checksum.hpp"
 #include "rewind/mpi/comm.hpp"
 
 #if defined(__SSE2__)
@@ -221,7 +222,7 @@ std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_
       read_contiguous(fh, rows[a].dst, rows[a].offset, static_cast<std::int64_t>(b - a) * row_bytes, err);
       if (check && err.empty())
         timed(last_read.hash, [&] {
-          for (std::size_t i = a; i < b; ++i) check(i, static_cast<const unsigned char*>(rows[i].dst));
+          for (std::size_t i = a; i < b; ++i) check(i, hash_bytes(rows[i].dst, static_cast<std::size_t>(row_bytes)));
         });
       a = b;
     }
@@ -236,7 +237,8 @@ std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_
     read_contiguous(fh, buf.data(), rows[a].offset, static_cast<std::int64_t>(need), err);
     for (std::size_t i = a; i < b && err.empty(); ++i) {
       const unsigned char* row = buf.data() + static_cast<std::size_t>(row_bytes) * (i - a);
-      if (check) timed(last_read.hash, [&] { check(i, row); });  // the row's file bytes, cache-hot, before placing them
+      if (check)  // the row's file bytes, cache-hot, before placing them
+        timed(last_read.hash, [&] { check(i, hash_bytes(row, static_cast<std::size_t>(row_bytes))); });
       timed(last_read.place, [&] { place(row, rows[i].dst); });
     }
     a = b;
@@ -252,10 +254,20 @@ constexpr long kPending = LONG_MIN;    // a slot's read still in flight
 std::int64_t align_down(std::int64_t x) { return x / kAlign * kAlign; }
 std::int64_t align_up(std::int64_t x) { return align_down(x + kAlign - 1); }
 
-/// memcpy with non-temporal stores where it can (x86-64, 8-byte aligned rows of whole
-/// doubles): the copy neither reads the destination's lines first (no read-for-ownership)
-/// nor evicts the cache with them. Rows copied this way are fenced (stream_fence) before
-/// the read returns.
+/// Completes a read of `bytes` at byte `at` into `buf` of which `got` bytes landed (a
+/// short read, or 0 if it was never submitted) with plain preads. Returns the bytes in
+/// `buf` (fewer than `bytes` at the end of the file) or -errno.
+long complete(int fd, unsigned char* buf, std::int64_t at, std::int64_t bytes, long got) {
+  while (got >= 0 && got < bytes && got % kAlign == 0) {
+    const ssize_t n = ::pread(fd, buf + got, static_cast<std::size_t>(bytes - got), at + got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? -errno : got;
+    got += n;
+  }
+  return got;
+}
+}  // namespace
+
 void stream_copy(void* dst, const void* src, std::size_t bytes) {
 #if defined(__SSE2__)
   if (bytes % 8 == 0 && reinterpret_cast<std::uintptr_t>(dst) % 8 == 0 &&
@@ -286,20 +298,6 @@ void stream_fence() {
   _mm_sfence();
 #endif
 }
-
-/// Completes a read of `bytes` at byte `at` into `buf` of which `got` bytes landed (a
-/// short read, or 0 if it was never submitted) with plain preads. Returns the bytes in
-/// `buf` (fewer than `bytes` at the end of the file) or -errno.
-long complete(int fd, unsigned char* buf, std::int64_t at, std::int64_t bytes, long got) {
-  while (got >= 0 && got < bytes && got % kAlign == 0) {
-    const ssize_t n = ::pread(fd, buf + got, static_cast<std::size_t>(bytes - got), at + got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return n < 0 ? -errno : got;
-    got += n;
-  }
-  return got;
-}
-}  // namespace
 
 struct DirectReads::Span {
   std::size_t a = 0, b = 0;        // rows [a, b) of the list
@@ -419,12 +417,15 @@ std::string DirectReads::read(const std::vector<ReadRow>& rows, std::int64_t row
     if (err.empty()) start(k + static_cast<std::size_t>(depth_));
     for (std::size_t i = s.a; i < s.b && err.empty(); ++i) {
       const unsigned char* row = buf + (rows[i].offset - s.at);
-      if (check) timed(last_read.hash, [&] { check(i, row); });  // from the buffer, before placing
-      timed(last_read.place, [&] {
-        if (place) place(row, rows[i].dst);
-        // Half the CPU time of memcpy at 1, 2 and 4 ranks (docs/benchmarks.md, issue 36 §15).
-        else stream_copy(rows[i].dst, row, static_cast<std::size_t>(row_bytes));
-      });
+      const auto n = static_cast<std::size_t>(row_bytes);
+      if (place) {
+        if (check) timed(last_read.hash, [&] { check(i, hash_bytes(row, n)); });  // from the buffer, before placing
+        timed(last_read.place, [&] { place(row, rows[i].dst); });
+      } else if (check) {  // hashed as it is copied: the buffer read once (issue 36 §16)
+        timed(last_read.place, [&] { check(i, hash_and_copy(rows[i].dst, row, n)); });
+      } else {  // half the CPU time of memcpy at 1, 2 and 4 ranks (docs/benchmarks.md, issue 36 §15)
+        timed(last_read.place, [&] { stream_copy(rows[i].dst, row, n); });
+      }
       last_read.bytes += row_bytes;
       last_read.direct_bytes += row_bytes;
     }

@@ -90,27 +90,35 @@ struct ReadRow {
 /// such a run when `check` is given, so the rows are checked while cache-hot). With
 /// `place`: runs of rows adjacent in the file are read in chunks of about `chunk_bytes`
 /// into one bounce buffer, and `place(row, dst)` puts each row where it belongs (e.g. the
-/// interior of a halo'd array). `check(i, bytes)`, if given, sees every row's bytes as
-/// read (row i of `rows`, in order) right after its chunk lands, before it is placed.
+/// interior of a halo'd array). `check(i, hash)`, if given, gets the hash_bytes
+/// (checksum.hpp) of every row's bytes as read (row i of `rows`, in order) right after
+/// its chunk lands, before it is placed.
 /// Returns an empty string or this rank's first MPI error (rows after it are neither
 /// checked nor placed). Adds to the process's read breakdown
 /// (rewind/kernel/read_breakdown.hpp). A helper thread hashing or placing the previous
 /// chunk while the next is read was slower on shared CPUs (docs/benchmarks.md, issue 36).
-using RowCheck = std::function<void(std::size_t, const unsigned char*)>;
+using RowCheck = std::function<void(std::size_t, std::uint64_t)>;
 std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_t row_bytes,
                       const std::function<void(const unsigned char*, void*)>& place, const RowCheck& check = {},
                       std::int64_t chunk_bytes = std::int64_t{16} << 20);
 
+/// memcpy with non-temporal stores where it can (x86-64, 8-byte aligned rows of whole
+/// doubles): the copy neither reads the destination's lines first (no read-for-ownership)
+/// nor evicts the cache with them. Call stream_fence before anyone else reads `dst`.
+void stream_copy(void* dst, const void* src, std::size_t bytes);
+/// Orders the non-temporal stores of stream_copy and hash_and_copy before what follows.
+void stream_fence();
+
 /// Rows of one file read with O_DIRECT and Linux native AIO, past the page cache: up to
 /// `depth` chunks of about `chunk_bytes` (runs of rows adjacent in the file, widened to
 /// 4 KiB boundaries) in flight at once, also while one is checked (depth + 1 buffers),
-/// into aligned buffers that the object keeps (2 MiB
-/// pages where the system allows: 4 KiB pages cut a read into ~1 MiB requests), while the
-/// calling thread checks and places (without `place`: copies, with non-temporal stores
-/// on x86-64) the chunk that landed first. The disk streams while the CPU hashes, and no CPU time goes into filling and
-/// copying out of the page cache. (Reading straight into aligned arrays was slower on
-/// this VM: docs/benchmarks.md, issue 36, section 8.) Where the file system refuses
-/// O_DIRECT or AIO, usable() is false: use read_rows.
+/// into aligned buffers that the object keeps (2 MiB pages where the system allows:
+/// 4 KiB pages cut a read into ~1 MiB requests), while the calling thread checks and
+/// places the chunk that landed first (without `place`: copies with stream_copy, hashing
+/// in the same pass when checked). The disk streams while the CPU hashes, and no CPU time
+/// goes into filling and copying out of the page cache. (Reading straight into aligned
+/// arrays was slower on this VM: docs/benchmarks.md, issue 36, section 8.) Where the file
+/// system refuses O_DIRECT or AIO, usable() is false: use read_rows.
 class DirectReads {
  public:
   explicit DirectReads(const std::string& path, std::int64_t chunk_bytes = std::int64_t{4} << 20, int depth = 4);

@@ -592,10 +592,9 @@ std::string read_field_direct(const detail::ReaderState& r, const StepEntry& e, 
   std::int64_t bad_row = -1;
   detail::RowCheck check;
   if (col >= 0)
-    check = [&](std::size_t i, const unsigned char* bytes) {
+    check = [&](std::size_t i, std::uint64_t hash) {
       const std::int64_t row = rows[order[i]];
-      if (bad_row < 0 && detail::hash_bytes(bytes, static_cast<std::size_t>(row_bytes)) != sums.at(row, col))
-        bad_row = row;
+      if (bad_row < 0 && hash != sums.at(row, col)) bad_row = row;
     };
   // Each chunk of 4 MiB is checked (and placed) on this thread right after it lands. Past
   // the page cache (O_DIRECT, 4 chunks in flight) the disk keeps streaming while the CPU

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <hdf5.h>
 #include <mpi.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "checksum.hpp"
 #include "direct_io.hpp"
 #include "format.hpp"
 #include "mpi_test_util.hpp"
@@ -61,13 +63,20 @@ std::vector<std::int64_t> my_rows() {
   return rows;
 }
 
+/// Row `row`'s XXH3-64 by libxxhash (not the kernel's own builds of it), from its words.
+std::uint64_t hash_of_row(std::int64_t row) {
+  std::uint64_t w[kWords];
+  for (int i = 0; i < kWords; ++i) w[i] = word(row, i);
+  return XXH3_64bits(w, sizeof w);
+}
+
 bool row_is(const std::uint64_t* got, std::int64_t row) {
   for (int w = 0; w < kWords; ++w)
     if (got[w] != word(row, w)) return false;
   return true;
 }
 
-/// Every row checked once, in order, from its file bytes, and placed `shift` words into
+/// Every row checked once, in order, with the hash of its file bytes, and placed `shift` words into
 /// its destination, every word around it still the guard (7).
 void checked_and_placed(const std::vector<std::size_t>& checked, bool bytes_right,
                         const std::vector<std::int64_t>& rows, const std::vector<std::vector<std::uint64_t>>& dst,
@@ -123,11 +132,11 @@ TEST_CASE("read_rows puts every row where it belongs, whatever the runs and chun
             std::memcpy(static_cast<std::uint64_t*>(to) + 1, row, kRowBytes);
             ++placed;
           };
-        std::vector<std::size_t> checked;  // the order check() saw the rows in, and whether their bytes were right
+        std::vector<std::size_t> checked;  // the order check() saw the rows in, and whether their hashes were right
         bool bytes_right = true;
-        auto check = [&](std::size_t i, const unsigned char* bytes) {
+        auto check = [&](std::size_t i, std::uint64_t hash) {
           checked.push_back(i);
-          bytes_right = bytes_right && row_is(reinterpret_cast<const std::uint64_t*>(bytes), rows[i]);
+          bytes_right = bytes_right && hash == hash_of_row(rows[i]);
         };
         REQUIRE(read_rows(fh, want, kRowBytes, place, check, chunk).empty());
         CHECK(placed == (bounce ? static_cast<int>(rows.size()) : 0));
@@ -182,9 +191,9 @@ TEST_CASE("DirectReads (O_DIRECT, reads in flight) puts and checks every row as 
           };
         std::vector<std::size_t> checked;
         bool bytes_right = true;
-        auto check = [&](std::size_t i, const unsigned char* bytes) {
+        auto check = [&](std::size_t i, std::uint64_t hash) {  // straight: hashed as copied
           checked.push_back(i);
-          bytes_right = bytes_right && row_is(reinterpret_cast<const std::uint64_t*>(bytes), rows[i]);
+          bytes_right = bytes_right && hash == hash_of_row(rows[i]);
         };
         auto& bd = rwd::kernel::detail::read_breakdown();
         bd = {};
@@ -243,4 +252,28 @@ TEST_CASE("zero_copy_halo asks ROMIO for collective buffering; automatic stays o
   }
   MPI_Barrier(MPI_COMM_WORLD);
   if (rwd::test::world_rank() == 0) std::remove(path.c_str());
+}
+
+TEST_CASE("hash_and_copy gives libxxhash's XXH3-64 of the bytes and copies exactly them", "[kernel]") {
+  // Lengths around XXH3's short-input forms (<= 240 bytes), its 64-byte stripes and
+  // 1 KiB blocks, and the 8 KiB pieces the copy goes in; destinations on a 16-byte
+  // boundary, 8 bytes past one (a scalar first store) and 3 bytes past one (memcpy).
+  std::vector<unsigned char> src(3 * 8192 + 4096);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 131 + (i >> 8));
+  for (std::size_t n : {0, 1, 8, 17, 128, 240, 241, 1024, 1032, 8184, 8192, 8200, 2 * 8192 + 64, 3 * 8192 + 4096})
+    for (std::size_t off : {0, 3, 8}) {
+      INFO(n << " bytes to " << off << " bytes past a 16-byte boundary");
+      std::vector<double> space(src.size() / 8 + 8, 7.5);  // operator new: 16-byte aligned
+      auto* dst = reinterpret_cast<unsigned char*>(space.data()) + 16 + off;
+      const std::vector<unsigned char> before(reinterpret_cast<unsigned char*>(space.data()),
+                                              reinterpret_cast<unsigned char*>(space.data() + space.size()));
+      CHECK(rwd::kernel::detail::hash_and_copy(dst, src.data(), n) == XXH3_64bits(src.data(), n));
+      rwd::kernel::detail::stream_fence();
+      CHECK(std::memcmp(dst, src.data(), n) == 0);
+      const auto* all = reinterpret_cast<const unsigned char*>(space.data());
+      bool guards = true;  // every byte before and after the copy as it was
+      for (std::size_t i = 0; i < before.size(); ++i)
+        if ((all + i < dst || all + i >= dst + n) && all[i] != before[i]) guards = false;
+      CHECK(guards);
+    }
 }

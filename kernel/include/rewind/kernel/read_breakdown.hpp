@@ -19,7 +19,8 @@ struct ReadBreakdown {
   long long bytes = 0;   ///< bytes read
   long long direct_bytes = 0;  ///< of which read with O_DIRECT past the page cache (then `read`
                                ///< is waiting for the disk, `place` includes copying
-                               ///< halo-free rows into their arrays)
+                               ///< halo-free rows into their arrays and, with checksums,
+                               ///< hashing them in the same pass: `hash` is then 0)
 };
 
 /// The breakdown of this process's last read_fields_into (zeros before the first, or if
