@@ -12,7 +12,8 @@ core=(build-essential cmake ninja-build pkg-config git
       python3-h5py python3-numpy python3-matplotlib python3-zstandard
       python3-venv python3-setuptools python3-wheel
       libzfp-dev hdf5-filter-plugin bitshuffle
-      slurmctld slurmd slurm-client util-linux iproute2)  # tests/slurm: a local Slurm, ~1 min
+      slurmctld slurmd slurm-client util-linux iproute2   # tests/slurm: a local Slurm, ~1 min
+      openssh-server openssh-client)  # tests/multinode/multinode_ssh_tunnel.sh: sshds in namespaces of its own
 
 paraview=(paraview paraview-dev python3-paraview xvfb xauth
       qtbase5-dev qttools5-dev libqt5svg5-dev libqt5x11extras5-dev qtxmlpatterns5-dev-tools
