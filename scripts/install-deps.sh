@@ -13,7 +13,8 @@ core=(build-essential cmake ninja-build pkg-config git
       python3-venv python3-setuptools python3-wheel
       libzfp-dev hdf5-filter-plugin bitshuffle
       slurmctld slurmd slurm-client util-linux iproute2   # tests/slurm: a local Slurm, ~1 min
-      openssh-server openssh-client)  # tests/multinode/multinode_ssh_tunnel.sh: sshds in namespaces of its own
+      openssh-server openssh-client  # tests/multinode/multinode_ssh_tunnel.sh: sshds in namespaces of its own
+      gdb)  # tests/multinode/lib.sh: the stacks of a job past its time limit
 
 paraview=(paraview paraview-dev python3-paraview xvfb xauth
       qtbase5-dev qttools5-dev libqt5svg5-dev libqt5x11extras5-dev qtxmlpatterns5-dev-tools

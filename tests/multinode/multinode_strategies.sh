@@ -2,15 +2,16 @@
 # Every write strategy on simulated nodes (scripts/simnodes.sh), as a user runs them:
 #  - auto, collective, independent, aggregated (one writer per node), dedicated (one I/O
 #    rank per node; 1 and 2 steps in flight), spare_cpus on ranks bound to cores (the
-#    spare CPU planned per node) and off, uncompressed on 2 nodes and deflate-compressed
-#    on 3 (independent is refused with compression, so not run there): each file
-#    equals, bit for bit, the file of a collective run of the same compute ranks on one
-#    node (tests/multinode/same_file.py: every dataset and attribute, h5py);
+#    spare CPU planned per node; on 2 nodes) and off, uncompressed on 2 nodes and
+#    deflate-compressed on 3 (independent is refused with compression, so not run
+#    there): each file equals, bit for bit, the file of a collective run of the same
+#    compute ranks on one node (tests/multinode/same_file.py: every dataset and
+#    attribute, h5py);
 #  - the I/O ranks are one per node (the run says how many);
 #  - a restart from a file written on several nodes, on one node, and the reverse,
 #    continue bit for bit as the uninterrupted run.
 # 2 nodes: the 2-D cylinder (an obstacle, 4 levels), 1 and 2 compute ranks on the nodes;
-# 3 nodes: the 3-D cavity (32^3 cells), 1, 2 and 1 compute ranks.
+# 3 nodes: the 3-D cavity (32^3 cells), 1, 2 and 1 compute ranks. Bound to cores: 1 and 1.
 #   multinode_strategies.sh REWIND SOURCE_DIR NODES
 source "$(dirname "$0")/lib.sh" "$@"
 nodes=$3
@@ -47,16 +48,27 @@ for k in 1 2; do
   runs+=(ded$k.h5)
 done
 # Ranks bound to one core each: a node whose ranks leave a CPU free hashes rows there.
+# Two compute ranks on nodeA:2,nodeB:1 (nodeA: the nbserver on core 0, a compute rank on
+# core 1; nodeB: its rank on core 0, core 1 spare), never two busy ranks bound to one CPU:
+# every simulated node binds from this machine's core 0, and two ranks bound to one CPU,
+# both waiting in MPI through sched_yield, starved the CPU's kernel threads (dmesg:
+# "workqueue lockup ... stuck for 39s"): the four-rank layout froze 5 of 391 jobs for
+# 40-90 s on a 2-CPU VM (Linux 6.18), this one none of 300 (docs/cluster.md, "Simulated
+# nodes"). A one-node collective run of two compute ranks is their reference.
+one 3 "${opts[@]}" -o ref2.h5 -q $(strategy collective) "${z[@]}" >ref2.log 2>&1 || cat ref2.log
+bound=()
 for sp in true false; do
-  OMPI_MCA_hwloc_base_binding_policy=core on $plain "${opts[@]}" -o spare-$sp.h5 --set output.io.spare_cpus=$sp \
-    "${z[@]}" >spare-$sp.log 2>&1 || cat spare-$sp.log
-  runs+=(spare-$sp.h5)
+  OMPI_MCA_hwloc_base_binding_policy=core on nodeA:2,nodeB:1 "${opts[@]}" -o spare-$sp.h5 \
+    --set output.io.spare_cpus=$sp "${z[@]}" >spare-$sp.log 2>&1 || cat spare-$sp.log
+  bound+=(spare-$sp.h5)
 done
 check "$kind, on $nodes nodes (${runs[*]}): each file bit for bit the one-node collective run's" \
   "same_file ref.h5 ${runs[*]}"
+check "$kind, ranks bound to cores on 2 nodes, spare CPUs used or not (${bound[*]}): bit for bit the one-node run's" \
+  "same_file ref2.h5 ${bound[*]}"
 check "dedicated: one I/O rank per node, $nodes in all, wrote the steps" \
   "grep -q '^io ranks    $nodes I/O rank(s) wrote 3 steps' ded1.log && grep -q '^io ranks    $nodes I/O rank(s) wrote 3 steps' ded2.log"
-check "every file written on $nodes nodes verifies" "all_verify ${runs[*]}"
+check "every file written on $nodes nodes verifies" "all_verify ${runs[*]} ${bound[*]}"
 
 # Restarts across: from the file the I/O ranks of $nodes nodes wrote, on one node; from
 # the one-node file, on $nodes nodes with their I/O ranks. Step 10 as if uninterrupted.
