@@ -11,7 +11,8 @@
 #  - a restart from a file written on several nodes, on one node, and the reverse,
 #    continue bit for bit as the uninterrupted run.
 # 2 nodes: the 2-D cylinder (an obstacle, 4 levels), 1 and 2 compute ranks on the nodes;
-# 3 nodes: the 3-D cavity (32^3 cells), 1, 2 and 1 compute ranks. Bound to cores: 1 and 1.
+# 3 nodes: the 3-D cavity (32^3 cells), 1, 2 and 1 compute ranks. Ranks bound to cores
+# (both node counts): 1 and 1 compute ranks on 2 nodes.
 #   multinode_strategies.sh REWIND SOURCE_DIR NODES
 source "$(dirname "$0")/lib.sh" "$@"
 nodes=$3
@@ -49,12 +50,9 @@ for k in 1 2; do
 done
 # Ranks bound to one core each: a node whose ranks leave a CPU free hashes rows there.
 # Two compute ranks on nodeA:2,nodeB:1 (nodeA: the nbserver on core 0, a compute rank on
-# core 1; nodeB: its rank on core 0, core 1 spare), never two busy ranks bound to one CPU:
-# every simulated node binds from this machine's core 0, and two ranks bound to one CPU,
-# both waiting in MPI through sched_yield, starved the CPU's kernel threads (dmesg:
-# "workqueue lockup ... stuck for 39s"): the four-rank layout froze 5 of 391 jobs for
-# 40-90 s on a 2-CPU VM (Linux 6.18), this one none of 300 (docs/cluster.md, "Simulated
-# nodes"). A one-node collective run of two compute ranks is their reference.
+# core 1; nodeB: its rank on core 0, core 1 spare): one busy rank per CPU, as
+# docs/cluster.md ("Simulated nodes", "Binding") asks — two on one CPU froze jobs for
+# 40-90 s. A one-node collective run of the same two compute ranks is their reference.
 one 3 "${opts[@]}" -o ref2.h5 -q $(strategy collective) "${z[@]}" >ref2.log 2>&1 || cat ref2.log
 bound=()
 for sp in true false; do
