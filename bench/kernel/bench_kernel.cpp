@@ -67,6 +67,7 @@
 //                                     KN the same from KN's file (nothing to verify)
 //                                     R  one contiguous MPI_File_read_at_all per rank
 //                                     I  IOR's read pattern: 16 MiB MPI_File_read_at_all
+//                                     Ii the same, MPI_File_read_at (ior -a MPIIO without -c)
 //                                     D  dd if=FILE of=/dev/null bs=1M (rank 0)
 // --one-file (with --only durable or cache): every contender writes the same file name,
 // so that nothing but the access pattern differs (on this VM a durable write was seen to
@@ -81,14 +82,18 @@
 // with posix_fadvise(DONTNEED) (untimed). Times are wall time from a barrier to the
 // slowest rank's end. Ranks that wait for rank 0's dd sleep (no busy polling).
 //
-// Output: one "op" line per measurement, then a summary per contender (median, min, max
-// in GiB/s), the median (min-max) of the per-round ratios kernel/raw and kernel/dd, and
-// the kernel's time breakdown (median over rounds, durable K writes).
+// Output: one "op" line per measurement (after each read a "disk" line: the requests the
+// disk under DIR completed meanwhile, their mean size and time from submission to
+// completion, the disk's busy time and mean queue depth, from its /sys/dev/block counters;
+// the machine's other I/O included), then a summary per contender (median, min, max in
+// GiB/s), the median (min-max) of the per-round ratios kernel/raw and kernel/dd, and the
+// kernel's time breakdown (median over rounds, durable K writes).
 #include <fcntl.h>
 #include <hdf5.h>
 #include <mpi.h>
 #include <spawn.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -133,6 +138,30 @@ void quiet_barrier() {
   }
 }
 
+/// The counters of the disk under `path` (/sys/dev/block/MAJ:MIN/stat, the fields of
+/// the kernel's Documentation/block/stat.rst): what a read asked of the disk, and how
+/// long the disk took per request. Empty where the file system has no block device.
+struct DiskStat {
+  bool ok = false;
+  long long reads = 0, sectors = 0, read_ms = 0, busy_ms = 0, queue_ms = 0;
+};
+DiskStat disk_stat(const std::string& path) {
+  DiskStat d;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return d;
+  const std::string sys =
+      "/sys/dev/block/" + std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev)) + "/stat";
+  if (FILE* f = std::fopen(sys.c_str(), "r")) {
+    long long v[11] = {};
+    int n = 0;
+    while (n < 11 && std::fscanf(f, "%lld", &v[n]) == 1) ++n;
+    std::fclose(f);
+    if (n == 11) d = {true, v[0], v[2], v[3], v[9], v[10]};
+  }
+  return d;
+}
+DiskStat disk_before_;  // rank 0: the counters right before the read being timed
+
 void fsync_evict(const std::string& p, bool evict) {
   if (rank_ == 0) {
     int fd = ::open(p.c_str(), O_RDONLY);
@@ -141,6 +170,7 @@ void fsync_evict(const std::string& p, bool evict) {
       if (evict) ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
       ::close(fd);
     }
+    disk_before_ = disk_stat(p);
   }
   quiet_barrier();
 }
@@ -717,7 +747,7 @@ int main(int argc, char** argv) {
     } else if (c == "R") {
       remove_target(rfile);
       raw_write(true);
-    } else if (c == "I") {
+    } else if (c == "I" || c == "Ii") {  // one file, read by both
       remove_target(ifile);
       ior_io(true, true, true);
     } else if (c == "D") {
@@ -754,6 +784,22 @@ int main(int argc, char** argv) {
     res[what].gibs.push_back(bytes / sec / (1 << 30));
     if (rank_ == 0)
       std::printf("op %d %-22s %d %.0f %.3f %.3f\n", round, what.c_str(), size_, bytes, sec, bytes / sec / (1 << 30));
+    // A read's requests as the disk saw them (the machine's other I/O included): how many,
+    // how large, how long each took from submission to completion, and the queue depth.
+    if (rank_ == 0 && what.find("_read") != std::string::npos && disk_before_.ok) {
+      const DiskStat now = disk_stat(dir);  // the device every contender's file is on
+      const double reqs = static_cast<double>(std::max(1LL, now.reads - disk_before_.reads));
+      const double kib = static_cast<double>(now.sectors - disk_before_.sectors) / 2 / reqs;
+      const double ms = static_cast<double>(now.read_ms - disk_before_.read_ms) / reqs;
+      const auto busy = static_cast<double>(now.busy_ms - disk_before_.busy_ms);
+      const double queue = busy > 0 ? static_cast<double>(now.queue_ms - disk_before_.queue_ms) / busy : 0.0;
+      std::printf("disk %d %-22s requests %.0f  KiB/request %.0f  ms/request %.2f  busy %.0f ms  queue %.2f\n", round,
+                  what.c_str(), reqs, kib, ms, busy, queue);
+      bd["disk: " + what + ": KiB per request"].push_back(kib);
+      bd["disk: " + what + ": ms per request"].push_back(ms);
+      bd["disk: " + what + ": busy (s)"].push_back(busy / 1000);
+      disk_before_ = {};
+    }
     std::fflush(stdout);
   };
   const double kb = static_cast<double>(step_bytes);
@@ -777,7 +823,7 @@ int main(int argc, char** argv) {
     (void)capi_write(kafile);
   }
   const auto cache_set = keep({"K", "KN", "KC", "KI", "R", "P", "I", "V", "D"});
-  const auto read_set = keep({"K", "KB", "KN", "R", "I", "D"});
+  const auto read_set = keep({"K", "KB", "KN", "R", "I", "Ii", "D"});
   auto kernel_breakdown = [&] {
     auto d = [&](const char* a, const char* b) { return max_over_ranks(phase_t[b] - phase_t[a]); };
     bd["create (file + /common + flush)"].push_back(d("begin", "file_created"));
@@ -835,10 +881,11 @@ int main(int argc, char** argv) {
       // In the round's read order: the file read first is written first, so each
       // contender's file is the freshest written as often as the others' (the host's
       // cache and the disk's background work favour the file written last).
-      bool k_written = false;  // K and KB read one file
+      bool k_written = false, i_written = false;  // K and KB read one file, I and Ii another
       for (int j : williams_row(static_cast<int>(read_set.size()), r)) {
         const std::string& c = read_set[static_cast<std::size_t>(j)];
         if ((c == "K" || c == "KB") && std::exchange(k_written, true)) continue;
+        if ((c == "I" || c == "Ii") && std::exchange(i_written, true)) continue;
         write_read_file(c);
       }
     }
@@ -867,6 +914,9 @@ int main(int argc, char** argv) {
       } else if (c == "I") {
         fsync_evict(ifile, true);
         rec(r, "ior_read", kb, ior_io(false, false, true));
+      } else if (c == "Ii") {
+        fsync_evict(ifile, true);
+        rec(r, "ior_indep_read", kb, ior_io(false, false, false));
       } else {
         fsync_evict(dfile, true);
         rec(r, "dd_read", dd_bytes, dd_read());
@@ -918,6 +968,7 @@ int main(int argc, char** argv) {
                           "kernel_nosum_read",
                           "mpiio_read",
                           "ior_read",
+                          "ior_indep_read",
                           "dd_read"}) {
       const auto& s = res[w];
       if (s.gibs.empty()) continue;  // not run (--only)
@@ -948,6 +999,7 @@ int main(int argc, char** argv) {
     ratio("kernel_write_cache", "posix_1mib_write_cache");  // the page-cache target: >= 95 %
     ratio("kernel_write_durable", "posix_1mib_write_durable");
     ratio("kernel_read", "ior_read");
+    ratio("kernel_read", "ior_indep_read");
     ratio("kernel_read", "mpiio_read");
     ratio("kernel_read", "dd_read");
     // What the checksums cost (K hashes every row, KN does not): the ≤ 3 % target.

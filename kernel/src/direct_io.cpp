@@ -304,17 +304,57 @@ struct DirectReads::Span {
   std::int64_t at = 0, bytes = 0;  // the file bytes read, 4 KiB aligned
 };
 
+namespace {
+/// Reads a DirectReads may have in flight at once: the depth of this thread's context.
+constexpr int kMaxDepth = 64;
+
+/// This thread's Linux AIO context, set up at its first O_DIRECT read and kept until the
+/// thread ends. io_destroy waits for an RCU grace period: 29-66 ms on this project's VM,
+/// which a context per read paid at the end of every restart read (5-12 % of a 1.14 GiB
+/// read at 2 ranks; docs/benchmarks.md, issue 36 §18). DirectReads on one thread take
+/// turns (each read() returns with none of its reads in flight), so they share it.
+class ThreadAio {
+ public:
+  ThreadAio() = default;
+  ThreadAio(const ThreadAio&) = delete;
+  ThreadAio& operator=(const ThreadAio&) = delete;
+  ~ThreadAio() {
+    if (ctx_ != 0) ::syscall(SYS_io_destroy, ctx_);
+  }
+  /// The context, or 0 where the system refuses one. A forked child sets up its own.
+  aio_context_t get() {
+    if (ctx_ != 0 && pid_ == ::getpid()) return ctx_;
+    aio_context_t ctx = 0;
+    ctx_ = ::syscall(SYS_io_setup, kMaxDepth, &ctx) == 0 ? ctx : 0;
+    pid_ = ::getpid();
+    return ctx_;
+  }
+
+ private:
+  aio_context_t ctx_ = 0;
+  pid_t pid_ = 0;
+};
+thread_local ThreadAio thread_aio;
+}  // namespace
+
 DirectReads::DirectReads(const std::string& path, std::int64_t chunk_bytes, int depth)
-    : chunk_bytes_(chunk_bytes), depth_(std::max(1, depth)), result_(static_cast<std::size_t>(depth_) + 1, 0) {
+    : chunk_bytes_(chunk_bytes),
+      depth_(std::clamp(depth, 1, kMaxDepth)),
+      result_(static_cast<std::size_t>(depth_) + 1, 0) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
-  aio_context_t ctx = 0;
-  if (fd_ >= 0 && ::syscall(SYS_io_setup, depth_, &ctx) == 0) ctx_ = ctx;
+  if (fd_ >= 0) ctx_ = thread_aio.get();
 }
 
 DirectReads::~DirectReads() {
-  // io_destroy waits for the reads still in flight: only then may their buffers go.
-  if (ctx_ != 0) ::syscall(SYS_io_destroy, static_cast<aio_context_t>(ctx_));
-  std::free(buffers_);
+  // read() returns with none in flight; should it ever not, the buffers wait for them
+  // (and stay allocated if the system will not say when they landed).
+  while (in_flight_ > 0) {
+    io_event ev[8];
+    const long n = ::syscall(SYS_io_getevents, static_cast<aio_context_t>(ctx_), 1, 8, ev, nullptr);
+    if (n < 0 && errno != EINTR) break;
+    if (n > 0) in_flight_ -= static_cast<int>(n);
+  }
+  if (in_flight_ <= 0) std::free(buffers_);
   if (fd_ >= 0) ::close(fd_);
 }
 

@@ -118,7 +118,9 @@ void stream_fence();
 /// in the same pass when checked). The disk streams while the CPU hashes, and no CPU time
 /// goes into filling and copying out of the page cache. (Reading straight into aligned
 /// arrays was slower on this VM: docs/benchmarks.md, issue 36, section 8.) Where the file
-/// system refuses O_DIRECT or AIO, usable() is false: use read_rows.
+/// system refuses O_DIRECT or AIO, usable() is false: use read_rows. The AIO context is
+/// the calling thread's, kept for the thread's life (docs/benchmarks.md, issue 36 §18):
+/// use an object on the thread that made it.
 class DirectReads {
  public:
   explicit DirectReads(const std::string& path, std::int64_t chunk_bytes = std::int64_t{4} << 20, int depth = 4);
@@ -141,7 +143,7 @@ class DirectReads {
   long wait_for(int slot);
 
   int fd_ = -1;
-  unsigned long ctx_ = 0;  // aio_context_t
+  unsigned long ctx_ = 0;  // aio_context_t: this thread's (ThreadAio in direct_io.cpp)
   std::int64_t chunk_bytes_;
   int depth_;
   std::size_t slot_bytes_ = 0;

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "checksum.hpp"
@@ -206,6 +207,41 @@ TEST_CASE("DirectReads (O_DIRECT, reads in flight) puts and checks every row as 
       INFO(err);
       CHECK(err.find("shorter") != std::string::npos);
     }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rwd::test::world_rank() == 0) std::remove(path.c_str());
+}
+
+TEST_CASE("DirectReads on two threads at once each get their own rows (one AIO context per thread)", "[kernel][mpi]") {
+  // Each thread's reads complete on its own context: had the threads shared one, a
+  // thread could take the other's completions and check a chunk that has not landed.
+  std::string path = rwd::kernel::test::test_path("direct_reads_threads");
+  path.replace(path.size() - 3, 3, ".bin");
+  MPI_File fh = open_rows_file(path);
+  MPI_File_close(&fh);
+  const auto rows = my_rows();
+  if (!DirectReads(path).usable()) {
+    WARN("this file system refuses O_DIRECT or Linux AIO: nothing to test");
+  } else {
+    std::vector<int> bad(2, 0);
+    auto reader = [&](int t) {
+      for (int pass = 0; pass < 50; ++pass) {
+        DirectReads dr(path, 2 * kRowBytes, 4);  // many small reads in flight
+        std::vector<std::vector<std::uint64_t>> dst(rows.size(), std::vector<std::uint64_t>(kWords, 7));
+        std::vector<ReadRow> want;
+        for (std::size_t i = 0; i < rows.size(); ++i) want.push_back({dst[i].data(), rows[i] * kRowBytes});
+        int wrong = 0;
+        const std::string err = dr.read(want, kRowBytes, nullptr, [&](std::size_t i, std::uint64_t hash) {
+          wrong += hash != hash_of_row(rows[i]) || !row_is(dst[i].data(), rows[i]);
+        });
+        bad[static_cast<std::size_t>(t)] += wrong + (err.empty() ? 0 : 1000);
+      }
+    };
+    std::thread other(reader, 1);
+    reader(0);
+    other.join();
+    CHECK(bad[0] == 0);
+    CHECK(bad[1] == 0);
+  }
   MPI_Barrier(MPI_COMM_WORLD);
   if (rwd::test::world_rank() == 0) std::remove(path.c_str());
 }
