@@ -168,7 +168,7 @@ InteriorType::~InteriorType() {
 
 namespace {
 
-ReadBreakdown last_read;
+thread_local ReadBreakdown last_read;  // this thread's last read (threads may read at once)
 
 /// Seconds `f()` takes, added to `into`.
 template <class F>

@@ -4,7 +4,7 @@
 
 namespace rwd::kernel {
 
-/// This process's last Reader::read_fields_into on its direct path (a collective reader,
+/// This thread's last Reader::read_fields_into on its direct path (a collective reader,
 /// contiguous float64 datasets), all datasets together, in seconds of this process's
 /// wall clock. Rows are hashed and placed on the reading thread as each chunk lands
 /// (`hash` and `place` add to the time); `wait` is 0 unless a helper thread does it.
@@ -23,8 +23,8 @@ struct ReadBreakdown {
                                ///< hashing them in the same pass: `hash` is then 0)
 };
 
-/// The breakdown of this process's last read_fields_into (zeros before the first, or if
-/// it did not take the direct path). Not thread-safe against concurrent reads.
+/// The breakdown of the calling thread's last read_fields_into (zeros before the first,
+/// or if it did not take the direct path); threads reading at once each keep their own.
 ReadBreakdown last_read_breakdown();
 
 }  // namespace rwd::kernel
