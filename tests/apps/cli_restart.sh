@@ -6,6 +6,8 @@
 #    the same number of ranks (1, 2, 4) and on another (4 -> 2, 2 -> 3);
 #  - a branch with changed boundary conditions goes to a new file that records its
 #    parent, step and change; the parent file is not modified;
+#  - a restart from a file evicted from the page cache reads it past the cache (O_DIRECT)
+#    and continues bit for bit;
 #  - bad restarts give one error line, a non-zero exit, and leave files untouched.
 # Under mpiexec, world rank 0 is the neighbourhood server: np = compute ranks + 1.
 source "$(dirname "$0")/lib.sh" "$@"
@@ -34,6 +36,38 @@ restart 2 2
 restart 4 4
 restart 4 2
 restart 2 3
+
+# A restart from a file that is no longer in memory, as after a while on a real machine
+# (the restarts above read files written moments before, from the page cache; and a file
+# of a few MB is pulled into the cache whole by the readahead of its metadata reads): a
+# 3-D case with 19 MB per field, 2 steps, evicted, restarted for 2 more == 4 steps
+# straight. Where the file system takes O_DIRECT, the checkpoint is read from the disk
+# past the page cache (Linux AIO) — looked at with h5py + mincore(2), not by asking Rewind.
+pc() { /usr/bin/python3 "$src/tests/support/page_cache.py" "$@"; }
+below() { /usr/bin/python3 -c 'import sys; sys.exit(not float(sys.argv[1]) < float(sys.argv[2]))' "$1" "$2"; }
+big=("$src/cases/cavity-3d.toml" --set 'tree.s=[32, 32, 32]' --set output.checkpoint_every=2
+     --set output.visualisation_every=0 --set output.initial=false --set output.final=false -q)
+run 2 "${big[@]}" --output big4.h5 --steps 4 --monitor big4.csv
+restart_evicted() {  # ranks
+  local n=$1 f=evicted$1.h5
+  run $n "${big[@]}" --output $f --steps 2 --monitor $f.csv
+  pc evict $f
+  local step; step=$(pc checkpoint $f)
+  check "evicted ($n ranks): under 5 % of the checkpoint's fields left in the page cache" \
+    "below \"\$(pc cached $f $step)\" 0.05"
+  run $n --restart $f --steps 2 -q --monitor $f.2.csv
+  check "2 steps, evicted, restart on $n rank(s), 2 more == 4 steps straight, bit for bit" "same big4.h5 $f"
+  if pc direct_ok .; then
+    check "... the restart read its checkpoint past the page cache (under 20 % of it cached after)" \
+      "below \"\$(pc cached $f $step)\" 0.2"
+  else
+    echo "note: this file system refuses O_DIRECT reads; the restart read through the page cache"
+  fi
+  rm -f $f
+}
+restart_evicted 1
+restart_evicted 2
+restart_evicted 3
 
 # A branch: from t = 0.1 of the 1-rank run, with a faster inflow.
 sha_before=$(sha256sum full1.h5 | cut -d' ' -f1)

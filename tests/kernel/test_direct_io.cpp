@@ -52,6 +52,15 @@ MPI_File open_rows_file(const std::string& path) {
   return fh;
 }
 
+/// The path of a file of kRows rows (open_rows_file), closed again: for DirectReads.
+std::string rows_file(const char* name) {
+  std::string path = rwd::kernel::test::test_path(name);
+  path.replace(path.size() - 3, 3, ".bin");
+  MPI_File fh = open_rows_file(path);
+  MPI_File_close(&fh);
+  return path;
+}
+
 /// This rank's rows, in file order: a run, a gap, a row twice, the last row.
 std::vector<std::int64_t> my_rows() {
   const int r = rwd::test::world_rank();
@@ -163,10 +172,7 @@ TEST_CASE("read_rows puts every row where it belongs, whatever the runs and chun
 }
 
 TEST_CASE("DirectReads (O_DIRECT, reads in flight) puts and checks every row as read_rows does", "[kernel][mpi]") {
-  std::string path = rwd::kernel::test::test_path("direct_reads");
-  path.replace(path.size() - 3, 3, ".bin");
-  MPI_File fh = open_rows_file(path);
-  MPI_File_close(&fh);
+  const std::string path = rows_file("direct_reads");
   const auto rows = my_rows();
   // Chunks of one row, 2.5 rows and 1 MiB; 1 and 4 reads in flight; straight (copied
   // into each array with non-temporal stores: to arrays 8 bytes past a 16-byte boundary
@@ -214,10 +220,7 @@ TEST_CASE("DirectReads (O_DIRECT, reads in flight) puts and checks every row as 
 TEST_CASE("DirectReads on two threads at once each get their own rows (one AIO context per thread)", "[kernel][mpi]") {
   // Each thread's reads complete on its own context: had the threads shared one, a
   // thread could take the other's completions and check a chunk that has not landed.
-  std::string path = rwd::kernel::test::test_path("direct_reads_threads");
-  path.replace(path.size() - 3, 3, ".bin");
-  MPI_File fh = open_rows_file(path);
-  MPI_File_close(&fh);
+  const std::string path = rows_file("direct_reads_threads");
   const auto rows = my_rows();
   if (!DirectReads(path).usable()) {
     WARN("this file system refuses O_DIRECT or Linux AIO: nothing to test");
