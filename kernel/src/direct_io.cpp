@@ -300,7 +300,8 @@ void stream_fence() {
 }
 
 struct DirectReads::Span {
-  std::size_t a = 0, b = 0;        // rows [a, b) of the list
+  std::size_t job = 0;             // of read's jobs
+  std::size_t a = 0, b = 0;        // rows [a, b) of the job's list
   std::int64_t at = 0, bytes = 0;  // the file bytes read, 4 KiB aligned
 };
 
@@ -376,17 +377,17 @@ bool DirectReads::mostly_cached(const std::vector<ReadRow>& rows, std::int64_t r
   return 2 * cached >= all;
 }
 
-std::vector<DirectReads::Span> DirectReads::plan(const std::vector<ReadRow>& rows, std::int64_t row_bytes) const {
+void DirectReads::plan(const Job& job, std::size_t index, std::vector<Span>& spans) const {
+  const auto& rows = *job.rows;
+  const std::int64_t row_bytes = job.row_bytes;
   const std::size_t per_span = static_cast<std::size_t>(std::max<std::int64_t>(1, chunk_bytes_ / row_bytes));
-  std::vector<Span> spans;
   for (std::size_t a = 0; a < rows.size();) {
     std::size_t b = a + 1;
     while (b < rows.size() && b - a < per_span && adjacent(rows, b, row_bytes, false)) ++b;
     const std::int64_t at = align_down(rows[a].offset);
-    spans.push_back({a, b, at, align_up(rows[b - 1].offset + row_bytes) - at});
+    spans.push_back({index, a, b, at, align_up(rows[b - 1].offset + row_bytes) - at});
     a = b;
   }
-  return spans;
 }
 
 bool DirectReads::submit(const Span& s, int slot) {
@@ -418,7 +419,12 @@ long DirectReads::wait_for(int slot) {
 
 std::string DirectReads::read(const std::vector<ReadRow>& rows, std::int64_t row_bytes,
                               const std::function<void(const unsigned char*, void*)>& place, const RowCheck& check) {
-  const auto spans = plan(rows, row_bytes);
+  return read({Job{&rows, row_bytes, place, check}});
+}
+
+std::string DirectReads::read(const std::vector<Job>& jobs, std::size_t* failed_job) {
+  std::vector<Span> spans;
+  for (std::size_t j = 0; j < jobs.size(); ++j) plan(jobs[j], j, spans);
   std::size_t need = 1;
   for (const auto& s : spans) need = std::max(need, static_cast<std::size_t>(s.bytes));
   if (need > slot_bytes_) {  // none in flight between calls
@@ -441,9 +447,13 @@ std::string DirectReads::read(const std::vector<ReadRow>& rows, std::int64_t row
   };
   for (std::size_t k = 0; k < static_cast<std::size_t>(depth_); ++k) start(k);
   std::string err;
+  bool streamed = false;  // rows copied with non-temporal stores
   for (std::size_t k = 0; k < spans.size() && err.empty(); ++k) {
     const int slot = static_cast<int>(k % submitted.size());
     const Span& s = spans[k];
+    const Job& job = jobs[s.job];
+    const auto& rows = *job.rows;
+    const std::int64_t row_bytes = job.row_bytes;
     unsigned char* buf = buffers_ + static_cast<std::size_t>(slot) * slot_bytes_;
     long got = 0;
     const bool in_flight = submitted[static_cast<std::size_t>(slot)] != 0;
@@ -454,15 +464,21 @@ std::string DirectReads::read(const std::vector<ReadRow>& rows, std::int64_t row
     else if (got < want)
       err = "O_DIRECT read: " + std::to_string(got) + " of " + std::to_string(want) + " bytes at byte " +
             std::to_string(s.at) + " (file shorter than its datasets)";
-    if (err.empty()) start(k + static_cast<std::size_t>(depth_));
-    for (std::size_t i = s.a; i < s.b && err.empty(); ++i) {
+    if (!err.empty()) {
+      if (failed_job) *failed_job = s.job;
+      break;
+    }
+    start(k + static_cast<std::size_t>(depth_));
+    const auto n = static_cast<std::size_t>(row_bytes);
+    streamed = streamed || !job.place;
+    for (std::size_t i = s.a; i < s.b; ++i) {
       const unsigned char* row = buf + (rows[i].offset - s.at);
-      const auto n = static_cast<std::size_t>(row_bytes);
-      if (place) {
-        if (check) timed(last_read.hash, [&] { check(i, hash_bytes(row, n)); });  // from the buffer, before placing
-        timed(last_read.place, [&] { place(row, rows[i].dst); });
-      } else if (check) {  // hashed as it is copied: the buffer read once (issue 36 §16)
-        timed(last_read.place, [&] { check(i, hash_and_copy(rows[i].dst, row, n)); });
+      if (job.place) {
+        if (job.check)
+          timed(last_read.hash, [&] { job.check(i, hash_bytes(row, n)); });  // from the buffer, before placing
+        timed(last_read.place, [&] { job.place(row, rows[i].dst); });
+      } else if (job.check) {  // hashed as it is copied: the buffer read once (issue 36 §16)
+        timed(last_read.place, [&] { job.check(i, hash_and_copy(rows[i].dst, row, n)); });
       } else {  // half the CPU time of memcpy at 1, 2 and 4 ranks (docs/benchmarks.md, issue 36 §15)
         timed(last_read.place, [&] { stream_copy(rows[i].dst, row, n); });
       }
@@ -470,7 +486,7 @@ std::string DirectReads::read(const std::vector<ReadRow>& rows, std::int64_t row
       last_read.direct_bytes += row_bytes;
     }
   }
-  if (!place) stream_fence();  // the rows' non-temporal stores, visible to every thread
+  if (streamed) stream_fence();  // the rows' non-temporal stores, visible to every thread
   for (std::size_t slot = 0; slot < submitted.size() && in_flight_ > 0; ++slot)
     wait_for(static_cast<int>(slot));  // after an error: none left behind
   return err;

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <optional>
 
@@ -573,41 +574,37 @@ std::vector<std::int64_t> direct_offsets(const detail::ReaderState& r, const Ste
   return direct ? at : std::vector<std::int64_t>{};
 }
 
-/// One field's rows (file order `order`) at byte `base` of the file into `dest`, each
-/// row checked against column `col` of `sums` (none: -1). Returns an MPI error or "".
-std::string read_field_direct(const detail::ReaderState& r, const StepEntry& e, MPI_File fh, std::int64_t base,
-                              const std::vector<std::int64_t>& rows, const std::vector<std::size_t>& order,
-                              const std::vector<double*>& dest, int halo, const detail::StepChecksums& sums,
-                              const std::string& dpath, detail::DirectReads* direct) {
-  const BlockShape b = r.common.block;
-  const std::int64_t row_bytes = b.cells() * 8;
+/// One field of read_fields_into: its rows (file order) with where each goes, how it is
+/// placed, and each row's check against the step's checksums.
+struct FieldRead {
+  std::string dpath;
+  std::int64_t row_bytes = 0;
   std::vector<detail::ReadRow> want;
-  for (std::size_t i : order) want.push_back({dest[i], base + rows[i] * row_bytes});
   std::function<void(const unsigned char*, void*)> place;
+  detail::RowCheck check;
+  std::int64_t bad_row = -1;  ///< the first row whose hash differs from its checksum
+};
+
+/// The read of one field's rows (file order `order`) at byte `base` of the file into
+/// `dest`, each row checked against column `dpath` of `sums` (if it has one).
+std::unique_ptr<FieldRead> field_read(const BlockShape& b, std::int64_t base, const std::vector<std::int64_t>& rows,
+                                      const std::vector<std::size_t>& order, const std::vector<double*>& dest, int halo,
+                                      const detail::StepChecksums& sums, std::string dpath) {
+  auto fr = std::make_unique<FieldRead>();
+  fr->dpath = std::move(dpath);
+  fr->row_bytes = b.cells() * 8;
+  for (std::size_t i : order) fr->want.push_back({dest[i], base + rows[i] * fr->row_bytes});
   if (halo > 0)
-    place = [&](const unsigned char* row, void* dst) {
+    fr->place = [b, halo](const unsigned char* row, void* dst) {
       unpack_interior(reinterpret_cast<const double*>(row), b, halo, static_cast<double*>(dst));
     };
-  const int col = sums.empty() ? -1 : sums.column(dpath);
-  std::int64_t bad_row = -1;
-  detail::RowCheck check;
+  const int col = sums.empty() ? -1 : sums.column(fr->dpath);
   if (col >= 0)
-    check = [&](std::size_t i, std::uint64_t hash) {
+    fr->check = [&rows, &order, &sums, col, f = fr.get()](std::size_t i, std::uint64_t hash) {
       const std::int64_t row = rows[order[i]];
-      if (bad_row < 0 && hash != sums.at(row, col)) bad_row = row;
+      if (f->bad_row < 0 && hash != sums.at(row, col)) f->bad_row = row;
     };
-  // Each chunk of 4 MiB is checked (and placed) on this thread right after it lands. Past
-  // the page cache (O_DIRECT, 4 chunks in flight) the disk keeps streaming while the CPU
-  // hashes, and the CPU no longer fills and copies out of the cache: the checksums then
-  // cost (almost) nothing (docs/benchmarks.md, issue 36, "Restart reads past the page
-  // cache"). Rows mostly in the cache already (a step written moments ago) are copied
-  // from it, as everywhere O_DIRECT cannot be used. A helper thread hashing beside the
-  // reads was slower on shared CPUs ("Restart reads: rows checked as they land").
-  const bool past_cache = direct && direct->usable() && base % 8 == 0 && !direct->mostly_cached(want, row_bytes);
-  const std::string err = past_cache ? direct->read(want, row_bytes, place, check)
-                                     : detail::read_rows(fh, want, row_bytes, place, check, std::int64_t{4} << 20);
-  if (err.empty() && bad_row >= 0) r.ctx.fail(ErrorKind::corrupt, detail::checksum_mismatch(e.group, dpath, bad_row));
-  return err.empty() ? err : dpath + ": " + err;
+  return fr;
 }
 }  // namespace
 
@@ -646,9 +643,39 @@ void Reader::read_fields_into(std::int64_t step_number, const std::vector<FieldR
     const char* env = std::getenv("REWIND_READ_DIRECT");
     std::optional<detail::DirectReads> direct;
     if (!env || std::string(env) != "0") direct.emplace(r.path);
-    for (std::size_t f = 0; f < fields.size() && err.empty(); ++f)
-      err = read_field_direct(r, e, fh, at[f], rows, order, dest[f], halo, sums, fields[f].group + "/" + fields[f].name,
-                              direct ? &*direct : nullptr);
+    // Each chunk of 4 MiB is checked (and placed) on this thread right after it lands. Past
+    // the page cache (O_DIRECT, 8 chunks in flight, every field's rows one stream of reads)
+    // the disk keeps streaming while the CPU hashes, and the CPU no longer fills and copies
+    // out of the cache: the checksums then cost (almost) nothing (docs/benchmarks.md,
+    // issue 36, "Restart reads past the page cache", §16, §17, §19). Rows mostly in the cache
+    // already (a step written moments ago) are copied from it, as everywhere O_DIRECT
+    // cannot be used. A helper thread hashing beside the reads was slower on shared CPUs
+    // ("Restart reads: rows checked as they land").
+    std::vector<std::unique_ptr<FieldRead>> reads;
+    std::vector<detail::DirectReads::Job> jobs;
+    std::vector<std::size_t> job_field;
+    for (std::size_t f = 0; f < fields.size() && err.empty(); ++f) {
+      reads.push_back(field_read(b, at[f], rows, order, dest[f], halo, sums, fields[f].group + "/" + fields[f].name));
+      FieldRead& fr = *reads.back();
+      const bool past_cache =
+          direct && direct->usable() && at[f] % 8 == 0 && !direct->mostly_cached(fr.want, fr.row_bytes);
+      if (past_cache) {
+        jobs.push_back({&fr.want, fr.row_bytes, fr.place, fr.check});
+        job_field.push_back(f);
+      } else {
+        err = detail::read_rows(fh, fr.want, fr.row_bytes, fr.place, fr.check, std::int64_t{4} << 20);
+        if (!err.empty()) err = fr.dpath + ": " + err;
+      }
+    }
+    if (err.empty() && !jobs.empty()) {
+      std::size_t failed = 0;
+      err = direct->read(jobs, &failed);
+      if (!err.empty()) err = reads[job_field[failed]]->dpath + ": " + err;
+    }
+    // A row that differs from its checksum, the first in field order (rows after a failed
+    // read were not checked).
+    for (const auto& fr : reads)
+      if (fr->bad_row >= 0) r.ctx.fail(ErrorKind::corrupt, detail::checksum_mismatch(e.group, fr->dpath, fr->bad_row));
     if (!err.empty()) r.ctx.fail(ErrorKind::corrupt, "cannot read " + e.group + "/" + err);
   });
 }

@@ -249,6 +249,66 @@ TEST_CASE("DirectReads on two threads at once each get their own rows (one AIO c
   if (rwd::test::world_rank() == 0) std::remove(path.c_str());
 }
 
+TEST_CASE("DirectReads reads several row lists as one stream, each placed and checked as read alone", "[kernel][mpi]") {
+  const std::string path = rows_file("direct_jobs");
+  const auto rows = my_rows();
+  // Three lists (as a restart's fields): placed by a callback one word in, copied straight
+  // 8 bytes in and hashed as copied, copied straight and unchecked; chunks of 2.5 rows,
+  // 1 and 3 reads in flight, so reads of the next list go out while one is placed.
+  for (int depth : {1, 3}) {
+    DirectReads dr(path, 5 * kRowBytes / 2, depth);
+    if (!dr.usable()) {
+      WARN("this file system refuses O_DIRECT or Linux AIO: nothing to test");
+      return;
+    }
+    INFO("depth " << depth);
+    std::vector<std::vector<std::vector<std::uint64_t>>> dst(
+        3, std::vector<std::vector<std::uint64_t>>(rows.size(), std::vector<std::uint64_t>(kWords + 3, 7)));
+    std::vector<std::vector<ReadRow>> want(3);
+    for (std::size_t j = 0; j < 3; ++j)
+      for (std::size_t i = 0; i < rows.size(); ++i)
+        want[j].push_back({dst[j][i].data() + (j == 1 ? 1 : 0), rows[i] * kRowBytes});
+    std::vector<std::vector<std::size_t>> checked(3);
+    std::vector<char> right(3, 1);
+    const auto check_of = [&](std::size_t j) {
+      return [&, j](std::size_t i, std::uint64_t hash) {
+        checked[j].push_back(i);
+        right[j] = right[j] && hash == hash_of_row(rows[i]);
+      };
+    };
+    std::vector<DirectReads::Job> jobs(3);
+    for (std::size_t j = 0; j < 3; ++j) jobs[j] = {&want[j], kRowBytes, {}, {}};
+    jobs[0].place = [](const unsigned char* row, void* to) {
+      std::memcpy(static_cast<std::uint64_t*>(to) + 1, row, kRowBytes);
+    };
+    jobs[0].check = check_of(0);
+    jobs[1].check = check_of(1);
+    auto& bd = rwd::kernel::detail::read_breakdown();
+    bd = {};
+    std::size_t failed = 99;
+    REQUIRE(dr.read(jobs, &failed).empty());
+    CHECK(failed == 99);
+    CHECK(bd.direct_bytes == 3 * static_cast<long long>(rows.size()) * kRowBytes);
+    checked_and_placed(checked[0], right[0] != 0, rows, dst[0], 1);
+    checked_and_placed(checked[1], right[1] != 0, rows, dst[1], 1);
+    CHECK(checked[2].empty());
+    for (std::size_t i = 0; i < rows.size(); ++i) CHECK(row_is(dst[2][i].data(), rows[i]));
+
+    // The second list runs past the end of the file: the error names it, the first list's
+    // rows are all in place.
+    std::vector<std::uint64_t> a(kWords + 3, 7), b(kWords), c(kWords);
+    const std::vector<ReadRow> first{{a.data() + 1, 0}}, past{{b.data(), 0}, {c.data(), kRows * kRowBytes}};
+    const std::string err =
+        dr.read({DirectReads::Job{&first, kRowBytes, {}, {}}, DirectReads::Job{&past, kRowBytes, {}, {}}}, &failed);
+    INFO(err);
+    CHECK(err.find("shorter") != std::string::npos);
+    CHECK(failed == 1);
+    CHECK(row_is(a.data() + 1, 0));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rwd::test::world_rank() == 0) std::remove(path.c_str());
+}
+
 TEST_CASE("zero_copy_halo asks ROMIO for collective buffering; automatic stays otherwise", "[kernel][mpi]") {
   // What the kernel asks for (the MPI_Info in its file-access list, under both MPI-IO
   // components), and, under ROMIO, the hint as the MPI-IO layer then holds it for the
