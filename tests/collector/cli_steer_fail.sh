@@ -28,7 +28,11 @@ cleanup() {
 trap cleanup EXIT
 cd "$tmp"
 chmod 755 "$tmp"
-steps=24
+# Room for the run to advance while it is steered: the first pause lands when the run
+# has already computed a few steps (18 of 24 once, on a loaded CI machine), and each of
+# the fuzz's valid resumes lets a step or two pass before its pause; with 24 steps the
+# run once reached its end during the fuzz and finished instead of staying paused.
+steps=120
 args=("$src/cases/default.toml" --steps $steps --set time.end=30 --set output.checkpoint_interval=0.02
       --set output.visualisation_interval=0 -q)
 
