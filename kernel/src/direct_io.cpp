@@ -349,12 +349,7 @@ DirectReads::DirectReads(const std::string& path, std::int64_t chunk_bytes, int 
 DirectReads::~DirectReads() {
   // read() returns with none in flight; should it ever not, the buffers wait for them
   // (and stay allocated if the system will not say when they landed).
-  while (in_flight_ > 0) {
-    io_event ev[8];
-    const long n = ::syscall(SYS_io_getevents, static_cast<aio_context_t>(ctx_), 1, 8, ev, nullptr);
-    if (n < 0 && errno != EINTR) break;
-    if (n > 0) in_flight_ -= static_cast<int>(n);
-  }
+  drain();
   if (in_flight_ <= 0) std::free(buffers_);
   if (fd_ >= 0) ::close(fd_);
 }
@@ -405,16 +400,26 @@ bool DirectReads::submit(const Span& s, int slot) {
   return true;
 }
 
+int DirectReads::reap() {
+  io_event ev[8];
+  long n = 0;
+  do n = ::syscall(SYS_io_getevents, static_cast<aio_context_t>(ctx_), 1, 8, ev, nullptr);
+  while (n < 0 && errno == EINTR);
+  if (n < 0) return -errno;
+  for (long i = 0; i < n; ++i, --in_flight_)
+    result_[static_cast<std::size_t>(ev[i].data)] = static_cast<long>(ev[i].res);
+  return 0;
+}
+
 long DirectReads::wait_for(int slot) {
-  while (result_[static_cast<std::size_t>(slot)] == kPending) {
-    io_event ev[8];
-    const long n = ::syscall(SYS_io_getevents, static_cast<aio_context_t>(ctx_), 1, 8, ev, nullptr);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return -errno;
-    for (long i = 0; i < n; ++i, --in_flight_)
-      result_[static_cast<std::size_t>(ev[i].data)] = static_cast<long>(ev[i].res);
-  }
+  while (result_[static_cast<std::size_t>(slot)] == kPending)
+    if (const int e = reap(); e < 0) return e;
   return result_[static_cast<std::size_t>(slot)];
+}
+
+void DirectReads::drain() {
+  while (in_flight_ > 0 && reap() == 0) {
+  }
 }
 
 std::string DirectReads::read(const std::vector<ReadRow>& rows, std::int64_t row_bytes,
@@ -487,8 +492,7 @@ std::string DirectReads::read(const std::vector<Job>& jobs, std::size_t* failed_
     }
   }
   if (streamed) stream_fence();  // the rows' non-temporal stores, visible to every thread
-  for (std::size_t slot = 0; slot < submitted.size() && in_flight_ > 0; ++slot)
-    wait_for(static_cast<int>(slot));  // after an error: none left behind
+  drain();                       // after an error: none left behind
   return err;
 }
 

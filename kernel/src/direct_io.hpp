@@ -154,7 +154,9 @@ class DirectReads {
   struct Span;  // one read: rows [a, b) of job `job`'s list, file bytes [at, at + bytes)
   void plan(const Job& job, std::size_t index, std::vector<Span>& spans) const;
   bool submit(const Span& s, int slot);
-  long wait_for(int slot);
+  int reap();               // one io_getevents: results into result_; 0 or -errno
+  long wait_for(int slot);  // the slot's result (bytes or -errno)
+  void drain();             // until none in flight (or the system will not say)
 
   int fd_ = -1;
   unsigned long ctx_ = 0;  // aio_context_t: this thread's (ThreadAio in direct_io.cpp)
