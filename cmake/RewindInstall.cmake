@@ -265,6 +265,15 @@ function(_rewind_write_pkg_config file)
     endif()
   endforeach()
   list(JOIN flags " " REWIND_PC_LIBS_PRIVATE)
+  # pkg-config reads Libs.private only with --static. Static Rewind libraries need those
+  # libraries on every link, so there they go into Libs: the documented plain line
+  # (`mpicc x.c $(pkg-config --cflags --libs rewind)`) links on either kind of install.
+  list(GET libraries 0 first)
+  get_target_property(type ${first} TYPE)
+  if(type STREQUAL "STATIC_LIBRARY")
+    string(APPEND libs " ${REWIND_PC_LIBS_PRIVATE}")
+    set(REWIND_PC_LIBS_PRIVATE "")
+  endif()
   set(REWIND_PC_LIBS "${libs}")
   file(RELATIVE_PATH REWIND_PC_PREFIX_FROM_PCFILEDIR /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
   string(REGEX REPLACE "/$" "" REWIND_PC_PREFIX_FROM_PCFILEDIR ${REWIND_PC_PREFIX_FROM_PCFILEDIR})

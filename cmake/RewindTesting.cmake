@@ -52,3 +52,27 @@ function(rewind_add_test)
     endforeach()
   endforeach()
 endfunction()
+
+# rewind_script_test(NAME n SCRIPT s [ARGS a...] [LABELS l...] [PROCESSORS n] [TIMEOUT sec]
+#                    [SKIP_RETURN_CODE c])
+#
+# A test script of the calling folder: `bash s ARGS` for a shell script, `REWIND_PYTHON s
+# ARGS` for a Python one, in REWIND_TEST_ENV (Open MPI may run as root, oversubscribed).
+# The scripts print ok/FAIL lines and exit non-zero on a FAIL (SKIP_RETURN_CODE, e.g. 77:
+# skipped). PROCESSORS, TIMEOUT and SKIP_RETURN_CODE as ctest's, unset if not given.
+set(REWIND_PYTHON /usr/bin/python3 CACHE FILEPATH
+    "The python3 of the script tests: Debian's, with h5py, numpy, zstandard and pytest")
+function(rewind_script_test)
+  cmake_parse_arguments(T "" "NAME;SCRIPT;PROCESSORS;TIMEOUT;SKIP_RETURN_CODE" "ARGS;LABELS" ${ARGN})
+  set(runner bash)
+  if(T_SCRIPT MATCHES "\\.py$")
+    set(runner ${REWIND_PYTHON})
+  endif()
+  add_test(NAME ${T_NAME} COMMAND ${runner} ${CMAKE_CURRENT_SOURCE_DIR}/${T_SCRIPT} ${T_ARGS})
+  set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}" ENVIRONMENT "${REWIND_TEST_ENV}")
+  foreach(p IN ITEMS PROCESSORS TIMEOUT SKIP_RETURN_CODE)
+    if(T_${p})
+      set_tests_properties(${T_NAME} PROPERTIES ${p} ${T_${p}})
+    endif()
+  endforeach()
+endfunction()

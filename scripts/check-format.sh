@@ -2,14 +2,12 @@
 # Reports C/C++ code that differs from .clang-format.
 #   scripts/check-format.sh BASE      the lines changed since BASE (a commit or branch,
 #                                     e.g. main): prints the reformatting diff; exit 1 if any
+#                                     (what scripts/test.sh runs: the tree predates .clang-format
+#                                     and is not reformatted in one go, so only changed lines count)
 #   scripts/check-format.sh           every tracked file: lists the files that differ; exit 1 if any
-#   scripts/check-format.sh --report [BASE]   the same, but exit 0 (what CI runs: the tree
-#                                     predates .clang-format and is not reformatted in one go)
 # Fix what it reports with `git clang-format-14 --binary clang-format-14 BASE` (only the lines you changed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-report=0
-if [ "${1:-}" = --report ]; then report=1; shift; fi
 base=${1:-}
 cf=$(command -v clang-format-14 || command -v clang-format || true)
 if [ -z "$cf" ]; then echo "check-format: clang-format not installed (apt-get install clang-format-14)"; exit 2; fi
@@ -43,5 +41,4 @@ else
     echo "check-format: all ${#files[@]} files follow .clang-format"
   fi
 fi
-if [ "$bad" = 1 ] && [ "$report" = 1 ]; then echo "check-format: reported only (--report)"; exit 0; fi
 exit "$bad"

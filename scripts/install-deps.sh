@@ -8,9 +8,9 @@ set -euo pipefail
 core=(build-essential cmake ninja-build pkg-config git
       openmpi-bin libopenmpi-dev libhdf5-openmpi-dev hdf5-tools gfortran
       libboost-dev catch2 nlohmann-json3-dev libtomlplusplus-dev libcli11-dev
-      libfmt-dev libzstd-dev libxxhash-dev clang-14 libfuzzer-14-dev clang-format-14
+      libfmt-dev libzstd-dev libxxhash-dev clang-14 libfuzzer-14-dev clang-format-14 clang-tidy-14
       python3-h5py python3-numpy python3-matplotlib python3-zstandard
-      python3-venv python3-setuptools python3-wheel
+      python3-venv python3-setuptools python3-wheel python3-pytest
       libzfp-dev hdf5-filter-plugin bitshuffle
       slurmctld slurmd slurm-client util-linux iproute2   # tests/slurm: a local Slurm, ~1 min
       openssh-server openssh-client  # tests/multinode/multinode_ssh_tunnel.sh: sshds in namespaces of its own

@@ -2,9 +2,10 @@
 # The fast unit and MPI tests again under sanitizers (scripts/test.sh runs it after the
 # suite; REWIND_SANITIZERS=0 skips it there):
 #   asan-ubsan  AddressSanitizer + UndefinedBehaviorSanitizer: the kernel's tests (its
-#               helper threads, dedicated I/O ranks), the collector's corpus and the live
-#               link's, on 1 and 2 ranks (not yet: collector_server_tests, whose resident
-#               memory check fails under ASan's quarantine, and collector_codec_tests)
+#               helper threads, dedicated I/O ranks), the collector's corpus and codec, the
+#               live link's, and the pure modules' (window, spacetree, config, and wire
+#               through the neighbourhood server's messages), on 1 and 2 ranks (not
+#               collector_server_tests, whose resident memory check fails under ASan's quarantine)
 #   tsan        ThreadSanitizer: the kernel tests whose code starts threads (hash and
 #               writeback helpers, dedicated I/O ranks) on 1 rank (the collector's server
 #               test is left out: its sub-second latency checks fail at TSan's speed)

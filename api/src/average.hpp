@@ -29,6 +29,8 @@ class ParentAverages {
                     const std::array<int, 3>& refinement);
 
  private:
+  std::vector<std::uint8_t> make_buffers(kernel::LocalGrids& grids, const std::vector<int>& slots,
+                                         std::unordered_map<std::uint64_t, std::size_t>& local);
   std::vector<std::vector<double>> buffers_;
 };
 

@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -16,6 +18,8 @@
 
 #include "agree.hpp"
 #include "handles.hpp"
+#include "internal.h"
+#include "tree_check.hpp"
 
 using namespace rwd::api;
 
@@ -27,11 +31,12 @@ bool valid_name(const std::string& s) {
   });
 }
 
-// Every rank learns whether `path` exists (rank 0 looks), so all refuse alike.
-void refuse_existing(MPI_Comm comm, const std::string& path) {
+// Every rank learns whether `path` exists (rank 0 looks, under its claim), so all refuse
+// alike. The empty file the claim itself made does not count.
+void refuse_existing(MPI_Comm comm, const std::string& path, const k::FileClaim& claim) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  int exists = rank == 0 && std::filesystem::exists(path) ? 1 : 0;
+  int exists = rank == 0 && std::filesystem::exists(path) && !claim.created() ? 1 : 0;
   MPI_Bcast(&exists, 1, MPI_INT, 0, comm);
   if (exists) throw Status(REWIND_ERR_EXISTS, fmt::format("{}: exists; a new run never overwrites a file", path));
 }
@@ -53,7 +58,7 @@ rewind_step_entry entry_of(const k::StepEntry& e) {
 // The file's claim on rank 0 (one writing job per file; FileError(claimed) names the
 // holder on every rank), then the writer `make` opens, then the handle.
 template <class Make>
-int open_claimed(rewind_file** file, MPI_Comm comm, const std::string& path, const k::IoOptions& io, Make make) {
+rewind_status open_claimed(rewind_file** file, MPI_Comm comm, const std::string& path, const k::IoOptions& io, Make make) {
   return guarded([&] {
     need(file, "file");
     *file = nullptr;
@@ -78,9 +83,179 @@ int open_claimed(rewind_file** file, MPI_Comm comm, const std::string& path, con
       MPI_Bcast(problem.data(), n, MPI_CHAR, 0, comm);
       throw Status(from_kind(static_cast<k::ErrorKind>(kind)), problem);
     }
-    auto w = make();
-    *file = new rewind_file{comm, std::move(w), std::move(claim), {}, {}, io, {}};
+    auto w = make(claim);
+    *file = new rewind_file{rwd::mpi::Comm::dup(comm, "rewind_file"), std::move(w), std::move(claim), {}, {}, io, {}};
   });
+}
+
+// The configuration's part of a collective call's arguments: the constants of a new run
+// (`constants`), and the options.
+void config_args(Call& call, const rewind_config* cfg, bool constants) {
+  const rewind_config none;
+  const rewind_config& c = cfg != nullptr ? *cfg : none;
+  if (constants) {
+    const auto& m = c.common;
+    std::string vars, domain, fixed;
+    for (const auto& v : m.variables) vars += fmt::format("{}{} [{}]", vars.empty() ? "" : ", ", v.name, v.unit);
+    for (const double x : m.domain) domain += fmt::format("{}{}", domain.empty() ? "" : ", ", x);
+    for (const auto& [n, v] : m.fluid) fixed += fmt::format("fluid.{}={} ", n, v);
+    for (const auto& [n, v] : m.time_stepping) fixed += fmt::format("time_stepping.{}={} ", n, v);
+    call.arg("dim", std::int64_t{m.dim})
+        .arg("cells", std::vector<int>{m.block.sx, m.block.sy, m.block.sz})
+        .arg("refinement", std::int64_t{m.refinement})
+        .arg("domain", "[" + domain + "]")
+        .arg("variables", vars)
+        .arg("constants", fixed)
+        .arg("creator", m.creator)
+        .arg("code_version", m.code_version)
+        .arg("case_text", m.case_text);
+  }
+  std::string options;
+  for (const auto& o : k::options_table()) options += fmt::format("{}={} ", o.name, k::option_string(c.io, o.name));
+  call.arg("options", options);
+}
+
+// Collective: the time of `path`'s last committed step (rank 0 reads the index), -inf if
+// it has none or cannot be read here (Writer::append then says why).
+double last_committed_time(MPI_Comm comm, const char* path) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  double t = -std::numeric_limits<double>::infinity();
+  if (rank == 0) {
+    try {
+      std::int64_t last = -1;
+      for (const auto& e : k::Reader::open(path).steps(true))
+        if (e.step > last) last = e.step, t = e.time;
+    } catch (const std::exception&) {
+      t = -std::numeric_limits<double>::infinity();
+    }
+  }
+  MPI_Bcast(&t, 1, MPI_DOUBLE, 0, comm);
+  return t;
+}
+
+// The slots a write takes: every variable for a checkpoint or n_vars 0, else the list.
+std::vector<int> slots_of(int kind, int n_vars, const int* vars, int nv) {
+  if (kind != REWIND_CHECKPOINT && kind != REWIND_VISUALISATION)
+    throw Status(REWIND_ERR_ARGUMENT, fmt::format("kind {}: REWIND_CHECKPOINT or REWIND_VISUALISATION", kind));
+  std::vector<int> slots;
+  if (kind == REWIND_CHECKPOINT || n_vars == 0) {
+    for (int v = 0; v < nv; ++v) slots.push_back(v);
+    return slots;
+  }
+  if (n_vars < 0 || vars == nullptr) throw Status(REWIND_ERR_ARGUMENT, fmt::format("{} variables but no list", n_vars));
+  for (int i = 0; i < n_vars; ++i) {
+    if (vars[i] < 0 || vars[i] >= nv)
+      throw Status(REWIND_ERR_ARGUMENT,
+                   fmt::format("variable {} outside 0..{} (the file's variables)", vars[i], nv - 1));
+    if (std::find(slots.begin(), slots.end(), vars[i]) != slots.end())
+      throw Status(REWIND_ERR_ARGUMENT, fmt::format("variable {} listed twice", vars[i]));
+    slots.push_back(vars[i]);
+  }
+  return slots;
+}
+
+// Values no run has: a time or dt that is not a finite number, a step or a time before
+// the file's last committed one.
+void check_values(const rewind_file& f, std::int64_t step, double time, double dt) {
+  if (!std::isfinite(time)) throw Status(REWIND_ERR_ARGUMENT, fmt::format("time = {}: not a finite number", time));
+  if (!std::isfinite(dt)) throw Status(REWIND_ERR_ARGUMENT, fmt::format("dt = {}: not a finite number", dt));
+  if (step <= f.writer.last_step())
+    throw Status(REWIND_ERR_ARGUMENT,
+                 fmt::format("step {} is not after the last committed step {}", step, f.writer.last_step()));
+  if (time < f.last_time)
+    throw Status(REWIND_ERR_ARGUMENT,
+                 fmt::format("time {} is before the last committed step's ({}, step {}): time never "
+                             "goes back within a file (a branch starts a new one)",
+                             time, f.last_time, f.writer.last_step()));
+}
+
+// rewind_grids_set_field(_float) cannot know the file's variables: its slots are checked here.
+void check_slots(const std::vector<k::GridRecord>& records, int nv) {
+  for (const auto& r : records)
+    for (std::size_t s = static_cast<std::size_t>(nv); s < r.fields.size(); ++s)
+      if (r.fields[s] != nullptr)
+        throw Status(REWIND_ERR_ARGUMENT,
+                     fmt::format("grid {}: rewind_grids_set_field gave slot {}, but the file has {} "
+                                 "variables (slots 0..{})",
+                                 r.uid, s, nv, nv - 1));
+}
+
+// The write's named scalars (rewind_file_set_scalar) among its agreed arguments: the
+// names in their order, the values bit for bit.
+void scalar_args(Call& call, const std::vector<k::Scalar>& scalars) {
+  std::string names;
+  std::vector<double> values;
+  for (const auto& x : scalars) {
+    names += (names.empty() ? "" : ", ") + x.name;
+    values.push_back(x.value);
+  }
+  call.arg("scalar names", names).arg("scalar values", values);
+}
+
+// internal.h, for bench/api: the write without its collective checks, and what the checks
+// of this rank's last write took.
+bool g_unchecked_writes = false;
+double g_check_seconds = 0.0;
+
+// A write's collective checks: its arguments agreed over the file's ranks, and the tree
+// the grids describe when any rank's grids changed since this file last found them a tree.
+void agree_write(rewind_file& f, const Call& call, const rewind_grids* grids) {
+  if (!agree(f.comm, call, grids != nullptr && grids->generation != f.checked_tree)) return;
+  agree_problem(f.comm, "rewind_file_write", REWIND_ERR_ARGUMENT,
+                tree_problem(f.comm, f.writer.common(), grids->records), false);
+  f.checked_tree = grids->generation;
+}
+
+// The kernel's description of this rank's grids, parents without arrays averaged
+// (collective).
+k::LocalGrids local_grids(rewind_file& f, std::vector<k::GridRecord> records, int halo, const std::vector<int>& slots) {
+  const auto& common = f.writer.common();
+  const auto nv = common.variables.size();
+  k::LocalGrids lg;
+  lg.block = common.block;
+  lg.halo = halo;
+  lg.grids = std::move(records);
+  for (auto& r : lg.grids) r.fields.resize(nv, nullptr);
+  const std::array<int, 3> r{common.refinement, common.refinement, common.dim == 3 ? common.refinement : 1};
+  f.averages.fill(f.comm, lg, slots, r);
+  return lg;
+}
+
+// Cell types: written when any rank gives some; a grid given none is all fluid (0).
+// Collective.
+bool any_cell_type(rewind_file& f, k::LocalGrids& lg, int halo) {
+  int some =
+      std::any_of(lg.grids.begin(), lg.grids.end(), [](const k::GridRecord& x) { return x.cell_type != nullptr; });
+  int any = 0;
+  MPI_Allreduce(&some, &any, 1, MPI_INT, MPI_MAX, f.comm);
+  if (any == 0) return false;
+  const auto& b = lg.block;
+  const auto padded = static_cast<std::size_t>(b.sx + 2 * halo) * static_cast<std::size_t>(b.sy + 2 * halo) *
+                      static_cast<std::size_t>(b.sz + 2 * halo);
+  f.fluid.assign(1, std::vector<std::uint8_t>(padded, 0));
+  for (auto& x : lg.grids)
+    if (x.cell_type == nullptr) x.cell_type = f.fluid.front().data();
+  return true;
+}
+
+// A read's checks, agreed over a collective reader's ranks (step, variable and halo the
+// same on every rank; the rows each rank's own); a serial reader just checks.
+template <class Checks>
+void agree_read(const rewind_reader& r, const char* what, std::int64_t step, const char* name, int halo,
+                Checks checks) {
+  Call call(what);
+  call.check([&] {
+    checks();
+    text(name, "name");
+  });
+  call.arg("step", step).arg("name", std::string(name != nullptr ? name : "")).arg("halo", std::int64_t{halo});
+  if (r.comm != MPI_COMM_NULL) {
+    agree(r.comm, call);
+    return;
+  }
+  checks();
+  text(name, "name");
 }
 
 }  // namespace
@@ -95,7 +270,7 @@ const char* rewind_library_version(void) { return k::kKernelVersion; }
 
 // --- config ---------------------------------------------------------------------------
 
-int rewind_config_create_v(rewind_config** cfg, int api_version) {
+rewind_status rewind_config_create_v(rewind_config** cfg, int api_version) {
   return guarded([&] {
     check_version(api_version);
     need(cfg, "cfg");
@@ -105,12 +280,12 @@ int rewind_config_create_v(rewind_config** cfg, int api_version) {
   });
 }
 
-int rewind_config_free(rewind_config* cfg) {
+rewind_status rewind_config_free(rewind_config* cfg) {
   delete cfg;
   return REWIND_OK;
 }
 
-int rewind_config_set_geometry(rewind_config* cfg, int dim, const int cells[3], int refinement, const double domain[6]) {
+rewind_status rewind_config_set_geometry(rewind_config* cfg, int dim, const int cells[3], int refinement, const double domain[6]) {
   return guarded([&] {
     auto& c = need(cfg, "cfg");
     need(cells, "cells");
@@ -132,7 +307,7 @@ int rewind_config_set_geometry(rewind_config* cfg, int dim, const int cells[3], 
   });
 }
 
-int rewind_config_add_variable(rewind_config* cfg, const char* name, const char* unit) {
+rewind_status rewind_config_add_variable(rewind_config* cfg, const char* name, const char* unit) {
   return guarded([&] {
     auto& c = need(cfg, "cfg");
     const std::string n = text(name, "name");
@@ -143,7 +318,7 @@ int rewind_config_add_variable(rewind_config* cfg, const char* name, const char*
   });
 }
 
-int rewind_config_set_option(rewind_config* cfg, const char* name, const char* value) {
+rewind_status rewind_config_set_option(rewind_config* cfg, const char* name, const char* value) {
   return guarded([&] {
     auto& c = need(cfg, "cfg");
     const std::string n = text(name, "name");
@@ -151,7 +326,7 @@ int rewind_config_set_option(rewind_config* cfg, const char* name, const char* v
   });
 }
 
-int rewind_config_set_text(rewind_config* cfg, const char* key, const char* value) {
+rewind_status rewind_config_set_text(rewind_config* cfg, const char* key, const char* value) {
   return guarded([&] {
     auto& c = need(cfg, "cfg");
     const std::string kname = text(key, "key"), v = text(value, "value");
@@ -162,7 +337,7 @@ int rewind_config_set_text(rewind_config* cfg, const char* key, const char* valu
   });
 }
 
-int rewind_config_set_constant(rewind_config* cfg, const char* group, const char* name, double value) {
+rewind_status rewind_config_set_constant(rewind_config* cfg, const char* group, const char* name, double value) {
   return guarded([&] {
     auto& c = need(cfg, "cfg");
     const std::string g = text(group, "group"), n = text(name, "name");
@@ -173,112 +348,66 @@ int rewind_config_set_constant(rewind_config* cfg, const char* group, const char
   });
 }
 
-// --- grids ----------------------------------------------------------------------------
-
-int rewind_grids_create_v(rewind_grids** grids, int halo, int api_version) {
-  return guarded([&] {
-    check_version(api_version);
-    need(grids, "grids");
-    if (halo < 0) throw Status(REWIND_ERR_ARGUMENT, fmt::format("halo = {}: at least 0", halo));
-    *grids = new rewind_grids{halo, {}, 0};
-  });
-}
-
-int rewind_grids_free(rewind_grids* grids) {
-  delete grids;
-  return REWIND_OK;
-}
-
-int rewind_grids_clear(rewind_grids* grids) {
-  return guarded([&] {
-    auto& g = need(grids, "grids");
-    g.records.clear();
-    ++g.generation;
-  });
-}
-
-int rewind_grids_add(rewind_grids* grids, uint64_t uid, int level, uint64_t sort_key, const double bbox[6],
-                     uint64_t parent_uid, int n_children, const uint64_t* child_uids, int64_t* index) {
-  return guarded([&] {
-    auto& g = need(grids, "grids");
-    need(bbox, "bbox");
-    if (uid == k::kNoUid) throw Status(REWIND_ERR_ARGUMENT, "uid UINT64_MAX is reserved for \"no grid\"");
-    if (level < 0) throw Status(REWIND_ERR_ARGUMENT, fmt::format("grid {}: level {} < 0", uid, level));
-    if ((level == 0) != (parent_uid == k::kNoUid))
-      throw Status(REWIND_ERR_ARGUMENT, fmt::format("grid {}: the root (level 0) and only it has no parent (UINT64_MAX)", uid));
-    if (n_children < 0 || (n_children > 0 && child_uids == nullptr))
-      throw Status(REWIND_ERR_ARGUMENT, fmt::format("grid {}: {} children but no child_uids", uid, n_children));
-    k::GridRecord r;
-    r.uid = uid;
-    r.level = level;
-    r.sort_key = sort_key;
-    std::copy(bbox, bbox + 6, r.bbox.begin());
-    r.parent_uid = parent_uid;
-    r.child_uids.assign(child_uids, child_uids + n_children);
-    g.records.push_back(std::move(r));
-    ++g.generation;
-    if (index != nullptr) *index = static_cast<int64_t>(g.records.size()) - 1;
-  });
-}
-
-int rewind_grids_set_field(rewind_grids* grids, int64_t index, int slot, const double* data) {
-  return guarded([&] {
-    auto& g = need(grids, "grids");
-    if (index < 0 || static_cast<std::size_t>(index) >= g.records.size())
-      throw Status(REWIND_ERR_ARGUMENT, fmt::format("grid index {} outside 0..{}", index, static_cast<std::int64_t>(g.records.size()) - 1));
-    if (slot < 0 || slot > 4096) throw Status(REWIND_ERR_ARGUMENT, fmt::format("variable slot {} < 0", slot));
-    auto& f = g.records[static_cast<std::size_t>(index)].fields;
-    if (f.size() <= static_cast<std::size_t>(slot)) f.resize(static_cast<std::size_t>(slot) + 1, nullptr);
-    f[static_cast<std::size_t>(slot)] = data;
-  });
-}
-
-int rewind_grids_set_cell_type(rewind_grids* grids, int64_t index, const uint8_t* types) {
-  return guarded([&] {
-    auto& g = need(grids, "grids");
-    if (index < 0 || static_cast<std::size_t>(index) >= g.records.size())
-      throw Status(REWIND_ERR_ARGUMENT, fmt::format("grid index {} outside 0..{}", index, static_cast<std::int64_t>(g.records.size()) - 1));
-    g.records[static_cast<std::size_t>(index)].cell_type = types;
-  });
-}
-
-int64_t rewind_grids_count(const rewind_grids* grids) {
-  return grids != nullptr ? static_cast<int64_t>(grids->records.size()) : 0;
-}
-
 // --- file (written) -----------------------------------------------------------------
 
-int rewind_file_create(rewind_file** file, MPI_Comm comm, const char* path, const rewind_config* cfg) {
-  if (cfg == nullptr) return fail(REWIND_ERR_ARGUMENT, "cfg is NULL");
-  if (!cfg->geometry) return fail(REWIND_ERR_ARGUMENT, "cfg: no geometry (rewind_config_set_geometry)");
-  if (cfg->common.variables.empty()) return fail(REWIND_ERR_ARGUMENT, "cfg: no variable (rewind_config_add_variable)");
-  if (path == nullptr) return fail(REWIND_ERR_ARGUMENT, "path is NULL");
+rewind_status rewind_file_create(rewind_file** file, MPI_Comm comm, const char* path, const rewind_config* cfg) {
+  if (comm == MPI_COMM_NULL) return fail(REWIND_ERR_ARGUMENT, "rewind_file_create: comm is MPI_COMM_NULL");
+  Call call("rewind_file_create");
+  call.check([&] {
+    need(file, "file") = nullptr;
+    const auto& c = need(cfg, "cfg");
+    if (!c.geometry) throw Status(REWIND_ERR_ARGUMENT, "cfg: no geometry (rewind_config_set_geometry)");
+    if (c.common.variables.empty()) throw Status(REWIND_ERR_ARGUMENT, "cfg: no variable (rewind_config_add_variable)");
+    text(path, "path");
+  });
+  call.arg("path", std::string(path != nullptr ? path : ""));
+  config_args(call, cfg, true);
+  if (const rewind_status rc = guarded([&] { agree(comm, call); }); rc != REWIND_OK) return rc;
   const std::string p = path;
-  return open_claimed(file, comm, p, cfg->io, [&] {
-    refuse_existing(comm, p);
+  return open_claimed(file, comm, p, cfg->io, [&](const k::FileClaim& claim) {
+    refuse_existing(comm, p, claim);
     return k::Writer::create(comm, p, cfg->common, cfg->io);
   });
 }
 
-int rewind_file_create_branch(rewind_file** file, MPI_Comm comm, const char* path, const char* parent,
+rewind_status rewind_file_create_branch(rewind_file** file, MPI_Comm comm, const char* path, const char* parent,
                               int64_t parent_step, int n_changes, const char* const* changes, const rewind_config* cfg) {
+  if (comm == MPI_COMM_NULL) return fail(REWIND_ERR_ARGUMENT, "rewind_file_create_branch: comm is MPI_COMM_NULL");
   std::vector<std::string> kv;
-  const int rc = guarded([&] {
+  k::CommonInfo common;
+  Call call("rewind_file_create_branch");
+  call.check([&] {
+    need(file, "file") = nullptr;
     text(path, "path");
-    text(parent, "parent");
+    const std::string par = text(parent, "parent");
+    if (n_changes < 0) throw Status(REWIND_ERR_ARGUMENT, fmt::format("n_changes = {}: at least 0", n_changes));
     for (int i = 0; i < n_changes; ++i) {
       const std::string c = text(changes != nullptr ? changes[i] : nullptr, "changes[i]");
       if (c.find('=') == std::string::npos || c.find('\n') != std::string::npos)
         throw Status(REWIND_ERR_ARGUMENT, fmt::format("change \"{}\": one line \"key=value\"", c));
       kv.push_back(c);
     }
-  });
-  if (rc != REWIND_OK) return rc;
-  const std::string p = path, par = parent;
-  return open_claimed(file, comm, p, options_of(cfg), [&] {
-    refuse_existing(comm, p);
+    // The parent's step, before anything is created: a branch continues a checkpoint.
     const auto parent_reader = k::Reader::open(par);
-    auto common = k::make_branch_common(parent_reader, parent_reader.step(parent_step), kv);
+    const auto from = parent_reader.step(parent_step);
+    if (from.kind != k::StepKind::checkpoint)
+      throw Status(REWIND_ERR_ARGUMENT,
+                   fmt::format("{}: step {} is a visualisation output; a branch needs a checkpoint "
+                               "(every variable, in double precision)",
+                               par, parent_step));
+    common = k::make_branch_common(parent_reader, from, kv);
+  });
+  std::string joined;
+  for (const auto& c : kv) joined += c + "\n";
+  call.arg("path", std::string(path != nullptr ? path : ""))
+      .arg("parent", std::string(parent != nullptr ? parent : ""))
+      .arg("parent_step", parent_step)
+      .arg("changes", joined);
+  config_args(call, cfg, false);
+  if (const rewind_status rc = guarded([&] { agree(comm, call); }); rc != REWIND_OK) return rc;
+  const std::string p = path, par = parent;
+  return open_claimed(file, comm, p, options_of(cfg), [&](const k::FileClaim& claim) {
+    refuse_existing(comm, p, claim);
     auto w = k::Writer::create(comm, p, common, options_of(cfg));
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
@@ -287,99 +416,125 @@ int rewind_file_create_branch(rewind_file** file, MPI_Comm comm, const char* pat
   });
 }
 
-int rewind_file_append(rewind_file** file, MPI_Comm comm, const char* path, const rewind_config* cfg) {
-  if (path == nullptr) return fail(REWIND_ERR_ARGUMENT, "path is NULL");
+rewind_status rewind_file_append(rewind_file** file, MPI_Comm comm, const char* path, const rewind_config* cfg) {
+  if (comm == MPI_COMM_NULL) return fail(REWIND_ERR_ARGUMENT, "rewind_file_append: comm is MPI_COMM_NULL");
+  Call call("rewind_file_append");
+  call.check([&] {
+    need(file, "file") = nullptr;
+    text(path, "path");
+  });
+  call.arg("path", std::string(path != nullptr ? path : ""));
+  config_args(call, cfg, false);
+  double last_time = -std::numeric_limits<double>::infinity();
+  if (const rewind_status rc = guarded([&] {
+        agree(comm, call);
+        last_time = last_committed_time(comm, path);
+      });
+      rc != REWIND_OK)
+    return rc;
   const std::string p = path;
-  return open_claimed(file, comm, p, options_of(cfg), [&] { return k::Writer::append(comm, p, options_of(cfg)); });
+  const rewind_status rc = open_claimed(file, comm, p, options_of(cfg),
+                              [&](const k::FileClaim&) { return k::Writer::append(comm, p, options_of(cfg)); });
+  if (rc == REWIND_OK) (*file)->last_time = last_time;
+  return rc;
 }
 
-int rewind_file_write(rewind_file* file, int64_t step, double time, double dt, int kind, const rewind_grids* grids,
+rewind_status rewind_file_write(rewind_file* file, int64_t step, double time, double dt, int kind, const rewind_grids* grids,
                       int n_vars, const int* vars, int float32) {
+  if (file == nullptr) return fail(REWIND_ERR_ARGUMENT, "rewind_file_write: file is NULL");
+  std::vector<k::Scalar> scalars = std::exchange(file->scalars, {});  // every write starts a new list
   return guarded([&] {
-    auto& f = need(file, "file");
-    const auto& g = need(grids, "grids");
+    auto& f = *file;
     const auto& common = f.writer.common();
     const int nv = static_cast<int>(common.variables.size());
-    if (kind != REWIND_CHECKPOINT && kind != REWIND_VISUALISATION)
-      throw Status(REWIND_ERR_ARGUMENT, fmt::format("kind {}: REWIND_CHECKPOINT or REWIND_VISUALISATION", kind));
+    const bool f32 = kind == REWIND_VISUALISATION && float32 != 0;
     std::vector<int> slots;
-    if (kind == REWIND_CHECKPOINT || n_vars == 0) {
-      for (int v = 0; v < nv; ++v) slots.push_back(v);
+    std::vector<k::GridRecord> records;
+    auto local_checks = [&] {
+      slots = slots_of(kind, n_vars, vars, nv);
+      check_values(f, step, time, dt);
+      records = records_of(need(grids, "grids"), common.block);
+      check_slots(records, nv);
+    };
+    const double t0 = MPI_Wtime();
+    if (g_unchecked_writes) {
+      local_checks();
     } else {
-      if (n_vars < 0 || vars == nullptr) throw Status(REWIND_ERR_ARGUMENT, fmt::format("{} variables but no list", n_vars));
-      for (int i = 0; i < n_vars; ++i) {
-        if (vars[i] < 0 || vars[i] >= nv)
-          throw Status(REWIND_ERR_ARGUMENT, fmt::format("variable {} outside 0..{} (the file's variables)", vars[i], nv - 1));
-        if (std::find(slots.begin(), slots.end(), vars[i]) != slots.end())
-          throw Status(REWIND_ERR_ARGUMENT, fmt::format("variable {} listed twice", vars[i]));
-        slots.push_back(vars[i]);
-      }
+      Call call("rewind_file_write");
+      call.check(local_checks);
+      call.arg("step", step).arg("time", time).arg("dt", dt).arg("kind", std::int64_t{kind}).arg("vars", slots);
+      call.arg("float32", std::int64_t{f32});
+      scalar_args(call, scalars);
+      agree_write(f, call, grids);
     }
-    k::LocalGrids lg;
-    lg.block = common.block;
-    lg.halo = g.halo;
-    lg.grids = g.records;
-    for (auto& r : lg.grids) r.fields.resize(static_cast<std::size_t>(std::max<int>(nv, static_cast<int>(r.fields.size()))), nullptr);
-    const int d = common.dim;
-    const std::array<int, 3> r{common.refinement, common.refinement, d == 3 ? common.refinement : 1};
-    f.averages.fill(f.comm, lg, slots, r);
-    // Cell types: written when any rank gives some; a grid given none is all fluid (0).
-    int some = std::any_of(lg.grids.begin(), lg.grids.end(), [](const k::GridRecord& x) { return x.cell_type != nullptr; });
-    int any = 0;
-    MPI_Allreduce(&some, &any, 1, MPI_INT, MPI_MAX, f.comm);
-    const auto padded = static_cast<std::size_t>(common.block.sx + 2 * g.halo) * static_cast<std::size_t>(common.block.sy + 2 * g.halo) *
-                        static_cast<std::size_t>(common.block.sz + 2 * g.halo);
-    if (any) {
-      f.fluid.assign(1, std::vector<std::uint8_t>(padded, 0));
-      for (auto& x : lg.grids)
-        if (x.cell_type == nullptr) x.cell_type = f.fluid.front().data();
-    }
+    g_check_seconds = MPI_Wtime() - t0;
+    k::LocalGrids lg = local_grids(f, std::move(records), grids->halo, slots);
     k::StepInfo info;
     info.step = step;
     info.time = time;
     info.dt = dt;
     info.kind = kind == REWIND_CHECKPOINT ? k::StepKind::checkpoint : k::StepKind::visualisation;
-    info.write_cell_type = any != 0;
+    info.write_cell_type = any_cell_type(f, lg, grids->halo);
     info.case_overrides = f.overrides;  // steered parameters in force (live.cpp)
-    for (const int v : slots)
-      info.fields.push_back({"cell_data", common.variables[static_cast<std::size_t>(v)].name, v,
-                             kind == REWIND_VISUALISATION && float32 != 0});
+    info.scalars = std::move(scalars);
+    for (const int v : slots) info.fields.push_back({"cell_data", common.variables[static_cast<std::size_t>(v)].name, v, f32});
     f.writer.write_step(info, lg);
+    f.last_time = time;
   });
 }
 
-int64_t rewind_file_last_step(const rewind_file* file) { return file != nullptr ? file->writer.last_step() : -1; }
+void rewind_internal_unchecked_writes(int on) { g_unchecked_writes = on != 0; }
+double rewind_internal_check_seconds(void) { return g_check_seconds; }
 
-int rewind_file_close(rewind_file* file) {
+rewind_status rewind_file_last_step(const rewind_file* file, int64_t* step) {
+  return guarded([&] { need(step, "step") = need(file, "file").writer.last_step(); });
+}
+
+rewind_status rewind_file_close(rewind_file* file) {
   if (file == nullptr) return REWIND_OK;
-  const int rc = guarded([&] { file->writer.close(); });
+  // Ranks in another call (or not closing at all) would be left inside the close: the
+  // file stays open, the caller learns it on every rank.
+  if (const rewind_status rc = guarded([&] { agree(file->comm, Call("rewind_file_close")); }); rc != REWIND_OK) return rc;
+  const rewind_status rc = guarded([&] { file->writer.close(); });
   delete file;
   return rc;
 }
 
 // --- reader -------------------------------------------------------------------------
 
-int rewind_reader_open(rewind_reader** reader, MPI_Comm comm, const char* path) {
+rewind_status rewind_reader_open(rewind_reader** reader, MPI_Comm comm, const char* path) {
   return guarded([&] {
+    if (comm != MPI_COMM_NULL) {
+      Call call("rewind_reader_open");
+      call.check([&] {
+        need(reader, "reader") = nullptr;
+        text(path, "path");
+      });
+      agree(comm, call.arg("path", std::string(path != nullptr ? path : "")));
+    }
     need(reader, "reader");
     *reader = nullptr;
     const std::string p = text(path, "path");
     auto r = comm == MPI_COMM_NULL ? k::Reader::open(p) : k::Reader::open(p, comm);
-    *reader = new rewind_reader{std::move(r), {}, {}, {}};
+    *reader = new rewind_reader{std::move(r), {}, {}, {}, {},
+                                comm == MPI_COMM_NULL ? rwd::mpi::Comm() : rwd::mpi::Comm::dup(comm, "rewind_reader")};
     (*reader)->steps = (*reader)->reader.steps(true);
   });
 }
 
-int rewind_reader_close(rewind_reader* reader) {
+rewind_status rewind_reader_close(rewind_reader* reader) {
+  if (reader == nullptr) return REWIND_OK;
+  if (reader->comm != MPI_COMM_NULL)  // as rewind_file_close: ranks elsewhere keep it open
+    if (const rewind_status rc = guarded([&] { agree(reader->comm, Call("rewind_reader_close")); }); rc != REWIND_OK) return rc;
   delete reader;
   return REWIND_OK;
 }
 
-int rewind_reader_step_count(rewind_reader* reader, int64_t* n) {
+rewind_status rewind_reader_step_count(rewind_reader* reader, int64_t* n) {
   return guarded([&] { need(n, "n") = static_cast<int64_t>(need(reader, "reader").steps.size()); });
 }
 
-int rewind_reader_step_at(rewind_reader* reader, int64_t i, rewind_step_entry* entry) {
+rewind_status rewind_reader_step_at(rewind_reader* reader, int64_t i, rewind_step_entry* entry) {
   return guarded([&] {
     auto& r = need(reader, "reader");
     need(entry, "entry");
@@ -391,7 +546,7 @@ int rewind_reader_step_at(rewind_reader* reader, int64_t i, rewind_step_entry* e
   });
 }
 
-int rewind_reader_find_step(rewind_reader* reader, const char* selector, rewind_step_entry* entry) {
+rewind_status rewind_reader_find_step(rewind_reader* reader, const char* selector, rewind_step_entry* entry) {
   return guarded([&] {
     auto& r = need(reader, "reader");
     need(entry, "entry");
@@ -399,7 +554,18 @@ int rewind_reader_find_step(rewind_reader* reader, const char* selector, rewind_
   });
 }
 
-int rewind_reader_topology(rewind_reader* reader, int64_t step, rewind_topology* topo) {
+rewind_status rewind_reader_find_checkpoint(rewind_reader* reader, const char* selector, rewind_step_entry* entry,
+                                  const char** note) {
+  return guarded([&] {
+    auto& r = need(reader, "reader");
+    need(entry, "entry");
+    *entry = entry_of(k::select_checkpoint(r.reader.selectable_steps(), text(selector, "selector"), r.reader.path(),
+                                           &r.note));
+    if (note != nullptr) *note = r.note.c_str();
+  });
+}
+
+rewind_status rewind_reader_topology(rewind_reader* reader, int64_t step, rewind_topology* topo) {
   return guarded([&] {
     auto& r = need(reader, "reader");
     auto& t = need(topo, "topo");
@@ -420,7 +586,7 @@ int rewind_reader_topology(rewind_reader* reader, int64_t step, rewind_topology*
   });
 }
 
-int rewind_reader_partition(rewind_reader* reader, int64_t step, int rank, int nranks, int64_t* n_rows,
+rewind_status rewind_reader_partition(rewind_reader* reader, int64_t step, int rank, int nranks, int64_t* n_rows,
                             const int64_t** rows) {
   return guarded([&] {
     auto& r = need(reader, "reader");
@@ -434,31 +600,35 @@ int rewind_reader_partition(rewind_reader* reader, int64_t step, int rank, int n
   });
 }
 
-int rewind_reader_read(rewind_reader* reader, int64_t step, const char* name, int64_t n_rows, const int64_t* rows,
+rewind_status rewind_reader_read(rewind_reader* reader, int64_t step, const char* name, int64_t n_rows, const int64_t* rows,
                        double* out) {
   return guarded([&] {
     auto& r = need(reader, "reader");
-    if (n_rows < 0 || (n_rows > 0 && (rows == nullptr || out == nullptr)))
-      throw Status(REWIND_ERR_ARGUMENT, fmt::format("{} rows but no rows or no out", n_rows));
+    agree_read(r, "rewind_reader_read", step, name, 0, [&] {
+      if (n_rows < 0 || (n_rows > 0 && (rows == nullptr || out == nullptr)))
+        throw Status(REWIND_ERR_ARGUMENT, fmt::format("{} rows but no rows or no out", n_rows));
+    });
     const std::vector<std::int64_t> list(rows, rows + n_rows);
-    r.reader.read_rows(step, "cell_data", text(name, "name"), list, out);
+    r.reader.read_rows(step, "cell_data", name, list, out);
   });
 }
 
-int rewind_reader_read_into(rewind_reader* reader, int64_t step, const char* name, int64_t n_rows,
+rewind_status rewind_reader_read_into(rewind_reader* reader, int64_t step, const char* name, int64_t n_rows,
                             const int64_t* rows, double* const* dest, int halo) {
   return guarded([&] {
     auto& r = need(reader, "reader");
-    if (n_rows < 0 || (n_rows > 0 && (rows == nullptr || dest == nullptr)))
-      throw Status(REWIND_ERR_ARGUMENT, fmt::format("{} rows but no rows or no dest", n_rows));
-    if (halo < 0) throw Status(REWIND_ERR_ARGUMENT, fmt::format("halo = {}: at least 0", halo));
+    agree_read(r, "rewind_reader_read_into", step, name, halo, [&] {
+      if (n_rows < 0 || (n_rows > 0 && (rows == nullptr || dest == nullptr)))
+        throw Status(REWIND_ERR_ARGUMENT, fmt::format("{} rows but no rows or no dest", n_rows));
+      if (halo < 0) throw Status(REWIND_ERR_ARGUMENT, fmt::format("halo = {}: at least 0", halo));
+    });
     const std::vector<std::int64_t> list(rows, rows + n_rows);
     std::vector<std::vector<double*>> d(1, std::vector<double*>(dest, dest + n_rows));
-    r.reader.read_fields_into(step, {{"cell_data", text(name, "name")}}, list, d, halo);
+    r.reader.read_fields_into(step, {{"cell_data", name}}, list, d, halo);
   });
 }
 
-int rewind_reader_lineage(rewind_reader* reader, const char** parent_file, int64_t* parent_step, double* parent_time) {
+rewind_status rewind_reader_lineage(rewind_reader* reader, const char** parent_file, int64_t* parent_step, double* parent_time) {
   return guarded([&] {
     const auto& l = need(reader, "reader").reader.common().lineage;
     if (parent_file != nullptr) *parent_file = l.parent_file.c_str();
@@ -467,11 +637,11 @@ int rewind_reader_lineage(rewind_reader* reader, const char** parent_file, int64
   });
 }
 
-int rewind_reader_variable_count(rewind_reader* reader, int* n) {
+rewind_status rewind_reader_variable_count(rewind_reader* reader, int* n) {
   return guarded([&] { need(n, "n") = static_cast<int>(need(reader, "reader").reader.common().variables.size()); });
 }
 
-int rewind_reader_variable(rewind_reader* reader, int i, const char** name, const char** unit) {
+rewind_status rewind_reader_variable(rewind_reader* reader, int i, const char** name, const char** unit) {
   return guarded([&] {
     const auto& vars = need(reader, "reader").reader.common().variables;
     if (i < 0 || static_cast<std::size_t>(i) >= vars.size())
@@ -483,18 +653,18 @@ int rewind_reader_variable(rewind_reader* reader, int i, const char** name, cons
 
 // --- Fortran: communicators as MPI_Fint ----------------------------------------------
 
-int rewind_file_create_f(rewind_file** file, MPI_Fint comm, const char* path, const rewind_config* cfg) {
+rewind_status rewind_file_create_f(rewind_file** file, MPI_Fint comm, const char* path, const rewind_config* cfg) {
   return rewind_file_create(file, MPI_Comm_f2c(comm), path, cfg);
 }
-int rewind_file_create_branch_f(rewind_file** file, MPI_Fint comm, const char* path, const char* parent,
+rewind_status rewind_file_create_branch_f(rewind_file** file, MPI_Fint comm, const char* path, const char* parent,
                                 int64_t parent_step, int n_changes, const char* const* changes,
                                 const rewind_config* cfg) {
   return rewind_file_create_branch(file, MPI_Comm_f2c(comm), path, parent, parent_step, n_changes, changes, cfg);
 }
-int rewind_file_append_f(rewind_file** file, MPI_Fint comm, const char* path, const rewind_config* cfg) {
+rewind_status rewind_file_append_f(rewind_file** file, MPI_Fint comm, const char* path, const rewind_config* cfg) {
   return rewind_file_append(file, MPI_Comm_f2c(comm), path, cfg);
 }
-int rewind_reader_open_f(rewind_reader** reader, MPI_Fint comm, const char* path) {
+rewind_status rewind_reader_open_f(rewind_reader** reader, MPI_Fint comm, const char* path) {
   return rewind_reader_open(reader, MPI_Comm_f2c(comm), path);
 }
 

@@ -3,7 +3,9 @@
 #pragma once
 #include <fmt/core.h>
 
+#include <atomic>
 #include <cstdint>
+#include <limits>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -12,6 +14,7 @@
 #include "average.hpp"
 #include "rewind/kernel/claim.hpp"
 #include "rewind/kernel/kernel.hpp"
+#include "rewind/mpi/comm.hpp"
 #include "rewind/rewind.h"
 
 namespace k = rwd::kernel;
@@ -25,11 +28,18 @@ struct rewind_config {
 struct rewind_grids {
   int halo = 0;
   std::vector<k::GridRecord> records;
-  std::uint64_t generation = 0;  ///< changes when the grids do (the live tree's version)
+  /// Changes when the grids do (the live tree's version); unique across handles, so a
+  /// file knows whether it has checked this tree (rwd::api::next_generation).
+  std::uint64_t generation = 0;
+  /// float arrays (rewind_grids_set_field_float), floats[grid][slot]; a slot holds a
+  /// double array (records) or a float one, never both.
+  std::vector<std::vector<const float*>> floats;
+  /// The float arrays converted to double by the last records_of (a write, a boundary).
+  mutable std::vector<std::vector<double>> converted;
 };
 
 struct rewind_file {
-  MPI_Comm comm = MPI_COMM_NULL;
+  rwd::mpi::Comm comm;  ///< the code's, duplicated: the file's calls agree over it until its close
   k::Writer writer;
   k::FileClaim claim;  ///< on rank 0: one writing job per file
   rwd::api::ParentAverages averages;
@@ -38,6 +48,11 @@ struct rewind_file {
   /// Steered parameters in force, "name=value", recorded with every step written (the
   /// live service keeps it: a branch from a step restores what was in force then).
   std::vector<std::string> overrides;
+  /// The last committed step's time (-inf: none): times never go backwards in a file.
+  double last_time = -std::numeric_limits<double>::infinity();
+  /// The named scalars of the next write (rewind_file_set_scalar), in the order first set.
+  std::vector<k::Scalar> scalars;
+  std::uint64_t checked_tree = 0;  ///< the grids' generation this file last found a tree
 };
 
 struct rewind_reader {
@@ -45,18 +60,31 @@ struct rewind_reader {
   k::StepTopology topo;
   std::vector<std::int64_t> rows;
   std::vector<k::StepEntry> steps;
+  std::string note;     ///< the last rewind_reader_find_checkpoint's note
+  rwd::mpi::Comm comm;  ///< a collective reader's communicator, duplicated (its calls agree over it)
 };
 
 namespace rwd::api {
 
 inline thread_local std::string g_error;
 
-inline int fail(int status, const std::string& message) {
-  g_error = message;
-  return status;
+/// The grids' records with each float array converted to double once (into
+/// g.converted, valid until the next call): what a write and a live boundary hand to the
+/// kernel. `block` is the file's cells per grid (the arrays are padded by g.halo).
+std::vector<k::GridRecord> records_of(const rewind_grids& g, const k::BlockShape& block);
+
+/// A grids generation no handle has had (0 is none).
+inline std::uint64_t next_generation() {
+  static std::atomic<std::uint64_t> next{1};
+  return next++;
 }
 
-inline int from_kind(k::ErrorKind kind) {
+inline rewind_status fail(int status, const std::string& message) {
+  g_error = message;
+  return static_cast<rewind_status>(status);
+}
+
+inline rewind_status from_kind(k::ErrorKind kind) {
   switch (kind) {
     case k::ErrorKind::not_found: return REWIND_ERR_NOT_FOUND;
     case k::ErrorKind::not_hdf5:
@@ -82,7 +110,7 @@ struct Status : std::runtime_error {  // a status chosen where it is detected
 
 // Runs f, mapping every exception to a status: nothing crosses into C.
 template <class F>
-int guarded(F&& f) noexcept {
+rewind_status guarded(F&& f) noexcept {
   try {
     f();
     return REWIND_OK;

@@ -15,11 +15,14 @@
 
 #include "agree.hpp"
 #include "handles.hpp"
+#include "tree_check.hpp"
 #include "rewind/collector/contact.hpp"
 #include "rewind/collector/file_service.hpp"
 #include "rewind/collector/handler.hpp"
 #include "rewind/collector/server.hpp"
+#include "rewind/collector/token.hpp"
 #include "rewind/kernel/lineage.hpp"
+#include "rewind/kernel/output_target.hpp"
 #include "rewind/live/collector.hpp"
 #include "rewind/live/link.hpp"
 
@@ -94,6 +97,7 @@ struct rewind_live {
   Event current;  ///< the one last handed out (its strings)
   bool stopped = false;
   int port = 0;
+  std::uint64_t checked_tree = 0;  ///< the grids' generation last found a tree
 };
 
 namespace {
@@ -117,7 +121,7 @@ class Host final : public live::Host {
     if (!ready_) {
       grids_.block = l_.common.block;
       grids_.halo = g_.halo;
-      grids_.grids = g_.records;
+      grids_.grids = records_of(g_, l_.common.block);
       const auto nv = l_.common.variables.size();
       std::vector<int> slots;
       for (std::size_t v = 0; v < nv; ++v) slots.push_back(static_cast<int>(v));
@@ -149,7 +153,8 @@ class Host final : public live::Host {
     throw std::invalid_argument(fmt::format("unknown variable '{}' (there are {})", name, names));
   }
   std::vector<live::Parameter> parameters() override { return l_.parameters; }
-  std::vector<std::string> set(const std::vector<live::ParamValue>& values) override {
+  std::vector<std::string> set(const std::vector<live::ParamValue>& values, const std::string& file) override {
+    focus(file);  // this code's one future, or refused naming it
     auto changed = l_.parameters;
     std::vector<std::string> applied;
     for (const auto& v : values) {
@@ -177,7 +182,12 @@ class Host final : public live::Host {
         file_->overrides.push_back(fmt::format("{}={}", l_.parameters[i].name, value_text(l_.parameters[i].value)));
   }
   void branch(const live::BranchCommand& b, live::Reply& reply) override;
-  void control(live::Action a) override {
+  void control(live::Action a, const std::string& file) override {
+    if (!file.empty()) {
+      focus(file);
+      if (a == live::Action::pause)
+        throw std::invalid_argument("this code computes one future: pause the run (no file named)");
+    }
     if (a != live::Action::stop) return;
     l_.stopped = true;
     l_.events.push_back({REWIND_EVENT_STOP, {}, {}, {}, {}, 0, 0.0});
@@ -208,8 +218,13 @@ void Host::branch(const live::BranchCommand& b, live::Reply& reply) {
   k::StepEntry from;
   std::string parent, output;
   std::string problem;
+  const auto& future = b.futures.empty() ? live::Future{} : b.futures.front();
   try {
-    changes = set(b.values);
+    if (b.futures.size() > 1)
+      throw std::invalid_argument(fmt::format(
+          "this code takes one future at a time ({} asked): branch once, or fork with `rewind run --listen`",
+          b.futures.size()));
+    changes = set(future.values, "");
     // No file ("@SEL", the collector's default): a step on the timeline of the file being
     // written, through its parents (docs/file-format.md §6, "A branch's timeline").
     const bool named = !k::split_step_spec(b.from).first.empty();
@@ -223,7 +238,8 @@ void Host::branch(const live::BranchCommand& b, live::Reply& reply) {
     from = k::Reader::open(path).find_step(sel);
     if (from.kind != k::StepKind::checkpoint)
       throw std::invalid_argument(fmt::format("{}: step {} is a visualisation output; a branch needs a checkpoint", path, from.step));
-    output = b.output.empty() ? branch_name(path, from.step) : b.output;
+    output = future.output.empty() ? branch_name(path, from.step) : future.output;
+    if (!future.output.empty()) k::check_output_target(output);  // before anything opens it (a FIFO, a device)
     if (std::filesystem::exists(output)) throw std::invalid_argument(fmt::format("{} exists; a branch never overwrites a file", output));
   } catch (const std::exception& e) {
     problem = e.what();
@@ -248,6 +264,7 @@ void Host::branch(const live::BranchCommand& b, live::Reply& reply) {
   file_->writer.close();
   std::swap(file_->writer, next->writer);
   std::swap(file_->claim, next->claim);
+  file_->last_time = next->last_time;  // a new file: its times start again
   delete next;
   l_.files.push_back(output);
   // The parameters as they were at that step (the declared values, overridden by what
@@ -260,7 +277,7 @@ void Host::branch(const live::BranchCommand& b, live::Reply& reply) {
     for (auto& p : l_.parameters)
       if (eq != std::string::npos && p.name == o.substr(0, eq)) p.value = parse_value(o.substr(eq + 1));
   }
-  (void)set(b.values);
+  (void)set(future.values, "");
   l_.events.resize(saved_events);
   l_.events.push_back(Event{REWIND_EVENT_BRANCH, {}, {}, parent, output, from.step, from.time});
   for (std::size_t i = 0; i < l_.parameters.size(); ++i)
@@ -284,30 +301,64 @@ col::ServerOptions server_options(const std::string& listen, const char* token) 
   } catch (const std::exception&) {
     throw Status(REWIND_ERR_ARGUMENT, fmt::format("listen \"{}\": the port is not a number from 0 to 65535", listen));
   }
-  so.token = token != nullptr ? token : "";
+  // NULL: the environment's token (REWIND_TOKEN, REWIND_TOKEN_FILE), else a generated
+  // one (announce_token); "": none. Read where the collector listens.
+  try {
+    so.token = token != nullptr ? token : col::resolve_token("", "");
+  } catch (const std::invalid_argument& e) {
+    throw Status(REWIND_ERR_ARGUMENT, e.what());
+  }
+  if (token != nullptr && !so.token.empty() && so.token.find_first_not_of(" \t\r\n\v\f") == std::string::npos)
+    throw Status(REWIND_ERR_ARGUMENT, "token: white space only; give a secret (or \"\" for none, on loopback)");
   if (!col::is_loopback_host(so.host) && so.token.empty())
     throw Status(REWIND_ERR_ARGUMENT, fmt::format("listen \"{}\": a non-loopback address needs a token", listen));
   so.name = "rewind-capi";
   return so;
 }
 
+// On the process that listens, before it does: a token of its own when none was given
+// (printed, as Jupyter does: nothing else can tell a client), a warning for "" (none).
+void announce_token(col::ServerOptions& so, const char* token) {
+  if (token != nullptr && *token == '\0') {
+    std::fprintf(stderr,
+                 "rewind live: warning: token \"\": no token; any user of this machine can steer, stop or "
+                 "branch this run through %s\n",
+                 so.host.c_str());
+    return;
+  }
+  if (!so.token.empty()) return;
+  so.token = col::generate_token();
+  std::printf(
+      "rewind live: token %s (generated: clients give it with --token-file or REWIND_TOKEN; pass a token "
+      "to rewind_live_start, or set REWIND_TOKEN_FILE, to keep it out of the output)\n",
+      so.token.c_str());
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 extern "C" {
 
-int rewind_live_start(rewind_live** live, MPI_Comm world, int where, const char* listen, const char* token,
+rewind_status rewind_live_start(rewind_live** live, MPI_Comm world, int where, const char* listen, const char* token,
                       const rewind_config* cfg, MPI_Comm* compute, int* is_compute) {
+  if (world == MPI_COMM_NULL) return fail(REWIND_ERR_ARGUMENT, "rewind_live_start: world is MPI_COMM_NULL");
   return guarded([&] {
-    need(live, "live");
-    need(compute, "compute");
-    need(is_compute, "is_compute");
-    *live = nullptr;
-    const auto& c = need(cfg, "cfg");
-    if (!c.geometry || c.common.variables.empty())
-      throw Status(REWIND_ERR_ARGUMENT, "cfg: geometry and variables first (the windows' grids and names)");
-    if (where != REWIND_COLLECTOR_THREAD && where != REWIND_COLLECTOR_RANK)
-      throw Status(REWIND_ERR_ARGUMENT, fmt::format("where = {}: REWIND_COLLECTOR_THREAD or REWIND_COLLECTOR_RANK", where));
-    const auto so = server_options(text(listen, "listen"), token);
+    Call call("rewind_live_start");
+    col::ServerOptions so;
+    call.check([&] {
+      need(live, "live") = nullptr;
+      need(compute, "compute");
+      need(is_compute, "is_compute");
+      const auto& cf = need(cfg, "cfg");
+      if (!cf.geometry || cf.common.variables.empty())
+        throw Status(REWIND_ERR_ARGUMENT, "cfg: geometry and variables first (the windows' grids and names)");
+      if (where != REWIND_COLLECTOR_THREAD && where != REWIND_COLLECTOR_RANK)
+        throw Status(REWIND_ERR_ARGUMENT,
+                     fmt::format("where = {}: REWIND_COLLECTOR_THREAD or REWIND_COLLECTOR_RANK", where));
+      so = server_options(text(listen, "listen"), token);
+    });
+    agree(world, call.arg("where", std::int64_t{where}).arg("listen", std::string(listen != nullptr ? listen : "")));
+    const auto& c = *cfg;
     int rank = 0, size = 1;
     MPI_Comm_rank(world, &rank);
     MPI_Comm_size(world, &size);
@@ -320,6 +371,7 @@ int rewind_live_start(rewind_live** live, MPI_Comm world, int where, const char*
       std::string problem;
       if (rank == 0) {
         try {
+          announce_token(so, token);
           l->thread.emplace(info, so, size);
           l->port = l->thread->port();
         } catch (const std::exception& e) {
@@ -345,6 +397,7 @@ int rewind_live_start(rewind_live** live, MPI_Comm world, int where, const char*
     MPI_Comm_split(world, collector ? 1 : 0, rank, &l->compute);
     l->own_compute = true;
     if (collector) {
+      announce_token(so, token);
       const live::RankLayout layout{.service = l->service, .first_compute = 0, .compute_size = size - 1};
       (void)live::run_collector(layout, {}, info, so, [&](std::uint16_t port) {
         std::printf("rewind live: listening on %s:%u\n", so.host.c_str(), static_cast<unsigned>(port));
@@ -363,9 +416,11 @@ int rewind_live_start(rewind_live** live, MPI_Comm world, int where, const char*
   });
 }
 
-int rewind_live_port(const rewind_live* live) { return live != nullptr ? live->port : 0; }
+rewind_status rewind_live_port(const rewind_live* live, int* port) {
+  return guarded([&] { need(port, "port") = need(live, "live").port; });
+}
 
-int rewind_live_declare(rewind_live* live, const char* name, const char* unit, double min, double max, int n,
+rewind_status rewind_live_declare(rewind_live* live, const char* name, const char* unit, double min, double max, int n,
                         const double* value, const char* description) {
   return guarded([&] {
     auto& l = need(live, "live");
@@ -388,10 +443,23 @@ int rewind_live_declare(rewind_live* live, const char* name, const char* unit, d
   });
 }
 
-int rewind_live_boundary(rewind_live* live, int64_t step, double time, const rewind_grids* grids, rewind_file* file) {
+rewind_status rewind_live_boundary(rewind_live* live, int64_t step, double time, const rewind_grids* grids, rewind_file* file) {
+  if (live == nullptr) return fail(REWIND_ERR_ARGUMENT, "rewind_live_boundary: live is NULL");
   return guarded([&] {
-    auto& l = need(live, "live");
-    const auto& g = need(grids, "grids");
+    auto& l = *live;
+    Call call("rewind_live_boundary");
+    call.check([&] {
+      need(grids, "grids");
+      if (!std::isfinite(time)) throw Status(REWIND_ERR_ARGUMENT, fmt::format("time = {}: not a finite number", time));
+    });
+    call.arg("step", step).arg("time", time).arg("file", std::string(file != nullptr ? file->writer.path() : ""));
+    // A window walks the tree: it is checked when any rank's grids changed since the last.
+    if (agree(l.compute, call, grids != nullptr && grids->generation != l.checked_tree)) {
+      agree_problem(l.compute, "rewind_live_boundary", REWIND_ERR_ARGUMENT,
+                    tree_problem(l.compute, l.common, grids->records), false);
+      l.checked_tree = grids->generation;
+    }
+    const auto& g = *grids;
     l.events.clear();
     if (file != nullptr && std::find(l.files.begin(), l.files.end(), file->writer.path()) == l.files.end())
       l.files.push_back(file->writer.path());
@@ -403,9 +471,11 @@ int rewind_live_boundary(rewind_live* live, int64_t step, double time, const rew
   });
 }
 
-int rewind_live_next_event(rewind_live* live, rewind_event* event) {
-  if (live == nullptr || event == nullptr) return fail(REWIND_ERR_ARGUMENT, "live or event is NULL");
-  if (live->events.empty()) return 0;
+rewind_status rewind_live_next_event(rewind_live* live, rewind_event* event, int* has_event) {
+  if (has_event != nullptr) *has_event = 0;
+  if (live == nullptr || event == nullptr || has_event == nullptr)
+    return fail(REWIND_ERR_ARGUMENT, "rewind_live_next_event: live, event or has_event is NULL");
+  if (live->events.empty()) return REWIND_OK;
   live->current = std::move(live->events.front());
   live->events.pop_front();
   const auto& e = live->current;
@@ -418,13 +488,16 @@ int rewind_live_next_event(rewind_live* live, rewind_event* event) {
   event->step = e.step;
   event->time = e.time;
   event->file = e.file.c_str();
-  return 1;
+  *has_event = 1;
+  return REWIND_OK;
 }
 
-int rewind_live_finish(rewind_live* live) {
+rewind_status rewind_live_finish(rewind_live* live) {
   if (live == nullptr) return REWIND_OK;
-  const int rc = guarded([&] {
-    rewind_grids none{0, {}, 0};
+  // As rewind_file_close: ranks in another call would be left behind; the service goes on.
+  if (const rewind_status rc = guarded([&] { agree(live->compute, Call("rewind_live_finish")); }); rc != REWIND_OK) return rc;
+  const rewind_status rc = guarded([&] {
+    rewind_grids none{0, {}, 0, {}, {}};
     Host host(*live, live->last_step, live->last_time, none, nullptr);
     (void)live->link->finish(host);
     if (live->thread) (void)live->thread->join();
@@ -437,10 +510,12 @@ int rewind_live_finish(rewind_live* live) {
   return rc;
 }
 
-int rewind_live_start_f(rewind_live** live, MPI_Fint world, int where, const char* listen, const char* token,
+rewind_status rewind_live_start_f(rewind_live** live, MPI_Fint world, int where, const char* listen, const char* token,
                         const rewind_config* cfg, MPI_Fint* compute, int* is_compute) {
   MPI_Comm c = MPI_COMM_NULL;
-  const int rc = rewind_live_start(live, MPI_Comm_f2c(world), where, listen, token, cfg, &c, is_compute);
+  // Fortran has no NULL string: its '' asks for the default (the environment's token, or a generated one).
+  const char* t = token != nullptr && *token == '\0' ? nullptr : token;
+  const rewind_status rc = rewind_live_start(live, MPI_Comm_f2c(world), where, listen, t, cfg, &c, is_compute);
   if (compute != nullptr) *compute = MPI_Comm_c2f(c);
   return rc;
 }

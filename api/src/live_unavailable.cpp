@@ -6,7 +6,7 @@
 using namespace rwd::api;
 
 namespace {
-int unavailable() {
+rewind_status unavailable() {
   return fail(REWIND_ERR_ARGUMENT,
               "this Rewind was built kernel-only (REWIND_KERNEL_ONLY): output and restart, no live windows or "
               "steering; install the whole of Rewind for rewind_live_*");
@@ -14,21 +14,27 @@ int unavailable() {
 }  // namespace
 
 extern "C" {
-int rewind_live_start(rewind_live** live, MPI_Comm, int, const char*, const char*, const rewind_config*, MPI_Comm* compute,
+rewind_status rewind_live_start(rewind_live** live, MPI_Comm, int, const char*, const char*, const rewind_config*, MPI_Comm* compute,
                       int* is_compute) {
   if (live != nullptr) *live = nullptr;
   if (compute != nullptr) *compute = MPI_COMM_NULL;
   if (is_compute != nullptr) *is_compute = 1;
   return unavailable();
 }
-int rewind_live_port(const rewind_live*) { return 0; }
-int rewind_live_declare(rewind_live*, const char*, const char*, double, double, int, const double*, const char*) {
+rewind_status rewind_live_port(const rewind_live*, int* port) {
+  if (port != nullptr) *port = 0;
   return unavailable();
 }
-int rewind_live_boundary(rewind_live*, int64_t, double, const rewind_grids*, rewind_file*) { return unavailable(); }
-int rewind_live_next_event(rewind_live*, rewind_event*) { return unavailable(); }
-int rewind_live_finish(rewind_live*) { return REWIND_OK; }
-int rewind_live_start_f(rewind_live** live, MPI_Fint, int, const char*, const char*, const rewind_config*, MPI_Fint* compute,
+rewind_status rewind_live_declare(rewind_live*, const char*, const char*, double, double, int, const double*, const char*) {
+  return unavailable();
+}
+rewind_status rewind_live_boundary(rewind_live*, int64_t, double, const rewind_grids*, rewind_file*) { return unavailable(); }
+rewind_status rewind_live_next_event(rewind_live*, rewind_event*, int* has_event) {
+  if (has_event != nullptr) *has_event = 0;  // the documented loop ends
+  return unavailable();
+}
+rewind_status rewind_live_finish(rewind_live*) { return REWIND_OK; }
+rewind_status rewind_live_start_f(rewind_live** live, MPI_Fint, int, const char*, const char*, const rewind_config*, MPI_Fint* compute,
                         int* is_compute) {
   if (live != nullptr) *live = nullptr;
   if (compute != nullptr) *compute = MPI_Comm_c2f(MPI_COMM_NULL);

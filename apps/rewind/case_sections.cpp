@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "rewind/config/run_times.hpp"
+
 namespace rwd::cli {
 
 void mark_sections_of_other_modules(config::CaseDocument& doc, const std::vector<std::string>& parsed_here) {
@@ -20,6 +22,8 @@ config::TreeCase load_tree_case(const std::string& file, const std::vector<std::
   auto doc = config::CaseDocument::load(file, overrides);
   read_case_header(doc);
   auto tc = config::parse_tree_case(doc);
+  // A case with times: those a run could not honour are refused here too, before a run.
+  if (doc.has("time.end")) config::check_run_times(doc);
   mark_sections_of_other_modules(doc, {"case", "domain", "tree", "run"});
   doc.reject_unknown();
   return tc;

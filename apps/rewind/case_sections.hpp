@@ -15,8 +15,9 @@ void mark_sections_of_other_modules(config::CaseDocument& doc, const std::vector
 void read_case_header(config::CaseDocument& doc);
 
 /// For subcommands that need only the tree (`rewind tree`, `rewind halo`): loads the
-/// case, checks every key (other modules' sections are accepted) and returns its tree
-/// part. Throws CaseError with one line naming the key.
+/// case, checks every key (other modules' sections are accepted; with a time.end, the
+/// run's times too: config/run_times.hpp) and returns its tree part. Throws CaseError
+/// with one line naming the key.
 config::TreeCase load_tree_case(const std::string& file, const std::vector<std::string>& overrides);
 
 }  // namespace rwd::cli

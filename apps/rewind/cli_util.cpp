@@ -4,12 +4,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <thread>
 
 #include "commands.hpp"
 #include "resource_guard.hpp"
 #include "rewind/kernel/error.hpp"
+#include "rewind/kernel/reader.hpp"
 
 namespace rwd::cli {
 
@@ -48,13 +50,32 @@ CLI::Validator non_negative_number() {
       "NUMBER>=0");
 }
 
-void add_token_options(CLI::App& sub, std::string& token, std::string& token_file, bool server) {
-  sub.add_option("--token", token,
-                 std::string(server ? "Shared secret clients must send (required off 127.0.0.1)" : "Token of the server") +
-                     "; visible to every local user in ps: prefer --token-file or REWIND_TOKEN");
+std::string in_force_selector(const std::string& file, const std::string& sel, const std::string& command) {
+  if (sel.rfind("t=", 0) != 0) return sel;
+  char* end = nullptr;
+  const double t = std::strtod(sel.c_str() + 2, &end);
+  if (*end != '\0' || end == sel.c_str() + 2) return sel;  // malformed: find_step says so
+  const auto steps = kernel::Reader::open(file).selectable_steps();
+  if (steps.empty() || kernel::index_at_or_before(&t, 1, steps.back().time) >= 0) return sel;
+  const auto& last = steps.back();
+  fmt::print(stderr, "rewind {}: note: {}: {} is after the last committed step; using it, step {} (t = {:.6g}), the "
+             "last at or before {} (as the ParaView reader does)\n", command, file, sel, last.step, last.time, sel);
+  return std::to_string(last.step);
+}
+
+std::string count_of(std::int64_t n, const std::string& noun) {
+  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+}
+
+CLI::Option* add_token_options(CLI::App& sub, std::string& token, std::string& token_file, bool server) {
+  auto* opt = sub.add_option(
+      "--token", token,
+      std::string(server ? "Shared secret clients must send (required off 127.0.0.1)" : "Token of the server") +
+          "; visible to every local user in ps: prefer --token-file or REWIND_TOKEN");
   sub.add_option("--token-file", token_file,
                  std::string("File holding the token (its first line; chmod 600)") +
                      "; default: the environment, REWIND_TOKEN or REWIND_TOKEN_FILE");
+  return opt;
 }
 
 bool all_failed(MPI_Comm errors, double seconds) {
@@ -130,16 +151,13 @@ int run_cli(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    // One line, like every other error, naming the subcommand whose options were wrong.
+    // One line, like every other error, naming the subcommand whose options were wrong;
+    // exit 2 for every usage error, as getopt tools do (not CLI11's own codes, 105-115).
     std::string where = "rewind";
-    int code = e.get_exit_code();
-    for (std::size_t i = 0; i < runners.size(); ++i)
-      if (runners[i].first->parsed()) {
-        where += " " + runners[i].first->get_name();
-        if (commands[i].error_exit != 1) code = commands[i].error_exit;
-      }
+    for (const auto& r : runners)
+      if (r.first->parsed()) where += " " + r.first->get_name();
     fmt::print(stderr, "{}: error: {} (see {} --help)\n", where, e.what(), where);
-    return code;
+    return kUsageExit;
   }
   for (std::size_t i = 0; i < runners.size(); ++i) {
     if (!runners[i].first->parsed()) continue;
@@ -156,6 +174,7 @@ int run_cli(int argc, char** argv) {
       if (rank == 0) fmt::print(stderr, "rewind {}: error: {}\n", cmd.name, e.what());
       return cmd.error_exit;
     } catch (const std::exception& e) {
+      const int code = dynamic_cast<const UsageError*>(&e) != nullptr ? kUsageExit : cmd.error_exit;
       std::fflush(stdout);
       const bool parallel = mpi.active && world_size() > 1;
       // Every rank failed (the same bad input): one line, from rank 0, a clean exit.
@@ -163,13 +182,13 @@ int run_cli(int argc, char** argv) {
         int rank = 0;
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
         if (rank == 0) fmt::print(stderr, "rewind {}: error: {}\n", cmd.name, e.what());
-        return cmd.error_exit;
+        return code;
       }
       fmt::print(stderr, "rewind {}: error: {}\n", cmd.name, e.what());
       std::fflush(stderr);
       // One rank failing alone must not leave the others inside a collective.
-      if (parallel) MPI_Abort(MPI_COMM_WORLD, cmd.error_exit);
-      return cmd.error_exit;
+      if (parallel) MPI_Abort(MPI_COMM_WORLD, code);
+      return code;
     }
   }
   return 1;

@@ -38,6 +38,7 @@ std::string restart_text(config::OnRestart r) {
 Row row_of(const config::CaseKey& k) {
   std::string range = k.range.text();
   if (!k.choices.empty()) range += (range.empty() ? "" : " or ") + fmt::format("{}", fmt::join(k.choices, " | "));
+  if (!k.range_note.empty()) range += (range.empty() ? "" : "; ") + k.range_note;
   return {k.name,    k.type_text(),           k.unit, k.default_text(), range, restart_text(k.on_restart),
           k.steerable ? "yes" : "no", k.description};
 }
@@ -86,7 +87,13 @@ void print_markdown(const std::vector<Row>& rows) {
       "`cmake --build build --target case_reference` (the test `case_reference` fails when it\n"
       "drifts). `rewind keys [SECTION]` prints the same table in a terminal.\n\n"
       "- **default**: used when the key is absent; *required* keys have none.\n"
-      "- **range**: values outside it are refused with one line naming the key.\n"
+      "- **range**: values outside it are refused with one line naming the key. After a `;`,\n"
+      "  what the value must also satisfy relative to other keys, so that a run can honour it\n"
+      "  (docs/reliability.md, \"Settings that cannot hang a run\"): an output interval is 0 or\n"
+      "  at least `time.end / 1e6` and a fixed `time.dt` (time steps land on output times, so a\n"
+      "  shorter interval would shorten every step); a fixed `time.dt` or a `time.dt_max` is at\n"
+      "  least `time.end / 1e9` (at most a billion steps); a steered `time.end` is after the\n"
+      "  current time.\n"
       "- **restart**: what a different value does on `rewind run --restart FILE --set KEY=VALUE`:\n"
       "  *branch* writes a branch file that records the change (an equal value continues the\n"
       "  file), *continues* extends the same file, *no* is refused (the run continues on the\n"
@@ -175,7 +182,7 @@ int run_keys(const std::string& what, bool markdown) {
       std::vector<std::string> names;
       for (const auto& r : all_rows()) names.push_back(r.key);
       const auto near = config::closest_name(what, names);
-      throw std::invalid_argument(fmt::format("no key or section '{}'{} (sections: {})", what,
+      throw UsageError(fmt::format("no key or section '{}'{} (sections: {})", what,
                                               near.empty() ? "" : "; did you mean '" + near + "'?",
                                               fmt::join(config::case_sections(), ", ")));
     }

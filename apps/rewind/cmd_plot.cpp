@@ -1,8 +1,11 @@
-// `rewind plot MONITOR.csv [MORE.csv ...] -o out.png`: monitor CSVs as a PNG (a run and
-// its branches on shared axes), drawn by the embedded scripts/plot_monitor.py with the
-// system Python and matplotlib.
+// `rewind plot MONITOR.csv [MORE.csv ...] -o out.png [--follow]`: monitor CSVs as a PNG (a
+// run and its branches on shared axes, one line per file), drawn by the embedded
+// scripts/plot_monitor.py with the system Python and matplotlib; --follow redraws it as
+// the CSVs grow (futures of one run while they compute).
 #include <fmt/core.h>
 #include <sys/wait.h>
+
+#include <csignal>
 #include <unistd.h>
 
 #include <cstdio>
@@ -26,12 +29,14 @@ struct PlotOptions {
   std::string title;
   std::string python;
   bool describe = false;  ///< print each panel's label, scale, limits and ticks
+  bool follow = false;    ///< redraw as the CSVs grow
+  double follow_seconds = 30;
 };
 
 int run_plot(const PlotOptions& o) {
   namespace fs = std::filesystem;
-  for (const auto& c : o.csv)
-    if (!fs::exists(c)) throw std::runtime_error(fmt::format("{}: no such file", c));
+  for (const auto& c : o.csv)  // following: a future's CSV may not be there yet
+    if (!o.follow && !fs::exists(c)) throw std::runtime_error(fmt::format("{}: no such file", c));
   std::string python = o.python;
   if (python.empty()) python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
   // Write the script to a private temporary file (removed on every path).
@@ -58,9 +63,20 @@ int run_plot(const PlotOptions& o) {
   if (!o.columns.empty()) args.insert(args.end(), {"--columns", o.columns});
   if (!o.title.empty()) args.insert(args.end(), {"--title", o.title});
   if (o.describe) args.emplace_back("--describe");
+  if (o.follow) args.insert(args.end(), {"--follow", "--follow-seconds", fmt::format("{}", o.follow_seconds)});
+  // Ctrl-C while following stops the script, which keeps its last figure; this process
+  // waits for it (and removes the script), as system(3) does.
+  struct sigaction ignore {}, saved {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGINT, &ignore, &saved);
+  struct Restore {
+    struct sigaction s;
+    ~Restore() { sigaction(SIGINT, &s, nullptr); }
+  } restore{saved};
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
+    sigaction(SIGINT, &saved, nullptr);
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -78,7 +94,7 @@ int run_plot(const PlotOptions& o) {
 }
 
 const Registration reg{Command{
-    "plot", "Plot monitor CSVs of `rewind run` (a run and its branches) as a PNG", false,
+    "plot", "Plot monitor CSVs of `rewind run` (a run and its branches) as a PNG; --follow: as they grow", false,
     [](CLI::App& sub) -> std::function<int()> {
       auto o = std::make_shared<PlotOptions>();
       sub.add_option("csv", o->csv, "Monitor CSVs written by `rewind run` (several: one line each, shared axes)")
@@ -88,6 +104,13 @@ const Registration reg{Command{
       sub.add_option("--columns", o->columns, "Comma-separated columns to plot (default: automatic)");
       sub.add_option("--title", o->title, "Plot title (default: the case name the CSV records)");
       sub.add_flag("--describe", o->describe, "Also print each panel's label, scale, limits and tick labels");
+      sub.add_flag("--follow", o->follow,
+                   "Redraw the PNG as the CSVs grow (running jobs, futures of one run; a CSV not there yet is "
+                   "waited for) until none has grown for --follow-seconds, or Ctrl-C");
+      sub.add_option("--follow-seconds", o->follow_seconds,
+                     "With --follow: stop once no CSV has grown for this many seconds")
+          ->check(non_negative_number())
+          ->capture_default_str();
       sub.add_option("--python", o->python, "Python interpreter (default /usr/bin/python3)");
       return [o] { return run_plot(*o); };
     },

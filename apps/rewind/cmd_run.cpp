@@ -61,6 +61,8 @@ struct RunOptions {
   std::string listen;  ///< --listen HOST:PORT: serve live windows and steering (collector rank)
   std::string token;       ///< --token (visible in ps), or from --token-file / the environment
   std::string token_file;  ///< --token-file
+  bool no_token = false;   ///< --token '': no token at all (loopback only), a warning
+  bool token_generated = false;  ///< none given: agreed_token made one (in the contact file)
   bool pause_at_end = false;  ///< with --listen: pause at the end instead of exiting
 };
 
@@ -139,9 +141,9 @@ int run_compute(const RunOptions& o, driver::RunSpec spec, spacetree::LocalPlan 
   if (!o.profiles.empty()) write_profiles(run.solver(), o.profiles, o.profile_points, print, talk);
   if (talk) {
     const double wall = sum.wall_seconds;
-    fmt::print("done: {} steps to t = {:.6g} in {:.2f} s wall ({:.2f} s setup), {:.2f} Mcell updates/s, "
+    fmt::print("done: {} to t = {:.6g} in {:.2f} s wall ({:.2f} s setup), {:.2f} Mcell updates/s, "
                "{:.2f} pressure cycles/step\n",
-               sum.steps, run.solver().scalar_state().time, wall, sum.setup_seconds,
+               count_of(sum.steps, "step"), run.solver().scalar_state().time, wall, sum.setup_seconds,
                sum.steps > 0 ? static_cast<double>(cells) * static_cast<double>(sum.steps) / wall * 1e-6 : 0.0,
                sum.steps > 0 ? sum.pressure_cycles / static_cast<double>(sum.steps) : 0.0);
     if (!run.spec().monitor_file.empty()) fmt::print("monitors: {}\n", run.spec().monitor_file);
@@ -179,20 +181,30 @@ collector::ServerOptions server_options(const RunOptions& o) {
 // Prints the collector's address and writes the run's contact file beside its output
 // (collector/contact.hpp), so clients can connect by naming the run; a run without an
 // output file has none. A file that cannot be written costs the run nothing but a note.
-// `contact` removes the file when it goes (or on SIGTERM, SIGINT, SIGHUP).
+// `contact` removes the file when it goes (or on SIGTERM, SIGINT, SIGHUP). A generated
+// token is in the contact file, never in the output; only a run with no contact file
+// prints it (as Jupyter does), since nothing else could tell a client.
 void say_listening(const RunOptions& o, std::uint16_t port, collector::ContactFile& contact, const std::string& output) {
   const auto so = server_options(o);
   fmt::print("collector   listening on {}:{} (live windows and steering: rewind window / rewind steer {}:{})\n", so.host,
              port, so.host, port);
+  bool published = false;
   if (!output.empty()) {
     try {
       contact.publish(output, collector::make_contact(so.host, port, so.token));
-      fmt::print("collector   contact file {} (rewind window / rewind steer {} ...)\n", collector::contact_path(output),
-                 output);
+      published = true;
+      fmt::print("collector   contact file {} (rewind window / rewind steer {} ...){}\n",
+                 collector::contact_path(output), output,
+                 o.token_generated ? "; it holds the token generated for this run (mode 600)" : "");
     } catch (const std::exception& e) {
       fmt::print(stderr, "rewind run: note: {}; connect by address instead\n", e.what());
     }
   }
+  if (o.token_generated && !published)
+    fmt::print(
+        "collector   token {} (generated; no contact file holds it: give it to clients with --token-file "
+        "or REWIND_TOKEN, or start the run with a token of your own)\n",
+        so.token);
   std::fflush(stdout);
 }
 
@@ -224,6 +236,43 @@ live::Selection nb_selection(nbserver::Client& nb, const window::Window& w) {
   return out;
 }
 
+// A dedicated I/O rank: writes what the compute ranks hand off (and runs the in-situ
+// hook on it) until they let it go.
+int run_io_rank(const RunOptions& o, driver::RunSpec& spec, const launch::Roles& roles,
+                std::optional<insitu::Hook> hook) {
+  int io_rank = 0;
+  MPI_Comm_rank(roles.io(), &io_rank);
+  spec.quiet = o.quiet;
+  std::optional<driver::InsituConsumer> analysis;
+  if (hook) analysis.emplace(std::move(*hook), spec, roles.io(), io_rank == 0);
+  const kernel::IoRankStats st = kernel::serve_io_ranks(roles.io_group(), roles.io(), analysis ? &*analysis : nullptr);
+  if (analysis) analysis->finish();
+  double mine[3] = {st.write_seconds, st.idle_seconds, static_cast<double>(st.steps)}, most[3] = {0, 0, 0};
+  MPI_Reduce(mine, most, 3, MPI_DOUBLE, MPI_MAX, 0, roles.io());
+  if (io_rank == 0 && !o.quiet && most[2] > 0)
+    fmt::print(
+        "io ranks    {} I/O rank(s) wrote {:.0f} steps: {:.2f} MiB, {:.2f} s writing, {:.2f} s waiting for steps\n",
+        roles.io_size, most[2], static_cast<double>(st.bytes) / 1048576.0, most[0], most[1]);
+  return 0;
+}
+
+// The collector's rank. Windows are selected on the neighbourhood server's tree (fixed for
+// the job: the last answers are kept); it stops once this rank and the compute ranks are done.
+int run_collector_rank(const RunOptions& o, const driver::RunSpec& spec, const launch::Roles& roles) {
+  nbserver::Client nb(roles.service(), roles.server_rank, -1);
+  const live::Selector select = live::remembering([&nb](const window::Window& w) { return nb_selection(nb, w); });
+  const live::RankLayout layout{
+      .service = roles.service(), .first_compute = roles.first_compute, .compute_size = roles.compute_size};
+  collector::ContactFile contact;  // RUN.h5.contact while the collector listens
+  const auto stats =
+      live::run_collector(layout, select, collector::server_info_of(spec.common), server_options(o),
+                          [&](std::uint16_t port) { say_listening(o, port, contact, spec.output.file); });
+  contact.remove();
+  nb.shutdown_one();
+  report_collector(stats, spec.quiet);
+  return 0;
+}
+
 // World rank 0 serves the topology; the compute ranks ask it for their plans.
 int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::function<spacetree::Tree()>& make_tree,
                     const std::string& estimate, std::optional<insitu::Hook> hook) {
@@ -236,21 +285,7 @@ int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::functi
       MPI_COMM_WORLD, launch::RoleLayout{.collector = collector_rank,
                                          .io_ranks_per_node = dedicated ? static_cast<int>(spec.output.io.io_ranks_per_node) : 0});
   if (driver::insitu_on_io_ranks(spec)) hook = load_on_io_ranks(roles, spec.insitu.library);
-  if (roles.role == launch::Role::io) {
-    int io_rank = 0;
-    MPI_Comm_rank(roles.io(), &io_rank);
-    spec.quiet = o.quiet;
-    std::optional<driver::InsituConsumer> analysis;
-    if (hook) analysis.emplace(std::move(*hook), spec, roles.io(), io_rank == 0);
-    const kernel::IoRankStats st = kernel::serve_io_ranks(roles.io_group(), roles.io(), analysis ? &*analysis : nullptr);
-    if (analysis) analysis->finish();
-    double mine[3] = {st.write_seconds, st.idle_seconds, static_cast<double>(st.steps)}, most[3] = {0, 0, 0};
-    MPI_Reduce(mine, most, 3, MPI_DOUBLE, MPI_MAX, 0, roles.io());
-    if (io_rank == 0 && !o.quiet && most[2] > 0)
-      fmt::print("io ranks    {} I/O rank(s) wrote {:.0f} steps: {:.2f} MiB, {:.2f} s writing, {:.2f} s waiting for steps\n",
-                 roles.io_size, most[2], static_cast<double>(st.bytes) / 1048576.0, most[0], most[1]);
-    return 0;
-  }
+  if (roles.role == launch::Role::io) return run_io_rank(o, spec, roles, std::move(hook));
   if (roles.role == launch::Role::server) {
     // Only the server holds the whole tree (built from the case, or from a file).
     const spacetree::Tree tree = make_tree();
@@ -259,20 +294,7 @@ int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::functi
     server.serve();
     return 0;
   }
-  if (roles.role == launch::Role::collector) {
-    // Windows are selected on the neighbourhood server's tree (fixed for the job: the
-    // last answers are kept); it stops once this rank and the compute ranks are done.
-    nbserver::Client nb(roles.service(), roles.server_rank, -1);
-    const live::Selector select = live::remembering([&nb](const window::Window& w) { return nb_selection(nb, w); });
-    const live::RankLayout layout{.service = roles.service(), .first_compute = roles.first_compute, .compute_size = roles.compute_size};
-    collector::ContactFile contact;  // RUN.h5.contact while the collector listens
-    const auto stats = live::run_collector(layout, select, collector::server_info_of(spec.common), server_options(o),
-                                           [&](std::uint16_t port) { say_listening(o, port, contact, spec.output.file); });
-    contact.remove();
-    nb.shutdown_one();
-    report_collector(stats, spec.quiet);
-    return 0;
-  }
+  if (roles.role == launch::Role::collector) return run_collector_rank(o, spec, roles);
   if (roles.role != launch::Role::compute) return 0;
   // The I/O ranks stop when every compute rank has let them go, whatever way it leaves.
   struct IoRelease {
@@ -317,35 +339,142 @@ int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::functi
   return rc;
 }
 
-/// The --listen token, found on world rank 0 (--token, --token-file, its environment)
-/// and sent to every rank, so that every rank decides alike (a rank of another node may
-/// lack the file or the variable); AgreedError if it cannot be read.
-std::string agreed_token(const RunOptions& o) {
+/// The --listen token, found on world rank 0 (--token, --token-file, its environment;
+/// none given: a generated one; --token '': none, with a warning) and sent to every
+/// rank, so that every rank decides alike (a rank of another node may lack the file or
+/// the variable); AgreedError if it cannot be read. Sets o.token_generated.
+std::string agreed_token(RunOptions& o) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   std::string text;
-  int head[2] = {0, 0};  // failed, bytes
+  int head[3] = {0, 0, 0};  // failed, bytes, generated
   if (rank == 0) {
     try {
-      text = collector::resolve_token(o.token, o.token_file);
-    } catch (const std::invalid_argument& e) {
+      if (!o.no_token) text = collector::resolve_token(o.token, o.token_file);
+      if (!o.no_token && text.empty()) {
+        text = collector::generate_token();
+        head[2] = 1;
+      }
+    } catch (const std::exception& e) {
       text = e.what();
       head[0] = 1;
     }
     head[1] = static_cast<int>(text.size());
+    const auto ep = parse_host_port(o.listen);  // elsewhere refused below: a token is needed
+    if (o.no_token && head[0] == 0 && ep && collector::is_loopback_host(ep->first))
+      fmt::print(stderr,
+                 "rewind run: warning: --token '': no token; any user of this machine can steer, stop or "
+                 "branch this run through {}\n",
+                 o.listen);
   }
-  MPI_Bcast(head, 2, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Bcast(head, 3, MPI_INT, 0, MPI_COMM_WORLD);
   text.resize(static_cast<std::size_t>(head[1]));
   MPI_Bcast(text.data(), head[1], MPI_CHAR, 0, MPI_COMM_WORLD);
   if (head[0] != 0) throw AgreedError(text);
+  o.token_generated = head[2] != 0;
   return text;
+}
+
+// The options and the case agree with the job's ranks (checked identically on every
+// rank, before any rank splits off; AgreedError otherwise).
+void check_run_options(const RunOptions& o, const driver::RunSpec& spec, int world_size) {
+  if (o.pause_at_end && o.listen.empty())
+    throw AgreedError("--pause-at-end needs --listen (a client must be able to resume, branch or stop the run)");
+  const bool dedicated = spec.output.io.strategy == kernel::Strategy::dedicated;
+  if (dedicated && world_size < (o.listen.empty() ? 3 : 4))
+    throw AgreedError(fmt::format("output.io.strategy = \"dedicated\" needs an I/O rank besides the neighbourhood server{} "
+                                  "and the compute ranks: run under mpirun -np {} or more (this job has {}), or "
+                                  "choose another strategy: --set 'output.io.strategy=\"collective\"'{}",
+                                  o.listen.empty() ? "" : ", the collector", o.listen.empty() ? 3 : 4, world_size,
+                                  spec.restart ? " (a restart keeps the strategy of the file it starts from)" : ""));
+  if (!o.listen.empty()) {  // checked identically on every rank, before any rank splits off
+    const auto ep = parse_host_port(o.listen);
+    if (!ep) throw AgreedError("--listen " + o.listen + ": expected HOST:PORT, e.g. 127.0.0.1:7400 (port 0: a free one)");
+    if (!collector::is_loopback_host(ep->first) && o.token.empty())
+      throw AgreedError("--listen " + o.listen + ": a non-loopback address needs a token (a shared secret: --token-file, "
+                        "REWIND_TOKEN or --token)");
+  }
+}
+
+// The memory guard, and the estimate to print: refused (AgreedError) where a rank's part
+// would not fit.
+std::string guard_memory(const RunOptions& o, const driver::RunSpec& spec, int world_rank, int world_size) {
+  const auto& sc = spec.solver_case;
+  const bool dedicated = spec.output.io.strategy == kernel::Strategy::dedicated;
+  // Before any tree or field exists, every rank checks that its part fits: world rank 0
+  // holds the tree (and, alone, the fields), the others share the fields.
+  CaseCost cost;
+  if (spec.restart) {  // the tree is the stored step's: its size is known exactly
+    const auto& st = spec.restart->step;
+    cost.estimate.grids = st.n_grids;
+    cost.estimate.cells = st.n_cells;
+    cost.shape = sc.tree.shape;
+    cost.key = fmt::format("{}@{}", spec.restart->file, st.step);
+  } else {
+    cost = estimate_case(sc.tree);
+  }
+  const int io_ranks = dedicated ? static_cast<int>(spec.output.io.io_ranks_per_node) : 0;  // one node's worth
+  const bool collector_rank = !o.listen.empty() && world_size >= 3;  // else the collector is a thread
+  const int compute_ranks = world_size == 1 ? 1 : std::max(1, world_size - (collector_rank ? 2 : 1) - io_ranks);
+  const GuardRole role{.holds_tree = world_rank == 0,
+                       .compute_ranks = world_size == 1 ? 1 : (world_rank == 0 || (collector_rank && world_rank == 1) ? 0 : compute_ranks),
+                       .variables = solver::kNumVars};
+  guard(cost, role, o.memory_limit, MPI_COMM_WORLD);
+  return describe(cost, std::max(1, compute_ranks), world_size == 1, o.memory_limit, MPI_COMM_WORLD);
+}
+
+// The in-situ hook is loaded on every rank before anything runs, so a missing
+// library, entry point or ABI mismatch is refused with one line (the same on every rank);
+// a hook for the I/O ranks is loaded by them alone, once the roles are known.
+std::optional<insitu::Hook> load_compute_hook(const driver::RunSpec& spec) {
+  if (driver::insitu_on_io_ranks(spec) && spec.output.file.empty())
+    throw AgreedError("insitu.library with output.io.strategy = \"dedicated\" runs the hook on the I/O ranks, which "
+                      "get the steps through the output file's hand-off, and this run has no output file: name one "
+                      "(output.file or --output), or use another strategy to run the hook on the compute ranks");
+  std::optional<insitu::Hook> hook;
+  if (spec.insitu.enabled() && !driver::insitu_on_io_ranks(spec)) {
+    try {
+      hook.emplace(insitu::Hook::load(spec.insitu.library));
+    } catch (const insitu::HookError& e) {
+      throw AgreedError(fmt::format("insitu.library: {}", e.what()));
+    }
+  }
+  return hook;
+}
+
+// One process: it computes, and its plan comes from the in-process topology.
+int run_alone(const RunOptions& o, driver::RunSpec spec, const std::function<spacetree::Tree()>& make_tree,
+              const std::string& estimate, std::optional<insitu::Hook> hook) {
+  int world_rank = 0, world_size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  const spacetree::Tree tree = make_tree();
+  spacetree::Topology topo(tree, spacetree::partition_morton(tree, world_size));
+  auto plan = spacetree::make_local_plan(topo, world_rank);
+  if (o.listen.empty())
+    return run_compute(o, std::move(spec), std::move(plan), MPI_COMM_WORLD, world_rank == 0, estimate, std::move(hook));
+  // Live on one process: the collector is a thread of this one (the Catalyst Live model).
+  live::ThreadCollector thread(collector::server_info_of(spec.common), server_options(o), 1);
+  collector::ContactFile contact;  // RUN.h5.contact while the thread listens
+  say_listening(o, thread.port(), contact, spec.output.file);
+  driver::LiveLink link(live::Link::to_thread(thread.channel(), MPI_COMM_WORLD), o.pause_at_end);
+  const bool quiet = o.quiet;
+  const int rc = run_compute(o, std::move(spec), std::move(plan), MPI_COMM_WORLD, true, estimate, std::move(hook), &link);
+  report_collector(thread.join(), quiet);
+  contact.remove();
+  return rc;
 }
 
 int run_run(RunOptions o) {
   if (!o.listen.empty()) o.token = agreed_token(o);
-  driver::RunRequest request{.case_file = o.case_file, .restart = o.restart, .overrides = o.overrides,
-                             .output = o.output, .monitor = o.monitor, .force = o.force,
-                             .orphan_branches = o.orphan_branches, .break_lock = o.break_lock};
+  driver::RunRequest request{.case_file = o.case_file,
+                             .restart = o.restart,
+                             .overrides = o.overrides,
+                             .output = o.output,
+                             .monitor = o.monitor,
+                             .force = o.force,
+                             .orphan_branches = o.orphan_branches,
+                             .break_lock = o.break_lock};
   auto spec = driver::plan_run(request, [](config::CaseDocument& doc) {
     read_case_header(doc);
     mark_sections_of_other_modules(doc, {"case", "domain", "tree", "run", "physics", "time", "boundary", "obstacle",
@@ -376,74 +505,11 @@ int run_run(RunOptions o) {
     for (const auto& n : spec.notes) fmt::print(stderr, "rewind run: note: {}\n", n);
     if (!claim.note().empty()) fmt::print(stderr, "rewind run: note: {}\n", claim.note());
   }
-  if (o.pause_at_end && o.listen.empty())
-    throw AgreedError("--pause-at-end needs --listen (a client must be able to resume, branch or stop the run)");
-  const bool dedicated = spec.output.io.strategy == kernel::Strategy::dedicated;
-  if (dedicated && world_size < (o.listen.empty() ? 3 : 4))
-    throw AgreedError(fmt::format("output.io.strategy = \"dedicated\" needs an I/O rank besides the neighbourhood server{} "
-                                  "and the compute ranks: run under mpirun -np {} or more (this job has {}), or "
-                                  "choose another strategy: --set 'output.io.strategy=\"collective\"'{}",
-                                  o.listen.empty() ? "" : ", the collector", o.listen.empty() ? 3 : 4, world_size,
-                                  spec.restart ? " (a restart keeps the strategy of the file it starts from)" : ""));
-  if (!o.listen.empty()) {  // checked identically on every rank, before any rank splits off
-    const auto ep = parse_host_port(o.listen);
-    if (!ep) throw AgreedError("--listen " + o.listen + ": expected HOST:PORT, e.g. 127.0.0.1:7400 (port 0: a free one)");
-    if (!collector::is_loopback_host(ep->first) && o.token.empty())
-      throw AgreedError("--listen " + o.listen + ": a non-loopback address needs a token (a shared secret: --token-file, "
-                        "REWIND_TOKEN or --token)");
-  }
-  // Before any tree or field exists, every rank checks that its part fits: world rank 0
-  // holds the tree (and, alone, the fields), the others share the fields.
-  CaseCost cost;
-  if (spec.restart) {  // the tree is the stored step's: its size is known exactly
-    const auto& st = spec.restart->step;
-    cost.estimate.grids = st.n_grids;
-    cost.estimate.cells = st.n_cells;
-    cost.shape = sc.tree.shape;
-    cost.key = fmt::format("{}@{}", spec.restart->file, st.step);
-  } else {
-    cost = estimate_case(sc.tree);
-  }
-  const int io_ranks = dedicated ? static_cast<int>(spec.output.io.io_ranks_per_node) : 0;  // one node's worth
-  const bool collector_rank = !o.listen.empty() && world_size >= 3;  // else the collector is a thread
-  const int compute_ranks = world_size == 1 ? 1 : std::max(1, world_size - (collector_rank ? 2 : 1) - io_ranks);
-  const GuardRole role{.holds_tree = world_rank == 0,
-                       .compute_ranks = world_size == 1 ? 1 : (world_rank == 0 || (collector_rank && world_rank == 1) ? 0 : compute_ranks),
-                       .variables = solver::kNumVars};
-  guard(cost, role, o.memory_limit, MPI_COMM_WORLD);
-  const std::string estimate = describe(cost, std::max(1, compute_ranks), world_size == 1, o.memory_limit, MPI_COMM_WORLD);
-  // The in-situ hook is loaded on every rank before anything runs, so a missing
-  // library, entry point or ABI mismatch is refused with one line (the same on every rank);
-  // a hook for the I/O ranks is loaded by them alone, once the roles are known.
-  if (driver::insitu_on_io_ranks(spec) && spec.output.file.empty())
-    throw AgreedError("insitu.library with output.io.strategy = \"dedicated\" runs the hook on the I/O ranks, which "
-                      "get the steps through the output file's hand-off, and this run has no output file: name one "
-                      "(output.file or --output), or use another strategy to run the hook on the compute ranks");
-  std::optional<insitu::Hook> hook;
-  if (spec.insitu.enabled() && !driver::insitu_on_io_ranks(spec)) {
-    try {
-      hook.emplace(insitu::Hook::load(spec.insitu.library));
-    } catch (const insitu::HookError& e) {
-      throw AgreedError(fmt::format("insitu.library: {}", e.what()));
-    }
-  }
+  check_run_options(o, spec, world_size);
+  const std::string estimate = guard_memory(o, spec, world_rank, world_size);
+  std::optional<insitu::Hook> hook = load_compute_hook(spec);
   if (world_size > 1) return run_with_server(o, std::move(spec), make_tree, estimate, std::move(hook));
-  // One process: it computes, and its plan comes from the in-process topology.
-  const spacetree::Tree tree = make_tree();
-  spacetree::Topology topo(tree, spacetree::partition_morton(tree, world_size));
-  auto plan = spacetree::make_local_plan(topo, world_rank);
-  if (o.listen.empty())
-    return run_compute(o, std::move(spec), std::move(plan), MPI_COMM_WORLD, world_rank == 0, estimate, std::move(hook));
-  // Live on one process: the collector is a thread of this one (the Catalyst Live model).
-  live::ThreadCollector thread(collector::server_info_of(spec.common), server_options(o), 1);
-  collector::ContactFile contact;  // RUN.h5.contact while the thread listens
-  say_listening(o, thread.port(), contact, spec.output.file);
-  driver::LiveLink link(live::Link::to_thread(thread.channel(), MPI_COMM_WORLD), o.pause_at_end);
-  const bool quiet = o.quiet;
-  const int rc = run_compute(o, std::move(spec), std::move(plan), MPI_COMM_WORLD, true, estimate, std::move(hook), &link);
-  report_collector(thread.join(), quiet);
-  contact.remove();
-  return rc;
+  return run_alone(o, std::move(spec), make_tree, estimate, std::move(hook));
 }
 
 const Registration reg{Command{
@@ -472,14 +538,21 @@ const Registration reg{Command{
       sub.add_option("--listen", o->listen,
                      "Serve live windows and steering on HOST:PORT (port 0: a free one, printed); under mpirun -np 3+ "
                      "rank 1 becomes the collector, with fewer processes a thread of the compute rank serves");
-      add_token_options(sub, o->token, o->token_file, true);
+      auto* token = add_token_options(sub, o->token, o->token_file, true);
+      token->description(
+          "Shared secret clients must send; visible to every local user in ps: prefer --token-file or "
+          "REWIND_TOKEN. Default: a generated one, in the run's contact file (mode 600); '' for none "
+          "(loopback only: any local user may then steer the run)");
       sub.add_flag("--pause-at-end", o->pause_at_end,
                    "With --listen: at the end time or step limit, pause (last step written) instead of exiting, so "
                    "clients can still look, branch, or set a later time.end; `rewind steer ... resume` or `stop` ends it");
       sub.add_option("--memory-limit", o->memory_limit,
                      "Memory each process may use (8G, 512MiB, ...; 'off': no check). Default: what the node has "
                      "available, shared by the job's processes on it");
-      return [o] { return run_run(*o); };
+      return [o, token] {
+        o->no_token = token->count() > 0 && o->token.empty() && o->token_file.empty();
+        return run_run(*o);
+      };
     },
     30}};
 

@@ -26,7 +26,7 @@ struct ServeOptions {
 
 int run_serve(const ServeOptions& o) {
   const auto ep = parse_host_port(o.listen);
-  if (!ep) throw std::invalid_argument("--listen " + o.listen + ": expected HOST:PORT, e.g. 127.0.0.1:7400");
+  if (!ep) throw UsageError("--listen " + o.listen + ": expected HOST:PORT, e.g. 127.0.0.1:7400");
   collector::FileService service(o.files);
   collector::ServerOptions so;
   so.host = ep->first;

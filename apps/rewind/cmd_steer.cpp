@@ -2,10 +2,13 @@
 // `rewind run` (docs/collector-protocol.md, revision 1.1), by its address or by its run
 // file (through RUN.h5.contact, collector/contact.hpp). COMMAND: status, pause,
 // resume, stop, parameters, set KEY=VALUE..., branch --from SEL [--set KEY=VALUE]...
-// [--file F] [--output F]. VALUEs are read as `rewind run --set` reads them (TOML: a
+// [--file F] [--output F], or a fork: branch --from SEL --future 'K=V;K=V' --future ...
+// [--output F1 --output F2 ...] (revision 1.8); --file F on pause, resume, stop and set acts
+// on one future of several. VALUEs are read as `rewind run --set` reads them (TOML: a
 // number or [a, b, c]). Human output by default, the reply's JSON with --json; every
 // bad input and every server error is one "rewind steer: error: ..." line, exit 1.
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <cmath>
@@ -31,8 +34,13 @@ struct SteerOptions {
   bool json = false;
   double timeout = 30;
   std::vector<std::string> assignments;  ///< set KEY=VALUE..., branch --set
-  std::string from, file, output;        ///< branch
+  std::string from, file;                ///< branch; file: also the future of pause/resume/stop/set
+  std::vector<std::string> outputs;      ///< branch --output (one per future)
+  std::vector<std::string> futures;      ///< branch --future 'K=V;K=V' (repeatable)
 };
+
+/// The branch request of `o`: one future (--set, --output) or several (--future ...).
+col::BranchRequest branch_request(const SteerOptions& o);
 
 std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t");
@@ -63,6 +71,18 @@ std::pair<std::string, col::ParamValue> parse_assignment(const std::string& kv) 
       v);
   if (!finite) throw std::invalid_argument(kv + ": values must be finite");
   return {key, v};
+}
+
+std::vector<std::string> split_futures(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  for (;;) {
+    const auto semi = text.find(';', at);
+    const auto kv = trim(text.substr(at, semi == std::string::npos ? std::string::npos : semi - at));
+    if (!kv.empty()) out.push_back(kv);
+    if (semi == std::string::npos) return out;
+    at = semi + 1;
+  }
 }
 
 col::ParamValues parse_assignments(const std::vector<std::string>& kvs) {
@@ -110,19 +130,20 @@ int run_steer(const SteerOptions& o, const std::string& command) {
   if (command == "set") {
     values = parse_assignments(o.assignments);
     if (values.empty()) throw std::invalid_argument("set: give at least one KEY=VALUE");
-  } else if (command == "branch") {
-    values = parse_assignments(o.assignments);
-    const col::BranchRequest probe{o.from, o.file, values, o.output};
-    if (const auto e = col::Handler::validate(probe, col::HandlerLimits{})) throw std::invalid_argument(e->message);
+  }
+  col::BranchRequest branch;
+  if (command == "branch") {
+    branch = branch_request(o);
+    if (const auto e = col::Handler::validate(branch, col::HandlerLimits{})) throw std::invalid_argument(e->message);
   }
   auto client = connect_to(run_file, o.server, ep ? ep->first : "", ep ? ep->second : 0, o.token, o.token_file,
                            o.timeout, "rewind-steer");
   col::Body reply;
   if (command == "status") reply = col::StatusReply{client.status()};
   else if (command == "parameters") reply = col::ParametersReply{client.parameters()};
-  else if (command == "set") reply = client.set(values);
-  else if (command == "branch") reply = client.branch({o.from, o.file, values, o.output});
-  else reply = client.control(*col::parse_control_action(command));
+  else if (command == "set") reply = client.set(values, o.file);
+  else if (command == "branch") reply = client.branch(branch);
+  else reply = client.control(*col::parse_control_action(command), o.file);
   if (o.json) {
     fmt::print("{}\n", col::json_text(reply));
     return 0;
@@ -131,7 +152,14 @@ int run_steer(const SteerOptions& o, const std::string& command) {
     const auto& st = s->status;
     fmt::print("{} at {}, {:.3g} steps/s, {} compute rank{}, {} client{}\n", col::to_string(st.state), at_step(st.step, st.time),
                st.steps_per_second, st.ranks, st.ranks == 1 ? "" : "s", st.clients, st.clients == 1 ? "" : "s");
-    fmt::print("writing {}{}\n", st.file, st.parent.empty() ? "" : " (a branch of " + st.parent + ")");
+    if (st.futures.size() <= 1) {
+      fmt::print("writing {}{}\n", st.file, st.parent.empty() ? "" : " (a branch of " + st.parent + ")");
+    } else {
+      fmt::print("{} futures:\n", st.futures.size());
+      for (const auto& f : st.futures)
+        fmt::print("  {}  {} at {}, {:.3g} steps/s{}\n", f.file, col::to_string(f.state), at_step(f.step, f.time),
+                   f.steps_per_second, f.changes.empty() ? "" : fmt::format(", changes {}", fmt::join(f.changes, " ")));
+    }
   } else if (const auto* c = std::get_if<col::ControlReply>(&reply)) {
     fmt::print("{} at {}\n", col::to_string(c->state), at_step(c->step, c->time));
   } else if (const auto* p = std::get_if<col::ParametersReply>(&reply)) {
@@ -139,9 +167,31 @@ int run_steer(const SteerOptions& o, const std::string& command) {
   } else if (const auto* r = std::get_if<col::SetReply>(&reply)) {
     fmt::print("{} from {} on\n", show(r->values), at_step(r->step, r->time));
   } else if (const auto* b = std::get_if<col::BranchReply>(&reply)) {
-    fmt::print("branched {} from {} of {}\n", b->file, at_step(b->step, b->time), b->parent);
+    if (b->files.size() <= 1) fmt::print("branched {} from {} of {}\n", b->file, at_step(b->step, b->time), b->parent);
+    else fmt::print("forked {} futures from {} of {}: {}\n", b->files.size(), at_step(b->step, b->time), b->parent,
+                    fmt::join(b->files, ", "));
   }
   return 0;
+}
+
+col::BranchRequest branch_request(const SteerOptions& o) {
+  col::BranchRequest b;
+  b.from = o.from;
+  b.file = o.file;
+  if (o.futures.empty()) {
+    if (o.outputs.size() > 1) throw std::invalid_argument("branch: one --output per branch (several with --future)");
+    b.values = parse_assignments(o.assignments);
+    b.output = o.outputs.empty() ? "" : o.outputs.front();
+    return b;
+  }
+  if (!o.assignments.empty())
+    throw std::invalid_argument("branch: give the changes in each --future, not with --set");
+  if (!o.outputs.empty() && o.outputs.size() != o.futures.size())
+    throw std::invalid_argument(fmt::format("branch: {} --future but {} --output: give one --output per future, or none",
+                                            o.futures.size(), o.outputs.size()));
+  for (std::size_t i = 0; i < o.futures.size(); ++i)
+    b.futures.push_back({parse_assignments(split_futures(o.futures[i])), o.outputs.empty() ? "" : o.outputs[i]});
+  return b;
 }
 
 const Registration reg{Command{
@@ -160,18 +210,26 @@ const Registration reg{Command{
         return c;
       };
       command("status", "State, step, time, speed, file, ranks and clients of the run");
-      command("pause", "Pause at the next step boundary");
-      command("resume", "Resume a paused run");
-      command("stop", "Stop: write the final checkpoint and end");
+      const auto one_future = [o](CLI::App* c) {
+        c->add_option("--file", o->file, "One future of several: the file it writes (default: every future)");
+      };
+      one_future(command("pause", "Pause at the next step boundary"));
+      one_future(command("resume", "Resume a paused run"));
+      one_future(command("stop", "Stop: write the final checkpoint and end"));
       command("parameters", "The steerable parameters: value, range, unit");
-      command("set", "Change parameters from the next step on")
-          ->add_option("values", o->assignments, "KEY=VALUE ... (VALUE: a number or [a, b, c], as rewind run --set)")
+      auto* set = command("set", "Change parameters from the next step on");
+      set->add_option("values", o->assignments, "KEY=VALUE ... (VALUE: a number or [a, b, c], as rewind run --set)")
           ->required();
+      one_future(set);
       auto* branch = command("branch", "Branch the run from a committed step into a new file");
       branch->add_option("--from", o->from, "The step: latest, N, #i or t=T")->required();
       branch->add_option("--set", o->assignments, "Change a value in the branch: KEY=VALUE (repeatable)");
-      branch->add_option("--file", o->file, "Which timeline (default: the file being written)");
-      branch->add_option("--output", o->output, "The branch file (default: chosen by the run)");
+      branch->add_option("--future", o->futures,
+                         "Fork: one future's changes, 'KEY=VALUE;KEY=VALUE' ('' = the run unchanged); repeat for each "
+                         "future, all computed together");
+      branch->add_option("--file", o->file, "Which timeline (default: the file being written; with several futures, "
+                                            "the one to fork)");
+      branch->add_option("--output", o->outputs, "The branch file (default: chosen by the run); with --future, one per future");
       return [o, &sub] {
         for (const auto* c : sub.get_subcommands()) return run_steer(*o, c->get_name());
         return 1;

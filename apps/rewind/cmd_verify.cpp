@@ -9,19 +9,24 @@
 // line per damaged step and dataset, with a count of rows (--rows: one line per row).
 // What a file's format cannot prove (no checksums before 1.4 or with checksums = false,
 // level_offsets and /common before 1.6) is said once and does not change the exit code.
-// Serial and read-only.
+// A file a job is writing is opened and listed under its step lock (exit 2, "being
+// written", when a step keeps it over 5 s). Serial and read-only.
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include "commands.hpp"
+#include "rewind/kernel/claim.hpp"
 #include "rewind/kernel/error.hpp"
 #include "rewind/kernel/reader.hpp"
+#include "rewind/kernel/step_lock.hpp"
 
 namespace rwd::cli {
 namespace {
@@ -46,35 +51,82 @@ std::int64_t step_number(const std::string& sel) {
   return !sel.empty() && *end == '\0' && sel[0] != '#' ? n : -1;
 }
 
-int run_verify(const VerifyOptions& o) {
-  const auto [file, sel] = k::split_step_spec(o.spec);
-  const bool one = o.spec.find('@') != std::string::npos;
-  std::optional<k::Reader> opened;
+// What verify reads first: the file opened, its index checked, the steps to verify.
+struct Listing {
+  std::optional<k::Reader> reader;
+  std::string unopenable;  ///< the file itself is damaged: why
+  std::vector<k::Reader::IndexProblem> index;
+  std::vector<k::StepEntry> steps;
+};
+
+Listing list(const std::string& file, const std::string& sel, bool one) {
+  Listing l;
   try {
-    opened.emplace(k::Reader::open(file));
+    l.reader.emplace(k::Reader::open(file));
   } catch (const k::FileError& e) {
     if (!is_damage(e.kind())) throw;
-    fmt::print("{}: DAMAGED: {}\n", file, e.problem());
+    l.unopenable = e.problem();
+    return l;
+  }
+  const k::Reader& reader = *l.reader;
+  auto& index = l.index;
+  index = reader.check_index();
+  if (!one) {
+    l.steps = reader.selectable_steps();  // a damaged committed step is one of them, reported below
+    return l;
+  }
+  try {
+    l.steps.push_back(reader.find_step(sel));
+  } catch (const k::FileError& e) {
+    // A step that is gone because its group is damaged is damage, not a wrong selector.
+    const auto n = step_number(sel);
+    const bool listed = std::any_of(index.begin(), index.end(), [&](const auto& p) { return p.step == n; });
+    if (!is_damage(e.kind()) && !(e.kind() == k::ErrorKind::no_such_step && listed)) throw;
+    if (!listed) index.push_back({n, e.problem()});
+  }
+  const auto n = l.steps.empty() ? step_number(sel) : l.steps[0].step;
+  std::erase_if(index, [&](const k::Reader::IndexProblem& p) { return p.step != n && p.step != -1; });
+  return l;
+}
+
+// A job writing the file changes its structures during a step: verify opens and lists
+// it under the writer's step lock, shared, as `serve` does (docs/file-format.md §5,
+// "Reading a file while it is written"). Where that lock cannot be had, what fails while
+// a live job claims the file is tried again, then said to be the write's, never damage.
+Listing list_settled(const std::string& file, const std::string& sel, bool one) {
+  for (int attempt = 1;; ++attempt) {
+    const auto lock = k::StepLock::take(file, k::StepLock::Mode::shared, std::chrono::seconds(5));
+    if (lock.supported() && !lock.held())
+      throw std::runtime_error(file + ": being written: its writer has held a step for over 5 s; try again");
+    std::string why;
+    try {
+      Listing l = list(file, sel, one);
+      if (l.unopenable.empty()) return l;
+      why = l.unopenable;
+      if (lock.held()) return l;
+    } catch (const k::FileError& e) {
+      if (lock.held()) throw;
+      why = e.problem();
+    }
+    const auto claim = k::read_claim(file);
+    if (!claim || !claim->live) return list(file, sel, one);  // at rest: its answer
+    if (attempt == 20)
+      throw std::runtime_error(fmt::format("{}: being written by {}; it changed while verify read it ({}): try again",
+                                           file, claim->record.describe(), why));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+int run_verify(const VerifyOptions& o) {
+  const auto [file, sel] = k::split_step_spec(o.spec);
+  Listing l = list_settled(file, sel, o.spec.find('@') != std::string::npos);
+  if (!l.unopenable.empty()) {
+    fmt::print("{}: DAMAGED: {}\n", file, l.unopenable);
     return 1;
   }
-  const k::Reader& reader = *opened;
-  std::vector<k::Reader::IndexProblem> index = reader.check_index();
-  std::vector<k::StepEntry> steps;
-  if (!one) {
-    steps = reader.steps();
-  } else {
-    try {
-      steps.push_back(reader.find_step(sel));
-    } catch (const k::FileError& e) {
-      // A step that is gone because its group is damaged is damage, not a wrong selector.
-      const auto n = step_number(sel);
-      const bool listed = std::any_of(index.begin(), index.end(), [&](const auto& p) { return p.step == n; });
-      if (!is_damage(e.kind()) && !(e.kind() == k::ErrorKind::no_such_step && listed)) throw;
-      if (!listed) index.push_back({n, e.problem()});
-    }
-    const auto n = steps.empty() ? step_number(sel) : steps[0].step;
-    std::erase_if(index, [&](const k::Reader::IndexProblem& p) { return p.step != n && p.step != -1; });
-  }
+  const k::Reader& reader = *l.reader;
+  const auto& index = l.index;
+  const auto& steps = l.steps;
   if (const auto missing = reader.bytes_missing(); missing > 0)
     fmt::print("{}: truncated: {} byte{} short of its end; the steps that reach into it are damaged, the others "
                "read as ever\n",
@@ -84,6 +136,7 @@ int run_verify(const VerifyOptions& o) {
   for (const auto& e : steps) {
     k::Reader::Verification v;
     try {
+      if (!e.damage.empty()) throw k::FileError(k::ErrorKind::corrupt, file, e.damage);
       v = reader.verify_step(e.step);
     } catch (const k::FileError& err) {  // its metadata cannot be read (a truncated file): name it, go on
       if (!is_damage(err.kind()) && err.kind() != k::ErrorKind::io) throw;
@@ -91,7 +144,8 @@ int run_verify(const VerifyOptions& o) {
     }
     rows += v.rows;
     for (const auto& u : v.uncovered) uncovered.insert(u);
-    const auto head = fmt::format("step {:>8}  t = {:<12.6g}", e.step, e.time);
+    const auto head = e.damage.empty() ? fmt::format("step {:>8}  t = {:<12.6g}", e.step, e.time)
+                                       : fmt::format("step {:>8}  t = {:<12}", e.step, "?");
     if (!v.damaged.empty()) {
       ++damaged_steps;
       for (const auto& d : v.damaged)
@@ -111,11 +165,16 @@ int run_verify(const VerifyOptions& o) {
   if (!uncovered.empty() && !o.quiet)
     fmt::print("note: format {}.{}: not covered by checksums, so not verified: {}\n", major, minor,
                fmt::join(uncovered, ", "));
-  const auto verified = static_cast<std::int64_t>(steps.size()) - unverified;
+  const auto verified = static_cast<std::int64_t>(steps.size()) - unverified - damaged_steps;
   if (damaged_steps > 0 || !index.empty()) {
-    fmt::print("{}: DAMAGED: {} of {} steps read{}\n", file, damaged_steps, steps.size(),
-               index.empty() ? "" : fmt::format("; the index and the steps disagree ({} {})", index.size(),
-                                                index.size() == 1 ? "line" : "lines"));
+    std::string what = damaged_steps > 0
+                           ? fmt::format("{} of {} steps damaged, {} verified", damaged_steps, steps.size(), verified)
+                           : fmt::format("{} {} verified", verified, verified == 1 ? "step" : "steps");
+    if (unverified > 0) what += fmt::format(", {} without checksums", unverified);
+    if (!index.empty())
+      what +=
+          fmt::format("; the index and the steps disagree ({} {})", index.size(), index.size() == 1 ? "line" : "lines");
+    fmt::print("{}: DAMAGED: {}\n", file, what);
     return 1;
   }
   if (!o.quiet)

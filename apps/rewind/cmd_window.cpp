@@ -49,7 +49,7 @@ std::vector<std::string> split(const std::string& s) {
 col::WindowRequest make_request(const WindowOptions& o) {
   col::WindowRequest r;
   const auto parts = split(o.box);
-  if (parts.size() != 6) throw std::invalid_argument("--box " + o.box + ": expected x0,y0,z0,x1,y1,z1");
+  if (parts.size() != 6) throw UsageError("--box " + o.box + ": expected x0,y0,z0,x1,y1,z1");
   for (int i = 0; i < 6; ++i) {
     std::size_t used = 0;
     double v = 0;
@@ -58,12 +58,12 @@ col::WindowRequest make_request(const WindowOptions& o) {
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used != parts[static_cast<std::size_t>(i)].size()) throw std::invalid_argument("--box: \"" + parts[static_cast<std::size_t>(i)] + "\" is not a number");
+    if (used != parts[static_cast<std::size_t>(i)].size()) throw UsageError("--box: \"" + parts[static_cast<std::size_t>(i)] + "\" is not a number");
     (i < 3 ? r.lo : r.hi)[static_cast<std::size_t>(i % 3)] = v;
   }
   r.budget = o.budget;
   r.variables = split(o.vars);
-  if (const auto e = col::Handler::validate(r, col::HandlerLimits{})) throw std::invalid_argument(e->message);
+  if (const auto e = col::Handler::validate(r, col::HandlerLimits{})) throw UsageError(e->message);
   return r;
 }
 
@@ -81,14 +81,14 @@ int run_window(const WindowOptions& o) {
     auto client = connect_to(job, o.source, remote ? remote->first : "", remote ? remote->second : 0, o.token,
                              o.token_file, o.timeout, "rewind-window");
     req.time = o.time.empty() ? "live" : o.time;
-    req.file = o.file;
+    req.file = served_file(client, o.file);
     w = client.window(req);
   } else {
     col::FileService service({file});
     const bool step_given = o.source.find('@') != std::string::npos;
-    if (step_given && !o.time.empty()) throw std::invalid_argument("give the step either as FILE@STEP or as --time, not both");
-    if (!o.file.empty()) throw std::invalid_argument("--file picks one of a server's files; for a file give FILE@STEP");
-    req.time = !o.time.empty() ? o.time : step;
+    if (step_given && !o.time.empty()) throw UsageError("give the step either as FILE@STEP or as --time, not both");
+    if (!o.file.empty()) throw UsageError("--file picks one of a server's files; for a file give FILE@STEP");
+    req.time = !o.time.empty() ? o.time : step;  // the kernel's rule, as rewind serve and Python's run.at
     req.file = file;  // FILE@STEP: that file's own steps, not its timeline through its parents
     col::Handler handler(service);
     auto reply = handler.handle(req);
@@ -96,9 +96,10 @@ int run_window(const WindowOptions& o) {
     w = std::get<col::WindowReply>(std::move(reply));
   }
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  fmt::print("step {} (t={:.6g}) of {}: level {}{}, {} pieces, {} cells per variable ({} variables), {:.1f} ms\n", w.step,
-             w.time, w.file, w.level, w.stride > 1 ? fmt::format(" stride {}", w.stride) : "", w.pieces.size(), w.cells,
-             w.variables.size(), ms);
+  fmt::print("step {} (t={:.6g}) of {}: level {}{}, {}, {} cells per variable ({}), {:.1f} ms\n", w.step, w.time,
+             w.file, w.level, w.stride > 1 ? fmt::format(" stride {}", w.stride) : "",
+             count_of(static_cast<std::int64_t>(w.pieces.size()), "piece"), w.cells,
+             count_of(static_cast<std::int64_t>(w.variables.size()), "variable"), ms);
   // What the window holds, so a coarse level's values can be told at a glance (the flow,
   // not an initial state): each variable's range over the window's fluid cells.
   std::string ranges;
@@ -135,7 +136,10 @@ const Registration reg{Command{
       sub.add_option("--file", o->file,
                      "With a server: which of its files (a run's in-job branches) --time refers to (default: the first)");
       add_token_options(sub, o->token, o->token_file, false);
-      sub.add_option("--timeout", o->timeout, "Seconds for each network call")->capture_default_str();
+      sub.add_option(
+             "--timeout", o->timeout,
+             "Seconds for each network call, and for a running job to reach a --time t=T it has not reached yet")
+          ->capture_default_str();
       sub.add_option("--out", o->out, "Write the window: .vtm (ParaView), .vti (one piece) or .json");
       return [o] { return run_window(*o); };
     },

@@ -10,6 +10,7 @@
 #include <mpi.h>
 
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -23,9 +24,18 @@ struct Command {
   /// Adds options to `sub`; returns the function that runs the command.
   std::function<std::function<int()>(CLI::App& sub)> setup;
   int order = 100;  ///< position in `rewind --help`
-  /// Exit code for an error (bad options, unreadable input). `diff` answers "differ"
-  /// with 1, so its errors exit 2, as cmp(1) and diff(1) do.
+  /// Exit code for an error (unreadable input, a failed run; bad options exit kUsageExit).
+  /// `diff` answers "differ" with 1, so its errors exit 2, as cmp(1) and diff(1) do.
   int error_exit = 1;
+};
+
+/// Exit code of every command's usage error (a missing or bad option), as getopt tools exit.
+inline constexpr int kUsageExit = 2;
+
+/// A usage error a command finds after parsing (options that contradict each other, a value
+/// of the wrong form): one line and exit kUsageExit, as CLI11's own parse errors.
+struct UsageError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
 };
 
 std::vector<Command>& registry();
@@ -42,11 +52,20 @@ CLI::Validator positive_integer();
 /// nothing else uses; a rank that did not fail never joins, and this returns false.
 bool all_failed(MPI_Comm errors, double seconds);
 CLI::Validator non_negative_number();
+/// The selector to read FILE@`sel` with in a window or an analysis (diff): `sel` itself,
+/// except that t=T after the file's last committed step names that step (by number), the
+/// last at or before T, as the ParaView reader takes it, with a note on stderr naming
+/// `command`. A restart or a branch refuses such a T instead (the run has not got there).
+std::string in_force_selector(const std::string& file, const std::string& sel, const std::string& command);
+
+/// "1 step", "2 steps": a count and its noun, plural unless the count is 1.
+std::string count_of(std::int64_t n, const std::string& noun);
 
 /// --token and --token-file of a collector's server (`run --listen`, `serve`: the
 /// secret clients must send) or client (`window`, `steer`); the token itself comes from
 /// collector::resolve_token (which also reads REWIND_TOKEN / REWIND_TOKEN_FILE).
-void add_token_options(CLI::App& sub, std::string& token, std::string& token_file, bool server);
+/// Returns the --token option (its count() tells `--token ''` from no --token).
+CLI::Option* add_token_options(CLI::App& sub, std::string& token, std::string& token_file, bool server);
 
 /// Runs the CLI on argv (main.cpp; the tests run the `rewind` program itself).
 int run_cli(int argc, char** argv);

@@ -1,7 +1,14 @@
 #include "job_contact.hpp"
 
+#include "commands.hpp"
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <stdexcept>
 
 #include "rewind/collector/contact.hpp"
 #include "rewind/collector/token.hpp"
@@ -9,6 +16,23 @@
 namespace rwd::cli {
 
 namespace col = rwd::collector;
+
+std::string served_file(col::Client& client, const std::string& name) {
+  namespace fs = std::filesystem;
+  if (name.empty()) return name;
+  const auto files = client.info().files;
+  if (std::find(files.begin(), files.end(), name) != files.end()) return name;
+  std::error_code ec;
+  for (const auto& f : files)
+    if (fs::equivalent(f, name, ec)) return f;
+  std::vector<std::string> same_name;
+  for (const auto& f : files)
+    if (fs::path(f).filename() == fs::path(name).filename()) same_name.push_back(f);
+  if (same_name.size() == 1) return same_name.front();
+  throw UsageError(fmt::format("--file {}: {} (served: {})", name,
+                                          same_name.empty() ? "the server has no such file" : "more than one served file has that name",
+                                          fmt::join(same_name.empty() ? files : same_name, ", ")));
+}
 
 bool names_run_file(const std::string& source) {
   std::error_code ec;

@@ -38,4 +38,10 @@ collector::Client connect_job(const JobAddress& a, const collector::ClientOption
 collector::Client connect_to(bool job, const std::string& source, const std::string& host, std::uint16_t port,
                              const std::string& token, const std::string& token_file, double timeout, const char* name);
 
+/// Which of the server's files (client.info().files) `name` means: the one spelled so, else
+/// the one that is the same file on disk, else the only one with that file name
+/// ("fast.h5" for "out/demo/fast.h5"); "" stays "" (the server's first). Throws
+/// std::invalid_argument, one line listing what the server serves, when none or several match.
+std::string served_file(collector::Client& client, const std::string& name);
+
 }  // namespace rwd::cli

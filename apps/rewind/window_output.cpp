@@ -2,6 +2,8 @@
 // one window reply.
 #include "window_output.hpp"
 
+#include "commands.hpp"
+
 #include <fmt/core.h>
 #include <fmt/os.h>
 
@@ -93,7 +95,7 @@ void write_window(const std::string& path, const WindowReply& w) {
                                   " pieces; use .vtm");
     return write_vti(p, w, w.pieces.front(), 0);
   }
-  throw std::invalid_argument(path + ": unknown output type (use .vtm, .vti or .json)");
+  throw UsageError(path + ": unknown output type (use .vtm, .vti or .json)");
 }
 
 std::optional<std::pair<std::string, std::uint16_t>> parse_host_port(const std::string& s) {

@@ -71,11 +71,11 @@
 //                                     D  dd if=FILE of=/dev/null bs=1M (rank 0)
 // --one-file (with --only durable or cache): every contender writes the same file name,
 // so that nothing but the access pattern differs (on this VM a durable write was seen to
-// depend on which name it wrote; docs/benchmarks.md, "Restated 2026-11-26").
+// depend on which name it wrote; bench/kernel/HISTORY.md, "Restated 2026-11-26").
 // --fresh-files: every round, before its reads, the file of every read contender is written
 // anew (untimed), in the round's read order: a file's place on the disk, and being the
 // file written last, can favour or slow all reads of it for a whole run
-// (docs/benchmarks.md, issue 36 §15).
+// (bench/kernel/HISTORY.md, §15 "a bench that draws the files anew").
 // Every write target is unlinked before its write (untimed; then sync, 1 s for the disk's
 // discards, sync), page-cache writes are
 // fsynced after the timer stops, and before every read the file is fsynced and evicted
@@ -357,7 +357,7 @@ int main(int argc, char** argv) {
           "         [--io KEY=VALUE ...]\n"
           "Writes and reads a 1.14 GiB step in DIR (an existing directory) with each contender in\n"
           "interleaved rounds; see the comment at the top of bench/kernel/bench_kernel.cpp and\n"
-          "docs/benchmarks.md.");
+          "docs/benchmarks.md and bench/kernel/HISTORY.md.");
     MPI_Finalize();
     return 0;
   }
@@ -393,7 +393,7 @@ int main(int argc, char** argv) {
   const std::size_t padded = side * side * side;
 
   // Each contender's own file, or with --one-file one name for all: on this VM a
-  // contender's durable write was seen to depend on its file's name (docs/benchmarks.md,
+  // contender's durable write was seen to depend on its file's name (bench/kernel/HISTORY.md,
   // "Restated 2026-11-26"), so --one-file takes the name out of the comparison.
   auto file_for = [&](const char* own) { return dir + (one_file ? "/bench_target.bin" : own); };
   const std::string kfile = file_for("/bench_kernel.h5"), rfile = file_for("/bench_raw.bin"),

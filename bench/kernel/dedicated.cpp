@@ -1,6 +1,6 @@
 // What a checkpoint costs the compute ranks: the collective write against a hand-off to a
 // dedicated I/O rank (IoOptions::strategy = "dedicated"), side by side in rotating rounds
-// (docs/benchmarks.md, "Dedicated I/O ranks").
+// (bench/kernel/HISTORY.md, "Dedicated I/O ranks").
 //
 //   mpiexec -n P rewind_bench_dedicated DIR [--rounds R] [--vars V] [--halo H]
 //

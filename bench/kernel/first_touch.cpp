@@ -9,7 +9,7 @@
 // backed by the host, fill several times faster than the rest: every later first touch
 // is a host page fault. The page cache is allocated the same way, so a write benchmark
 // that creates fresh files meets either kind of memory from one round to the next
-// (docs/benchmarks.md, "Why the write bandwidth is bimodal on this VM").
+// (bench/kernel/HISTORY.md, "Why the write bandwidth is bimodal on this VM").
 #include <sys/mman.h>
 
 #include <chrono>

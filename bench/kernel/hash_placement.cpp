@@ -21,7 +21,7 @@
 //                 helper is moved to a CPU outside the binding (a spare core)
 // Before each write the file is unlinked, then sync and 0.2 s (untimed). Order: a
 // Williams Latin square per round. Prints the median seconds and the median of the
-// per-round speed ratios to `write` (docs/benchmarks.md, "Checksums on a rank that
+// per-round speed ratios to `write` (bench/kernel/HISTORY.md, "Checksums on a rank that
 // mpirun binds to one core").
 #define XXH_INLINE_ALL
 #include <xxhash.h>

@@ -17,7 +17,7 @@
 // Before each write the file is unlinked, then sync, 1 s, sync (untimed); after the
 // timer the file is fsynced (untimed). Prints each write and, at the end, the best and
 // median GiB/s per contender and the median of the per-round ratios to dd
-// (docs/benchmarks.md, "Page-cache writes: the limit").
+// (bench/kernel/HISTORY.md, "Page-cache writes: the limit").
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -38,7 +38,7 @@ constexpr long kBytes = 1226960320L;  // the kernel benchmark's step
 constexpr long kMiB = 1L << 20;
 // Orders: a Williams Latin square, so every contender follows every other one equally
 // often over 4 rounds (a rotation always puts the same contender before each one, and
-// on this VM what a write leaves behind can slow the next: docs/benchmarks.md).
+// on this VM what a write leaves behind can slow the next: bench/kernel/HISTORY.md).
 constexpr int kOrder[4][4] = {{0, 1, 3, 2}, {1, 2, 0, 3}, {2, 3, 1, 0}, {3, 0, 2, 1}};
 
 /// Writes `bytes` from `src` to `fd`, advancing through the source when `walk` (or

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The kernel's durable checkpoint write against the real IOR and h5bench's VPIC-IO kernel
-# (built outside the repo from their public sources; docs/benchmarks.md says how), in
+# (built outside the repo from their public sources; bench/kernel/HISTORY.md, "Baselines", says how), in
 # interleaved rounds on the same disk, about the same bytes (the kernel bench's 1.14 GiB
 # step; IOR's blocks are whole 16 MiB transfers, so up to 16 MiB per rank fewer).
 #

@@ -22,7 +22,7 @@
 //   xchg-async    the same with the copy of chunk k on a helper thread while chunk k+1
 //                 is read (two staging buffers)
 // Creates FILE (1.14 GiB) if it is shorter. Prints one line per read and, at the end,
-// the best and median seconds per pattern (docs/benchmarks.md, "Restart reads").
+// the best and median seconds per pattern (bench/kernel/HISTORY.md, "Restart reads: the access pattern").
 #include <fcntl.h>
 #include <unistd.h>
 

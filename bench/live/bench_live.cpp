@@ -1,4 +1,4 @@
-// Online (live) window benchmarks (docs/benchmarks.md, "Live windows (online)").
+// Online (live) window benchmarks (bench/live/HISTORY.md, "Live windows (online)").
 // bench/live/run.sh drives it. Each mode starts one live run itself, the way users do
 // (the command after `--`, e.g. `mpirun -np 4 rewind run CASE --listen 127.0.0.1:0`, or
 // the C example `mpirun -np 3 heat OUT STEPS --listen 127.0.0.1:0 --collector rank
@@ -65,6 +65,7 @@
 #include <vector>
 
 #include "rewind/collector/client.hpp"
+#include "rewind/collector/token.hpp"
 
 namespace col = rwd::collector;
 
@@ -390,12 +391,12 @@ int finish(Job& job, col::Client& client) {
 int paused(const Options& o) {
   Job job(o.run);
   const auto port = job.port(std::chrono::seconds(300));
-  col::Client client("127.0.0.1", port, "");  // the default: codec none on loopback
+  col::Client client("127.0.0.1", port, col::resolve_token("", ""));  // the default: codec none on loopback
   col::ClientOptions zo;
   zo.codecs = {"zstd"};
-  col::Client zclient("127.0.0.1", port, "", zo);
+  col::Client zclient("127.0.0.1", port, col::resolve_token("", ""), zo);
   zo.codecs = {"zstd", "none"};
-  col::Client rclient("127.0.0.1", port, "", zo);
+  col::Client rclient("127.0.0.1", port, col::resolve_token("", ""), zo);
   if (client.server().codec != col::Codec::none || zclient.server().codec != col::Codec::zstd ||
       rclient.server().codec != col::Codec::zstd)
     throw std::runtime_error("the server did not grant the codecs asked for");
@@ -469,7 +470,7 @@ int paused(const Options& o) {
 int running(const Options& o) {
   Job job(o.run);
   const auto port = job.port(std::chrono::seconds(300));
-  col::Client client("127.0.0.1", port, "");
+  col::Client client("127.0.0.1", port, col::resolve_token("", ""));
   const auto req = whole_domain(client.info(), o.budget, o.vars);
   wait_steps(job, o.warmup);  // first: a code that adopts Rewind describes its tree at its first boundary
   client.window(req);         // untimed: first-touch costs on every side

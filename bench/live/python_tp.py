@@ -5,7 +5,7 @@
 #   python3 bench/live/python_tp.py PYTHON_DIR PORT ROUNDS
 # PORT: the collector of a live run started as bench/live/run.sh starts it
 # (mpirun -np 4 rewind run cases/cavity-3d.toml ... --listen 127.0.0.1:0).
-# See docs/benchmarks.md, "Issue 36", "Live windows by default".
+# See bench/live/HISTORY.md, §2 "Live windows by default".
 import sys, time, socket, threading, statistics as st
 import numpy as np
 sys.path.insert(0, sys.argv[1])

@@ -12,7 +12,7 @@
 # The case: cases/cavity-3d.toml with blocks of 16x16x8 cells and depth 3 on a
 # 1 x 1 x 0.5 box: 128 x 128 x 64 = 1 048 576 leaf cells (2^20, cubic cells), so the
 # whole-domain window at budget 2^20 returns every leaf cell: 10^6 values per variable.
-# See docs/benchmarks.md, "Live windows (online)".
+# See bench/live/HISTORY.md, "Live windows (online)".
 #
 # --c-example PAIRS: instead, the same measurements against the C example
 # (examples/heat-c, a code that adopts Rewind through its C API) beside `rewind run` on a
@@ -59,6 +59,8 @@ mkdir -p "$DATA"
 DATA=$(cd "$DATA" && pwd)
 . "$SRC/scripts/mpi-env.sh"
 LOG=$DATA/live-bench.log
+# The runs' token; the benchmark's clients (C++ and Python) take it from the environment too.
+export REWIND_TOKEN="bench-$$-$RANDOM$RANDOM"
 
 # The run: no output during the measurements (an initial and a final checkpoint only),
 # no monitor rows, one progress line per step (the benchmark's step clock).

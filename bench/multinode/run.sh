@@ -3,7 +3,7 @@
 # a dedicated hand-off costs the compute ranks, and how long a live window takes. The
 # "nodes" share this machine's disk and cores: these are correctness and overhead
 # figures of the inter-node paths (TCP over loopback instead of shared memory), not a
-# cluster's bandwidth (docs/benchmarks.md, "Simulated nodes").
+# cluster's bandwidth (bench/multinode/HISTORY.md).
 #   bench/multinode/run.sh BUILD [--rounds R]
 # Hand-off: the cylinder (3 compute ranks, 2 I/O ranks: one per node, or both on the one
 # node), a checkpoint every 10 of 100 steps; per round the sum over checkpoints of "handed

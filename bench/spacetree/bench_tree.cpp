@@ -1,4 +1,4 @@
-// Benchmarks for issue 2, section 5:
+// Benchmarks of the tree, the halo exchange and the neighbourhood server:
 //   halo      halo-exchange time per step on a 3-D tree (all ranks compute), against
 //             a plain memcpy of the same number of halo bytes on each rank;
 //   nbserver  neighbourhood-server queries per second (world rank 0 serves, the

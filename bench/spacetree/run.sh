@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tree, nbserver and halo-exchange benchmarks (issue 2, section 5).
+# Tree, nbserver and halo-exchange benchmarks (bench/spacetree/HISTORY.md).
 # Usage: bench/spacetree/run.sh [build-dir]   (default: build)
 # Prints markdown table rows; docs/benchmarks.md records a run and its machine.
 set -euo pipefail

@@ -1,5 +1,5 @@
 // Offline sliding-window latency against reading the whole step and subsampling it
-// (docs/benchmarks.md, "Sliding windows (offline)"). bench/window/run.sh drives it.
+// (bench/window/HISTORY.md, "Sliding windows (offline)"). bench/window/run.sh drives it.
 //
 //   rewind_bench_window plan FILE...                  what each window answers (level, values, spacing)
 //   rewind_bench_window run --round R FILE... [--budgets 10000,100000,1000000] [--var p] [--reps 3]

@@ -1,12 +1,12 @@
 #!/bin/sh
-# Cold one-shot windows (issue 36): `rewind window FILE@STEP` now reads only the topology
+# Cold one-shot windows (bench/window/HISTORY.md, §1): `rewind window FILE@STEP` now reads only the topology
 # rows its walk visits. This times the one-shot (a fresh FileService per request, what
 # `rewind window FILE` does) and a session request (rewind_open) of this build against a
 # peer binary built from the code before (BASE: another build's rewind_bench_window), in
 # the same interleaved rounds, on steps of small grids (8x8x8 cells: many rows per step,
 # where reading the whole topology shows), whole-domain windows at budgets 1e4..1e6, warm
 # and cold (fsync + POSIX_FADV_DONTNEED of the file right before the call; the guest's
-# page cache only, see docs/benchmarks.md).
+# page cache only, see bench/window/HISTORY.md).
 #   bench/window/cold_topology.sh BUILD BASE_BIN DATA_DIR [--rounds R] [--depths "4 5"]
 # DATA_DIR receives b8d4.h5 and b8d5.h5 (full octrees of depth 4 and 5 with 8^3-cell
 # grids: 4 681 grids / 2.4 M cells and 37 449 grids / 19.2 M cells, p only), reused if

@@ -1,5 +1,5 @@
 // Writes one step of a full octree in the Rewind format for the sliding-window benchmark
-// (docs/benchmarks.md, "Sliding windows (offline)").
+// (bench/window/HISTORY.md, "Sliding windows (offline)").
 //
 //   rewind_bench_window_gen OUT.h5 --depth D [--block 32,32,24] [--vars p,u]
 //

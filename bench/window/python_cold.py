@@ -7,7 +7,7 @@ For each round, cache state and budget, a fresh python per package (order altern
 round) times rewind.open(FILE).window(None, BUDGET, ["p"]): cold = fsync +
 POSIX_FADV_DONTNEED of FILE right before (the guest's page cache only), warm = one
 untimed window first. Prints every measurement ("m" lines) and a table: medians, and the
-median of the per-round ratios old/new (> 1: new faster). docs/benchmarks.md, issue 36 §5.
+median of the per-round ratios old/new (> 1: new faster). bench/window/HISTORY.md, §5 "Python windows read only the topology rows they visit".
 """
 import os, subprocess, sys, json, statistics
 old, new, f, rounds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])

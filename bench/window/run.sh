@@ -7,7 +7,7 @@
 # 3, 4: 1.57 M, 12.6 M, 101 M leaf cells, 0.04 / 0.24 / 1.9 GB) and their IDX copies;
 # existing files are reused. OpenVisus comes from PyPI into a venv outside the repo,
 # $VENV (default /work/venv-visus), created if missing (bench-only: python3-venv).
-# See docs/benchmarks.md, "Sliding windows (offline)".
+# See bench/window/HISTORY.md, "Sliding windows (offline)".
 set -e
 BUILD=${1:?build dir}; shift
 DATA=/work/bench-data

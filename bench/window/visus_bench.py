@@ -1,5 +1,5 @@
 """OpenVisus (PyPI openvisusnogui) as the multiresolution peer of the sliding-window
-benchmark (docs/benchmarks.md, "Sliding windows (offline)"). Run with the venv's python.
+benchmark (bench/window/HISTORY.md, "Sliding windows (offline)"). Run with the venv's python.
 
   visus_bench.py convert FILE.h5 OUT.idx [--var p] [--compression raw|zip]
       the finest level of FILE's latest step as one float64 IDX field (conversion time

@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <cstdlib>
+#include <thread>
 #include <utility>  // before Asio: Boost 1.74 awaitable.hpp needs std::exchange under C++20
 #include <boost/asio.hpp>
 #include <optional>
@@ -17,6 +20,26 @@ using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
 namespace {
+
+/// T of a "t=T" selector; nothing for any other selector.
+std::optional<double> time_of(const std::string& selector) {
+  if (selector.rfind("t=", 0) != 0) return std::nullopt;
+  char* end = nullptr;
+  const double t = std::strtod(selector.c_str() + 2, &end);
+  if (*end != '\0' || end == selector.c_str() + 2 || !std::isfinite(t)) return std::nullopt;
+  return t;
+}
+
+/// Whether a step of `file` ("" = any listed) is at or after t, with the kernel's
+/// tolerance (kernel::index_at_or_before).
+bool reached(const std::vector<StepRecord>& steps, const std::string& file, double t) {
+  return std::any_of(steps.begin(), steps.end(), [&](const StepRecord& s) {
+    return (file.empty() || s.file == file) && t <= s.time * (1 + 1e-12) + 1e-300;
+  });
+}
+
+/// How often a wait for a time not reached asks the job where it is.
+constexpr std::chrono::milliseconds kReachPoll{200};
 
 std::uint64_t array_bytes(const WindowReply& w) {
   std::uint64_t n = w.cell_type.capacity();
@@ -92,7 +115,8 @@ struct Client::Impl {
   /// Sends `request` and reads its reply; a window reply's arrays go into `reuse`'s.
   Body exchange(const Body& request, WindowReply* reuse = nullptr) {
     if (!open) throw std::runtime_error("collector client: not connected");
-    const auto deadline = Clock::now() + options.timeout;
+    const bool branch = std::holds_alternative<BranchRequest>(request);
+    const auto deadline = Clock::now() + (branch ? std::max(options.timeout, options.branch_timeout) : options.timeout);
     const std::uint32_t id = next_id++;
     const auto out = encode(Message{id, request}, kMaxRequestBytes);
     boost::system::error_code ec;
@@ -185,8 +209,36 @@ WindowReply Client::window(const WindowRequest& request) {
 }
 
 void Client::window(const WindowRequest& request, WindowReply& out) {
-  out = expect<WindowReply>(impl_->exchange(request, &out), "window request");
+  const auto deadline = Clock::now() + impl_->options.timeout;
+  for (;;) {
+    try {
+      out = expect<WindowReply>(impl_->exchange(request, &out), "window request");
+      break;
+    } catch (const ClientError& e) {
+      if (e.code() != ErrorCode::no_such_step) throw;
+      wait_to_reach(e, request.time, request.file, deadline);
+    }
+  }
   keep_freed_memory(array_bytes(out));
+}
+
+void Client::wait_to_reach(const ClientError& refused, const std::string& time, const std::string& file,
+                           Clock::time_point deadline) {
+  const auto t = time_of(time);
+  if (!t || !offers("status") || reached(steps(), file, *t)) throw refused;
+  const auto start = Clock::now();
+  for (;;) {
+    const RunStatus s = status();
+    if (s.state != RunState::running) throw refused;
+    if (Clock::now() + kReachPoll > deadline) {
+      const auto waited = std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - start).count();
+      throw ClientError(refused.code(), std::string(refused.what()) + "; waited " + std::to_string(waited) +
+                                            " s (the client's timeout) for the running job to reach it");
+    }
+    std::this_thread::sleep_for(kReachPoll);
+    // The job's time first (cheap): its steps are read from its files.
+    if (s.time * (1 + 1e-12) + 1e-300 >= *t && reached(steps(), file, *t)) return;
+  }
 }
 
 bool Client::offers(const std::string& capability) const {
@@ -207,9 +259,13 @@ Reply Client::steer(const Body& request) {
 }
 
 RunStatus Client::status() { return steer<StatusReply>(StatusRequest{}).status; }
-ControlReply Client::control(ControlAction action) { return steer<ControlReply>(ControlRequest{to_string(action)}); }
+ControlReply Client::control(ControlAction action, const std::string& file) {
+  return steer<ControlReply>(ControlRequest{to_string(action), file});
+}
 std::vector<ParameterInfo> Client::parameters() { return steer<ParametersReply>(ParametersRequest{}).parameters; }
-SetReply Client::set(const ParamValues& values) { return steer<SetReply>(SetRequest{values}); }
+SetReply Client::set(const ParamValues& values, const std::string& file) {
+  return steer<SetReply>(SetRequest{values, file});
+}
 BranchReply Client::branch(const BranchRequest& request) { return steer<BranchReply>(request); }
 
 void Client::close() {

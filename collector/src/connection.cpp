@@ -1,5 +1,6 @@
 // One collector session: wait for a request (idle deadline), read it whole (request
-// deadline), hand it to the worker, write the reply (write deadline), repeat. And the
+// deadline), hand it to the worker, write the reply (write deadline, counted from the
+// reply's last progress), repeat. And the
 // admission rules connections share (server.hpp: pending, slots, reply memory).
 #include "connection.hpp"
 
@@ -16,7 +17,7 @@ constexpr std::size_t kMaxDrain = std::size_t{1} << 20;
 constexpr std::chrono::milliseconds kLinger{1000};
 // A connection keeps its last reply's buffer up to this size: a fresh one for every
 // large window costs a page fault per 4 KiB (host faults on a VM that hands freed
-// memory back; docs/benchmarks.md, "Live windows (online)").
+// memory back; bench/live/HISTORY.md, "Live windows (online)").
 constexpr std::size_t kKeepReply = std::size_t{256} << 20;
 
 /// Bytes of a reply's value arrays (its own, or the shared ones it points into).
@@ -272,6 +273,21 @@ void Connection::set_deadline(std::chrono::milliseconds d) {
   });
 }
 
+void Connection::set_write_deadline() {
+  // A progress deadline: a reply that keeps moving is never cut, however large and slow
+  // its client; one that has not moved for write_timeout is.
+  timer_.expires_at(last_active_ + ctx_.options.write_timeout);
+  timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (ec == asio::error::operation_aborted || self->closed_) return;
+    const auto now = asio::steady_timer::clock_type::now();
+    if (self->timer_.expiry() > now) return;
+    if (self->in_write_ && now - self->last_active_ < self->ctx_.options.write_timeout)
+      return self->set_write_deadline();
+    if (!self->lingering_) ++self->ctx_.stats.timeouts;
+    self->close();
+  });
+}
+
 void Connection::clear_deadline() { timer_.cancel(); }
 
 void Connection::wait_request() {
@@ -365,11 +381,12 @@ void Connection::dispatch(Message m) {
   if (steering) {
     // A steering call may wait for the run's next step boundary: answer `timeout` when
     // it takes too long, and keep the session (the late reply is dropped in answer()).
-    steer_timer_.expires_after(ctx_.options.steer_timeout);
-    steer_timer_.async_wait([self = shared_from_this(), job, id = m.request_id](const boost::system::error_code& ec) {
+    const auto limit = std::holds_alternative<BranchRequest>(m.body) ? ctx_.options.branch_timeout : ctx_.options.steer_timeout;
+    steer_timer_.expires_after(limit);
+    steer_timer_.async_wait([self = shared_from_this(), job, id = m.request_id, limit](const boost::system::error_code& ec) {
       if (ec || self->closed_ || !self->awaiting_ || self->job_ != job) return;
       ++self->ctx_.stats.timeouts;
-      const auto ms = std::to_string(self->ctx_.options.steer_timeout.count());
+      const auto ms = std::to_string(limit.count());
       const ErrorReply late{ErrorCode::timeout,
                             "no answer from the run within " + ms + " ms; the request may still take effect (ask for status)"};
       self->answer(job, frame(Message{id, late}, self->encoding()));
@@ -479,7 +496,8 @@ void Connection::write(std::shared_ptr<Reply> reply, bool then_close) {
   for (const auto& a : out_->frame.arrays)
     if (!a.empty()) out_bufs_.push_back(asio::buffer(a.data(), a.size()));
   account();
-  set_deadline(ctx_.options.write_timeout);
+  last_active_ = Clock::now();
+  set_write_deadline();
   write_all([self = shared_from_this(), then_close](const boost::system::error_code& ec) {
     // A large reply its client did not take (gone, or cut by a deadline): freed here.
     const bool dropped = ec && !self->closed_ && self->held_ > kSmallReply;
@@ -568,7 +586,8 @@ void Connection::pump() {
   }
   head_sent_ = true;
   sent_ = std::max(sent_, ready);
-  set_deadline(ctx_.options.write_timeout);
+  last_active_ = Clock::now();
+  set_write_deadline();
   write_all([self = shared_from_this()](const boost::system::error_code& ec) {
     if (ec || self->closed_) return self->close();
     self->pump();

@@ -173,6 +173,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void fail(ErrorCode code, const std::string& message, std::uint32_t request_id = 0);
   void linger_close();
   void set_deadline(std::chrono::milliseconds d);
+  /// write_timeout from the reply's last progress (last_active_), re-armed while it moves.
+  void set_write_deadline();
   void clear_deadline();
   /// Takes a session slot (first request); false: refused busy (and closing).
   bool promote();

@@ -74,7 +74,7 @@ struct FileService::Impl {
   // The tree rows of the last step windowed that windows have visited so far (panning
   // and zooming stay on one step): a window reads only the topology rows its walk
   // visits and has not seen yet, so a cold window of a big step costs what its budget
-  // does, not the step (docs/benchmarks.md, issue 36).
+  // does, not the step (bench/window/HISTORY.md, §1 "Cold one-shot windows").
   std::size_t cached_file = 0;
   std::optional<win::StepRows> tree;
   // Rows read for the current request, kept between requests: a fresh 1.5 MB buffer per

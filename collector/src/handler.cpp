@@ -13,9 +13,30 @@ bool all_digits(std::string_view s) { return !s.empty() && std::all_of(s.begin()
 
 ErrorReply error(ErrorCode c, std::string m) { return {c, std::move(m)}; }
 
-std::optional<ErrorReply> unknown_file(const std::vector<std::string>& files, const std::string& file) {
+std::string basename_of(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
+
+std::string listed(const std::vector<std::string>& files) {
+  std::string out;
+  for (const auto& f : files) out += (out.empty() ? "" : ", ") + f;
+  return out;
+}
+
+// The served file `file` names (revision 1.9): itself, or the one served file with its
+// basename ("fast.h5" for out/demo/fast.h5); none or several: one line listing the files
+// served. `file` is rewritten to the served name.
+std::optional<ErrorReply> resolve_file(const std::vector<std::string>& files, std::string& file) {
   if (file.empty() || std::find(files.begin(), files.end(), file) != files.end()) return std::nullopt;
-  return error(ErrorCode::bad_argument, "no file \"" + file + "\" on this server");
+  std::vector<std::string> same;
+  for (const auto& f : files)
+    if (basename_of(f) == basename_of(file)) same.push_back(f);
+  if (same.size() == 1) {
+    file = same.front();
+    return std::nullopt;
+  }
+  if (same.empty())
+    return error(ErrorCode::bad_argument, "no file \"" + file + "\" on this server (served: " + listed(files) + ")");
+  return error(ErrorCode::bad_argument,
+               "\"" + file + "\" names more than one served file (" + listed(same) + "): give its path as served");
 }
 
 [[noreturn]] void unsupported(const char* what) {
@@ -27,9 +48,9 @@ std::optional<ErrorReply> unknown_file(const std::vector<std::string>& files, co
 
 std::vector<std::string> Service::capabilities() const { return {"info", "steps", "window"}; }
 RunStatus Service::status() { unsupported("status"); }
-ControlReply Service::control(ControlAction) { unsupported("control"); }
+ControlReply Service::control(ControlAction, const std::string&) { unsupported("control"); }
 std::vector<ParameterInfo> Service::parameters() { unsupported("parameters"); }
-SetReply Service::set(const ParamValues&) { unsupported("set"); }
+SetReply Service::set(const ParamValues&, const std::string&) { unsupported("set"); }
 BranchReply Service::branch(const BranchRequest&) { unsupported("branch"); }
 
 bool valid_time_selector(const std::string& s) {
@@ -116,11 +137,26 @@ std::optional<ErrorReply> Handler::validate(const BranchRequest& r, const Handle
   if (r.from == "live" || r.from.size() > limits.max_selector_chars || !valid_time_selector(r.from))
     return error(ErrorCode::bad_argument, "from \"" + r.from.substr(0, limits.max_selector_chars) +
                                               "\" is not latest, N, #i or t=T (a committed step)");
-  for (const auto* path : {&r.file, &r.output})
-    if (path->size() > limits.max_path_chars || path->find('\0') != std::string::npos)
-      return error(ErrorCode::bad_argument, "file name longer than " + std::to_string(limits.max_path_chars) +
-                                                " characters or containing NUL");
-  return validate(r.values, limits, true);
+  const auto bad_path = [&](const std::string& path) {
+    return path.size() > limits.max_path_chars || path.find('\0') != std::string::npos;
+  };
+  const auto path_error = [&] {
+    return error(ErrorCode::bad_argument, "file name longer than " + std::to_string(limits.max_path_chars) +
+                                              " characters or containing NUL");
+  };
+  if (bad_path(r.file) || bad_path(r.output)) return path_error();
+  if (r.futures.empty()) return validate(r.values, limits, true);
+  // A fork (1.8): each future its values and output; none beside them.
+  if (!r.values.empty() || !r.output.empty())
+    return error(ErrorCode::bad_argument, "a branch with futures gives each future's values and output in it, not beside");
+  if (r.futures.size() > limits.max_futures)
+    return error(ErrorCode::bad_argument, std::to_string(r.futures.size()) + " futures: at most " +
+                                              std::to_string(limits.max_futures) + " in one branch");
+  for (const auto& f : r.futures) {
+    if (bad_path(f.output)) return path_error();
+    if (auto e = validate(f.values, limits, true)) return e;
+  }
+  return std::nullopt;
 }
 
 Handler::Handler(Service& service, HandlerLimits limits)
@@ -163,14 +199,14 @@ Body Handler::handle_steering(const Body& request) {
   if (const auto* c = std::get_if<ControlRequest>(&request)) {
     if (auto e = validate(*c)) return *e;
     const std::lock_guard lock(steer_mutex_);
-    return service_.control(*parse_control_action(c->action));
+    return service_.control(*parse_control_action(c->action), c->file);
   }
   if (const auto* s = std::get_if<SetRequest>(&request)) {
     if (auto e = validate(s->values, limits_)) return *e;
     const std::lock_guard lock(steer_mutex_);
-    return service_.set(s->values);
+    return service_.set(s->values, s->file);
   }
-  const auto& b = std::get<BranchRequest>(request);
+  BranchRequest b = std::get<BranchRequest>(request);
   if (auto e = validate(b, limits_)) return *e;
   if (!b.file.empty()) {
     std::vector<std::string> files;
@@ -178,7 +214,7 @@ Body Handler::handle_steering(const Body& request) {
       const std::lock_guard lock(query_mutex_);  // info() belongs to the query lane
       files = service_.info().files;
     }
-    if (auto e = unknown_file(files, b.file)) return *e;
+    if (auto e = resolve_file(files, b.file)) return *e;
   }
   const std::lock_guard lock(steer_mutex_);
   return service_.branch(b);
@@ -201,8 +237,8 @@ Body Handler::handle_query(const Body& request, WindowStream* stream) {
     const bool known = std::any_of(info.variables.begin(), info.variables.end(), [&](const VariableInfo& x) { return x.name == v; });
     if (!known) return error(ErrorCode::unknown_variable, "no variable \"" + v + "\" (there are " + names + ")");
   }
-  if (auto e = unknown_file(info.files, w->file)) return *e;
   WindowRequest q = *w;
+  if (auto e = resolve_file(info.files, q.file)) return *e;
   if (q.time == "live" && !info.live) q.time = "latest";  // an offline server's newest step is what "live" can mean
   // No variables named (revision 1.3): every variable of the step. A file's step says
   // which it stores (FileService); the live state holds them all.

@@ -234,9 +234,19 @@ ParameterInfo parameter_from(const json& j) {
 json status_json(const RunStatus& s) {
   if (!(finite(s.steps_per_second, "steps_per_second") >= 0))
     throw ProtocolError(ErrorCode::bad_argument, "collector: steps_per_second is negative");
-  return {{"state", to_string(s.state)}, {"step", s.step},     {"time", finite(s.time, "time")},
-          {"steps_per_second", s.steps_per_second}, {"file", s.file}, {"parent", s.parent},
-          {"ranks", s.ranks},          {"clients", s.clients}};
+  json j = {{"state", to_string(s.state)}, {"step", s.step},     {"time", finite(s.time, "time")},
+            {"steps_per_second", s.steps_per_second}, {"file", s.file}, {"parent", s.parent},
+            {"ranks", s.ranks},          {"clients", s.clients}};
+  if (s.futures.empty()) return j;
+  json list = json::array();
+  for (const auto& f : s.futures) {
+    if (!(finite(f.steps_per_second, "steps_per_second") >= 0))
+      throw ProtocolError(ErrorCode::bad_argument, "collector: steps_per_second is negative");
+    list.push_back({{"file", f.file}, {"parent", f.parent}, {"state", to_string(f.state)}, {"step", f.step},
+                    {"time", finite(f.time, "time")}, {"steps_per_second", f.steps_per_second}, {"changes", f.changes}});
+  }
+  j["futures"] = std::move(list);  // 1.8
+  return j;
 }
 
 RunStatus status_from(const json& j) {
@@ -250,6 +260,19 @@ RunStatus status_from(const json& j) {
   s.parent = get_str(j, "parent");
   s.ranks = get_int<std::uint32_t>(j, "ranks");
   s.clients = get_int<std::uint32_t>(j, "clients");
+  if (!j.contains("futures")) return s;  // 1.8
+  for (const auto& f : get_list(j, "futures")) {
+    FutureStatus o;
+    o.file = get_str(f, "file");
+    o.parent = get_str(f, "parent");
+    o.state = get_state(f);
+    o.step = get_int<std::int64_t>(f, "step");
+    o.time = get_f64(f, "time");
+    o.steps_per_second = get_f64(f, "steps_per_second");
+    if (o.steps_per_second < 0) malformed("field \"steps_per_second\" is negative");
+    o.changes = get_strs(f, "changes");
+    s.futures.push_back(std::move(o));
+  }
   return s;
 }
 
@@ -434,6 +457,37 @@ void add_pieces(const Body& body, std::string& text) {
   text += "]}";
 }
 
+namespace {
+
+json info_json(const ServerInfo& i) {
+  json vars = json::array();
+  for (const auto& v : i.variables) vars.push_back({{"name", v.name}, {"unit", v.unit}});
+  return {{"files", i.files},
+          {"variables", std::move(vars)},
+          {"domain", box_json(i.domain_lo, i.domain_hi)},
+          {"dim", i.dim},
+          {"block", i.block},
+          {"refinement", i.refinement},
+          {"live", i.live}};
+}
+
+json branch_request_json(const BranchRequest& b) {
+  json j = {{"from", b.from}, {"values", values_json(b.values)}};
+  if (!b.file.empty()) j["file"] = b.file;
+  if (!b.output.empty()) j["output"] = b.output;
+  if (b.futures.empty()) return j;
+  json list = json::array();
+  for (const auto& f : b.futures) {
+    json o = {{"values", values_json(f.values)}};
+    if (!f.output.empty()) o["output"] = f.output;
+    list.push_back(std::move(o));
+  }
+  j["futures"] = std::move(list);  // 1.8
+  return j;
+}
+
+}  // namespace
+
 json to_json(const Body& body, std::vector<ArrayOut>& arrays) {
   return std::visit(
       Overloaded{
@@ -452,14 +506,7 @@ json to_json(const Body& body, std::vector<ArrayOut>& arrays) {
             return j;
           },
           [](const InfoRequest&) -> json { return json::object(); },
-          [](const InfoReply& b) -> json {
-            const auto& i = b.info;
-            json vars = json::array();
-            for (const auto& v : i.variables) vars.push_back({{"name", v.name}, {"unit", v.unit}});
-            return {{"files", i.files},      {"variables", std::move(vars)}, {"domain", box_json(i.domain_lo, i.domain_hi)},
-                    {"dim", i.dim},          {"block", i.block},             {"refinement", i.refinement},
-                    {"live", i.live}};
-          },
+          [](const InfoReply& b) -> json { return info_json(b.info); },
           [](const StepsRequest&) -> json { return json::object(); },
           [](const StepsReply& b) -> json {
             json steps = json::array();
@@ -480,7 +527,9 @@ json to_json(const Body& body, std::vector<ArrayOut>& arrays) {
           [](const StatusRequest&) -> json { return json::object(); },
           [](const StatusReply& b) -> json { return status_json(b.status); },
           [](const ControlRequest& b) -> json {
-            return {{"action", b.action}};
+            json j = {{"action", b.action}};
+            if (!b.file.empty()) j["file"] = b.file;  // 1.8
+            return j;
           },
           [](const ControlReply& b) -> json {
             return {{"state", to_string(b.state)}, {"step", b.step}, {"time", finite(b.time, "time")}};
@@ -492,23 +541,52 @@ json to_json(const Body& body, std::vector<ArrayOut>& arrays) {
             return {{"parameters", std::move(list)}};
           },
           [](const SetRequest& b) -> json {
-            return {{"values", values_json(b.values)}};
+            json j = {{"values", values_json(b.values)}};
+            if (!b.file.empty()) j["file"] = b.file;  // 1.8
+            return j;
           },
           [](const SetReply& b) -> json {
             return {{"step", b.step}, {"time", finite(b.time, "time")}, {"values", values_json(b.values)}};
           },
-          [](const BranchRequest& b) -> json {
-            json j = {{"from", b.from}, {"values", values_json(b.values)}};
-            if (!b.file.empty()) j["file"] = b.file;
-            if (!b.output.empty()) j["output"] = b.output;
-            return j;
-          },
+          [](const BranchRequest& b) -> json { return branch_request_json(b); },
           [](const BranchReply& b) -> json {
-            return {{"file", b.file}, {"parent", b.parent}, {"step", b.step}, {"time", finite(b.time, "time")}};
+            json j = {{"file", b.file}, {"parent", b.parent}, {"step", b.step}, {"time", finite(b.time, "time")}};
+            if (!b.files.empty()) j["files"] = b.files;  // 1.8
+            return j;
           },
       },
       body);
 }
+
+namespace {
+
+ServerInfo info_from(const json& j) {
+  ServerInfo i;
+  i.files = get_strs(j, "files");
+  for (const auto& v : get_list(j, "variables")) i.variables.push_back({get_str(v, "name"), get_str(v, "unit")});
+  const auto& d = field(j, "domain");
+  i.domain_lo = get_3<double>(d, "lo");
+  i.domain_hi = get_3<double>(d, "hi");
+  i.dim = get_int<int>(j, "dim");
+  i.block = get_3<int>(j, "block");
+  i.refinement = get_int<int>(j, "refinement");
+  i.live = get_bool(j, "live");
+  return i;
+}
+
+BranchRequest branch_request_from(const json& j) {
+  BranchRequest b;
+  b.from = get_str(j, "from");
+  if (j.contains("file")) b.file = get_str(j, "file");
+  b.values = get_values(j, "values");
+  if (j.contains("output")) b.output = get_str(j, "output");
+  if (j.contains("futures"))  // 1.8
+    for (const auto& f : get_list(j, "futures"))
+      b.futures.push_back({get_values(f, "values"), f.contains("output") ? get_str(f, "output") : std::string()});
+  return b;
+}
+
+}  // namespace
 
 Body from_json(MessageType t, const json& j, std::vector<ArrayIn>&& arrays) {
   if (!j.is_object()) malformed("the JSON part is not an object");
@@ -531,19 +609,7 @@ Body from_json(MessageType t, const json& j, std::vector<ArrayIn>&& arrays) {
       return b;
     }
     case MessageType::info_request: return InfoRequest{};
-    case MessageType::info_reply: {
-      ServerInfo i;
-      i.files = get_strs(j, "files");
-      for (const auto& v : get_list(j, "variables")) i.variables.push_back({get_str(v, "name"), get_str(v, "unit")});
-      const auto& d = field(j, "domain");
-      i.domain_lo = get_3<double>(d, "lo");
-      i.domain_hi = get_3<double>(d, "hi");
-      i.dim = get_int<int>(j, "dim");
-      i.block = get_3<int>(j, "block");
-      i.refinement = get_int<int>(j, "refinement");
-      i.live = get_bool(j, "live");
-      return InfoReply{std::move(i)};
-    }
+    case MessageType::info_reply: return InfoReply{info_from(j)};
     case MessageType::steps_request: return StepsRequest{};
     case MessageType::steps_reply: {
       StepsReply b;
@@ -569,7 +635,8 @@ Body from_json(MessageType t, const json& j, std::vector<ArrayIn>&& arrays) {
     case MessageType::bye: return Bye{};
     case MessageType::status_request: return StatusRequest{};
     case MessageType::status_reply: return StatusReply{status_from(j)};
-    case MessageType::control_request: return ControlRequest{get_str(j, "action")};
+    case MessageType::control_request:
+      return ControlRequest{get_str(j, "action"), j.contains("file") ? get_str(j, "file") : std::string()};
     case MessageType::control_reply: return ControlReply{get_state(j), get_int<std::int64_t>(j, "step"), get_f64(j, "time")};
     case MessageType::parameters_request: return ParametersRequest{};
     case MessageType::parameters_reply: {
@@ -577,18 +644,13 @@ Body from_json(MessageType t, const json& j, std::vector<ArrayIn>&& arrays) {
       for (const auto& p : get_list(j, "parameters")) b.parameters.push_back(parameter_from(p));
       return b;
     }
-    case MessageType::set_request: return SetRequest{get_values(j, "values")};
+    case MessageType::set_request:
+      return SetRequest{get_values(j, "values"), j.contains("file") ? get_str(j, "file") : std::string()};
     case MessageType::set_reply: return SetReply{get_int<std::int64_t>(j, "step"), get_f64(j, "time"), get_values(j, "values")};
-    case MessageType::branch_request: {
-      BranchRequest b;
-      b.from = get_str(j, "from");
-      if (j.contains("file")) b.file = get_str(j, "file");
-      b.values = get_values(j, "values");
-      if (j.contains("output")) b.output = get_str(j, "output");
-      return b;
-    }
+    case MessageType::branch_request: return branch_request_from(j);
     case MessageType::branch_reply:
-      return BranchReply{get_str(j, "file"), get_str(j, "parent"), get_int<std::int64_t>(j, "step"), get_f64(j, "time")};
+      return BranchReply{get_str(j, "file"), get_str(j, "parent"), get_int<std::int64_t>(j, "step"), get_f64(j, "time"),
+                         j.contains("files") ? get_strs(j, "files") : std::vector<std::string>{}};
   }
   throw ProtocolError(ErrorCode::unknown_type, "collector: unknown message type " + std::to_string(static_cast<unsigned>(t)));
 }

@@ -26,6 +26,8 @@ std::vector<CaseKey> make_table() {
   const KeyRange temperature = closed(-1e6, 1e6);
   const KeyRange speed = closed(-1000.0, 1000.0);
   const KeyRange time = closed(0.0, 1e12);
+  // The rules relating a run's times (run_times.hpp), as `rewind keys` shows them.
+  const std::string interval_note = "0 or >= time.end / 1e6 and >= time.dt";
   return {
       {.name = "case.name", .type = K::string, .default_toml = "\"\"", .description = "name of the case (plot titles)"},
       {.name = "case.description", .type = K::string, .default_toml = "\"\"", .description = "free text"},
@@ -77,12 +79,14 @@ std::vector<CaseKey> make_table() {
        .description = "internal heat source q / (rho c_p)"},
 
       {.name = "time.end", .type = K::number, .unit = "s", .required = true, .range = open_closed(0, 1e12),
-       .on_restart = R::extends, .steerable = true, .description = "simulated end time"},
+       .range_note = "steered: after the current time", .on_restart = R::extends, .steerable = true, .description = "simulated end time"},
       {.name = "time.dt", .type = K::number, .unit = "s", .default_toml = "0.0", .range = {0, kInf, false, true},
+       .range_note = "0 or >= time.end / 1e9",
        .description = "fixed time step; 0 = automatic (CFL and diffusion limits times safety)"},
-      {.name = "time.safety", .type = K::number, .default_toml = "0.5", .range = open_closed(0, 1),
-       .description = "safety factor of the automatic time step"},
+      {.name = "time.safety", .type = K::number, .default_toml = "0.5", .range = closed(1e-3, 1),
+       .description = "safety factor of the automatic time step (a tinier one would never end the run)"},
       {.name = "time.dt_max", .type = K::number, .unit = "s", .default_toml = "inf", .range = {0, kInf, true, false},
+       .range_note = ">= time.end / 1e9",
        .description = "largest automatic time step"},
       {.name = "time.max_steps", .type = K::integer, .default_note = "unlimited", .range = at_least(0),
        .on_restart = R::extends, .description = "stop after this many steps (counted from step 0)"},
@@ -152,10 +156,12 @@ std::vector<CaseKey> make_table() {
       {.name = "output.file", .type = K::string, .default_toml = "\"\"",
        .description = "HDF5 output file (\"\" = none; --output overrides)"},
       {.name = "output.checkpoint_interval", .type = K::number, .unit = "s", .default_toml = "0.0", .range = time,
+       .range_note = interval_note,
        .steerable = true, .description = "simulated time between checkpoints (0 = off)"},
       {.name = "output.checkpoint_every", .type = K::integer, .unit = "steps", .default_toml = "0", .range = at_least(0),
        .description = "steps between checkpoints (0 = off)"},
       {.name = "output.visualisation_interval", .type = K::number, .unit = "s", .default_toml = "0.0", .range = time,
+       .range_note = interval_note,
        .steerable = true, .description = "simulated time between visualisation outputs (0 = off)"},
       {.name = "output.visualisation_every", .type = K::integer, .unit = "steps", .default_toml = "0",
        .range = at_least(0), .description = "steps between visualisation outputs (0 = off)"},
@@ -163,8 +169,8 @@ std::vector<CaseKey> make_table() {
        .description = "visualisation steps in single precision"},
       {.name = "output.initial", .type = K::boolean, .default_toml = "true", .description = "write the initial state"},
       {.name = "output.final", .type = K::boolean, .default_toml = "true", .description = "write the final state"},
-      {.name = "output.variables", .type = K::strings, .default_note = "every state variable",
-       .description = "variables of visualisation steps (u, v, w, p, T)"},
+      {.name = "output.variables", .type = K::strings, .default_note = "every variable the case solves",
+       .description = "variables of visualisation steps (u, v, p; w in 3-D; T with heat)"},
       {.name = "output.io.<option>", .type = K::option, .default_note = "see the option",
        .description = "MPI-IO hints and HDF5 settings (the kernel's options table)"},
 

@@ -105,13 +105,15 @@ MemoryModel memory_model(const TreeShape& shape, int variables) {
   // Measured (docs/validation.md, "Memory"): a compute rank holds `variables` halo'd arrays per grid, the
   // cell types, the solver's per-grid tables and the output step's linear buffer (the
   // five state variables of its grids).
+  // The forest pads every axis with its one-cell halo, the third of a 2-D grid too (its
+  // arrays are 3 (s+2)(s+2) doubles, not (s+2)(s+2): most of a 2-D rank's fields).
   std::int64_t padded = 1, interior = shape.cells_per_grid();
-  for (int a = 0; a < 3; ++a) padded *= shape.s[a] + (a < shape.dim() ? 2 : 0);
+  for (int a = 0; a < 3; ++a) padded *= shape.s[a] + 2;
   MemoryModel m;
   m.tree_bytes_per_grid = 1536;  // measured: ~1.2 kB per grid (tree + partition + topology)
   // measured: ~10 kB per grid of plan, neighbour tables and exchange schedule
   m.field_bytes_per_grid = 8 * padded * variables + 8 * 5 * interior + 2 * interior + 12288;
-  m.process_bytes = std::int64_t{96} << 20;  // measured: 60-75 MiB before the first grid
+  m.process_bytes = std::int64_t{32} << 20;  // measured: 26-30 MiB, ~22 MiB of it the libraries' pages
   return m;
 }
 

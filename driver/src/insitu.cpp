@@ -53,17 +53,18 @@ bool InsituSchedule::due(std::int64_t step, bool first) {
 // --- on the compute ranks ----------------------------------------------------------------
 
 InsituObserver::InsituObserver(insitu::Hook hook, InsituSettings settings)
-    : hook_(std::move(hook)), settings_(std::move(settings)), schedule_(settings_.every) {}
+    : hook_(std::move(hook)), settings_(std::move(settings)) {}
 
 void InsituObserver::at_boundary(Run& run, const Boundary& b) {
   auto& s = run.solver();
   if (b.first) report(hook_, hook_.init(init_args(run.spec()), run.spec().common, kGridHalo, run.comm()), run.print());
   const auto state = s.scalar_state();
-  if (!hook_.enabled() || !schedule_.due(state.step, b.first)) return;
-  if (types_.size() != s.forest().size()) types_ = padded_cell_types(s);
-  const auto grids = describe_grids(s, solver::state_fields(), types_);
+  auto& t = timelines_.try_emplace(run.timeline(), Timeline{InsituSchedule(settings_.every), {}}).first->second;
+  if (!hook_.enabled() || !t.schedule.due(state.step, b.first)) return;
+  if (t.types.size() != s.forest().size()) t.types = padded_cell_types(s);
+  const auto grids = describe_grids(s, solver::state_fields(), t.types);
   ++calls_;
-  report(hook_, hook_.step(run.spec().common, hook_step(state), grids, run.comm()), run.print());
+  report(hook_, hook_.step(run.spec().common, hook_step(state), grids, run.comm(), run.spec().output.file), run.print());
 }
 
 void InsituObserver::finish(Run& run) {
@@ -87,10 +88,11 @@ InsituConsumer::InsituConsumer(insitu::Hook hook, const RunSpec& spec, MPI_Comm 
   report(hook_, hook_.init(init_args(spec), common_, kGridHalo, io_), print_);
 }
 
-bool InsituConsumer::consume(const kernel::StepInfo& step, const kernel::LocalGrids& grids, MPI_Comm io) {
+bool InsituConsumer::consume(const kernel::StepInfo& step, const kernel::LocalGrids& grids, MPI_Comm io,
+                             const std::string& file) {
   if (!hook_.enabled()) return false;
   ++calls_;
-  report(hook_, hook_.step(common_, step, grids, io), print_);
+  report(hook_, hook_.step(common_, step, grids, io, file), print_);
   return hook_.enabled();
 }
 

@@ -19,15 +19,23 @@
 #include "rewind/driver/steering.hpp"
 #include "rewind/kernel/claim.hpp"
 #include "rewind/kernel/lineage.hpp"
+#include "rewind/kernel/output_target.hpp"
 
 namespace rwd::driver {
 
 namespace {
 
-std::vector<std::string> overrides_of(Run& run, const std::vector<live::ParamValue>& values) {
+// The values as `--set` overrides, checked; `set`: also against the run's times now (a
+// branch's are checked against its branch point by plan_branch).
+std::vector<std::string> overrides_of(Run& run, const std::vector<live::ParamValue>& values, bool set) {
   const auto params = steerable_parameters(run.spec());
+  std::optional<config::RunTimes> at;
+  if (set) {
+    const auto& t = run.spec().solver_case.time;
+    at = config::RunTimes{.end = t.end, .dt = t.dt, .now = run.solver().scalar_state().time};
+  }
   std::vector<std::string> out;
-  for (const auto& v : values) out.push_back(steering_override(params, v.name, v.value));
+  for (const auto& v : values) out.push_back(steering_override(params, v.name, v.value, at));
   return out;
 }
 
@@ -57,6 +65,16 @@ void agreed(MPI_Comm comm, F f) {
   throw std::runtime_error(message);
 }
 
+// At most this many futures from one branch command (each a solver and a file).
+constexpr std::size_t kMaxFutures = 16;
+
+// Two names of one file, whether it exists yet or not.
+bool same_path(const std::string& a, const std::string& b) {
+  std::error_code ea, eb;
+  const auto x = std::filesystem::weakly_canonical(a, ea), y = std::filesystem::weakly_canonical(b, eb);
+  return ea || eb ? a == b : x == y;
+}
+
 // The branch file can be created: made and removed again (one rank only: O_EXCL).
 void probe_create(const std::string& path) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -83,7 +101,8 @@ std::string on_timeline(Run& run, const std::string& from, const std::optional<P
 // has checked: the probe creates the file for a moment, and a rank still checking would
 // see it and refuse the branch as "exists".
 std::string check_branch(Run& run, const std::string& from, const std::vector<std::string>& changes,
-                         const std::string& output, const std::optional<PendingCheckpoint>& pending, bool probing) {
+                         const std::string& output, const std::optional<PendingCheckpoint>& pending, bool probing,
+                         const std::vector<std::string>& taken) {
   const auto file = kernel::split_step_spec(from).first;
   const auto& files = run.files();
   if (!file.empty() && std::none_of(files.begin(), files.end(), [&](const std::string& f) { return same_file(f, file); }))
@@ -91,11 +110,14 @@ std::string check_branch(Run& run, const std::string& from, const std::vector<st
   std::error_code ec;  // a name the system refuses (too long, a loop), in its words
   if (!output.empty()) (void)std::filesystem::symlink_status(output, ec);
   if (ec && ec != std::errc::no_such_file_or_directory) throw std::invalid_argument(fmt::format("{}: {}", output, ec.message()));
+  if (!output.empty()) kernel::check_output_target(output);  // before anything opens it (a FIFO, a device)
   // A file another job writes: its claim names that job (FileClaim::take refuses it). This
   // job's own files are refused below, in this job's words.
   const bool ours = std::any_of(files.begin(), files.end(), [&](const std::string& f) { return same_file(f, output); });
   if (probing && !output.empty() && !ours && kernel::claimed_elsewhere(output)) (void)kernel::FileClaim::take(output);
-  return plan_branch(find_restart_point(on_timeline(run, from, pending), pending), changes, output).output.file;
+  if (std::any_of(taken.begin(), taken.end(), [&](const std::string& f) { return !output.empty() && same_path(f, output); }))
+    throw std::invalid_argument(fmt::format("{}: two futures cannot write one file", output));
+  return plan_branch(find_restart_point(on_timeline(run, from, pending), pending), changes, output, taken).output.file;
 }
 
 // The `branch` command: its reply's fields. Checked on every rank before anything
@@ -106,9 +128,11 @@ std::string check_branch(Run& run, const std::string& from, const std::vector<st
 void steer_branch(Run& run, const live::BranchCommand& c, MPI_Comm compute, live::Reply& reply) {
   int rank = 0;
   MPI_Comm_rank(compute, &rank);
-  const auto changes = overrides_of(run, c.values);
+  if (c.futures.empty() || c.futures.size() > kMaxFutures)
+    throw std::invalid_argument(fmt::format("a branch has 1 to {} futures, not {}", kMaxFutures, c.futures.size()));
+  std::vector<std::vector<std::string>> changes;
+  for (const auto& f : c.futures) changes.push_back(overrides_of(run, f.values, false));
   std::string from = c.from;  // resolved on the timeline below, once the file is closed
-  const auto& output = c.output;
   const auto now = run.solver().scalar_state();
   std::optional<PendingCheckpoint> pending;
   if (!run.spec().output.file.empty() && now.step > run.output().last_written_step()) {
@@ -130,36 +154,42 @@ void steer_branch(Run& run, const live::BranchCommand& c, MPI_Comm compute, live
     throw std::runtime_error(why);
   };
   RestartPoint rp;
-  RunSpec spec;
-  kernel::FileClaim claim;  // held on the compute root
+  std::vector<RunSpec> specs;
+  std::vector<kernel::FileClaim> claims;  // held on the compute root
   run.close_output();  // its steps are read below
   try {
-    std::string branch_file;
+    std::vector<std::string> files;  // the futures' files, each checked (names chosen apart)
     agreed(compute, [&] {
-      branch_file = check_branch(run, from, changes, output, pending, rank == 0);
+      files.clear();
+      for (std::size_t i = 0; i < c.futures.size(); ++i)
+        files.push_back(check_branch(run, from, changes[i], c.futures[i].output, pending, rank == 0, files));
       from = on_timeline(run, from, pending);
     });
     agreed(compute, [&] {
-      if (rank == 0) probe_create(branch_file);
+      if (rank == 0)
+        for (const auto& f : files) probe_create(f);
     });
     run.reopen_output();
     run.output().checkpoint_now(run.solver());  // nothing is lost
     run.close_output();
     agreed(compute, [&] {
       rp = find_restart_point(from);
-      spec = plan_branch(rp, changes, output);
+      specs.clear();
+      for (std::size_t i = 0; i < files.size(); ++i) specs.push_back(plan_branch(rp, changes[i], files[i]));
     });
-    claim = claim_output(spec, RunRequest{}, compute, 0, true);  // the branch file's, before it is created
+    for (const auto& spec : specs) claims.push_back(claim_output(spec, RunRequest{}, compute, 0, true));  // before it is created
   } catch (const std::exception& e) {
     back(e.what());
   }
-  if (run.print() && !claim.note().empty()) fmt::print(stderr, "rewind run: note: {}\n", claim.note());
-  reply.file = spec.output.file;
+  for (const auto& claim : claims)
+    if (run.print() && !claim.note().empty()) fmt::print(stderr, "rewind run: note: {}\n", claim.note());
+  reply.file = specs.front().output.file;
+  for (const auto& s : specs) reply.files.push_back(s.output.file);
   reply.parent = rp.file;
   reply.step = rp.step.step;
   reply.time = rp.step.time;
   try {
-    run.branch(std::move(spec), std::move(claim));
+    run.fork(std::move(specs), std::move(claims));
   } catch (const std::exception& e) {
     back(fmt::format("the branch did not start: {}; the run goes on from step {} (t = {:.6g}) in {}", e.what(),
                      now.step, now.time, run.spec().output.file));
@@ -181,7 +211,19 @@ class LiveLink::Host final : public live::Host {
     s.file = spec.output.file;
     s.parent = spec.restart && spec.mode == RunOutput::Mode::create ? spec.restart->file : "";
     s.files = run_.files();
+    for (const auto& f : run_.futures()) {
+      const auto state = f.ended      ? live::State::finished
+                         : f.stopping ? live::State::stopping
+                         : f.paused   ? live::State::paused
+                                      : live::State::running;
+      s.futures.push_back({f.file, f.parent, state, f.step, f.time, f.steps, f.wall, f.changes});
+    }
     return s;
+  }
+  void focus(const std::string& file) override {
+    types_.clear();
+    if (file.empty()) return run_.refocus();
+    run_.focus(future(file));
   }
   const kernel::LocalGrids& grids() override {
     auto& s = run_.solver();
@@ -197,25 +239,75 @@ class LiveLink::Host final : public live::Host {
     throw std::invalid_argument(fmt::format("unknown variable '{}'", name));
   }
   std::vector<live::Parameter> parameters() override { return steerable_parameters(run_.spec()); }
-  std::vector<std::string> set(const std::vector<live::ParamValue>& values) override {
-    run_.reopen_output();  // closed only after a failed branch that could not reopen it
-    const auto changes = overrides_of(run_, values);
-    run_.apply(changes);
-    return changes;
+  std::vector<std::string> set(const std::vector<live::ParamValue>& values, const std::string& file) override {
+    // Every future it names checks the values first (its times): all take them, or none.
+    const auto targets = futures_named(file);
+    std::vector<std::vector<std::string>> changes;
+    for (const auto i : targets) {
+      run_.focus(i);
+      run_.reopen_output();  // closed only after a failed branch that could not reopen it
+      changes.push_back(overrides_of(run_, values, true));
+    }
+    for (std::size_t k = 0; k < targets.size(); ++k) {
+      run_.focus(targets[k]);
+      run_.apply(changes[k]);
+    }
+    run_.refocus();
+    return changes.empty() ? std::vector<std::string>{} : changes.front();
   }
   void branch(const live::BranchCommand& b, live::Reply& reply) override {
+    // With several futures, the one to fork is named by the step's file.
+    const auto file = kernel::split_step_spec(b.from).first;
+    if (run_.running_futures() > 1) {
+      if (file.empty() || run_.future_of(file) < 0)
+        throw std::invalid_argument(fmt::format("this job computes {} futures ({}): name the one to fork (--file)",
+                                                run_.running_futures(), running_files()));
+      run_.focus(static_cast<std::size_t>(run_.future_of(file)));
+    }
     run_.reopen_output();
     steer_branch(run_, b, run_.comm(), reply);  // the new timeline's first boundary shares its tree
+    run_.refocus();
   }
-  void control(live::Action a) override {
-    if (a == live::Action::pause) return;
-    run_.reopen_output();  // whatever would write again tries first
-    if (a == live::Action::stop) run_.request_stop();
+  void control(live::Action a, const std::string& file) override {
+    if (file.empty() && a == live::Action::pause) return;  // the link pauses the job
+    for (const auto i : futures_named(file)) {
+      run_.focus(i);
+      if (a == live::Action::pause) {
+        run_.pause_future(true);
+        continue;
+      }
+      run_.reopen_output();  // whatever would write again tries first
+      run_.pause_future(false);
+      if (a == live::Action::stop) run_.request_stop();
+    }
+    run_.refocus();
   }
   std::uint64_t tree_version() override { return timeline_; }
   [[nodiscard]] std::uint64_t timeline() const { return timeline_; }
 
  private:
+  // The future writing `file`, or a refusal naming the ones there are.
+  std::size_t future(const std::string& file) {
+    const int i = run_.future_of(file);
+    if (i < 0) throw std::invalid_argument(fmt::format("{} is not a future of this job ({})", file, running_files()));
+    return static_cast<std::size_t>(i);
+  }
+  // "" = every future not ended; else the one writing `file`.
+  std::vector<std::size_t> futures_named(const std::string& file) {
+    if (!file.empty()) return {future(file)};
+    std::vector<std::size_t> out;
+    const auto all = run_.futures();
+    for (std::size_t i = 0; i < all.size(); ++i)
+      if (!all[i].ended) out.push_back(i);
+    return out;
+  }
+  std::string running_files() const {
+    std::string out;
+    for (const auto& f : run_.futures())
+      if (!f.ended) out += (out.empty() ? "" : ", ") + f.file;
+    return out.empty() ? std::string("none running") : out;
+  }
+
   Run& run_;
   std::uint64_t timeline_;
   std::vector<std::vector<std::uint8_t>> types_;
@@ -232,7 +324,14 @@ void LiveLink::at_boundary(Run& run, const Boundary& b) {
   timeline_ = host.timeline();
 }
 
+void LiveLink::idle(Run& run) {
+  Host host(run, timeline_);
+  link_.at_boundary(host, false, false);
+  timeline_ = host.timeline();
+}
+
 void LiveLink::at_end(Run& run) {
+  if (run.running_futures() > 1) return;  // another future goes on: the link stays
   Host host(run, timeline_);
   if (pause_at_end_ && !run.stop_requested()) {
     const bool goes_on = link_.pause_at_end(host);

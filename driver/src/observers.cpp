@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <stdexcept>
@@ -60,19 +61,19 @@ std::int64_t last_row_step(const std::string& file) {
 }
 }  // namespace
 
-void MonitorCsv::write(Run& run) {
+void MonitorCsv::write(Run& run, Csv& c) {
   const auto m = run.solver().monitors();  // collective
-  last_step_ = m.step;
+  c.last_step = m.step;
   const auto& file = run.spec().monitor_file;
-  if (!run.print() || file.empty() || m.step <= rows_through_) return;
-  if (!csv_) {
-    csv_ = std::make_unique<std::ofstream>(file, append_ ? std::ios::app : std::ios::trunc);
-    if (!*csv_) throw std::runtime_error(fmt::format("cannot write monitor file '{}'", file));
-    if (!append_) *csv_ << monitor_csv_header(m, run.spec().case_name);
+  if (!run.print() || file.empty() || m.step <= c.rows_through) return;
+  if (!c.out) {
+    c.out = std::make_unique<std::ofstream>(file, c.append ? std::ios::app : std::ios::trunc);
+    if (!*c.out) throw std::runtime_error(fmt::format("cannot write monitor file '{}'", file));
+    if (!c.append) *c.out << monitor_csv_header(m, run.spec().case_name);
   }
-  *csv_ << monitor_csv_row(m, run.solver().config().reference_velocity());
-  if (!csv_->flush() && !failed_) {  // a full disk: said once; the run and its HDF5 file go on
-    failed_ = true;
+  *c.out << monitor_csv_row(m, run.solver().config().reference_velocity());
+  if (!c.out->flush() && !c.failed) {  // a full disk: said once; the run and its HDF5 file go on
+    c.failed = true;
     fmt::print(stderr, "rewind run: warning: monitor file {}: rows from step {} on could not be written ({})\n", file,
                m.step, std::strerror(errno));
   }
@@ -80,43 +81,49 @@ void MonitorCsv::write(Run& run) {
 
 void MonitorCsv::at_boundary(Run& run, const Boundary& b) {
   if (b.first) {
-    csv_.reset();
-    failed_ = false;  // a new timeline writes its own CSV (or continues its parent's)
-    append_ = run.spec().monitor_append;
-    if (append_) {  // a continued CSV already has the restart step's row, maybe later ones
-      last_step_ = run.solver().scalar_state().step;
-      rows_through_ = run.print() ? last_row_step(run.spec().monitor_file) : -1;
+    // A new timeline writes its own CSV (or continues its parent's).
+    auto& c = csv_[run.timeline()] = Csv{};
+    c.append = run.spec().monitor_append;
+    if (c.append) {  // a continued CSV already has the restart step's row, maybe later ones
+      c.last_step = run.solver().scalar_state().step;
+      c.rows_through = run.print() ? last_row_step(run.spec().monitor_file) : -1;
       return;
     }
-    rows_through_ = -1;
-    write(run);
+    write(run, c);
     return;
   }
-  if (run.solver().scalar_state().step % interval_ == 0) write(run);
+  if (run.solver().scalar_state().step % interval_ == 0) write(run, csv_[run.timeline()]);
 }
 
 void MonitorCsv::at_end(Run& run) {
-  if (run.solver().scalar_state().step != last_step_) write(run);
+  auto& c = csv_[run.timeline()];
+  if (run.solver().scalar_state().step != c.last_step) write(run, c);
 }
 
 void Progress::at_boundary(Run& run, const Boundary& b) {
   if (every_ <= 0 || !run.print()) return;
   const auto now = clock::now();
-  if (b.first) {
-    if (steps_ == 0) t0_ = last_ = now;
+  auto& line = lines_[run.timeline()];
+  if (b.first) {  // an in-job branch continues its run's clock; the futures of a fork start theirs
+    const auto before = lines_.find(last_);
+    if (run.running_futures() == 1 && before != lines_.end() && last_ != run.timeline()) line = before->second;
+    else line.t0 = line.last = now;
+    last_ = run.timeline();
     return;
   }
-  ++steps_;
-  if (std::chrono::duration<double>(now - last_).count() < every_) return;
-  last_ = now;
+  last_ = run.timeline();
+  ++line.steps;
+  if (std::chrono::duration<double>(now - line.last).count() < every_) return;
+  line.last = now;
   const auto& info = *b.step;
   const auto& c = run.solver().config();
-  const double wall = std::chrono::duration<double>(now - t0_).count();
-  const double rate = static_cast<double>(run.leaf_cells()) * static_cast<double>(steps_) / wall;
-  const double per_step = wall / static_cast<double>(steps_);
+  const double wall = std::chrono::duration<double>(now - line.t0).count();
+  const double rate = static_cast<double>(run.leaf_cells()) * static_cast<double>(line.steps) / wall;
+  const double per_step = wall / static_cast<double>(line.steps);
   double left = (c.time.end - info.time) / info.dt;
   if (c.time.max_steps < std::numeric_limits<std::int64_t>::max())
     left = std::min(left, static_cast<double>(c.time.max_steps - info.step));
+  if (run.running_futures() > 1) fmt::print("{}: ", std::filesystem::path(run.spec().output.file).filename().string());
   fmt::print("step {:>7}  t = {:<10.5g} dt = {:<9.3e} p: {:>2} cycles |div| = {:<9.2e}{} {:6.2f} Mcell/s  ETA {}\n",
              info.step, info.time, info.dt, info.pressure.cycles, info.pressure.residual,
              info.pressure.converged ? " " : "!", rate * 1e-6, hms(left * per_step));

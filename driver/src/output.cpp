@@ -17,9 +17,9 @@ namespace k = rwd::kernel;
 namespace st = rwd::spacetree;
 
 namespace {
-std::vector<std::string> state_names() {
+std::vector<std::string> solved_names(const solver::SolverCase& c) {
   std::vector<std::string> out;
-  for (const auto& f : solver::state_fields()) out.emplace_back(f.name);
+  for (const auto& f : solver::solved_fields(c)) out.emplace_back(f.name);
   return out;
 }
 
@@ -50,7 +50,7 @@ std::vector<k::OptionDoc> case_io_options() {
   return rows;
 }
 
-OutputSettings parse_output_settings(config::CaseDocument& doc) {
+OutputSettings parse_output_settings(config::CaseDocument& doc, const solver::SolverCase& c) {
   OutputSettings o;
   // Defaults and ranges: the key table (rewind keys output).
   o.file = doc.get_string("output.file");
@@ -61,11 +61,15 @@ OutputSettings parse_output_settings(config::CaseDocument& doc) {
   o.float32 = doc.get_bool("output.float32");
   o.initial = doc.get_bool("output.initial");
   o.final = doc.get_bool("output.final");
-  const auto names = state_names();
+  const auto names = solved_names(c);
   o.variables = doc.get_strings("output.variables", names);
   for (const auto& v : o.variables)
     if (std::find(names.begin(), names.end(), v) == names.end())
-      throw doc.error("output.variables", fmt::format("unknown variable '{}' (known: {})", v, fmt::join(names, ", ")));
+      throw doc.error("output.variables",
+                      fmt::format("unknown variable '{}' (this case solves {}{})", v, fmt::join(names, ", "),
+                                  v == "w"   ? "; w is 0 in 2-D"
+                                  : v == "T" ? "; T needs physics.alpha"
+                                             : ""));
   // [output.io]: MPI-IO hints and HDF5 settings by their names in the kernel's table.
   for (const auto& opt : k::options_table()) {
     const std::string key = "output.io." + opt.name;
@@ -114,7 +118,7 @@ k::CommonInfo make_common(const solver::SolverCase& c, const std::string& case_t
   info.fluid["gravity_x"] = c.physics.gravity[0];
   info.fluid["gravity_y"] = c.physics.gravity[1];
   info.fluid["gravity_z"] = c.physics.gravity[2];
-  for (const auto& n : state_names()) info.variables.push_back({n, unit_of(n)});
+  for (const auto& n : solved_names(c)) info.variables.push_back({n, unit_of(n)});
   info.case_text = case_text;
   info.creator = "rewind run";
   info.code_version = "rewind 0.1.0 (" + std::string(k::kKernelVersion) + ")";
@@ -136,9 +140,10 @@ namespace {
 // do (the committed steps are intact; the kernel removed the failed one).
 [[noreturn]] void rethrow_write_error(const k::FileError& e, const std::string& file) {
   if (e.kind() != k::ErrorKind::no_space) throw;
-  throw std::runtime_error(fmt::format("{}: {}; the file keeps its committed steps: when there is room again, "
-                                       "`rewind run --restart {}` continues it",
-                                       e.file(), e.problem(), file));
+  throw NoSpaceError(fmt::format("{}: {}", e.file(), e.problem()),
+                     fmt::format("the file keeps its committed steps: when there is room again, "
+                                 "`rewind run --restart {}` continues it",
+                                 file));
 }
 }  // namespace
 
@@ -284,7 +289,7 @@ std::pair<k::StepInfo, k::LocalGrids> RunOutput::describe_step(solver::Solver& s
   std::vector<solver::Variable> fields;
   const auto all = solver::state_fields();
   if (kind == k::StepKind::checkpoint) {
-    fields = all;
+    fields = solver::solved_fields(s.config());
   } else {
     for (const auto& name : settings_.variables)
       fields.push_back(*std::find_if(all.begin(), all.end(), [&](const solver::Variable& f) { return name == f.name; }));

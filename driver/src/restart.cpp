@@ -21,7 +21,7 @@ RestartPoint find_restart_point(const std::string& spec, const std::optional<Pen
   std::string sel;
   std::tie(rp.file, sel) = k::split_step_spec(spec);
   const auto reader = k::Reader::open(rp.file);
-  auto steps = reader.steps(/*committed_only=*/true);
+  auto steps = reader.selectable_steps();  // damaged ones among them: no choice passes over one
   if (pending && same_file(pending->file, rp.file) && (steps.empty() || pending->step.step > steps.back().step))
     steps.push_back(pending->step);
   if (steps.empty()) {
@@ -37,42 +37,16 @@ RestartPoint find_restart_point(const std::string& spec, const std::optional<Pen
                           rp.file));
   }
   rp.last_committed = steps.back().step;
-  for (const auto& e : steps)
-    if (e.kind == k::StepKind::checkpoint) rp.last_checkpoint = e.step;
-  if (sel == "latest") {
-    const auto it = std::find_if(steps.rbegin(), steps.rend(),
-                                 [](const k::StepEntry& e) { return e.kind == k::StepKind::checkpoint; });
-    if (it == steps.rend()) throw std::runtime_error(fmt::format("{}: no committed checkpoint to restart from", rp.file));
-    rp.step = *it;
-  } else if (sel.rfind("t=", 0) == 0) {
-    // The step in force at T, then the last checkpoint at or before it.
-    const auto in_force = k::select_step(steps, sel, rp.file);
-    const auto it = std::find_if(steps.rbegin(), steps.rend(), [&](const k::StepEntry& e) {
-      return e.kind == k::StepKind::checkpoint && e.time <= in_force.time;
-    });
-    if (it == steps.rend())
-      throw std::runtime_error(fmt::format("{}: no checkpoint at or before {} to restart from", rp.file, sel));
-    rp.step = *it;
-    rp.note = k::time_selector_note(sel, rp.step);
-    if (rp.step.step != in_force.step)
-      rp.note = fmt::format("{}: step {} (t = {:.6g}) is a visualisation output; restarting from the last checkpoint "
-                            "at or before it, step {} (t = {:.6g})",
-                            sel, in_force.step, in_force.time, rp.step.step, rp.step.time);
-  } else {
-    try {
-      rp.step = k::select_step(steps, sel, rp.file);
-    } catch (const k::FileError& e) {
-      if (e.kind() == k::ErrorKind::no_such_step) (void)reader.find_step(sel);  // says so if the step is damaged
-      throw;
-    }
-    if (rp.step.kind != k::StepKind::checkpoint) {
-      std::vector<std::string> cps;
-      for (const auto& e : steps)
-        if (e.kind == k::StepKind::checkpoint) cps.push_back(fmt::format("{} (t={:.6g})", e.step, e.time));
-      throw std::runtime_error(fmt::format(
-          "{}: step {} is a visualisation output; a restart needs a checkpoint (checkpoints: {})", rp.file,
-          rp.step.step, cps.empty() ? std::string("none") : fmt::format("{}", fmt::join(cps, ", "))));
-    }
+  for (const auto& e : steps) {
+    if (e.kind == k::StepKind::checkpoint && e.damage.empty()) rp.last_checkpoint = e.step;
+    if (!e.damage.empty() && !rp.damaged) rp.damaged = e;
+  }
+  try {  // the one rule of a restart's checkpoint (kernel/src/select.cpp), the C API's too
+    rp.step = k::select_checkpoint(steps, sel, rp.file, &rp.note);
+  } catch (const k::FileError& e) {
+    if (e.kind() == k::ErrorKind::no_such_step && sel != "latest" && sel.rfind("t=", 0) != 0)
+      (void)reader.find_step(sel);  // says so if the step is damaged
+    throw;
   }
   rp.case_text = reader.common().case_text;
   rp.steered = rp.step.case_overrides;
@@ -95,6 +69,11 @@ st::Tree restart_tree(const RestartPoint& rp, const st::TreeShape& shape) {
 }
 
 void restore_solver(solver::Solver& s, const RestartPoint& rp, MPI_Comm comm) {
+  restore_solver_fields(s, rp, comm);
+  s.restore(solver::ScalarState{rp.step.time, rp.step.step, rp.step.dt, rp.step.monitor_state});
+}
+
+void restore_solver_fields(solver::Solver& s, const RestartPoint& rp, MPI_Comm comm) {
   auto& forest = s.forest();
   const auto reader = k::Reader::open(rp.file, comm);
   const auto topo = reader.read_topology(rp.step.step);
@@ -118,32 +97,61 @@ void restore_solver(solver::Solver& s, const RestartPoint& rp, MPI_Comm comm) {
   if (reader.common().block != block)
     throw std::runtime_error(fmt::format("{}: d-grid size {}x{}x{} does not match the case's", rp.file,
                                          reader.common().block.sx, reader.common().block.sy, reader.common().block.sz));
-  // Every state field straight into the grids' halo'd arrays (no buffer, no unpack).
+  // Every field the case solves straight into the grids' halo'd arrays (no buffer, no
+  // unpack); the others (w in 2-D, T without heat) stay 0, as in the run that wrote them.
+  const auto stored = reader.fields(rp.step.step);
   std::vector<k::Reader::FieldRef> fields;
   std::vector<std::vector<double*>> arrays;
-  for (const auto& f : solver::state_fields()) {
+  for (const auto& f : solver::solved_fields(s.config())) {
+    if (std::none_of(stored.begin(), stored.end(),
+                     [&](const auto& x) { return x.group == "cell_data" && x.name == f.name; }))
+      throw std::runtime_error(fmt::format("{}: step {} holds no {}: its run did not solve it ({})", rp.file,
+                                           rp.step.step, f.name, f.var == solver::kW ? "2-D" : "no heat"));
     fields.push_back({"cell_data", f.name});
     arrays.emplace_back();
     for (std::size_t g = 0; g < forest.size(); ++g) arrays.back().push_back(forest.data(g, f.var));
   }
   reader.read_fields_into(rp.step.step, fields, rows, arrays, 1);
-  s.restore(solver::ScalarState{rp.step.time, rp.step.step, rp.step.dt, rp.step.monitor_state});
 }
 
-std::string branch_name(const std::string& parent, std::int64_t step) {
+void restore_solvers(const std::vector<solver::Solver*>& solvers, const RestartPoint& rp, MPI_Comm comm) {
+  if (solvers.empty()) return;
+  auto& first = *solvers.front();
+  // The state as read, before restore() derives anything from it: the others start from
+  // the same arrays, so each future restores exactly as a restart of its own would.
+  restore_solver_fields(first, rp, comm);
+  const auto& from = first.forest();
+  for (std::size_t i = 1; i < solvers.size(); ++i) {
+    auto& to = solvers[i]->forest();
+    if (to.size() != from.size() || to.block_size() != from.block_size())
+      throw std::logic_error("restore_solvers: the solvers' grids differ");
+    for (const auto& f : solver::state_fields())
+      for (std::size_t g = 0; g < from.size(); ++g)
+        std::copy_n(from.data(g, f.var), from.block_size(), to.data(g, f.var));
+  }
+  for (auto* s : solvers) s->restore(solver::ScalarState{rp.step.time, rp.step.step, rp.step.dt, rp.step.monitor_state});
+}
+
+std::string branch_name(const std::string& parent, std::int64_t step) { return branch_name(parent, step, {}); }
+
+std::string branch_name(const std::string& parent, std::int64_t step, const std::vector<std::string>& taken) {
   namespace fs = std::filesystem;
   const fs::path p(parent);
   for (int n = 1;; ++n) {
     const std::string suffix = n == 1 ? "" : fmt::format("-{}", n);
     fs::path candidate = p.parent_path() / fmt::format("{}.branch{}{}.h5", p.stem().string(), step, suffix);
+    if (std::find(taken.begin(), taken.end(), candidate.string()) != taken.end()) continue;
     if (!fs::exists(candidate) || empty_leftover(candidate.string())) return candidate.string();
   }
 }
 
 bool empty_leftover(const std::string& file) {
+  std::error_code ec;
   if (!std::filesystem::exists(file)) return false;
   try {
-    if (!k::Reader::open(file).steps(true).empty()) return false;
+    // Zero bytes: made by a claim (FileClaim::take) whose job ended before its writer began.
+    // A damaged step is not nothing.
+    if (std::filesystem::file_size(file, ec) != 0 && !k::Reader::open(file).selectable_steps().empty()) return false;
   } catch (const k::FileError&) {
     return false;  // unreadable: not known to be empty
   }

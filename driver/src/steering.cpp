@@ -45,7 +45,7 @@ std::vector<Parameter> steerable_parameters(const RunSpec& spec) {
 }
 
 std::string steering_override(const std::vector<Parameter>& params, const std::string& name,
-                              const std::vector<double>& value) {
+                              const std::vector<double>& value, const std::optional<config::RunTimes>& at) {
   const auto it = std::find_if(params.begin(), params.end(), [&](const Parameter& q) { return q.name == name; });
   if (it == params.end()) {
     std::string known;
@@ -63,6 +63,12 @@ std::string steering_override(const std::vector<Parameter>& params, const std::s
   for (const double v : value)
     if (!std::isfinite(v) || !range.contains(v))
       throw std::invalid_argument(fmt::format("{} = {} is outside {} {}", name, v, range.text(), it->unit));
+  if (at) {
+    std::string why;
+    if (name == "time.end") why = config::end_problem(value[0], at->now);
+    else if (name.ends_with("_interval")) why = config::interval_problem(value[0], *at);
+    if (!why.empty()) throw std::invalid_argument(fmt::format("{}: {}", name, why));
+  }
   if (!it->vector) return fmt::format("{}={}", name, value[0]);  // shortest round trip: exact and readable
   return fmt::format("{}=[{}, {}, {}]", name, value[0], value[1], value[2]);
 }

@@ -18,6 +18,10 @@
  *   mpirun -n P heat OUT.h5 STEPS [--restart FILE@SEL] [--listen HOST:PORT] [--vis N] [--cp N]
  *                  [--refine K] [--progress 1]
  * --progress 1: rank 0 prints "step N" after every step (a step clock for bench/live).
+ * --restart FILE@SEL takes the checkpoint `rewind run --restart FILE@SEL` takes (SEL:
+ * latest, the default, = the last checkpoint; t=T the last one at or before T; N; #i):
+ * from FILE's last checkpoint the run continues in FILE (OUT unused); from an earlier one
+ * it branches into OUT.
  */
 #include <math.h>
 #include <mpi.h>
@@ -125,16 +129,20 @@ static void step(double dt, double* all, int* leaf_index, int nleaves) {
   free(counts), free(displ), free(mine);
 }
 
-/* Reloads T of this rank's leaves from FILE@SEL (a restart, or a branch's starting point). */
-static void reload(const char* file, const char* sel, int64_t* at_step, double* at_time) { /*R*/
+/* Reloads T of this rank's leaves from the checkpoint FILE@SEL names (a restart, or a
+ * branch's starting point); *last: it is FILE's last checkpoint. */
+static void reload(const char* file, const char* sel, int64_t* at_step, double* at_time, int* last) { /*R*/
   rewind_reader* r;                                                                       /*R*/
-  rewind_step_entry e;                                                                    /*R*/
+  rewind_step_entry e, latest;                                                            /*R*/
   rewind_topology t;                                                                      /*R*/
-  if (rewind_reader_open(&r, comm, file) || rewind_reader_find_step(r, sel, &e) ||  /*R*/
-      rewind_reader_topology(r, e.step, &t)) {                                              /*R*/
+  const char* note;                                                                       /*R*/
+  if (rewind_reader_open(&r, comm, file) || rewind_reader_find_checkpoint(r, "latest", &latest, NULL) || /*R*/
+      rewind_reader_find_checkpoint(r, sel, &e, &note) || rewind_reader_topology(r, e.step, &t)) { /*R*/
     if (rank == 0) fprintf(stderr, "heat: %s\n", rewind_last_error());                      /*R*/
     MPI_Abort(MPI_COMM_WORLD, 1);  /*R*/
   }
+  if (rank == 0 && *note) printf("heat: note: %s\n", note);
+  *last = latest.step == e.step;
   int64_t rows[MAXB], n = 0;  /*R*/
   double* dest[MAXB];  /*R*/
   for (int b = 0; b < nb; ++b)  /*R*/
@@ -184,7 +192,9 @@ int main(int argc, char** argv) {
       return 0;
     }
     MPI_Comm_rank(comm, &rank);
-    if (rank == 0 && rewind_live_port(live)) printf("heat: listening on port %d\n", rewind_live_port(live)), fflush(stdout); /*R*/
+    int port = 0;                                                                  /*R*/
+    if (rewind_live_port(live, &port)) goto fail;                                  /*R*/
+    if (rank == 0 && port) printf("heat: listening on port %d\n", port), fflush(stdout);
     rewind_live_declare(live, "kappa", "m^2/s", 1e-6, 1.0, 1, &kappa, "diffusivity");                       /*R*/
     rewind_live_declare(live, "q", "K/s", 0.0, 100.0, 1, &q, "strength of the hot spot");                   /*R*/
   }
@@ -219,10 +229,14 @@ int main(int argc, char** argv) {
   double t = 0;
   rewind_file* file;                                                                 /*R*/
   if (restart) {
-    reload(restart, strchr(restart, '@') ? strchr(restart, '@') + 1 : "latest", &n, &t);
+    const char* at = strrchr(restart, '@'); /* FILE@SEL, split at the last '@' as `rewind run` does */
     char path[4096];
-    snprintf(path, sizeof path, "%.*s", (int)(strchr(restart, '@') ? strchr(restart, '@') - restart : (long)strlen(restart)), restart);
-    if (rewind_file_append(&file, comm, path, cfg)) goto fail;                        /*R*/
+    snprintf(path, sizeof path, "%.*s", (int)(at ? at - restart : (long)strlen(restart)), restart);
+    int last;
+    reload(path, at && at[1] ? at + 1 : "latest", &n, &t, &last);
+    if (last ? rewind_file_append(&file, comm, path, cfg)                              /*R*/
+             : rewind_file_create_branch(&file, comm, out, path, n, 0, NULL, cfg))      /*R*/
+      goto fail;
   } else if (rewind_file_create(&file, comm, out, cfg)) {                             /*R*/
     goto fail;
   }
@@ -235,7 +249,8 @@ int main(int argc, char** argv) {
     int written = 0; /* the live link first: a boundary's steering precedes its output */
     if (live) {
       if (rewind_live_boundary(live, n, t, grids, file)) goto fail;                                      /*R*/
-      for (rewind_event e; rewind_live_next_event(live, &e) == 1;) {                                     /*R*/
+      rewind_event e;                                                                                    /*R*/
+      for (int has; rewind_live_next_event(live, &e, &has) == REWIND_OK && has;) {                       /*R*/
         if (e.kind == REWIND_EVENT_SET && !strcmp(e.name, "kappa")) kappa = e.value[0];                  /*R*/
         if (e.kind == REWIND_EVENT_SET && !strcmp(e.name, "q")) q = e.value[0];                          /*R*/
         if (e.kind == REWIND_EVENT_SET && rank == 0) printf("heat: %s = %g from step %lld\n", e.name, e.value[0], (long long)n + 1);
@@ -243,14 +258,17 @@ int main(int argc, char** argv) {
         if (e.kind == REWIND_EVENT_BRANCH) {                                                             /*R*/
           char from[32];
           snprintf(from, sizeof from, "%lld", (long long)e.step);
-          reload(e.parent, from, &n, &t);
+          int last;
+          reload(e.parent, from, &n, &t, &last);
           if (rank == 0) printf("heat: branched %s from %s step %lld\n", e.file, e.parent, (long long)e.step);
           if (rewind_file_write(file, n, t, dt, REWIND_CHECKPOINT, grids, 0, NULL, 0)) goto fail;      /*R*/
           written = 1; /* the branch's first step: its parent's, bit for bit */
         }
       }
     }
-    if (written) continue;
+    int64_t last_step;                                                                 /*R*/
+    if (rewind_file_last_step(file, &last_step)) goto fail;                            /*R*/
+    if (written || n <= last_step) continue; /* a continued run: steps its file has */
     if (stop || n % cp == 0 || n == steps) {
       if (rewind_file_write(file, n, t, dt, REWIND_CHECKPOINT, grids, 0, NULL, 0)) goto fail;           /*R*/
     } else if (n % vis == 0 && rewind_file_write(file, n, t, dt, REWIND_VISUALISATION, grids, 0, NULL, 1)) { /*R*/

@@ -2,7 +2,8 @@
 ! Fortran module: output (checkpoints and visualisation steps in one shared HDF5 file),
 ! restart on any number of ranks, live windows, steering of its parameters and branches
 ! inside the running job. Its own blocks, arrays and partition; the lines that talk to
-! Rewind are marked "!R".
+! Rewind are marked "!R"; they pass no `ierr`, so a failed call stops the program with
+! Rewind's message. Every step written carries its heat content as a named scalar.
 !
 !   dT/dt = kappa lap T + q exp(-|x - c|^2 / w^2),   T = 0 on the boundary of [0,1]^3
 !
@@ -21,14 +22,17 @@ program heat3d
   integer, parameter :: s = 8, nblk = 64, nb1 = 4            ! cells per block edge, blocks, blocks per edge
   real(c_double), allocatable, target :: t(:, :, :, :)        ! (0:s+1, 0:s+1, 0:s+1, my blocks), x fastest
   real(c_double), allocatable :: all(:, :, :, :), next(:, :, :)
-  integer :: rank, nranks, ierr, first, last, b, i, j, k, a, nvis, ncp, rc
+  integer :: rank, nranks, ierr, first, last, b, i, j, k, a, nvis, ncp
   integer(c_int64_t) :: n, steps, idx, uid(0:nblk - 1), kids(8), parent1(8)
   real(c_double) :: time, dt, kappa, q, h, x, y, z, lap
   character(len=256) :: out, restart, listen, arg, path
-  type(c_ptr) :: cfg, grids, file, live                                                  !R
+  type(rewind_config) :: cfg                                                             !R
+  type(rewind_grids) :: grids                                                            !R
+  type(rewind_file) :: file                                                              !R
+  type(rewind_live) :: live                                                              !R
   type(rewind_event) :: ev                                                                !R
-  logical :: stop_now, is_compute, written                                               !R
-  integer :: comm                                                                        !R
+  logical :: stop_now, is_compute, written, has_event                                    !R
+  integer :: comm, port                                                                  !R
 
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
@@ -54,44 +58,45 @@ program heat3d
     uid(b) = ior(shiftl(2_c_int64_t, 58), int(b, c_int64_t))  ! level 2, Morton index b
   end do
 
-  rc = rewind_config_create(cfg)                                                          !R
-  rc = rewind_config_set_geometry(cfg, 3, [s, s, s], 2, [0d0, 1d0, 0d0, 1d0, 0d0, 1d0])   !R
-  rc = rewind_config_add_variable(cfg, 'T', 'K')                                          !R
-  rc = rewind_config_set_text(cfg, 'creator', 'heat3d.f90 (examples/heat-f)')             !R
-  rc = rewind_grids_create(grids, 1)                                                      !R
+  call rewind_config_create(cfg)                                                          !R
+  call rewind_config_set_geometry(cfg, 3, [s, s, s], 2, [0d0, 1d0, 0d0, 1d0, 0d0, 1d0])   !R
+  call rewind_config_add_variable(cfg, 'T', 'K')                                          !R
+  call rewind_config_set_text(cfg, 'creator', 'heat3d.f90 (examples/heat-f)')             !R
+  call rewind_grids_create(grids, 1)                                                      !R
   if (rank == 0) then                                                                     !R
     kids = [(ior(shiftl(1_c_int64_t, 58), int(i, c_int64_t)), i = 0, 7)]                  !R
-    rc = rewind_grids_add(grids, 0_c_int64_t, 0, 0_c_int64_t, [0d0, 1d0, 0d0, 1d0, 0d0, 1d0], REWIND_NO_UID, kids, idx) !R
+    call rewind_grids_add(grids, 0_c_int64_t, 0, 0_c_int64_t, [0d0, 1d0, 0d0, 1d0, 0d0, 1d0], REWIND_NO_UID, kids, idx) !R
     do i = 0, 7                                                                           !R
       call box_of(1, i, x, y, z)                                                          !R
       parent1 = [(uid(8 * i + j), j = 0, 7)]                                              !R
-      rc = rewind_grids_add(grids, kids(i + 1), 1, int(i, c_int64_t), [x, x + 0.5d0, y, y + 0.5d0, z, z + 0.5d0], &
+      call rewind_grids_add(grids, kids(i + 1), 1, int(i, c_int64_t), [x, x + 0.5d0, y, y + 0.5d0, z, z + 0.5d0], &
                             0_c_int64_t, parent1, idx)                                    !R
     end do                                                                                !R
   end if                                                                                  !R
   do b = first, last
     call box_of(2, b, x, y, z)
-    rc = rewind_grids_add(grids, uid(b), 2, int(b, c_int64_t), [x, x + 0.25d0, y, y + 0.25d0, z, z + 0.25d0], &
+    call rewind_grids_add(grids, uid(b), 2, int(b, c_int64_t), [x, x + 0.25d0, y, y + 0.25d0, z, z + 0.25d0], &
                           ior(shiftl(1_c_int64_t, 58), int(b / 8, c_int64_t)), [integer(c_int64_t) ::], idx) !R
-    rc = rewind_grids_set_field(grids, idx, 0, t(:, :, :, b))                             !R
+    call rewind_grids_set_field(grids, idx, 0, t(:, :, :, b))                             !R
   end do
 
   if (len_trim(restart) > 0) then
     call reload(trim(restart), n, time)
     path = restart(1:index(restart, '@', back=.true.) - 1)
     if (index(restart, '@') == 0) path = restart
-    call check(rewind_file_append(file, MPI_COMM_WORLD, trim(path), cfg))                 !R
+    call rewind_file_append(file, MPI_COMM_WORLD, trim(path), cfg)                 !R
   else
-    call check(rewind_file_create(file, MPI_COMM_WORLD, trim(out), cfg))                  !R
-    call check(rewind_file_write(file, n, time, 0d0, REWIND_CHECKPOINT, grids))           !R
+    call rewind_file_create(file, MPI_COMM_WORLD, trim(out), cfg)                  !R
+    call set_monitors()                                                               !R
+    call rewind_file_write(file, n, time, 0d0, REWIND_CHECKPOINT, grids)           !R
   end if
-  live = c_null_ptr                                                                       !R
   if (len_trim(listen) > 0) then
-    call check(rewind_live_start(live, MPI_COMM_WORLD, REWIND_COLLECTOR_THREAD, trim(listen), '', cfg, comm, is_compute)) !R
-    if (rank == 0) write (*, '(a, i0)') 'heat3d: listening on port ', rewind_live_port(live)  !R
+    call rewind_live_start(live, MPI_COMM_WORLD, REWIND_COLLECTOR_THREAD, trim(listen), '', cfg, comm, is_compute) !R
+    call rewind_live_port(live, port)                                                     !R
+    if (rank == 0) write (*, '(a, i0)') 'heat3d: listening on port ', port
     flush (6)
-    call check(rewind_live_declare(live, 'kappa', 'm^2/s', 1d-6, 1d0, [kappa], 'diffusivity'))        !R
-    call check(rewind_live_declare(live, 'q', 'K/s', 0d0, 100d0, [q], 'strength of the hot spot'))    !R
+    call rewind_live_declare(live, 'kappa', 'm^2/s', 1d-6, 1d0, [kappa], 'diffusivity')        !R
+    call rewind_live_declare(live, 'q', 'K/s', 0d0, 100d0, [q], 'strength of the hot spot')    !R
   end if
 
   stop_now = .false.
@@ -99,9 +104,11 @@ program heat3d
     call advance()
     n = n + 1; time = time + dt
     written = .false.                                   ! the live link first: steering precedes output
-    if (c_associated(live)) then                                                          !R
-      call check(rewind_live_boundary(live, n, time, grids, file))                        !R
-      do while (rewind_live_next_event(live, ev))                                         !R
+    if (c_associated(live%p)) then                                                          !R
+      call rewind_live_boundary(live, n, time, grids, file)                        !R
+      do                                                                                  !R
+        call rewind_live_next_event(live, ev, has_event)                                  !R
+        if (.not. has_event) exit                                                         !R
         select case (ev%kind)                                                             !R
         case (REWIND_EVENT_SET)                                                           !R
           if (ev%name == 'kappa') kappa = ev%value(1)                                     !R
@@ -111,7 +118,8 @@ program heat3d
           write (arg, '(i0)') ev%step                                                     !R
           call reload(ev%parent//'@'//trim(arg), n, time)                                 !R
           if (rank == 0) write (*, '(a, a, a, i0)') 'heat3d: branched ', ev%file, ' from step ', ev%step
-          call check(rewind_file_write(file, n, time, dt, REWIND_CHECKPOINT, grids))      !R
+          call set_monitors()                                                         !R
+          call rewind_file_write(file, n, time, dt, REWIND_CHECKPOINT, grids)      !R
           written = .true.                              ! the branch's first step: its parent's
         case (REWIND_EVENT_STOP)                                                          !R
           stop_now = .true.                                                               !R
@@ -120,17 +128,19 @@ program heat3d
     end if                                                                                !R
     if (written) cycle
     if (stop_now .or. mod(n, int(ncp, c_int64_t)) == 0 .or. n == steps) then
-      call check(rewind_file_write(file, n, time, dt, REWIND_CHECKPOINT, grids))                      !R
+      call set_monitors()                                                             !R
+      call rewind_file_write(file, n, time, dt, REWIND_CHECKPOINT, grids)                      !R
     else if (mod(n, int(nvis, c_int64_t)) == 0) then
-      call check(rewind_file_write(file, n, time, dt, REWIND_VISUALISATION, grids, float32=.true.))   !R
+      call set_monitors()                                                             !R
+      call rewind_file_write(file, n, time, dt, REWIND_VISUALISATION, grids, float32=.true.)   !R
     end if
   end do
   if (rank == 0) write (*, '(a, i0, a, es12.5, a, es12.5, a, es12.5)') 'heat3d: ', n, ' steps to t = ', time, &
                                                                        ', kappa = ', kappa, ', q = ', q
-  if (c_associated(live)) call check(rewind_live_finish(live))                            !R
-  call check(rewind_file_close(file))                                                     !R
-  rc = rewind_grids_free(grids)                                                           !R
-  rc = rewind_config_free(cfg)                                                            !R
+  if (c_associated(live%p)) call rewind_live_finish(live)                            !R
+  call rewind_file_close(file)                                                     !R
+  call rewind_grids_free(grids)                                                           !R
+  call rewind_config_free(cfg)                                                            !R
   call MPI_Finalize(ierr)
 
 contains
@@ -205,40 +215,48 @@ contains
     end do
   end subroutine
 
+  ! The step's monitors, stored with it as named scalars: the heat content (the integral
+  ! of T over the domain), summed block by block in Morton order whatever the rank count,
+  ! so that it is bit for bit the same on any number of ranks.
+  subroutine set_monitors()                                                              !R
+    real(c_double) :: per_block(0:nblk - 1), heat(0:nblk - 1)
+    per_block = 0
+    do b = first, last
+      per_block(b) = sum(t(1:s, 1:s, 1:s, b)) * h**3
+    end do
+    call MPI_Allreduce(per_block, heat, nblk, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
+    call rewind_file_set_scalar(file, 'heat', sum(heat))                                 !R
+  end subroutine                                                                         !R
+
   ! This rank's blocks from FILE@SEL (a restart on any rank count, or a branch's start).
   subroutine reload(spec, at_step, at_time)                                              !R
     character(len=*), intent(in) :: spec                                                 !R
     integer(c_int64_t), intent(out) :: at_step                                           !R
     real(c_double), intent(out) :: at_time                                               !R
-    type(c_ptr) :: r                                                                     !R
+    type(rewind_reader) :: r                                                             !R
     type(rewind_step_entry) :: e                                                         !R
     type(rewind_tree) :: tree                                                            !R
     real(c_double) :: cells(s * s * s * (last - first + 1))                              !R
     integer(c_int64_t) :: rows(first:last)                                               !R
     integer :: at                                                                        !R
+    character(len=:), allocatable :: note                                                !R
     at = index(spec, '@', back=.true.)                                                   !R
     if (at == 0) at = len(spec) + 1                                                      !R
-    call check(rewind_reader_open(r, MPI_COMM_WORLD, spec(1:at - 1)))                    !R
-    if (at > len(spec)) then                                                             !R
-      call check(rewind_reader_find_step(r, 'latest', e))                                !R
+    call rewind_reader_open(r, MPI_COMM_WORLD, spec(1:at - 1))                    !R
+    if (at > len(spec)) then  ! the checkpoint `rewind run --restart FILE@SEL` takes      !R
+      call rewind_reader_find_checkpoint(r, 'latest', e, note)                    !R
     else                                                                                 !R
-      call check(rewind_reader_find_step(r, spec(at + 1:), e))                           !R
+      call rewind_reader_find_checkpoint(r, spec(at + 1:), e, note)               !R
     end if                                                                               !R
-    call check(rewind_reader_topology(r, e%step, tree))                                  !R
+    if (rank == 0 .and. len(note) > 0) print '(2a)', 'heat3d: note: ', note
+    call rewind_reader_topology(r, e%step, tree)                                  !R
     do b = first, last                                                                   !R
       rows(b) = findloc(tree%uid, uid(b), dim=1) - 1                                     !R
     end do                                                                               !R
-    call check(rewind_reader_read(r, e%step, 'T', rows, cells))                          !R
+    call rewind_reader_read(r, e%step, 'T', rows, cells)                          !R
     t(1:s, 1:s, 1:s, first:last) = reshape(cells, [s, s, s, last - first + 1])           !R
     at_step = e%step; at_time = e%time                                                   !R
-    rc = rewind_reader_close(r)                                                          !R
-  end subroutine                                                                         !R
-
-  subroutine check(status)                                                               !R
-    integer, intent(in) :: status                                                        !R
-    if (status == REWIND_OK) return                                                      !R
-    if (rank == 0) write (0, '(a, a)') 'heat3d: ', rewind_last_error()                   !R
-    call MPI_Abort(MPI_COMM_WORLD, 1, ierr)                                              !R
+    call rewind_reader_close(r)                                                          !R
   end subroutine                                                                         !R
 
 end program heat3d

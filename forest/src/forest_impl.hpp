@@ -143,6 +143,13 @@ struct Forest::Impl {
   /// Alltoallv of requests, and the family links (restrict / prolong) from the plan
   /// alone. `index` and `by_level` must be filled first (exchange_schedule.cpp).
   void build_schedules(const LocalPlan& plan, int csize, int crank);
+  // Its steps: the receiving side (returns the requests to send each rank), the sending
+  // side (one Alltoallv of those), the family links; local_of: a UID's local index.
+  std::vector<std::vector<std::int64_t>> build_halo_receives(const LocalPlan& plan, int csize, int crank);
+  void build_halo_sends(const std::vector<std::vector<std::int64_t>>& asks, int csize);
+  void build_family_schedules(const LocalPlan& plan, int csize, int crank);
+  std::size_t local_of(Uid u) const;
+  static HaloTask halo_task(const TreeShape& sh, std::size_t g, int L, const Int3& c, const Neighbour& n);
 
   /// Posts receives, packs and sends, runs `local_work`, waits, then `unpack(peer)`.
   template <typename Pack, typename Local, typename Unpack>

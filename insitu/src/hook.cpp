@@ -117,10 +117,10 @@ Hook Hook::load(const std::string& library) {
   impl->init = reinterpret_cast<rewind_insitu_init_fn>(symbol("rewind_insitu_init"));
   impl->step = reinterpret_cast<rewind_insitu_step_fn>(symbol("rewind_insitu_step"));
   impl->finalize = reinterpret_cast<rewind_insitu_finalize_fn>(symbol("rewind_insitu_finalize"));
-  if (const int v = version(); v != REWIND_INSITU_ABI_VERSION)
-    throw HookError(fmt::format("in-situ library '{}' was built for hook ABI version {}, this rewind has version {} "
-                                "(rebuild it against rewind/insitu.h)",
-                                library, v, REWIND_INSITU_ABI_VERSION));
+  if (const int v = version(); v < REWIND_INSITU_ABI_OLDEST || v > REWIND_INSITU_ABI_VERSION)
+    throw HookError(fmt::format("in-situ library '{}' was built for hook ABI version {}, this rewind loads versions "
+                                "{} to {} (rebuild it against rewind/insitu.h)",
+                                library, v, REWIND_INSITU_ABI_OLDEST, REWIND_INSITU_ABI_VERSION));
   return Hook(std::move(impl));
 }
 
@@ -146,7 +146,7 @@ Outcome Hook::init(const InitArgs& args, const kernel::CommonInfo& common, int h
 }
 
 Outcome Hook::step(const kernel::CommonInfo& common, const kernel::StepInfo& step, const kernel::LocalGrids& grids,
-                   MPI_Comm comm) {
+                   MPI_Comm comm, const std::string& file) {
   auto& im = *impl_;
   if (!im.enabled || !im.initialised) return {};
   const auto nvars = step.fields.size();
@@ -181,6 +181,7 @@ Outcome Hook::step(const kernel::CommonInfo& common, const kernel::StepInfo& ste
   s.variables = im.names.data();
   s.n_grids = static_cast<std::int64_t>(im.grids.size());
   s.grids = im.grids.data();
+  s.file = file.c_str();
   auto out = agree(guarded([&](char* e, int n) { return im.step(&s, e, n); }), comm,
                    fmt::format("step {}", step.step));
   if (!out.ok) im.enabled = false;

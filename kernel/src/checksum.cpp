@@ -31,7 +31,7 @@ std::uint64_t hash_bytes(const void* p, std::size_t n) {
 
 // The AVX2 build even where the CPU has AVX-512: hashing rows as they stream from memory
 // while copying them, it took ~5 % longer than the copy alone on this project's AMD EPYC
-// VM, the AVX-512 build 8-17 % longer than the AVX2 one (docs/benchmarks.md, issue 36 §16).
+// VM, the AVX-512 build 8-17 % longer than the AVX2 one (bench/kernel/HISTORY.md, §16 "Restart reads: each row hashed as it is copied").
 std::uint64_t hash_and_copy(void* dst, const void* src, std::size_t n) {
   return kIsa >= 1 ? avx2::hash_and_copy(dst, src, n) : base::hash_and_copy(dst, src, n);
 }

@@ -1,6 +1,10 @@
 #include "collective.hpp"
 
 #include <fmt/core.h>
+#include <xxhash.h>
+
+#include <array>
+#include <cstdint>
 
 namespace rwd::kernel::detail {
 
@@ -10,6 +14,41 @@ std::string no_space_cause(const std::string& text) {
   for (const char* s : {"Disk quota exceeded", "MPI_ERR_QUOTA", "errno = 122,"})
     if (text.find(s) != std::string::npos) return "Disk quota exceeded";
   return "";
+}
+
+void agree_step_info(MPI_Comm comm, const StepInfo& info, const std::string& file) {
+  if (comm == MPI_COMM_NULL) return;
+  std::string fields, overrides;
+  for (const auto& f : info.fields) fields += fmt::format("{}/{}:{}:{}\n", f.group, f.name, f.slot, f.float32 ? 1 : 0);
+  for (const auto& o : info.case_overrides) overrides += o + '\n';
+  std::string scalars;  // names and the values' bits: bit-identical on every rank
+  for (const auto& x : info.scalars) scalars += x.name + '=' + std::string(reinterpret_cast<const char*>(&x.value), sizeof x.value) + '\n';
+  const auto kind = static_cast<std::uint8_t>(info.kind);
+  const auto cell_type = static_cast<std::uint8_t>(info.write_cell_type ? 1 : 0);
+  constexpr std::size_t n = 9;
+  constexpr std::array<const char*, n> names{"step",   "time",           "dt",            "kind",   "write_cell_type",
+                                             "fields", "case_overrides", "monitor_state", "scalars"};
+  const std::array<std::uint64_t, n> h{
+      XXH3_64bits(&info.step, sizeof info.step),
+      XXH3_64bits(&info.time, sizeof info.time),
+      XXH3_64bits(&info.dt, sizeof info.dt),
+      XXH3_64bits(&kind, 1),
+      XXH3_64bits(&cell_type, 1),
+      XXH3_64bits(fields.data(), fields.size()),
+      XXH3_64bits(overrides.data(), overrides.size()),
+      XXH3_64bits(info.monitor_state.data(), info.monitor_state.size() * sizeof(double)),
+      XXH3_64bits(scalars.data(), scalars.size())};
+  std::array<std::uint64_t, 2 * n> mine{}, most{};
+  for (std::size_t i = 0; i < n; ++i) mine[2 * i] = h[i], mine[2 * i + 1] = ~h[i];
+  MPI_Allreduce(mine.data(), most.data(), static_cast<int>(2 * n), MPI_UINT64_T, MPI_MAX, comm);
+  std::string differ;
+  for (std::size_t i = 0; i < n; ++i)
+    if (most[2 * i] != ~most[2 * i + 1]) differ += fmt::format("{}{}", differ.empty() ? "" : ", ", names[i]);
+  if (!differ.empty())
+    throw FileError(ErrorKind::invalid_argument, file,
+                    fmt::format("the ranks describe step {} differently ({} differ): every rank passes the same "
+                                "StepInfo to write_step, nothing was written",
+                                info.step, differ));
 }
 
 /// Collective: every rank learns whether any rank failed; if so all throw the error of

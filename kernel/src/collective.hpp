@@ -6,6 +6,7 @@
 #include <string>
 
 #include "rewind/kernel/error.hpp"
+#include "rewind/kernel/writer.hpp"
 
 namespace rwd::kernel::detail {
 
@@ -13,6 +14,13 @@ namespace rwd::kernel::detail {
 /// lowest failing rank (kind, problem and detail are broadcast). No-op for MPI_COMM_NULL
 /// (serial mode), where a local error is simply thrown.
 void agree(MPI_Comm comm, const std::optional<FileError>& local, const std::string& file);
+
+/// Collective over `comm`, before a step is written: its description (step, time, dt,
+/// kind, fields, cell types, case overrides, monitor state) is bit for bit the same on
+/// every rank, or every rank throws FileError(invalid_argument) naming what differs (a
+/// step written from two descriptions is damaged). One allreduce of 16 words. No-op for
+/// MPI_COMM_NULL.
+void agree_step_info(MPI_Comm comm, const StepInfo& info, const std::string& file);
 
 /// The operating system's reason a write failed for lack of space, when an HDF5, MPI-IO
 /// or errno text names it (ENOSPC: "No space left on device", EDQUOT: "Disk quota

@@ -312,7 +312,7 @@ constexpr int kMaxDepth = 64;
 /// This thread's Linux AIO context, set up at its first O_DIRECT read and kept until the
 /// thread ends. io_destroy waits for an RCU grace period: 29-66 ms on this project's VM,
 /// which a context per read paid at the end of every restart read (5-12 % of a 1.14 GiB
-/// read at 2 ranks; docs/benchmarks.md, issue 36 §18). DirectReads on one thread take
+/// read at 2 ranks; bench/kernel/HISTORY.md, §18 "30-70 ms lost in `io_destroy`"). DirectReads on one thread take
 /// turns (each read() returns with none of its reads in flight), so they share it.
 class ThreadAio {
  public:
@@ -482,9 +482,9 @@ std::string DirectReads::read(const std::vector<Job>& jobs, std::size_t* failed_
         if (job.check)
           timed(last_read.hash, [&] { job.check(i, hash_bytes(row, n)); });  // from the buffer, before placing
         timed(last_read.place, [&] { job.place(row, rows[i].dst); });
-      } else if (job.check) {  // hashed as it is copied: the buffer read once (issue 36 §16)
+      } else if (job.check) {  // hashed as it is copied: the buffer read once (bench/kernel/HISTORY.md, §16)
         timed(last_read.place, [&] { job.check(i, hash_and_copy(rows[i].dst, row, n)); });
-      } else {  // half the CPU time of memcpy at 1, 2 and 4 ranks (docs/benchmarks.md, issue 36 §15)
+      } else {  // half the CPU time of memcpy at 1, 2 and 4 ranks (bench/kernel/HISTORY.md, §15 "the copy with non-temporal stores")
         timed(last_read.place, [&] { stream_copy(rows[i].dst, row, n); });
       }
       last_read.bytes += row_bytes;

@@ -96,7 +96,7 @@ struct ReadRow {
 /// Returns an empty string or this rank's first MPI error (rows after it are neither
 /// checked nor placed). Adds to the process's read breakdown
 /// (rewind/kernel/read_breakdown.hpp). A helper thread hashing or placing the previous
-/// chunk while the next is read was slower on shared CPUs (docs/benchmarks.md, issue 36).
+/// chunk while the next is read was slower on shared CPUs (bench/kernel/HISTORY.md, §4 "Restart reads: rows checked as they land").
 using RowCheck = std::function<void(std::size_t, std::uint64_t)>;
 std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_t row_bytes,
                       const std::function<void(const unsigned char*, void*)>& place, const RowCheck& check = {},
@@ -117,12 +117,12 @@ void stream_fence();
 /// places the chunk that landed first (without `place`: copies with stream_copy, hashing
 /// in the same pass when checked). The disk streams while the CPU hashes, and no CPU time
 /// goes into filling and copying out of the page cache. (Reading straight into aligned
-/// arrays was slower on this VM: docs/benchmarks.md, issue 36, section 8.) Where the file
+/// arrays was slower on this VM: bench/kernel/HISTORY.md, §8 "Restart reads past the page cache".) Where the file
 /// system refuses O_DIRECT or AIO, usable() is false: use read_rows. The AIO context is
-/// the calling thread's, kept for the thread's life (docs/benchmarks.md, issue 36 §18):
+/// the calling thread's, kept for the thread's life (bench/kernel/HISTORY.md, §18):
 /// use an object on the thread that made it. Eight chunks in flight and a restart's fields
 /// read as one stream (read(jobs)): 2-rank restart reads 0.88 -> 0.95 x IOR's read
-/// pattern on this project's VM (docs/benchmarks.md, issue 36 §19).
+/// pattern on this project's VM (bench/kernel/HISTORY.md, §19 "one stream across fields, eight reads in flight").
 class DirectReads {
  public:
   explicit DirectReads(const std::string& path, std::int64_t chunk_bytes = std::int64_t{4} << 20, int depth = 8);
@@ -146,7 +146,7 @@ class DirectReads {
   };
   /// The jobs in order as one stream of reads: the next job's first chunks are read while
   /// this one's last are checked and placed, so the disk's queue does not drain between
-  /// them (between the fields of a restart; docs/benchmarks.md, issue 36 §17, §19). On an
+  /// them (between the fields of a restart; bench/kernel/HISTORY.md, §17, §19). On an
   /// error, `failed_job` (if given) is the job it belongs to; later rows are left alone.
   std::string read(const std::vector<Job>& jobs, std::size_t* failed_job = nullptr);
 

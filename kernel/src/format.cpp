@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
+#include <set>
 
 namespace rwd::kernel::detail {
 
@@ -281,6 +283,73 @@ h5::File open_readonly_serial(const std::string& path, std::int64_t* missing) {
   return h5::File(f);
 }
 
+std::vector<IndexRow> read_index(const Ctx& c, hid_t file) {
+  const h5::Dataset idx = h5::open_dataset(c, file, fmt_names::kIndex);
+  const auto d = h5::dims(c, idx, fmt_names::kIndex);
+  std::vector<IndexRow> rows(d.empty() ? 0 : d[0]);
+  const h5::Datatype t = index_type_of(c, idx);
+  if (!rows.empty())
+    c.check_status(H5Dread(idx, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()), "read the step index",
+                   ErrorKind::corrupt);
+  return rows;
+}
+
+std::vector<ListedStep> list_steps(const Ctx& c, hid_t file, std::int64_t cells, bool flag_witnessed) {
+  std::set<std::int64_t> indexed;
+  try {
+    for (const auto& r : read_index(c, file))
+      if (r.committed == 1) indexed.insert(r.step);
+  } catch (const FileError&) {
+  }
+  std::vector<ListedStep> out;
+  const h5::Group sim = h5::open_group(c, file, fmt_names::kSimulation);
+  for (const auto& n : h5::list_links(c, sim)) {
+    if (n.rfind("step_", 0) != 0) continue;
+    ListedStep s;
+    try {
+      s.entry = read_step_entry(c, file, n, cells);
+      if (!s.entry.committed && flag_witnessed && indexed.count(s.entry.step) > 0)
+        s.entry.damage = "the index lists it as committed, but its group says it is not";
+    } catch (const FileError& e) {
+      // A writer killed while creating the group (no index row yet), or damage.
+      s.unreadable = e;
+      s.entry.group = std::string(fmt_names::kSimulation) + "/" + n;
+      s.entry.step = std::strtoll(n.c_str() + 5, nullptr, 10);
+      if (indexed.count(s.entry.step) > 0) s.entry.damage = "its group cannot be read: " + e.problem();
+    }
+    out.push_back(std::move(s));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const ListedStep& a, const ListedStep& b) { return a.entry.step < b.entry.step; });
+  return out;
+}
+
+namespace {
+
+// The non-empty lines of a newline-separated attribute.
+std::vector<std::string> lines_of(const std::string& lines) {
+  std::vector<std::string> out;
+  for (std::size_t a = 0, b; a < lines.size(); a = b + 1) {
+    b = lines.find('\n', a);
+    if (b == std::string::npos) b = lines.size();
+    if (b > a) out.push_back(lines.substr(a, b - a));
+  }
+  return out;
+}
+
+// A step's named scalars (format 1.8): as many values as names, or the step is misshapen.
+std::vector<Scalar> read_scalars(const Ctx& c, const h5::Group& g, const std::string& group) {
+  std::vector<Scalar> out;
+  for (const auto& name : lines_of(h5::read_attr_string(c, g, "scalar_names"))) out.push_back({name, 0.0});
+  const auto values = h5::read_attr_f64(c, g, "scalar_values");
+  if (values.size() != out.size())
+    c.fail(ErrorKind::bad_shape, fmt::format("{} names {} scalars but holds {} values", group, out.size(), values.size()));
+  for (std::size_t i = 0; i < out.size(); ++i) out[i].value = values[i];
+  return out;
+}
+
+}  // namespace
+
 StepEntry read_step_entry(const Ctx& c, hid_t file, const std::string& group_name, std::int64_t cells) {
   StepEntry e;
   e.group = std::string(fmt_names::kSimulation) + "/" + group_name;
@@ -310,15 +379,9 @@ StepEntry read_step_entry(const Ctx& c, hid_t file, const std::string& group_nam
   e.n_levels = static_cast<int>(i1("n_levels"));
   if (h5::has_attr(g, "leaf_grids_per_level")) e.leaf_grids_per_level = h5::read_attr_i64(c, g, "leaf_grids_per_level");
   e.bytes = i1("bytes");
-  if (h5::has_attr(g, "case_overrides")) {
-    const std::string lines = h5::read_attr_string(c, g, "case_overrides");
-    for (std::size_t a = 0, b; a < lines.size(); a = b + 1) {
-      b = lines.find('\n', a);
-      if (b == std::string::npos) b = lines.size();
-      if (b > a) e.case_overrides.push_back(lines.substr(a, b - a));
-    }
-  }
+  if (h5::has_attr(g, "case_overrides")) e.case_overrides = lines_of(h5::read_attr_string(c, g, "case_overrides"));
   if (h5::has_attr(g, "monitor_state")) e.monitor_state = h5::read_attr_f64(c, g, "monitor_state");
+  if (h5::has_attr(g, "scalar_names")) e.scalars = read_scalars(c, g, e.group);
   e.n_cells = e.n_grids * cells;
   return e;
 }

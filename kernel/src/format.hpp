@@ -3,9 +3,12 @@
 #pragma once
 #include <mpi.h>
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "h5util.hpp"
+#include "rewind/kernel/error.hpp"
 #include "rewind/kernel/metadata.hpp"
 #include "rewind/kernel/options.hpp"
 
@@ -65,5 +68,19 @@ void skip_eof_check(const h5::Ctx& c, hid_t fapl);
 /// Reads a step entry from a step group's attributes.
 StepEntry read_step_entry(const h5::Ctx& c, hid_t file, const std::string& group_name,
                           std::int64_t cells_per_grid);
+
+/// Every row of /simulation/index. Throws FileError when the index cannot be read.
+std::vector<IndexRow> read_index(const h5::Ctx& c, hid_t file);
+
+/// A step group of /simulation as the crash protocol reads it (docs/file-format.md §5).
+struct ListedStep {
+  StepEntry entry;  ///< as read; for a group that cannot be read: step (from its name), group and damage
+  std::optional<FileError> unreadable;  ///< why the group cannot be read
+};
+/// Every step group, ascending by step, each with entry.damage set when the index (the
+/// second witness) lists it as committed but its group cannot be read, or, from format
+/// 1.7 (`flag_witnessed`: the row follows the flag in a flush of its own), says it is not
+/// committed. An unreadable index witnesses nothing (check_index reports it). Local.
+std::vector<ListedStep> list_steps(const h5::Ctx& c, hid_t file, std::int64_t cells_per_grid, bool flag_witnessed);
 
 }  // namespace rwd::kernel::detail

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <functional>
 
+#include "collective.hpp"
 #include "rewind/kernel/options.hpp"
 #include "rewind/mpi/message.hpp"
 
@@ -154,6 +155,7 @@ WriteStats Forwarder::hand_off(const StepInfo& info, const LocalGrids& grids, bo
 WriteStats Forwarder::forward(const StepInfo& info, const LocalGrids& grids, bool write,
                               const std::vector<FieldSpec>* consume) {
   if (!open_) throw FileError(ErrorKind::invalid_argument, path_, "writer is closed");
+  agree_step_info(comm_, info, path_);
   // A span lent for this step (Writer::span) is taken as it is or dropped: either way this
   // hand-off ends it.
   const std::optional<Lent> lent = std::move(lent_);

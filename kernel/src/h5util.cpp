@@ -145,6 +145,9 @@ void write_attr_i64_array(const Ctx& c, hid_t obj, const char* name, const std::
 void write_attr_f64(const Ctx& c, hid_t obj, const char* name, const std::vector<double>& v) {
   write_attr_array(c, obj, name, H5T_NATIVE_DOUBLE, v);
 }
+void write_attr_f64_array(const Ctx& c, hid_t obj, const char* name, const std::vector<double>& v) {
+  write_attr_array(c, obj, name, H5T_NATIVE_DOUBLE, v, false);
+}
 void write_attr_u8(const Ctx& c, hid_t obj, const char* name, std::uint8_t v) {
   write_attr_array(c, obj, name, H5T_NATIVE_UINT8, std::vector<std::uint8_t>{v});
 }

@@ -79,6 +79,7 @@ void write_attr_string(const Ctx& c, hid_t obj, const char* name, const std::str
 void write_attr_i64(const Ctx& c, hid_t obj, const char* name, const std::vector<std::int64_t>& v);
 /// Always a 1-D array of v.size() values (also for 1 or 0 values).
 void write_attr_i64_array(const Ctx& c, hid_t obj, const char* name, const std::vector<std::int64_t>& v);
+void write_attr_f64_array(const Ctx& c, hid_t obj, const char* name, const std::vector<double>& v);
 void write_attr_f64(const Ctx& c, hid_t obj, const char* name, const std::vector<double>& v);
 void write_attr_u8(const Ctx& c, hid_t obj, const char* name, std::uint8_t v);
 void write_attr_u64(const Ctx& c, hid_t obj, const char* name, std::uint64_t v);

@@ -75,6 +75,11 @@ void Packer::put(const StepInfo& s) {
   put(static_cast<std::uint8_t>(s.write_cell_type));
   put(s.case_overrides);
   put(s.monitor_state);
+  put(static_cast<std::uint64_t>(s.scalars.size()));
+  for (const auto& x : s.scalars) {
+    put(x.name);
+    put(x.value);
+  }
 }
 void Packer::put(const FileError& e) {
   put(e.kind());
@@ -167,6 +172,11 @@ StepInfo Unpacker::step() {
   s.write_cell_type = get<std::uint8_t>() != 0;
   s.case_overrides = strings();
   s.monitor_state = doubles();
+  s.scalars.resize(get<std::uint64_t>());
+  for (auto& x : s.scalars) {
+    x.name = string();
+    x.value = get<double>();
+  }
   return s;
 }
 FileError Unpacker::error() {

@@ -138,7 +138,7 @@ void StepServer::step(std::vector<Unpacker>& u) {
   if ((what & kConsumeStep) && consumer_active_) {
     ++stats_.consumed;
     info.fields = std::move(consume);
-    consumer_active_ = consumer_->consume(info, grids, writers_);
+    consumer_active_ = consumer_->consume(info, grids, writers_, writer_ ? writer_->path() : std::string());
   }
   Packer out;
   out.put(static_cast<std::uint8_t>(!failed));

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "rewind/kernel/error.hpp"
@@ -104,6 +105,40 @@ std::vector<TimelineEntry> timeline(const std::string& path) {
     // Steps of this file replace any later parent steps (a branch rewrites the future).
     for (const auto& s : n.steps)
       if (s.step <= cut) out.push_back({n.path, s});
+  }
+  return out;
+}
+
+namespace {
+// "key=value" lines as key -> value.
+std::map<std::string, std::string> settings(const std::vector<std::string>& overrides) {
+  std::map<std::string, std::string> m;
+  for (const auto& o : overrides) {
+    const auto eq = o.find('=');
+    m[o.substr(0, eq)] = eq == std::string::npos ? "" : o.substr(eq + 1);
+  }
+  return m;
+}
+}  // namespace
+
+std::vector<SteeringChange> steering_changes(const std::vector<TimelineEntry>& timeline) {
+  std::vector<SteeringChange> out;
+  std::map<std::string, std::string> before;
+  const std::string* file = nullptr;
+  for (const auto& e : timeline) {
+    if (!e.step.damage.empty()) continue;
+    // A branch's file starts from its own case (the parent's, its changes and what was
+    // steered until the branch point): its lineage says what changed there.
+    if (file != nullptr && *file != e.path) before.clear();
+    file = &e.path;
+    const auto now = settings(e.step.case_overrides);
+    std::vector<std::string> changes;
+    for (const auto& [key, value] : now)
+      if (const auto it = before.find(key); it == before.end() || it->second != value) changes.push_back(key + "=" + value);
+    for (const auto& [key, value] : before)
+      if (!now.contains(key)) changes.push_back(key + " back to the case's value");
+    if (!changes.empty()) out.push_back({e.path, e.step, std::move(changes)});
+    before = now;
   }
   return out;
 }
@@ -205,7 +240,8 @@ void print_node(std::string& out, const std::string& path, const std::string& ma
     if (n.steps.empty())
       line += "  no committed steps";
     else
-      line += fmt::format("  {} steps, t={:.6g}..{:.6g}", n.steps.size(), n.steps.front().time, n.steps.back().time);
+      line += fmt::format("  {} step{}, t={:.6g}..{:.6g}", n.steps.size(), n.steps.size() == 1 ? "" : "s",
+                          n.steps.front().time, n.steps.back().time);
   }
   out += line + "\n";
   std::set<std::string> children;

@@ -28,14 +28,14 @@ std::string exchange_links(const WriterState& w, const LocalGrids& grids, StepRo
   const RowLookup lookup(std::move(pairs));
 
   std::string bad;
-  if (const auto twice = lookup.duplicate()) bad = fmt::format("uid {:#x} appears twice", *twice);
+  if (const auto twice = lookup.duplicate()) bad = fmt::format("uid {} appears twice", *twice);
   const std::int64_t roots = rows.layout.level_start.size() > 1 ? rows.layout.level_start[1] : 0;
   if (rows.layout.n_grids > 0 && roots != 1)
     bad = fmt::format("the tree must have exactly one level-0 (root) grid, found {}", roots);
   auto row_of = [&](std::uint64_t uid) -> std::int64_t {
     if (uid == kNoUid) return -1;
     const auto row = lookup.find(uid);
-    if (!row && bad.empty()) bad = fmt::format("link to uid {:#x}, which no rank has", uid);
+    if (!row && bad.empty()) bad = fmt::format("link to uid {}, which no rank has", uid);
     return row.value_or(-1);
   };
   rows.parent_row.assign(nloc, -1);

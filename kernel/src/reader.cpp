@@ -47,6 +47,11 @@ struct ReaderState {
 };
 }  // namespace detail
 
+namespace {
+// From format 1.7 an index row follows its step's committed flag in a flush of its own.
+bool witnessed_flags(const detail::ReaderState& r) { return r.major > 1 || r.minor >= 7; }
+}  // namespace
+
 Reader::Reader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Reader::Reader(Reader&&) noexcept = default;
 Reader& Reader::operator=(Reader&&) noexcept = default;
@@ -97,24 +102,15 @@ std::pair<int, int> Reader::format_version() const { return {impl_->major, impl_
 std::int64_t Reader::bytes_missing() const { return impl_->missing; }
 
 std::vector<StepEntry> Reader::steps(bool committed_only) const {
-  const Ctx& c = impl_->ctx;
-  h5::Group sim = h5::open_group(c, impl_->file, names::kSimulation);
   std::vector<StepEntry> out;
-  for (const auto& n : h5::list_links(c, sim)) {
-    if (n.rfind("step_", 0) != 0) continue;
-    StepEntry e;
-    try {
-      e = detail::read_step_entry(c, impl_->file, n, impl_->common.block.cells());
-    } catch (const FileError&) {
-      // A step group killed during creation may lack attributes: it is simply not committed.
-      e.group = std::string(names::kSimulation) + "/" + n;
-      e.step = std::strtoll(n.c_str() + 5, nullptr, 10);
-      e.committed = false;
-    }
-    if (committed_only && !e.committed) continue;
-    out.push_back(e);
-  }
-  std::sort(out.begin(), out.end(), [](const StepEntry& a, const StepEntry& b) { return a.step < b.step; });
+  for (auto& s : detail::list_steps(impl_->ctx, impl_->file, impl_->common.block.cells(), witnessed_flags(*impl_)))
+    if (!committed_only || s.entry.committed) out.push_back(std::move(s.entry));
+  return out;
+}
+
+std::vector<StepEntry> Reader::selectable_steps() const {
+  std::vector<StepEntry> out = steps(false);
+  std::erase_if(out, [](const StepEntry& e) { return !e.committed && e.damage.empty(); });
   return out;
 }
 
@@ -135,73 +131,19 @@ StepEntry Reader::step(std::int64_t step_number, bool allow_uncommitted) const {
         c.fail(ErrorKind::corrupt, fmt::format("step {}: its group cannot be read ({})", step_number, e.problem()));
     }
   }
-  for (const auto& e : steps(!allow_uncommitted))
-    if (e.step == step_number) return e;
+  for (const auto& e : steps(false)) {
+    if (e.step != step_number) continue;
+    if (!e.damage.empty()) c.fail(ErrorKind::corrupt, fmt::format("step {} is damaged: {}", e.step, e.damage));
+    if (e.committed || allow_uncommitted) return e;
+  }
   impl_->ctx.fail(ErrorKind::no_such_step, fmt::format("no {}step {}", allow_uncommitted ? "" : "committed ", step_number));
-}
-
-std::pair<std::string, std::string> split_step_spec(const std::string& spec) {
-  const auto at = spec.rfind('@');
-  if (at == std::string::npos) return {spec, "latest"};
-  const std::string sel = spec.substr(at + 1);
-  return {spec.substr(0, at), sel.empty() ? "latest" : sel};
-}
-
-std::ptrdiff_t index_at_or_before(const double* times, std::size_t n, double t) {
-  // Ascending times: the first one past t (with the tolerance), minus one.
-  const auto past = std::upper_bound(times, times + n, t,
-                                     [](double t0, double time) { return time > t0 * (1 + 1e-12) + 1e-300; });
-  return (past - times) - 1;
 }
 
 StepEntry Reader::find_step(const std::string& sel) const {
   char* end = nullptr;
   const long long s = std::strtoll(sel.c_str(), &end, 10);
   if (!sel.empty() && sel[0] != '#' && *end == '\0' && end != sel.c_str()) return step(s);  // one step's attributes
-  return select_step(steps(true), sel, impl_->path);
-}
-
-StepEntry select_step(const std::vector<StepEntry>& all, const std::string& sel, const std::string& file) {
-  const Ctx c{file};
-  if (all.empty()) c.fail(ErrorKind::no_such_step, "the file has no committed step");
-  if (sel.empty() || sel == "latest") return all.back();
-  char* end = nullptr;
-  if (sel[0] == '#') {
-    long long i = std::strtoll(sel.c_str() + 1, &end, 10);
-    if (*end != '\0' || end == sel.c_str() + 1)
-      c.fail(ErrorKind::no_such_step, "bad step selector '" + sel + "' (#i: the i-th committed step, e.g. #0, #-1)");
-    long long n = static_cast<long long>(all.size());
-    if (i < 0) i += n;
-    if (i < 0 || i >= n) c.fail(ErrorKind::no_such_step, fmt::format("step index {} out of range (0..{})", sel, n - 1));
-    return all[static_cast<std::size_t>(i)];
-  }
-  if (sel.rfind("t=", 0) == 0) {
-    double t = std::strtod(sel.c_str() + 2, &end);
-    if (*end != '\0' || end == sel.c_str() + 2 || !std::isfinite(t))
-      c.fail(ErrorKind::no_such_step, "bad time selector '" + sel + "' (t=T: a simulated time, e.g. t=1.5)");
-    std::vector<double> times(all.size());
-    std::transform(all.begin(), all.end(), times.begin(), [](const StepEntry& e) { return e.time; });
-    const std::ptrdiff_t best = index_at_or_before(times, t);
-    if (best < 0) c.fail(ErrorKind::no_such_step, fmt::format("no committed step at or before t={}", t));
-    const StepEntry& last = all.back();
-    if (index_at_or_before(&t, 1, last.time) < 0)  // t after the last step, beyond round-off
-      c.fail(ErrorKind::no_such_step,
-             fmt::format("t={} has not been reached: the last committed step is {} (t = {:.6g})", t, last.step, last.time));
-    return all[static_cast<std::size_t>(best)];
-  }
-  long long s = std::strtoll(sel.c_str(), &end, 10);
-  if (*end != '\0' || end == sel.c_str()) c.fail(ErrorKind::no_such_step, "bad step selector '" + sel + "' (use latest, N, #i or t=T)");
-  const auto it = std::find_if(all.begin(), all.end(), [&](const StepEntry& e) { return e.step == s; });
-  if (it == all.end()) c.fail(ErrorKind::no_such_step, fmt::format("no committed step {}", s));
-  return *it;
-}
-
-std::string time_selector_note(const std::string& sel, const StepEntry& chosen) {
-  if (sel.rfind("t=", 0) != 0) return "";
-  const double t = std::strtod(sel.c_str() + 2, nullptr);
-  if (std::abs(chosen.time - t) <= 1e-9 * std::max(1.0, std::abs(t))) return "";
-  return fmt::format("{} is not an output time; using the step in force then, step {} (t = {:.6g})", sel, chosen.step,
-                     chosen.time);
+  return select_step(selectable_steps(), sel, impl_->path);
 }
 
 namespace {
@@ -633,7 +575,7 @@ void Reader::read_fields_into(std::int64_t step_number, const std::vector<FieldR
   }
   // Contiguous memory only: halo-free rows go straight into the arrays (one read per run
   // adjacent in file and memory), halo'd rows through bounce buffers. With noncontiguous
-  // MPI memory types ROMIO 3.2.1 read 5x slower (docs/benchmarks.md, "Restart reads").
+  // MPI memory types ROMIO 3.2.1 read 5x slower (bench/kernel/HISTORY.md, "Restart reads: the access pattern").
   detail::phase(r.comm, r.path, [&] {
     const MPI_File fh = detail::mpi_file_of(r.ctx, r.file);
     std::vector<std::size_t> order(rows.size());  // file order
@@ -646,8 +588,8 @@ void Reader::read_fields_into(std::int64_t step_number, const std::vector<FieldR
     // Each chunk of 4 MiB is checked (and placed) on this thread right after it lands. Past
     // the page cache (O_DIRECT, 8 chunks in flight, every field's rows one stream of reads)
     // the disk keeps streaming while the CPU hashes, and the CPU no longer fills and copies
-    // out of the cache: the checksums then cost (almost) nothing (docs/benchmarks.md,
-    // issue 36, "Restart reads past the page cache", §16, §17, §19). Rows mostly in the cache
+    // out of the cache: the checksums then cost (almost) nothing (bench/kernel/HISTORY.md,
+    // §8 "Restart reads past the page cache", §16, §17, §19). Rows mostly in the cache
     // already (a step written moments ago) are copied from it, as everywhere O_DIRECT
     // cannot be used. A helper thread hashing beside the reads was slower on shared CPUs
     // ("Restart reads: rows checked as they land").
@@ -749,11 +691,25 @@ Reader::Verification Reader::verify_step(std::int64_t step_number) const {
                                            : fmt::format("{} rows do not match their checksums", bad)});
     });
   }
-  // The topology as a restart and a window read it (level_offsets, links).
+  // The topology as a restart and a window read it (level_offsets, links), its damage
+  // named after the dataset read_topology names, and once: a row already reported above
+  // stops read_topology again.
   checked("level_offsets", [&] {
     if (!h5::has_attr(h5::open_dataset(c, g, "level_offsets"), h5::kWholeChecksum)) v.uncovered.emplace_back("level_offsets");
-    (void)read_topology(step_number);
+    (void)read_level_offsets(step_number);
   });
+  try {
+    (void)read_topology(step_number);
+  } catch (const FileError& err) {
+    if (err.kind() == ErrorKind::invalid_argument) throw;
+    const std::string& p = err.problem();
+    const std::string prefix = e.group + "/";
+    const std::string name = p.rfind(prefix, 0) == 0
+                                 ? p.substr(prefix.size(), p.find_first_of(": ", prefix.size()) - prefix.size())
+                                 : "topology";
+    if (std::none_of(v.damaged.begin(), v.damaged.end(), [&](const auto& d) { return d.dataset == name; }))
+      v.damaged.push_back({name, 0, p});
+  }
   return v;
 }
 
@@ -763,27 +719,17 @@ std::vector<Reader::IndexProblem> Reader::check_index() const {
   std::vector<IndexProblem> out;
   std::vector<detail::IndexRow> rows;
   try {
-    const h5::Dataset idx = h5::open_dataset(c, r.file, names::kIndex);
-    const auto d = h5::dims(c, idx, names::kIndex);
-    rows.resize(d.empty() ? 0 : d[0]);
-    const h5::Datatype t = detail::index_type_of(c, idx);
-    if (!rows.empty())
-      c.check_status(H5Dread(idx, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()), "read the step index", ErrorKind::corrupt);
+    rows = detail::read_index(c, r.file);
   } catch (const FileError& e) {
     return {{-1, std::string(names::kIndex) + ": " + e.problem()}};
   }
   // The step groups as Reader::steps reads them, keeping why one could not be read.
   std::map<std::int64_t, StepEntry> groups;
   std::map<std::int64_t, FileError> unreadable;
-  const h5::Group sim = h5::open_group(c, r.file, names::kSimulation);
-  for (const auto& n : h5::list_links(c, sim)) {
-    if (n.rfind("step_", 0) != 0) continue;
-    const std::int64_t number = std::strtoll(n.c_str() + 5, nullptr, 10);
-    try {
-      groups.emplace(number, detail::read_step_entry(c, r.file, n, r.common.block.cells()));
-    } catch (const FileError& e) {
-      unreadable.emplace(number, e);
-    }
+  for (auto& s : detail::list_steps(c, r.file, r.common.block.cells(), witnessed_flags(r))) {
+    const std::int64_t number = std::strtoll(s.entry.group.c_str() + s.entry.group.rfind('_') + 1, nullptr, 10);
+    if (s.unreadable) unreadable.emplace(number, *s.unreadable);
+    else groups.emplace(number, std::move(s.entry));
   }
   std::map<std::int64_t, int> listed;
   for (std::size_t i = 0; i < rows.size(); ++i) {

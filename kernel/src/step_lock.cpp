@@ -2,6 +2,7 @@
 #include "rewind/kernel/step_lock.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,19 +12,23 @@
 
 namespace rwd::kernel {
 
-StepLock StepLock::take(const std::string& path, Mode mode, std::chrono::milliseconds wait) {
+StepLock StepLock::take(const std::string& path, Mode mode, std::chrono::milliseconds wait, long long offset) {
   using Clock = std::chrono::steady_clock;
   const bool exclusive = mode == Mode::exclusive;
   StepLock l;
-  l.fd_ = ::open(path.c_str(), (exclusive ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
-  if (l.fd_ < 0) {
+  // O_NONBLOCK: opening a FIFO named like a run file must not wait for a writer; only a
+  // regular file has steps to lock.
+  l.fd_ = ::open(path.c_str(), (exclusive ? O_WRONLY : O_RDONLY) | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  struct stat st {};
+  if (l.fd_ < 0 || ::fstat(l.fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
     l.supported_ = false;
+    l.release();
     return l;
   }
   struct flock fl {};
   fl.l_type = exclusive ? F_WRLCK : F_RDLCK;
   fl.l_whence = SEEK_SET;
-  fl.l_start = kStepLockOffset;
+  fl.l_start = offset;
   fl.l_len = 1;
   const auto end = Clock::now() + wait;
   auto nap = std::chrono::milliseconds(1);

@@ -91,7 +91,7 @@ void return_buffer(std::unique_ptr<LinearBuffer> b, bool keep) {
 }
 
 /// Independent zero-copy write of `extents` (one per local grid, in local order), hashing
-/// every extent with `hash(k0, k1)` while its rows are in the cache (docs/benchmarks.md,
+/// every extent with `hash(k0, k1)` while its rows are in the cache (bench/kernel/HISTORY.md,
 /// "Steady memory"). The rows go in chunks of about an L2. With a helper (`hash_cpu` a
 /// CPU number to pin it to, or kHashAnyCpu), the helper hashes each chunk while this
 /// thread writes the same chunk, never ahead of it: both read the rows at the same time,

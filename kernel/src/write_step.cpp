@@ -70,14 +70,14 @@ std::string local_problem(const detail::WriterState& w, const StepInfo& info, co
   }
   for (const auto& g : grids.grids) {
     if (!bad.empty()) break;
-    if (g.level < 0 || g.level >= names::kMaxLevels) bad = fmt::format("grid {:#x}: level {} out of range", g.uid, g.level);
+    if (g.level < 0 || g.level >= names::kMaxLevels) bad = fmt::format("grid {}: level {} out of range", g.uid, g.level);
     else if (g.uid == kNoUid) bad = "a grid has no uid";
     else if (static_cast<int>(g.child_uids.size()) > nc)
-      bad = fmt::format("grid {:#x} has {} children, more than max_children {}", g.uid, g.child_uids.size(), nc);
-    else if (info.write_cell_type && !g.cell_type) bad = fmt::format("grid {:#x} has no cell_type array", g.uid);
+      bad = fmt::format("grid {} has {} children, more than max_children {}", g.uid, g.child_uids.size(), nc);
+    else if (info.write_cell_type && !g.cell_type) bad = fmt::format("grid {} has no cell_type array", g.uid);
     for (const auto& f : info.fields)
       if (f.slot < 0 || f.slot >= static_cast<int>(g.fields.size()) || !g.fields[static_cast<std::size_t>(f.slot)])
-        bad = fmt::format("grid {:#x} has no array in slot {} for field {}/{}", g.uid, f.slot, f.group, f.name);
+        bad = fmt::format("grid {} has no array in slot {} for field {}/{}", g.uid, f.slot, f.group, f.name);
   }
 
   return bad;
@@ -202,6 +202,22 @@ Counted count_rows(const detail::WriterState& w, const StepInfo& info, const Loc
   return c;
 }
 
+/// The code's named scalars (format 1.8): their names, one a line, and their values in
+/// the same order; nothing when there are none.
+void write_scalars(const Ctx& c, const h5::Group& g, const std::vector<Scalar>& scalars) {
+  if (scalars.empty()) return;
+  std::string names;
+  std::vector<double> values;
+  for (const auto& s : scalars) {
+    if (s.name.empty() || s.name.find('\n') != std::string::npos)
+      c.fail(ErrorKind::invalid_argument, "a scalar's name is empty or holds a newline");
+    names += s.name + "\n";
+    values.push_back(s.value);
+  }
+  h5::write_attr_string(c, g, "scalar_names", names);
+  h5::write_attr_f64_array(c, g, "scalar_values", values);  // (ns) even for one
+}
+
 /// The step group's attributes, `committed` = 0 (phase 4).
 void write_step_attributes(const Ctx& c, const h5::Group& g, const StepInfo& info, const Counted& counted,
                            std::int64_t bytes) {
@@ -222,6 +238,7 @@ void write_step_attributes(const Ctx& c, const h5::Group& g, const StepInfo& inf
     h5::write_attr_string(c, g, "case_overrides", lines);
   }
   if (!info.monitor_state.empty()) h5::write_attr_f64(c, g, "monitor_state", info.monitor_state);
+  write_scalars(c, g, info.scalars);
   h5::write_attr_u8(c, g, "committed", 0);
 }
 
@@ -294,6 +311,8 @@ CreatedStep create_step(detail::WriterState& w, const StepInfo& info, const deta
     if (h5::exists(w.file, gpath)) c.fail(ErrorKind::invalid_argument, gpath + " already exists");
     out.group = h5::Group(c.check(H5Gcreate2(w.file, gpath.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create " + gpath));
     w.open_step = gpath;
+    w.open_datasets = {gpath + "/level_offsets", gpath + "/" + detail::kChecksums};
+    for (const auto& d : data.datasets) w.open_datasets.push_back(gpath + "/" + d.path);
     write_step_attributes(c, out.group, info, counted, data.bytes);
     const h5::Plist dcpl = detail::make_dcpl(c, w.opts);
     create_datasets(w, info, data, dcpl, counted.counts.n_grids, out);
@@ -302,15 +321,10 @@ CreatedStep create_step(detail::WriterState& w, const StepInfo& info, const deta
   return out;
 }
 
-/// After creation: where the step's bytes lie, to give them back if it fails (contiguous
-/// datasets; the chunks of compressed ones have no single offset), and the file offset of
-/// every zero-copy dataset (allocated at creation: the same on all ranks); a dataset
-/// without one falls back to the linear buffer. Returns the zero-copy datasets.
-std::int64_t locate_datasets(detail::WriterState& w, detail::DataPlan& data, const std::vector<h5::Dataset>& dsets) {
-  w.open_extents.clear();
-  for (const auto& ds : dsets)
-    if (const haddr_t at = H5Dget_offset(ds); at != HADDR_UNDEF)
-      w.open_extents.emplace_back(static_cast<std::int64_t>(at), static_cast<std::int64_t>(H5Dget_storage_size(ds)));
+/// After creation: the file offset of every zero-copy dataset (allocated at creation: the
+/// same on all ranks); a dataset without one falls back to the linear buffer. Returns the
+/// zero-copy datasets.
+std::int64_t locate_datasets(detail::DataPlan& data, const std::vector<h5::Dataset>& dsets) {
   data.direct_at.assign(data.datasets.size(), -1);
   std::int64_t direct = 0;
   for (std::size_t d = 0; d < data.datasets.size(); ++d) {
@@ -408,10 +422,11 @@ WriteStats detail::write_in_place(WriterState& w, const StepInfo& info, const Lo
   DataPlan data = plan_data(n, info, w.opts, w.common.block, w.common.max_children,
                             H5Tequal(H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE) > 0);
   const std::string gpath = step_group_path(info.step);
+  reserve_room(w, data);
   CreatedStep created = create_step(w, info, data, counted, rows.layout.level_start, gpath);
   w.hook("created");
   WriteStats st;
-  st.in_place.direct_datasets = locate_datasets(w, data, created.dsets);
+  st.in_place.direct_datasets = locate_datasets(data, created.dsets);
   // ---- 5. the data: one linear buffer, one collective write per dataset ----
   const DataStats written = write_data(w, info, grids, rows, data, created.dsets, gpath);
   if (data.checksums) write_checksums(w, data, rows, written, n.n_grids, created.checksums, gpath);
@@ -424,8 +439,10 @@ WriteStats detail::write_in_place(WriterState& w, const StepInfo& info, const Lo
   // ---- 6. crash protocol: flush -> committed marker + index row -> flush ----
   const IndexRow index_row{info.step, info.time, info.dt, static_cast<std::uint8_t>(info.kind), 1,
                            n.n_grids, n.n_levels, data.bytes};
+  release_room(w);  // what the data did not use is the room of the commit's metadata
   commit_step(w, index_row, created.group, created.dsets);
   w.open_step.clear();
+  w.open_datasets.clear();
   lock.release();
   w.last_step = info.step;
   const double seconds = MPI_Wtime() - t0;

@@ -57,10 +57,12 @@ struct WriterState {
   bool early_writeback = false; ///< the node leader starts writeback after each dataset
   int writeback_fd = -1;        ///< node leader only: descriptor for sync_file_range, or -1
   std::vector<double> span_memory;  ///< Writer::span's arrays (doubles: aligned for any of them)
-  /// The step group write_step created and has not committed ("" otherwise), and where
-  /// its datasets' bytes lie (offset, length): what abandon_step removes and gives back.
+  /// The step group write_step created and has not committed ("" otherwise), and its
+  /// datasets' paths: what abandon_step removes and whose bytes it gives back.
   std::string open_step;
-  std::vector<std::pair<std::int64_t, std::int64_t>> open_extents;
+  std::vector<std::string> open_datasets;
+  /// Room held past the file's end for the step being written (reserve_room), or {0, 0}.
+  std::pair<std::int64_t, std::int64_t> reserved{0, 0};
   bool failed = false;  ///< a step failed: a failing close is expected, not reported again
 
   void hook(const char* phase_name) const {
@@ -105,6 +107,20 @@ struct DataStats {
 /// Collective. Writes every dataset of the step (created, in `dsets`) from the grids.
 DataStats write_data(WriterState& w, const StepInfo& info, const LocalGrids& grids, const StepRows& rows,
                      const DataPlan& plan, const std::vector<h5::Dataset>& dsets, const std::string& gpath);
+
+/// Collective, before a step with compressed datasets is created: rank 0 holds room for
+/// all of its bytes past the file's end (fallocate, the file's size unchanged), so that
+/// HDF5's filtered write — which leaves its metadata cache unusable when a write fails —
+/// does not meet a full disk. Throws FileError(no_space) on every rank, with nothing
+/// changed, when the file system has not that room; does nothing where it cannot tell
+/// (fallocate not supported) or for a step stored as it is.
+void reserve_room(WriterState& w, const DataPlan& data);
+/// Collective (no communication): gives back what reserve_room held and the step did
+/// not use, and HDF5's free space in the file (it holds nothing).
+void release_room(WriterState& w);
+/// Rank 0, once every rank closed the file: gives back what file systems keep past a
+/// file's end until its size is set (ext4), by setting it to what it is.
+void close_room(const std::string& path);
 
 /// Collective (every rank with the same error `e`, as write_step throws it): after a
 /// failed step, unlinks its uncommitted group (so the file holds its committed steps

@@ -87,8 +87,10 @@ detail::WriterState::~WriterState() {
   if (writeback_fd >= 0) ::close(writeback_fd);
   try {
     // After a failed step the close may fail too (a full disk): that was reported.
-    if (file.valid() && file.close() < 0 && !failed && rank == 0)
+    if (!file.valid()) return;
+    if (file.close() < 0 && !failed && rank == 0)
       std::fprintf(stderr, "rewind kernel: %s: closing the file failed (%s)\n", path.c_str(), h5::error_stack().c_str());
+    if (rank == 0) close_room(path);
   } catch (...) {
   }
 }
@@ -173,22 +175,24 @@ std::unique_ptr<detail::InPlaceEngine> detail::InPlaceEngine::append(MPI_Comm co
     h5::Plist fapl = detail::make_fapl(w.ctx, w.comm, w.opts);
     if (missing > 0) detail::skip_eof_check(w.ctx, fapl);
     w.file = h5::File(w.ctx.check(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl), "cannot open file for appending"));
-    w.common = detail::read_header(w.ctx, w.file, nullptr, nullptr);
-    h5::Group sim = h5::open_group(w.ctx, w.file, names::kSimulation);
-    for (const auto& n : h5::list_links(w.ctx, sim)) {
-      if (n.rfind("step_", 0) != 0) continue;
-      try {
-        StepEntry e = detail::read_step_entry(w.ctx, w.file, n, w.common.block.cells());
-        if (e.committed) {
-          w.last_step = std::max(w.last_step, e.step);
-          committed.push_back(std::move(e));
-        } else {
-          uncommitted.push_back(e.group);
-        }
-      } catch (const FileError&) {
-        // Cut short before its attributes reached the file (a crash, a full disk): as a
-        // reader sees it, not committed.
-        unreadable.push_back(std::string(names::kSimulation) + "/" + n);
+    int major = 0, minor = 0;
+    w.common = detail::read_header(w.ctx, w.file, &major, &minor);
+    for (auto& s : detail::list_steps(w.ctx, w.file, w.common.block.cells(), major > 1 || minor >= 7)) {
+      // Damage is never taken for a crash: setting the step aside would hide it.
+      if (!s.entry.damage.empty())
+        w.ctx.fail(ErrorKind::corrupt,
+                   fmt::format("step {} is damaged ({}); continuing the file would set it aside: `rewind verify {}` "
+                               "says more; branch from a step into a new file instead",
+                               s.entry.step, s.entry.damage, path));
+      if (s.entry.committed) {
+        w.last_step = std::max(w.last_step, s.entry.step);
+        committed.push_back(std::move(s.entry));
+      } else if (s.unreadable) {
+        // Cut short before its attributes reached the file (a crash, a full disk) and not
+        // in the index: as a reader sees it, not committed.
+        unreadable.push_back(s.entry.group);
+      } else {
+        uncommitted.push_back(s.entry.group);
       }
     }
     repair = detail::plan_index_repair(w, committed);
@@ -230,6 +234,7 @@ std::int64_t detail::InPlaceEngine::last_step() const { return w_->last_step; }
 
 WriteStats detail::InPlaceEngine::write_step(const StepInfo& info, const LocalGrids& grids) {
   WriterState& w = open_state();
+  agree_step_info(w.comm, info, w.path);  // before the step exists: nothing to abandon
   try {
     return write_in_place(w, info, grids);
   } catch (const FileError& e) {
@@ -262,6 +267,8 @@ void detail::InPlaceEngine::close() {
     w.flush();  // H5Fclose does not sync with the MPI-IO driver; flush does
     w.ctx.check_status(w.file.close(), "close file");
   });
+  MPI_Barrier(w.comm);
+  if (w.rank == 0) close_room(w.path);
 }
 
 // --- Writer: one engine, chosen once -----------------------------------------------------

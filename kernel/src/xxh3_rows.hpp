@@ -2,7 +2,7 @@
 //
 // Included by exactly three files, each with REWIND_XXH3_ISA naming a namespace:
 // xxh3_rows_base.cpp (the x86-64 baseline, SSE2), xxh3_rows_avx2.cpp (built with
-// -mavx2, about 3x faster on cache-hot rows: docs/benchmarks.md, "Kernel write/read") and
+// -mavx2, about 3x faster on cache-hot rows: bench/kernel/HISTORY.md, "Kernel write/read") and
 // xxh3_rows_avx512.cpp (-mavx512f); checksum.cpp picks one at run time.
 // xxHash picks its vector code from the compiler's target macros, and XXH_INLINE_ALL
 // makes every xxHash function static, so the copies never meet at link time. For the

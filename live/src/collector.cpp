@@ -120,16 +120,26 @@ class Core {
     s.parent = now.parent;
     s.ranks = static_cast<std::uint32_t>(link_.layout().compute_size);
     s.clients = server_ ? static_cast<std::uint32_t>(server_->stats().open) : 0;
+    for (const auto& f : now.futures) {
+      col::FutureStatus o{f.file, f.parent, run_state(f.state), f.step, f.time, 0.0, f.changes};
+      // Its rate since it started (a future's own; the job's above is over the last second).
+      if (o.state == col::RunState::running && f.wall > 0 && std::isfinite(f.wall))
+        o.steps_per_second = static_cast<double>(f.steps) / f.wall;
+      s.futures.push_back(std::move(o));
+    }
     return s;
   }
 
-  col::ControlReply control(col::ControlAction a) {
+  col::ControlReply control(col::ControlAction a, const std::string& file) {
     const Action action = a == col::ControlAction::pause ? Action::pause : a == col::ControlAction::resume ? Action::resume : Action::stop;
-    const Reply r = steer(ControlCommand{action});
+    const Reply r = steer(ControlCommand{action, file});
     // The reply is the newest word on the run's state (steer drained every status sent
     // before it); the run's own status says so only at its next boundary, and a client
     // asking at once after a resume must not read "paused".
     link_.update_status([&](Status& s) {
+      for (auto& f : s.futures)
+        if ((file.empty() || f.file == r.file) && f.state != State::finished) f.state = r.state;
+      if (!file.empty() && s.futures.size() > 1) return;  // one future of several: the job's state stays
       s.state = r.state;
       s.step = r.step;
       s.time = r.time;
@@ -156,8 +166,8 @@ class Core {
     return out;
   }
 
-  col::SetReply set(const col::ParamValues& values) {
-    const Reply r = steer(SetCommand{values_of(values)});
+  col::SetReply set(const col::ParamValues& values, const std::string& file) {
+    const Reply r = steer(SetCommand{values_of(values), file});
     col::SetReply out;
     out.step = r.step;
     out.time = r.time;
@@ -170,8 +180,11 @@ class Core {
     if (file.empty()) throw ServiceError(ErrorCode::conflict, "the run writes no file to branch from");
     // No file asked: "@SEL", a step on the timeline of the file being written (through its
     // parents; driver/src/live.cpp on_timeline).
-    const Reply r = steer(BranchCommand{(b.file.empty() ? "" : file) + "@" + b.from, values_of(b.values), b.output});
-    col::BranchReply out{r.file, r.parent, r.step, r.time};
+    BranchCommand c{(b.file.empty() ? "" : file) + "@" + b.from, {}};
+    if (b.futures.empty()) c.futures.push_back({values_of(b.values), b.output});
+    for (const auto& f : b.futures) c.futures.push_back({values_of(f.values), f.output});
+    const Reply r = steer(c);
+    col::BranchReply out{r.file, r.parent, r.step, r.time, r.files};
     // The run is on the branch now; its own status says so only at its next boundary,
     // and a client asking at once must not see the file it left.
     link_.update_status([&](Status& s) {
@@ -263,9 +276,9 @@ class LiveService final : public col::Service {
     return {"info", "steps", "window", "status", "control", "parameters", "set", "branch"};
   }
   col::RunStatus status() override { return core_.status(); }
-  col::ControlReply control(col::ControlAction a) override { return core_.control(a); }
+  col::ControlReply control(col::ControlAction a, const std::string& file) override { return core_.control(a, file); }
   std::vector<col::ParameterInfo> parameters() override { return core_.parameters(); }
-  col::SetReply set(const col::ParamValues& values) override { return core_.set(values); }
+  col::SetReply set(const col::ParamValues& values, const std::string& file) override { return core_.set(values, file); }
   col::BranchReply branch(const col::BranchRequest& b) override { return core_.branch(b); }
 
  private:
@@ -289,7 +302,7 @@ CollectorStats run_collector(const RankLayout& layout, Selector selector, col::S
     // The run must not wait for a collector that cannot serve: stop it cleanly (it
     // writes its final checkpoint at its first boundary), release the other ranks, then
     // report.
-    core.command(ControlCommand{Action::stop});
+    core.command(ControlCommand{Action::stop, ""});
     core.loop(nullptr);
     throw;
   }

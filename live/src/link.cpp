@@ -115,7 +115,29 @@ bool above_leaves(const Plan& p, const kernel::LocalGrids& grids) {
                      [&](const Mine& m) { return !grids.grids[m.grid].child_uids.empty(); });
 }
 
+// Focuses the host back on the future at this boundary, however the command ends.
+struct Focus {
+  Host& host;
+  explicit Focus(Host& h) : host(h) {}
+  Focus(const Focus&) = delete;
+  Focus& operator=(const Focus&) = delete;
+  ~Focus() {
+    try {
+      host.focus("");
+    } catch (...) {
+    }
+  }
+};
+
 }  // namespace
+
+void Host::focus(const std::string& file) {
+  if (file.empty()) return;
+  const auto w = where();
+  if (file != w.file)
+    throw std::invalid_argument(fmt::format("{} is not a future of this run (it writes {})", file,
+                                            w.file.empty() ? std::string("no file") : w.file));
+}
 
 struct Link::Impl {
   // Where the collector is.
@@ -200,6 +222,9 @@ struct Link::Impl {
     if (rank != 0) return;
     Status s = host.where();
     s.state = state;
+    // The job paused (or ending) holds every future: each says so, not its own "running".
+    for (auto& f : s.futures)
+      if (f.state == State::running && state != State::running) f.state = state;
     s.steps = steps;
     s.wall = MPI_Wtime() - t0;
     s.ranks = ranks;
@@ -334,6 +359,8 @@ struct Link::Impl {
   }
 
   void window(Host& host, const WindowCommand& c, Reply& reply) {
+    host.focus(c.file);  // every rank throws alike
+    const Focus back{host};
     const double t0w = MPI_Wtime();
     std::vector<int> vars;
     for (const auto& v : c.vars) vars.push_back(host.variable(v));  // every rank throws alike
@@ -417,12 +444,20 @@ struct Link::Impl {
       held = true;
     } else if (std::holds_alternative<Release>(c)) {
       held = false;
-    } else if (const auto* k = std::get_if<ControlCommand>(&c)) {
+    } else if (const auto* k = std::get_if<ControlCommand>(&c); k && !k->file.empty()) {
+      if (ending) throw std::invalid_argument("the run has finished");
+      host.control(k->action, k->file);  // that future alone: the link's state stays
+      host.focus(k->file);
+      const Focus back{host};
+      here();
+      reply.state = k->action == Action::pause ? State::paused : k->action == Action::resume ? State::running : State::stopping;
+      send_status(host, paused ? State::paused : State::running);
+    } else if (k) {
       if (ending) throw std::invalid_argument("the run has finished");
       const bool was_paused = paused;
       paused = k->action == Action::pause;
       try {
-        host.control(k->action);
+        host.control(k->action, "");
       } catch (...) {
         paused = was_paused;
         throw;
@@ -439,9 +474,14 @@ struct Link::Impl {
       reply.parameters = host.parameters();
     } else if (const auto* s = std::get_if<SetCommand>(&c)) {
       if (ending) throw std::invalid_argument("the run has finished");
-      reply.applied = host.set(s->values);
-      here();
+      reply.applied = host.set(s->values, s->file);
+      {
+        host.focus(s->file);
+        const Focus back{host};
+        here();
+      }
       reply.step += 1;  // the first step computed with them
+      send_status(host, paused ? State::paused : State::running);  // the changes in status at once, paused too
     } else if (const auto* br = std::get_if<BranchCommand>(&c)) {
       if (ending) throw std::invalid_argument("the run has finished");
       try {

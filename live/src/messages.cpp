@@ -97,6 +97,7 @@ void put(Out& w, const WindowCommand& c) {
     w.put(c.shm->token);
     w.put(c.shm->bytes);
   }
+  w.put_string(c.file);
 }
 
 WindowCommand get_window(In& r) {
@@ -124,6 +125,7 @@ WindowCommand get_window(In& r) {
     s.bytes = r.get<std::uint64_t>();
     c.shm = s;
   }
+  c.file = r.get_string();
   return c;
 }
 
@@ -162,12 +164,19 @@ std::vector<std::byte> encode(const Command& c) {
       [&](const auto& m) {
         using T = std::decay_t<decltype(m)>;
         if constexpr (std::is_same_v<T, WindowCommand>) put(w, m);
-        else if constexpr (std::is_same_v<T, ControlCommand>) w.put(static_cast<std::uint8_t>(m.action));
-        else if constexpr (std::is_same_v<T, SetCommand>) w.values(m.values);
-        else if constexpr (std::is_same_v<T, BranchCommand>) {
-          w.put_string(m.from);
+        else if constexpr (std::is_same_v<T, ControlCommand>) {
+          w.put(static_cast<std::uint8_t>(m.action));
+          w.put_string(m.file);
+        } else if constexpr (std::is_same_v<T, SetCommand>) {
           w.values(m.values);
-          w.put_string(m.output);
+          w.put_string(m.file);
+        } else if constexpr (std::is_same_v<T, BranchCommand>) {
+          w.put_string(m.from);
+          w.put_count(m.futures.size());
+          for (const auto& f : m.futures) {
+            w.values(f.values);
+            w.put_string(f.output);
+          }
         }
       },
       c);
@@ -183,14 +192,29 @@ Command decode_command(std::span<const std::byte> f) {
     case Op::window: c = get_window(r); break;
     case Op::hold: c = Hold{}; break;
     case Op::release: c = Release{}; break;
-    case Op::control: c = ControlCommand{r.enumerated<Action>(static_cast<std::uint8_t>(Action::stop))}; break;
+    case Op::control: {
+      ControlCommand m;
+      m.action = r.enumerated<Action>(static_cast<std::uint8_t>(Action::stop));
+      m.file = r.get_string();
+      c = std::move(m);
+      break;
+    }
     case Op::parameters: c = ParametersQuery{}; break;
-    case Op::set: c = SetCommand{r.values()}; break;
+    case Op::set: {
+      SetCommand m;
+      m.values = r.values();
+      m.file = r.get_string();
+      c = std::move(m);
+      break;
+    }
     case Op::branch: {
       BranchCommand b;
       b.from = r.get_string();
-      b.values = r.values();
-      b.output = r.get_string();
+      b.futures.resize(r.get_count(4 + 4));
+      for (auto& future : b.futures) {
+        future.values = r.values();
+        future.output = r.get_string();
+      }
       c = std::move(b);
       break;
     }
@@ -222,6 +246,7 @@ std::vector<std::byte> encode(const Reply& m) {
     w.doubles(p.value);
   }
   w.strings(m.applied);
+  w.strings(m.files);
   return frame(kReplyType, w);
 }
 
@@ -248,6 +273,7 @@ Reply decode_reply(std::span<const std::byte> f) {
     p.value = r.doubles();
   }
   m.applied = r.strings();
+  m.files = r.strings();
   r.finish();
   return m;
 }
@@ -263,6 +289,17 @@ std::vector<std::byte> encode(const Status& s) {
   w.put(s.steps);
   w.put_f64(s.wall);
   w.put(s.ranks);
+  w.put_count(s.futures.size());
+  for (const auto& f : s.futures) {
+    w.put_string(f.file);
+    w.put_string(f.parent);
+    w.put(static_cast<std::uint8_t>(f.state));
+    w.put(f.step);
+    w.put_f64(f.time);
+    w.put(f.steps);
+    w.put_f64(f.wall);
+    w.strings(f.changes);
+  }
   return frame(kStatusType, w);
 }
 
@@ -278,6 +315,17 @@ Status decode_status(std::span<const std::byte> f) {
   s.steps = r.get<std::int64_t>();
   s.wall = r.get_f64();
   s.ranks = r.get<std::int32_t>();
+  s.futures.resize(r.get_count(4 + 4 + 1 + 8 + 8 + 8 + 8 + 4));
+  for (auto& m : s.futures) {
+    m.file = r.get_string();
+    m.parent = r.get_string();
+    m.state = r.enumerated<State>(static_cast<std::uint8_t>(State::finished));
+    m.step = r.get<std::int64_t>();
+    m.time = r.get_f64();
+    m.steps = r.get<std::int64_t>();
+    m.wall = r.get_f64();
+    m.changes = r.strings();
+  }
   r.finish();
   return s;
 }

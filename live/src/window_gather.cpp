@@ -105,6 +105,7 @@ col::WindowReply WindowGather::gather(const Selection& sel, const col::WindowReq
   out.hi = sel.covered.hi;
   out.variables = r.variables;
   plan.command.vars = r.variables;
+  plan.command.file = r.file;  // the future whose state it shows ("" = the first)
   out.cells = 0;
   for (std::size_t i = 0; i < sel.pieces.size(); ++i) {
     const auto& p = sel.pieces[i];

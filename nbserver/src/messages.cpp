@@ -199,6 +199,44 @@ void encode_body(Out& w, const Body& body) {
              body);
 }
 
+PlanReply get_plan_reply(In& r) {
+  PlanReply b;
+  auto& p = b.plan;
+  p.shape = r.get_shape();
+  p.rank = r.get<std::int32_t>();
+  p.ranks = r.get<std::int32_t>();
+  p.levels = r.get<std::int32_t>();
+  p.global_grids = r.get<std::int64_t>();
+  p.grids.resize(r.get_count(kMinGridBytes));
+  for (auto& g : p.grids) {
+    g.uid = r.get_uid();
+    g.box = r.get_box();
+    g.family = r.get_family();
+    g.neighbours = r.get_neighbours();
+  }
+  return b;
+}
+
+WindowReply get_window_reply(In& r) {
+  WindowReply b;
+  b.level = r.get<std::int32_t>();
+  b.stride = r.get<std::int32_t>();
+  b.values = r.get<std::int64_t>();
+  b.covered = r.get_box();
+  b.pieces.resize(r.get_count(8 + 4 * 9 + 8 * 6));  // uid, 9 ints, 6 doubles
+  for (auto& p : b.pieces) {
+    p.uid = r.get_uid();
+    p.owner = r.get<std::int32_t>();
+    p.level = r.get<std::int32_t>();
+    for (auto& v : p.first) v = r.get<std::int32_t>();
+    for (auto& v : p.count) v = r.get<std::int32_t>();
+    p.stride = r.get<std::int32_t>();
+    for (auto& v : p.origin) v = r.get_f64();
+    for (auto& v : p.spacing) v = r.get_f64();
+  }
+  return b;
+}
+
 Body decode_body(MessageType t, In& r) {
   switch (t) {
     case MessageType::owner_request: return OwnerRequest{r.get_uids()};
@@ -240,23 +278,7 @@ Body decode_body(MessageType t, In& r) {
       return b;
     }
     case MessageType::plan_request: return PlanRequest{r.get<std::int32_t>()};
-    case MessageType::plan_reply: {
-      PlanReply b;
-      auto& p = b.plan;
-      p.shape = r.get_shape();
-      p.rank = r.get<std::int32_t>();
-      p.ranks = r.get<std::int32_t>();
-      p.levels = r.get<std::int32_t>();
-      p.global_grids = r.get<std::int64_t>();
-      p.grids.resize(r.get_count(kMinGridBytes));
-      for (auto& g : p.grids) {
-        g.uid = r.get_uid();
-        g.box = r.get_box();
-        g.family = r.get_family();
-        g.neighbours = r.get_neighbours();
-      }
-      return b;
-    }
+    case MessageType::plan_reply: return get_plan_reply(r);
     case MessageType::window_request: {
       WindowRequest b;
       b.box = r.get_box();
@@ -264,25 +286,7 @@ Body decode_body(MessageType t, In& r) {
       b.max_level = r.get<std::int32_t>();
       return b;
     }
-    case MessageType::window_reply: {
-      WindowReply b;
-      b.level = r.get<std::int32_t>();
-      b.stride = r.get<std::int32_t>();
-      b.values = r.get<std::int64_t>();
-      b.covered = r.get_box();
-      b.pieces.resize(r.get_count(8 + 4 * 9 + 8 * 6));  // uid, 9 ints, 6 doubles
-      for (auto& p : b.pieces) {
-        p.uid = r.get_uid();
-        p.owner = r.get<std::int32_t>();
-        p.level = r.get<std::int32_t>();
-        for (auto& v : p.first) v = r.get<std::int32_t>();
-        for (auto& v : p.count) v = r.get<std::int32_t>();
-        p.stride = r.get<std::int32_t>();
-        for (auto& v : p.origin) v = r.get_f64();
-        for (auto& v : p.spacing) v = r.get_f64();
-      }
-      return b;
-    }
+    case MessageType::window_reply: return get_window_reply(r);
     case MessageType::shutdown_request: return ShutdownRequest{};
     case MessageType::shutdown_reply: return ShutdownReply{};
     case MessageType::error_reply: {

@@ -77,7 +77,7 @@ Message answer(const st::Topology& topo, const Message& request, const window::T
               if (!arrays) arrays = &own.emplace(window::arrays_of(topo.tree()));
               window::Selection sel;
               try {
-                sel = window::select(arrays->view(), window::Window{{r.box.lo, r.box.hi}, r.budget, r.max_level});
+                sel = window::select(arrays->view(), window::Window{{r.box.lo, r.box.hi}, r.budget, r.max_level, window::Lod::uniform});
               } catch (const std::invalid_argument& e) {
                 return error(ErrorCode::bad_argument, std::string("window request: ") + e.what());
               }

@@ -1,9 +1,9 @@
-"""Steering a Rewind run from pvpython, next to the Rewind Live Source (issue 14).
+"""Steering a Rewind run from pvpython, next to the Rewind Live Source.
 
 Shipped inside the Rewind ParaView plugin: after LoadPlugin it imports in pvpython and
 pvbatch. Everything the GUI's steering panel does is here; it speaks the collector
 protocol with rewind_client.py (the rewind package's client, python/rewind/client.py,
-shipped alone; docs/collector-protocol.md, revision 1.1):
+shipped alone; docs/collector-protocol.md, revisions 1.1 and 1.8):
 
     from paraview.simple import *
     LoadPlugin(".../RewindReader.so", remote=False, ns=globals())
@@ -16,6 +16,13 @@ shipped alone; docs/collector-protocol.md, revision 1.1):
     steer.set({"physics.nu": 2e-3})
     steer.branch("t=1", {"boundary.xmin.velocity": [1.5, 0, 0]}, output="fast.h5")
     steer.resume(); steer.stop()
+    # Futures: several from one step, computed together, each in its own file
+    steer.fork("latest", [{"physics.nu": 2e-3}, {}], outputs=["a.h5", "b.h5"])
+    steer.futures()       # [{"file": "a.h5", "parent", "state", "step", "time", "changes", ...}, ...]
+    steer.pause(file="b.h5"); steer.set({"physics.nu": 3e-3}, file="a.h5")
+    live.File = "a.h5"    # the live source shows that future (Time "live")
+    import rewind_compare # one view per running future, side by side (the dock's Compare)
+    rewind_compare.compare(live)
 
 Every command that changes the run (pause, resume, stop, set, branch) then refreshes the
 live source, so the next render shows the run's new state. Errors raise
@@ -76,32 +83,51 @@ class Steering:
             self.source.UpdatePipeline()
 
     def status(self):
-        """The run's state: state, step, time, steps_per_second, file, parent, ranks, clients."""
+        """The run's state: state, step, time, steps_per_second, file, parent, ranks,
+        clients, futures (see futures())."""
         return self._call("status")
 
-    def pause(self):
-        return self._call("pause", refresh=True)
+    def futures(self):
+        """Every future of the job: [{"file", "parent", "state", "step", "time",
+        "steps_per_second", "changes"}, ...] (one for a job that never forked)."""
+        return self._call("futures")
 
-    def resume(self):
-        return self._call("resume", refresh=True)
+    # `file` (pause, resume, stop, set): the future writing that file; None = every future.
+    def pause(self, file=None):
+        return self._call("pause", file, refresh=True)
 
-    def stop(self):
-        return self._call("stop")
+    def resume(self, file=None):
+        return self._call("resume", file, refresh=True)
+
+    def stop(self, file=None):
+        return self._call("stop", file)
 
     def parameters(self):
         """Every steerable parameter: name, type ("number" or "vector"), unit, min, max,
         value, description -- what the GUI panel builds its widgets from."""
         return self._call("parameters")
 
-    def set(self, values):
+    def set(self, values, file=None):
         """Changes parameters from the next step on: {"physics.nu": 2e-3, ...}."""
-        return self._call("set", dict(values), refresh=True)
+        return self._call("set", dict(values), file, refresh=True)
 
     def branch(self, from_, values=None, file=None, output=None):
         """Branches from a committed step (a time selector: "latest", "N", "#i", "t=T") of
         `file` (default: the file being written) with `values` changed, into `output`
         (default: chosen by the run). Returns {"file", "parent", "step", "time"}."""
         return self._call("branch", from_, dict(values or {}), file, output, refresh=True)
+
+    def fork(self, from_, changes, file=None, outputs=None):
+        """Forks the run (with several futures running: the one writing `file`) at the
+        committed step `from_` into len(changes) futures, computed together from then on:
+        changes[i] is future i's {name: value} ({} = the run continued unchanged),
+        outputs[i] its file (default: the run's choice). Returns {"files" (the futures'
+        files, in order), "file", "parent", "step", "time"}."""
+        outputs = list(outputs or [])
+        if outputs and len(outputs) != len(changes):
+            raise rewind_client.InvalidArgument(f"fork: {len(changes)} futures but {len(outputs)} outputs: one per future")
+        futures = [{"values": dict(c), **({"output": outputs[i]} if outputs else {})} for i, c in enumerate(changes)]
+        return self._call("branch", from_, None, file, None, futures, refresh=True)
 
     def close(self):
         if self._client is not None:

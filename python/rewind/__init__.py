@@ -9,10 +9,12 @@
     w = run.window(((0, 0, 0), (1, 0.41, 0)), budget=20_000, variables=["p"])
     img = w.image("p")                      # a window on one level as one array
     run.lineage, run.timeline()             # a branch's parent, its history through its parents
+    run.timelines()                         # {path: Timeline}: this file's and every branch's below it
 
     with rewind.connect("127.0.0.1:7400") as c:   # `rewind serve` or `rewind run --listen`
                                                   # (or "run.h5": the live job writing it)
         c.status(); c.pause(); c.set({"physics.nu": 2e-3}); c.resume()
+        c.branch("latest", futures=[{"values": {"physics.nu": 2e-3}}, {}]); c.futures()   # a fork
         w = c.window(((0, 0, 0), (1, 0.41, 0)), 20_000, ["p"])
 
 The file reader (rewind.open, RunFile, Step, ...) needs numpy and h5py and is imported on

@@ -1,5 +1,5 @@
 """rewind.client: the Python client of the Rewind collector (docs/collector-protocol.md,
-version 1, revision 1.7) -- `rewind serve` of files, or `rewind run --listen` of a job.
+version 1, revision 1.9) -- `rewind serve` of files, or `rewind run --listen` of a job.
 
     import rewind
     with rewind.connect("127.0.0.1:7400") as c:          # or rewind.Client("127.0.0.1", 7400)
@@ -19,6 +19,10 @@ Steering the collector of a running `rewind run` (plain dicts and lists, no nump
         c.parameters()                    # [{"name": "physics.nu", "type": "number", "min", "max", ...}]
         c.set({"physics.nu": 2e-3, "boundary.xmin.velocity": [1.5, 0, 0]})   # {"step", "time", "values"}
         c.branch("t=2", {"boundary.xmin.velocity": [2, 0, 0]}, output="fast.h5")  # {"file", "parent", "step", "time"}
+        c.branch("latest", futures=[{"values": {"physics.nu": 2e-3}, "output": "a.h5"}, {"output": "b.h5"}])
+        c.futures(); c.pause(file="b.h5"); c.window(box, 20_000, file="a.h5")   # one future of several
+
+(rewind.steering has these methods, the futures of revision 1.8 included.)
 
 Arrays travel as they are (codec "none") or zstd-compressed, as negotiated in the hello:
 by default the client asks for "none" first when the server's address is loopback (no
@@ -40,9 +44,12 @@ is not encrypted: reach a remote job through an SSH tunnel (docs/collector-proto
 "Security").
 
 This file is also shipped alone, as the module `rewind_client`, inside the ParaView
-plugin (paraview-plugin/RewindReader/rewind_client.py links here): it imports nothing
-of the package but its errors, and defines them itself when it stands alone.
+plugin (paraview-plugin/RewindReader/rewind_client.py links here), with steering.py as
+`rewind_client_steering`: it imports nothing else of the package but its errors, and
+defines them itself when it stands alone.
 """
+from __future__ import annotations
+
 import io
 import ipaddress
 import json
@@ -52,6 +59,13 @@ import socket
 import stat
 import struct
 import sys
+import time
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
+
+if TYPE_CHECKING:
+    import numpy as np
+
+Box = Sequence[Sequence[float]]  # ((x0, y0, z0), (x1, y1, z1))
 
 PROTOCOL_VERSION = 1
 MAGIC = b"RWCL"
@@ -63,6 +77,7 @@ TYPES = {"hello": 1, "hello_reply": 2, "info_request": 3, "info_reply": 4, "step
          "branch_request": 19, "branch_reply": 20}
 MAX_REPLY = 1 << 30
 MAX_RAW = 4 << 30
+BRANCH_TIMEOUT = 660.0  # seconds; the server answers a branch within 10 minutes
 # (1.7) A window's pieces as a binary table, 96 bytes per piece (docs/collector-protocol.md,
 # "Piece table"); a plain list of numpy dtype fields, so that this module imports numpy
 # only for windows.
@@ -79,12 +94,17 @@ except ImportError:  # alone, as the ParaView plugin's rewind_client module
     class CollectorError(Exception):
         """An error reply from the server, or a protocol violation (.code: 'malformed', ...)."""
 
-        def __init__(self, code, message):
+        def __init__(self, code: str, message: str):
             super().__init__(f"{code}: {message}")
             self.code = code
 
     class InvalidArgument(ValueError):
         """An argument refused before anything is sent (a token file others may read, ...)."""
+
+try:
+    from .steering import SteeringMethods
+except ImportError:  # alone: the ParaView plugin ships steering.py beside it as rewind_client_steering
+    from rewind_client_steering import SteeringMethods
 
 
 MAX_TOKEN = 4096
@@ -105,36 +125,45 @@ def _read_private(path, what, access, limit, missing=None):
         if not stat.S_ISREG(st.st_mode):
             raise InvalidArgument(f"{what} {path} is not a regular file")
         if st.st_mode & 0o077:
+            if access is None:  # as the rewind commands say it: what group or others may do
+                read, write = st.st_mode & 0o044, st.st_mode & 0o022
+                access = "read and changed" if read and write else "read" if read else "changed" if write else "used"
             raise InvalidArgument(f"{what} {path} may be {access} by group or others "
                                   f"(mode {stat.S_IMODE(st.st_mode):04o}): chmod 600 {path}")
         return f.read(limit)
 
 
-def read_token_file(path):
+def read_token_file(path: str | os.PathLike) -> str:
     """The token in `path` (its first line), as `rewind --token-file` reads it: refused
     (InvalidArgument, a ValueError, naming the file, never the token) if group or others may read or write it,
     or if it is empty."""
     path = os.path.expanduser(path)
-    text = _read_private(path, "token file", "read", MAX_TOKEN + 2)
+    text = _read_private(path, "token file", None, MAX_TOKEN + 2)
     token = text.split(b"\n", 1)[0].rstrip(b"\r").decode()
     if not token:
         raise InvalidArgument(f"token file {path} is empty (the token is its first line)")
+    if not token.strip():
+        raise InvalidArgument(f"token file {path} holds a token of white space only (its first line): put a secret in it")
     if len(token) > MAX_TOKEN:
         raise InvalidArgument(f"token file {path} holds a token longer than {MAX_TOKEN} bytes")
     return token
 
 
-def resolve_token(token=None, token_file=None):
+def resolve_token(token: str | None = None, token_file: str | os.PathLike | None = None) -> str:
     """The token to send: `token`, else the one in `token_file`, else $REWIND_TOKEN, else
     the one in the file $REWIND_TOKEN_FILE names; "" if none (the rule of the rewind
     commands' --token / --token-file)."""
     if token and token_file:
         raise InvalidArgument("give token or token_file, not both")
+    if token and not token.strip():
+        raise InvalidArgument("the token is white space only: give a secret")
     if token:
         return token
     if token_file:
         return read_token_file(token_file)
     env, env_file = os.environ.get("REWIND_TOKEN", ""), os.environ.get("REWIND_TOKEN_FILE", "")
+    if env and not env.strip():
+        raise InvalidArgument("REWIND_TOKEN is white space only: give a secret, or unset it")
     if env and env_file:
         raise InvalidArgument("both REWIND_TOKEN and REWIND_TOKEN_FILE are set; unset one")
     return read_token_file(env_file) if env_file else env
@@ -162,7 +191,7 @@ class Window:
     image(name)         the pieces stitched into one array (a window on one level)
     """
 
-    def __init__(self, meta, arrays, table=None):
+    def __init__(self, meta: dict[str, Any], arrays: list[np.ndarray], table: np.ndarray | None = None):
         self.meta = meta
         for k in ("step", "time", "file", "level", "stride", "box", "cells", "variables"):
             setattr(self, k, meta[k])
@@ -172,7 +201,7 @@ class Window:
         self.cell_type = arrays[len(self.variables)]
 
     @property
-    def pieces(self):
+    def pieces(self) -> list[dict[str, Any]]:
         if self._pieces is None:  # from the table, once: ints and floats as the JSON list gives them
             self._pieces = [{"row": int(r["row"]), "uid": int(r["uid"]), "level": int(r["level"]),
                              "first": r["first"].tolist(), "count": r["count"].tolist(), "stride": int(r["stride"]),
@@ -194,15 +223,15 @@ class Window:
             off.append(off[-1] + nx * ny * nz)
         return off
 
-    def piece_arrays(self, name):
+    def piece_arrays(self, name: str) -> list[np.ndarray]:
         """The values of variable `name` split into pieces, each shaped (nz, ny, nx)."""
         off = self._offsets()
         return [self.values[name][off[i]:off[i + 1]].reshape(p["count"][::-1]) for i, p in enumerate(self.pieces)]
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.table) if self.table is not None else len(self._pieces)
 
-    def __getitem__(self, i):
+    def __getitem__(self, i: int) -> Piece:
         """Piece i (a rewind.Piece; negative counts from the end)."""
         i = range(len(self.pieces))[i]
         p = self.pieces[i]
@@ -212,10 +241,10 @@ class Window:
         types = self.cell_type[off[i]:off[i + 1]].reshape(shape) if len(self.cell_type) else None
         return Piece(p, values, types)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Piece]:
         return (self[i] for i in range(len(self.pieces)))
 
-    def image(self, name, resample=False):
+    def image(self, name: str, resample: bool = False) -> Image:
         """The pieces of variable `name` as one Image: an array (nz, ny, nx) on the
         window's lattice, NaN where no piece has a cell (outside the covered cells).
         The pieces must share one level and stride (a uniform window: raises
@@ -254,7 +283,7 @@ class Piece:
     and spans origin + spacing*(i, j, k) to that + cell (cell = spacing / stride).
     x, y, z: the cell-centre coordinates along each axis (1-D arrays of nx, ny, nz)."""
 
-    def __init__(self, meta, values, cell_type):
+    def __init__(self, meta: dict[str, Any], values: dict[str, np.ndarray], cell_type: np.ndarray | None):
         import numpy as np
         self.row, self.uid, self.level, self.stride = meta["row"], meta["uid"], meta["level"], meta["stride"]
         self.first, self.count = tuple(meta["first"]), tuple(meta["count"])
@@ -275,14 +304,14 @@ class Image:
     no cell; sample (k, j, i) spans origin + spacing*(i, j, k) to that + cell. x, y, z:
     cell-centre coordinates (1-D); extent: (x0, x1, y0, y1) for matplotlib's imshow."""
 
-    def __init__(self, name, values, origin, spacing, cell):
+    def __init__(self, name: str, values: np.ndarray, origin: np.ndarray, spacing: np.ndarray, cell: np.ndarray):
         import numpy as np
         self.name, self.values, self.origin, self.spacing, self.cell = name, values, origin, spacing, cell
         nz, ny, nx = values.shape
         self.x, self.y, self.z = (origin[a] + spacing[a] * np.arange(n) + 0.5 * cell[a] for a, n in enumerate((nx, ny, nz)))
         self.extent = (origin[0], origin[0] + nx * spacing[0], origin[1], origin[1] + ny * spacing[1])
 
-    def __array__(self, dtype=None):
+    def __array__(self, dtype: Any = None) -> np.ndarray:
         return self.values if dtype is None else self.values.astype(dtype)
 
     def __repr__(self):
@@ -336,7 +365,7 @@ class _Arena:
     """One buffer for a window's uncompressed arrays, read from the socket in one go and
     handed out as numpy views of it; the next window reuses it once no array of the last
     one is held any more (a view, and a view of a view, holds its buffer), so a client
-    asking again and again pays no fresh pages (docs/benchmarks.md, "Live windows by
+    asking again and again pays no fresh pages (bench/live/HISTORY.md, §2 "Live windows by
     default")."""
 
     def __init__(self):
@@ -471,20 +500,12 @@ def decode(header, payload, max_raw=MAX_RAW):
     return kind, request_id, fields, arrays
 
 
-def _values(values):
-    """{name: float or [x, y, z]} as the protocol wants it (finite numbers; JSON has no NaN)."""
-    out = {}
-    for name, v in values.items():
-        x = [float(v)] if isinstance(v, (int, float)) and not isinstance(v, bool) else [float(c) for c in v]
-        if len(x) not in (1, 3) or not all(math.isfinite(c) for c in x):
-            raise InvalidArgument(f"{name}: expected a finite number or 3 finite numbers, got {v!r}")
-        out[name] = x[0] if isinstance(v, (int, float)) else x
-    return out
+class Client(SteeringMethods):
+    """A session with a collector: info, steps, windows; steering (rewind.steering)."""
 
-
-class Client:
-    def __init__(self, host="127.0.0.1", port=7400, token=None, timeout=30.0, name="rewind-python", codec=None,
-                 token_file=None, piece_table=True):
+    def __init__(self, host: str = "127.0.0.1", port: int = 7400, token: str | None = None, timeout: float = 30.0,
+                 name: str = "rewind-python", codec: str | Sequence[str] | None = None,
+                 token_file: str | os.PathLike | None = None, piece_table: bool = True):
         """codec: None (default) offers "none" first on a loopback address, "zstd" first
         otherwise; "none" or "zstd" offers only that one; a list offers those, most wanted
         first. self.server["codec"] says what the server chose (absent from a revision 1.1
@@ -506,6 +527,7 @@ class Client:
             raise InvalidArgument(f"codec {codec!r}: expected one of {', '.join(CODECS)}, a list of them, or None")
         self.sock = socket.create_connection((host, port), timeout=timeout)
         self.sock.settimeout(timeout)
+        self.timeout = timeout
         self.next_id = 1
         if codecs is None:
             local = ipaddress.ip_address(self.sock.getpeername()[0]).is_loopback
@@ -517,10 +539,10 @@ class Client:
             hello["piece_table"] = True
         self.server = self._call("hello", hello)[0]
 
-    def __enter__(self):
+    def __enter__(self) -> Client:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def _call(self, type_name, fields, reuse=()):
@@ -542,85 +564,79 @@ class Client:
             raise CollectorError("malformed", f"reply to request {reply_id}, expected {rid}")
         return reply, arrays
 
-    def info(self):
+    def info(self) -> dict[str, Any]:
         return self._call("info_request", {})[0]
 
-    def steps(self):
+    def steps(self) -> list[dict[str, Any]]:
         return self._call("steps_request", {})[0]["steps"]
 
-    def window(self, box, budget, variables=None, time="live", file=None, out=None):
+    def window(self, box: Box, budget: int, variables: Sequence[str] | None = None, time: str | float = "live",
+               file: str | None = None, out: Window | None = None) -> Window:
         """box = ((x0, y0, z0), (x1, y1, z1)); budget: at most N cells (N values of each
         variable); variables None = every variable the step
         holds (a visualisation step: the ones written; the live state: all).
+        file: one of info()["files"] (default: the first file's timeline); with time
+        "live", the future writing it, of a job computing several (revision 1.8).
         out: a previous Window whose arrays are refilled when their sizes match (codec
         none): asking for the same window again and again then allocates nothing; `out`
-        is the caller's to give up (its arrays are the new window's)."""
+        is the caller's to give up (its arrays are the new window's).
+        time "t=T" after the last step of a running job: asked again once the job has
+        written a step at or after T, up to `timeout` seconds; of a file, a paused or an
+        ended job: CollectorError("no_such_step") at once (docs/collector-protocol.md,
+        "Times not reached yet")."""
         req = {"box": {"lo": list(map(float, box[0])), "hi": list(map(float, box[1]))}, "budget": int(budget),
                "time": time, "variables": list(variables or [])}
         if file:
             req["file"] = file
         reuse = [out.values[v] for v in out.variables] + [out.cell_type] if out is not None else ()
-        return _window(*self._call("window_request", req, reuse))
+        deadline = _clock() + self.timeout
+        while True:
+            try:
+                return _window(*self._call("window_request", req, reuse))
+            except CollectorError as e:
+                if e.code != "no_such_step":
+                    raise
+                self._wait_to_reach(e, time, file, deadline)
 
-    # --- Steering (revision 1.1): the collector of a running `rewind run` -----------------
-
-    def offers(self, capability):
-        """True if the server announced `capability` ("window", "status", "set", ...)."""
-        return capability in self.server.get("capabilities", [])
+    def _wait_to_reach(self, refused, time, file, deadline):
+        """After `refused` (no_such_step) for `time` of `file`: raises it at once if
+        waiting cannot help (not t=T, not a running job, T reached already), with how
+        long it waited at `deadline`; returns once the job's steps reach T."""
+        t = _time_of(time)
+        if t is None or not self.offers("status") or _reached(self.steps(), file, t):
+            raise refused
+        start = _clock()
+        while True:
+            s = self.status()
+            if s["state"] != "running":
+                raise refused
+            if _clock() + REACH_POLL > deadline:
+                message = str(refused)[len(refused.code) + 2:]  # "code: message"
+                raise CollectorError(refused.code, f"{message}; waited {_clock() - start:.0f} s (the client's "
+                                     "timeout) for the running job to reach it") from None
+            _sleep(REACH_POLL)
+            if s["time"] * (1 + 1e-12) + 1e-300 >= t and _reached(self.steps(), file, t):  # the job's time first: cheap
+                return
 
     def _steer(self, name, fields):
+        """A steering request (SteeringMethods: status, control, set, branch, ...), refused
+        as "unsupported" before sending when the server does not announce it."""
         if not self.offers(name):
             raise CollectorError("unsupported", f"the server does not offer {name} "
                                  f"(it offers {', '.join(self.server.get('capabilities', []))})")
-        return self._call(name + "_request", fields)[0]
+        if name != "branch":
+            return self._call(name + "_request", fields)[0]
+        # A branch answers once its futures are restored and have written a step: that
+        # grows with the state, so the server gives it 10 minutes (BRANCH_TIMEOUT here).
+        timeout = self.sock.gettimeout()
+        self.sock.settimeout(None if timeout is None else max(timeout, BRANCH_TIMEOUT))
+        try:
+            return self._call(name + "_request", fields)[0]
+        finally:
+            if self.sock is not None:
+                self.sock.settimeout(timeout)
 
-    def status(self):
-        """{"state": "running" | "paused" | "stopping" | "finished", "step", "time",
-        "steps_per_second", "file", "parent", "ranks", "clients"}."""
-        return self._steer("status", {})
-
-    def control(self, action):
-        """action "pause", "resume" or "stop", applied at the next step boundary (this call
-        waits for it): {"state", "step", "time"} after it took effect."""
-        return self._steer("control", {"action": action})
-
-    def pause(self):
-        return self.control("pause")
-
-    def resume(self):
-        return self.control("resume")
-
-    def stop(self):
-        return self.control("stop")
-
-    def parameters(self):
-        """The steerable parameters: a list of {"name", "type" ("number" | "vector"), "unit",
-        "min", "max", "min_open", "max_open", "value", "description"}; min_open / max_open:
-        that end of the range is excluded (physics.nu: (0, 10], min_open True); False from a
-        server before revision 1.4, whose ranges were closed."""
-        params = self._steer("parameters", {})["parameters"]
-        for p in params:
-            p.setdefault("min_open", False)
-            p.setdefault("max_open", False)
-        return params
-
-    def set(self, values):
-        """values: {name: number or [x, y, z]}, applied from the next step on:
-        {"step" (the first step computed with them), "time", "values"}."""
-        return self._steer("set", {"values": _values(values)})
-
-    def branch(self, from_, values=None, file=None, output=None):
-        """Branches from the committed step `from_` ("latest", "N", "#i", "t=T") of `file`
-        (default: the file being written) with `values` changed, into `output` (default:
-        the server's choice): {"file", "parent", "step", "time"}."""
-        req = {"from": from_, "values": _values(values or {})}
-        if file:
-            req["file"] = file
-        if output:
-            req["output"] = output
-        return self._steer("branch", req)
-
-    def close(self):
+    def close(self) -> None:
         if self.sock is None:
             return
         try:
@@ -631,10 +647,32 @@ class Client:
         self.sock = None
 
 
+# How often a wait for a time not reached asks the job where it is (seconds).
+REACH_POLL = 0.2
+_clock, _sleep = time.monotonic, time.sleep
+
+
+def _time_of(selector):
+    """T of a "t=T" selector; None for any other selector."""
+    if not isinstance(selector, str) or not selector.startswith("t="):
+        return None
+    try:
+        t = float(selector[2:])
+    except ValueError:
+        return None
+    return t if math.isfinite(t) else None
+
+
+def _reached(steps, file, t):
+    """Whether a step of `file` (None = any listed) is at or after t, with the kernel's
+    tolerance (kernel::index_at_or_before)."""
+    return any((not file or s["file"] == file) and t <= s["time"] * (1 + 1e-12) + 1e-300 for s in steps)
+
+
 CONTACT_VERSION = 1
 
 
-def read_contact(run_file):
+def read_contact(run_file: str | os.PathLike) -> dict[str, Any]:
     """The contact file of the live job writing `run_file` (RUN.h5, or RUN.h5.contact
     itself), as a dict: host, port, token ("" if none), node, pid, started
     (docs/collector-protocol.md, "Contact file"). Raises InvalidArgument (one line) if
@@ -684,7 +722,7 @@ def _names_run_file(address):
     return address.endswith(".contact") or os.path.exists(address) or os.path.exists(address + ".contact")
 
 
-def connect(address, **options):
+def connect(address: str | os.PathLike, **options: Any) -> Client:
     """A Client of the collector at "HOST:PORT" (the address `rewind serve` and
     `rewind run --listen` print; "[::1]:PORT" for IPv6), or of the live job writing the
     run file `address` ("run.h5": through its contact file run.h5.contact, see

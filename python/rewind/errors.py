@@ -55,6 +55,6 @@ class CollectorError(RewindError):
     protocol violation; `.code` is the protocol's code name ("bad_argument",
     "no_such_step", "unauthorized", "unsupported", "malformed", ...)."""
 
-    def __init__(self, code, message):
+    def __init__(self, code: str, message: str):
         super().__init__(f"{code}: {message}")
         self.code = code

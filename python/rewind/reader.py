@@ -7,7 +7,7 @@
     run[-1]["u"]                       # a Field: the leaf grids' cells of u (read now)
     run[-1].grids(level=2)["p"]        # every grid of level 2; .level_cut(2): the LOD cut
     run.window(box, budget)            # a rewind.Window, as `rewind window` computes it
-    run.lineage, run.parent, run.timeline()
+    run.lineage, run.parent, run.timeline(), run.timelines()
 
 Nothing but /common and /simulation/index is read when a file is opened; a step's
 topology when first needed; cell data when asked for. Values come as stored (float32 in a
@@ -358,6 +358,12 @@ class RunFile:
                 entries.append((f, k, s))
         return Timeline(self, entries)
 
+    def timelines(self):
+        """{path: Timeline} of this file and of every branch below it (the futures of a
+        fork, restarts into other files; found as rewind.branches.branch_paths finds them)."""
+        from .branches import timelines
+        return timelines(self)
+
     # --- housekeeping ----------------------------------------------------------------
 
     def close(self):
@@ -469,7 +475,8 @@ class Step:
     position (in run.steps), variables (the cell_data variables it stores, in the file's
     order: a visualisation step holds a chosen few), fields ({group: [names]}: cell_data,
     and previous_cell_data, ... in checkpoints), float32, case_overrides (settings steered
-    in from this step on), leaf_grids_per_level, monitor_state; topology (read on first
+    in from this step on), leaf_grids_per_level, monitor_state, scalars (the code's named
+    scalars, {name: value}, format 1.8); topology (read on first
     use). step["u"] is the leaves' u (a Field); grids(), leaves(), level_cut() select
     other grids; window() a sliding window."""
 
@@ -499,6 +506,16 @@ class Step:
     @property
     def monitor_state(self):
         return np.array(self._attr("monitor_state", []), dtype=float)
+
+    @property
+    def scalars(self):
+        """The code's named scalars of this step (its monitors: drag, energy, a residual),
+        {name: value} in the order written; {} when it stores none (and before format 1.8)."""
+        names = [line for line in _text(self._attr("scalar_names", b"")).split("\n") if line]
+        values = np.atleast_1d(np.asarray(self._attr("scalar_values", []), dtype=float))
+        if len(values) != len(names):
+            raise ValueError(f"{self._group.name} names {len(names)} scalars but holds {len(values)} values")
+        return {n: float(v) for n, v in zip(names, values)}
 
     @property
     def fields(self):

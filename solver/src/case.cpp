@@ -123,14 +123,12 @@ double stable_dt(const SolverCase& c, double adv, const std::array<double, 3>& h
   return dt;
 }
 
-SolverCase parse_solver_case(CaseDocument& doc) {
-  SolverCase c;
-  c.tree = config::parse_tree_case(doc);
-  const auto& sh = c.tree.shape;
-  const int dim = sh.dim();
+namespace {
 
-  // [physics] (ranges and defaults: the key table)
-  auto& ph = c.physics;
+// The sections of a case file, in the order parse_solver_case reads them (ranges and
+// defaults: the key table).
+
+void parse_physics(CaseDocument& doc, Physics& ph) {
   ph.nu = doc.get_double("physics.nu");
   if (doc.has("physics.alpha") && doc.has("physics.Pr"))
     throw doc.error("physics.Pr", "give either alpha or Pr, not both");
@@ -147,20 +145,24 @@ SolverCase parse_solver_case(CaseDocument& doc) {
   ph.heat_source = doc.get_double("physics.heat_source");
   if (!ph.energy && (ph.beta != 0.0 || ph.heat_source != 0.0))
     throw doc.error("physics.beta", "buoyancy or a heat source needs the energy equation: set physics.alpha or physics.Pr");
+}
 
-  // [time]
-  auto& t = c.time;
+void parse_time(CaseDocument& doc, TimeSettings& t) {
   t.end = doc.get_double("time.end");
   t.dt = doc.get_double("time.dt");
   t.safety = doc.get_double("time.safety");
   t.dt_max = doc.get_double("time.dt_max");
   t.max_steps = doc.get_int("time.max_steps", std::numeric_limits<std::int64_t>::max());
+}
 
-  // [boundary.*]
+// [boundary.*]
+void parse_boundaries(CaseDocument& doc, const spacetree::TreeShape& sh, const Physics& ph,
+                      std::array<FaceBc, 6>& boundary) {
+  const int dim = sh.dim();
   for (int f = 0; f < 6; ++f) {
     const int axis = f / 2;
     const std::string p = std::string("boundary.") + kFaceNames[f];
-    FaceBc& b = c.boundary[f];
+    FaceBc& b = boundary[f];
     if (axis >= dim) {
       if (doc.has(p)) throw doc.error(p, "a 2-D case has no z faces");
       b.type = BcType::periodic;
@@ -186,39 +188,40 @@ SolverCase parse_solver_case(CaseDocument& doc) {
     if (b.type == BcType::inflow && !b.temperature_fixed)
       throw doc.error(p + ".temperature", "an inflow needs a temperature value");
   }
+}
 
-  // [[obstacle]]
-  const std::size_t nobs = doc.count("obstacle");
-  for (std::size_t i = 0; i < nobs; ++i) {
-    const std::string p = "obstacle[" + std::to_string(i) + "]";
-    Obstacle o;
-    const std::string type = doc.get_string(p + ".type");
-    o.type = type == "sphere" ? ObstacleType::sphere : type == "box" ? ObstacleType::box : ObstacleType::circle;
-    if (o.type == ObstacleType::box) {
-      o.box.lo = doc.get_double3(p + ".lo");
-      o.box.hi = doc.get_double3(p + ".hi");
-      for (int a = 0; a < dim; ++a)
-        if (!(o.box.hi[a] > o.box.lo[a])) throw doc.error(p + ".hi", "must be above lo on every axis");
-    } else {
-      o.center = doc.get_double3(p + ".center");
-      o.radius = doc.get_double(p + ".radius");
-      if (o.type == ObstacleType::sphere && dim == 2)
-        throw doc.error(p + ".type", "a sphere needs a 3-D domain (use circle in 2-D)");
-    }
-    if (doc.has(p + ".temperature")) {
-      if (!ph.energy) throw doc.error(p + ".temperature", "needs the energy equation (physics.alpha or physics.Pr)");
-      o.temperature = doc.get_double(p + ".temperature");
-    }
-    const auto b = o.bounds(dim);
+// [[obstacle]] number i
+Obstacle parse_obstacle(CaseDocument& doc, std::size_t i, const spacetree::TreeShape& sh, const Physics& ph) {
+  const int dim = sh.dim();
+  const std::string p = "obstacle[" + std::to_string(i) + "]";
+  Obstacle o;
+  const std::string type = doc.get_string(p + ".type");
+  o.type = type == "sphere" ? ObstacleType::sphere : type == "box" ? ObstacleType::box : ObstacleType::circle;
+  if (o.type == ObstacleType::box) {
+    o.box.lo = doc.get_double3(p + ".lo");
+    o.box.hi = doc.get_double3(p + ".hi");
     for (int a = 0; a < dim; ++a)
-      if (!(b.lo[a] > sh.domain.lo[a] && b.hi[a] < sh.domain.hi[a]) && std::isfinite(b.lo[a]))
-        throw doc.error(p, fmt::format("obstacle reaches outside the domain on axis {} ([{}, {}] vs domain [{}, {}])",
-                                       "xyz"[a], b.lo[a], b.hi[a], sh.domain.lo[a], sh.domain.hi[a]));
-    c.obstacles.push_back(o);
+      if (!(o.box.hi[a] > o.box.lo[a])) throw doc.error(p + ".hi", "must be above lo on every axis");
+  } else {
+    o.center = doc.get_double3(p + ".center");
+    o.radius = doc.get_double(p + ".radius");
+    if (o.type == ObstacleType::sphere && dim == 2)
+      throw doc.error(p + ".type", "a sphere needs a 3-D domain (use circle in 2-D)");
   }
+  if (doc.has(p + ".temperature")) {
+    if (!ph.energy) throw doc.error(p + ".temperature", "needs the energy equation (physics.alpha or physics.Pr)");
+    o.temperature = doc.get_double(p + ".temperature");
+  }
+  const auto b = o.bounds(dim);
+  for (int a = 0; a < dim; ++a)
+    if (!(b.lo[a] > sh.domain.lo[a] && b.hi[a] < sh.domain.hi[a]) && std::isfinite(b.lo[a]))
+      throw doc.error(p, fmt::format("obstacle reaches outside the domain on axis {} ([{}, {}] vs domain [{}, {}])",
+                                     "xyz"[a], b.lo[a], b.hi[a], sh.domain.lo[a], sh.domain.hi[a]));
+  return o;
+}
 
-  // [solver]
-  auto& ps = c.pressure;
+// [solver], the numerics included
+void parse_solver(CaseDocument& doc, PressureSettings& ps, Numerics& numerics) {
   ps.tolerance = doc.get_double("solver.tolerance");
   ps.max_cycles = static_cast<int>(doc.get_int("solver.max_cycles"));
   ps.pre_smooth = static_cast<int>(doc.get_int("solver.pre_smooth"));
@@ -228,36 +231,40 @@ SolverCase parse_solver_case(CaseDocument& doc) {
   ps.coarse_factor = doc.get_double("solver.coarse_factor");
   ps.max_sweeps = static_cast<int>(doc.get_int("solver.max_sweeps"));
   ps.omega = doc.get_double("solver.omega");
+  numerics.upwind = doc.get_double("solver.upwind");
+  numerics.immersed = choice<Immersed>("solver.immersed", doc.get_string("solver.immersed"));
+}
 
-  // [numerics]
-  c.numerics.upwind = doc.get_double("solver.upwind");
-  c.numerics.immersed = choice<Immersed>("solver.immersed", doc.get_string("solver.immersed"));
-
-  // [initial]
-  c.initial.type = choice<InitialType>("initial.type", doc.get_string("initial.type"));
-  c.initial.velocity = doc.get_double3("initial.velocity");
-  if (c.initial.type == InitialType::rest && doc.has("initial.velocity"))
+void parse_initial(CaseDocument& doc, const spacetree::TreeShape& sh, const Physics& ph, Initial& initial) {
+  initial.type = choice<InitialType>("initial.type", doc.get_string("initial.type"));
+  initial.velocity = doc.get_double3("initial.velocity");
+  if (initial.type == InitialType::rest && doc.has("initial.velocity"))
     throw doc.error("initial.velocity", "initial.type = \"rest\" takes no velocity (use \"uniform\")");
-  if (c.initial.type == InitialType::taylor_green) {
+  if (initial.type == InitialType::taylor_green) {
     if (!sh.periodic[0] || !sh.periodic[1]) throw doc.error("initial.type", "taylor_green needs a domain periodic in x and y");
     if (std::abs(sh.domain.extent(0) - sh.domain.extent(1)) > 1e-12 * sh.domain.extent(0))
       throw doc.error("initial.type", "taylor_green needs a square domain in x and y");
-    if (c.initial.velocity == std::array<double, 3>{0, 0, 0}) c.initial.velocity = {1.0, 0.0, 0.0};
+    if (initial.velocity == std::array<double, 3>{0, 0, 0}) initial.velocity = {1.0, 0.0, 0.0};
   }
   if (doc.has("initial.temperature")) {
     if (!ph.energy) throw doc.error("initial.temperature", "needs the energy equation (physics.alpha or physics.Pr)");
-    c.initial.temperature = doc.get_double("initial.temperature");
+    initial.temperature = doc.get_double("initial.temperature");
   }
+}
 
-  // [monitor]
-  auto& m = c.monitor;
+void parse_monitor(CaseDocument& doc, MonitorSettings& m) {
   m.interval = doc.get_int("monitor.interval");
   m.file = doc.get_string("monitor.file");
   m.progress = doc.get_double("monitor.progress");
   m.reference_velocity = doc.get_double("monitor.reference_velocity");
   m.reference_length = doc.get_double("monitor.reference_length");
+}
 
-  // A forced dt must be stable on the finest cells with the fastest prescribed speed.
+// A forced dt must be stable on the finest cells with the fastest prescribed speed.
+void check_forced_dt(CaseDocument& doc, const SolverCase& c) {
+  const auto& sh = c.tree.shape;
+  const auto& t = c.time;
+  const int dim = sh.dim();
   if (t.dt > 0) {
     const int finest = sh.max_depth;
     const auto h = sh.cell_size(finest);
@@ -269,6 +276,23 @@ SolverCase parse_solver_case(CaseDocument& doc) {
       throw doc.error("time.dt", fmt::format("{} is unstable: the CFL/diffusion limit on the finest cells (h = {:.3g}) "
                                              "is {:.3g}; lower it or use dt = 0 (automatic)", t.dt, h[0], lim));
   }
+}
+
+}  // namespace
+
+SolverCase parse_solver_case(CaseDocument& doc) {
+  SolverCase c;
+  c.tree = config::parse_tree_case(doc);
+  const auto& sh = c.tree.shape;
+  parse_physics(doc, c.physics);
+  parse_time(doc, c.time);
+  parse_boundaries(doc, sh, c.physics, c.boundary);
+  const std::size_t nobs = doc.count("obstacle");
+  for (std::size_t i = 0; i < nobs; ++i) c.obstacles.push_back(parse_obstacle(doc, i, sh, c.physics));
+  parse_solver(doc, c.pressure, c.numerics);
+  parse_initial(doc, sh, c.physics, c.initial);
+  parse_monitor(doc, c.monitor);
+  check_forced_dt(doc, c);
   return c;
 }
 

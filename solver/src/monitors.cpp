@@ -135,33 +135,36 @@ Monitors Solver::Impl::monitors() {
     m.nu_xmin = sums[1] * Lx / (dT * wall_area);
     m.nu_xmax = sums[2] * Lx / (dT * wall_area);
   }
-  if (!cfg.obstacles.empty()) {
-    m.has_obstacle = true;
-    const double U = cfg.reference_velocity(), L = cfg.reference_length();
-    const double area = dim == 2 ? L : L * L;
-    const double q = 0.5 * U * U * area;
-    m.cd = forces[0].force[0] / q;
-    m.cl = forces[0].force[1] / q;
-    m.cl_z = forces[0].force[2] / q;
-    m.strouhal = strouhal.value(L, U);
-    m.dp = std::numeric_limits<double>::quiet_NaN();
-    const auto& ob = cfg.obstacles[0];
-    if (ob.type != ObstacleType::box) {
-      // Pressure on the front and back points, extrapolated linearly from the
-      // fluid at one and two finest cells' distance along x.
-      const double h = h_finest[0];
-      auto at = [&](double x) {
-        auto p = ob.center;
-        p[0] = x;
-        return sample(kP, p);
-      };
-      const double xf = ob.center[0] - ob.radius, xb = ob.center[0] + ob.radius;
-      const double pf = 2.0 * at(xf - h) - at(xf - 2 * h);
-      const double pb = 2.0 * at(xb + h) - at(xb + 2 * h);
-      m.dp = pf - pb;
-    }
-  }
+  if (!cfg.obstacles.empty()) obstacle_monitors(m);
   return m;
+}
+
+// The drag and lift coefficients, Strouhal number and pressure drop of the first obstacle.
+void Solver::Impl::obstacle_monitors(Monitors& m) {
+  m.has_obstacle = true;
+  const double U = cfg.reference_velocity(), L = cfg.reference_length();
+  const double area = dim == 2 ? L : L * L;
+  const double q = 0.5 * U * U * area;
+  m.cd = forces[0].force[0] / q;
+  m.cl = forces[0].force[1] / q;
+  m.cl_z = forces[0].force[2] / q;
+  m.strouhal = strouhal.value(L, U);
+  m.dp = std::numeric_limits<double>::quiet_NaN();
+  const auto& ob = cfg.obstacles[0];
+  if (ob.type != ObstacleType::box) {
+    // Pressure on the front and back points, extrapolated linearly from the
+    // fluid at one and two finest cells' distance along x.
+    const double h = h_finest[0];
+    auto at = [&](double x) {
+      auto p = ob.center;
+      p[0] = x;
+      return sample(kP, p);
+    };
+    const double xf = ob.center[0] - ob.radius, xb = ob.center[0] + ob.radius;
+    const double pf = 2.0 * at(xf - h) - at(xf - 2 * h);
+    const double pb = 2.0 * at(xb + h) - at(xb + 2 * h);
+    m.dp = pf - pb;
+  }
 }
 
 }  // namespace rwd::solver

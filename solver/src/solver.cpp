@@ -25,6 +25,14 @@ std::vector<Variable> state_fields() {
   return out;
 }
 
+std::vector<Variable> solved_fields(const SolverCase& c) {
+  auto out = state_fields();
+  std::erase_if(out, [&](const Variable& f) {
+    return (f.var == kW && c.tree.shape.dim() == 2) || (f.var == kT && !c.physics.energy);
+  });
+  return out;
+}
+
 // ------------------------------------------------------------------ Solver
 Solver::Solver(SolverCase c, spacetree::LocalPlan plan, MPI_Comm comm)
     : impl_(std::make_unique<Impl>(std::move(c), std::move(plan), comm)) {

@@ -279,6 +279,7 @@ struct Solver::Impl {
   double sample(int var, const std::array<double, 3>& x);
 
   Monitors monitors();
+  void obstacle_monitors(Monitors& m);  // monitors()' cd, cl, St, dp (an obstacle)
 
   // initial (initial.cpp)
   void initialise();

@@ -3,7 +3,8 @@
 # under mpiexec on 1-4 ranks: its own checks; the file it wrote and its branch through
 # the stock tools (rewind verify, lineage); the h5py oracle — the parents it gave no
 # arrays hold the average of their leaves; and every step the same from every rank
-# count, bit for bit.
+# count, bit for bit. capi_roundtrip also writes its leaves from float32 arrays: the h5py
+# oracle float_oracle.py checks what the file stores.
 #   roundtrip.sh PROGRAM REWIND SOURCE_DIR MPIEXEC
 set -u
 prog=$(realpath "$1")
@@ -15,6 +16,11 @@ for np in 1 2 3 4; do
   grep FAIL run$np.log | head -5
   check "np $np: rewind verify passes its file and the branch" "$rewind verify out$np.h5 >/dev/null && $rewind verify out$np.h5.branch.h5 >/dev/null"
   check "np $np: the parents given no arrays are the average of their leaves (h5py oracle)" "lod_ok out$np.h5 && lod_ok out$np.h5.branch.h5"
+  if [ "$(basename "$prog")" = capi_roundtrip ]; then
+    check "np $np: float32 input stored as the file's type, values as given (h5py oracle)" \
+      "/usr/bin/python3 $src/tests/api/float_oracle.py out$np.h5 out$np.h5.float.h5 >float.out 2>&1" || cat float.out
+    check "np $np: ... and its parents are the average of its leaves (h5py oracle)" "lod_ok out$np.h5.float.h5"
+  fi
   for s in $(steps out1.h5); do
     check "np $np: step $s the same as on one process, bit for bit" "same out1.h5@$s out$np.h5@$s"
   done

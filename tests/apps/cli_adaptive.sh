@@ -17,7 +17,7 @@ same_info_tree() {
   local a b; a=$("$rewind" info "$1" | grep '^tree '); b=$("$rewind" info "$2" | grep '^tree ')
   [ -n "$a" ] && [ "$a" = "$b" ]
 }
-same() { "$rewind" diff "$1" "$2" >diff.out 2>&1 && grep -q '^identical' diff.out; }
+same() { "$rewind" diff --all-cells "$1" "$2" >diff.out 2>&1 && grep -q '^identical' diff.out; }
 
 # name | case file | extra settings (small and fast, with flow so the fields are not trivial)
 cases=(

@@ -32,11 +32,11 @@ check "run under mpirun, depth 9: no output file" "[ ! -e big.h5 ]"
 refused "halo, depth 9, mpirun -np 2" "tree.depth = 9" 2 halo "$cavity" --set tree.depth=9
 refused "a refine region too deep" "tree.refine[0].level = 12" 1 tree "$src/cases/tree-demo.toml" \
   --set tree.refine[0].level=12 --set tree.max_depth=12
-refused "a small --memory-limit" "tree.depth = 2" 1 tree "$cavity" --memory-limit 64M
+refused "a small --memory-limit" "tree.depth = 2" 1 tree "$cavity" --memory-limit 16M
 
 # The same case fits when the user says so, and a normal case is not disturbed.
 check "--memory-limit off lets a refused case through" \
-  "\"$rewind\" tree \"$cavity\" --memory-limit 64M >/dev/null 2>&1; [ \$? != 0 ] && \"$rewind\" tree \"$cavity\" --memory-limit off >/dev/null"
+  "\"$rewind\" tree \"$cavity\" --memory-limit 16M >/dev/null 2>&1; [ \$? != 0 ] && \"$rewind\" tree \"$cavity\" --memory-limit off >/dev/null"
 check "a normal case prints its estimate beside the tree" "\"$rewind\" tree \"$cavity\" | grep -q '^estimate .*grids.*available'"
 "$rewind" tree "$cavity" --memory-limit lots >out 2>err; rc=$?
 check "a bad --memory-limit: one line, non-zero exit" "[ $rc != 0 ] && [ \$(wc -l <err) = 1 ] && grep -q 'memory-limit' err"

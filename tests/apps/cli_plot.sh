@@ -3,7 +3,11 @@
 # (each panel's label, scale, y limits and tick labels, as matplotlib drew them):
 #  - a start-up spike at t = 0 leaves the frame of EVERY panel (it would flatten them);
 #  - axes carry units; a log axis spanning less than a decade still labels ticks;
-#  - the title is the case name the CSV records ("# case: NAME").
+#  - the title is the case name the CSV records ("# case: NAME");
+#  - --follow redraws several CSVs as they grow (futures of one run while they compute):
+#    a redraw per growth, a half-written last line not read, every file in the legend,
+#    and it stops by itself once no file has grown for --follow-seconds; a CSV not there
+#    yet (a future's, before its run creates it) is waited for.
 #   cli_plot.sh REWIND SOURCE_DIR
 source "$(dirname "$0")/lib.sh" "$@"
 /usr/bin/python3 -c 'import matplotlib' 2>/dev/null || { echo "skip: no matplotlib for /usr/bin/python3"; exit 0; }
@@ -41,4 +45,60 @@ check "a run's own CSV: titled with its case name" "[ $? = 0 ] && grep -q '^titl
 "$rewind" plot base.monitor.csv nu.monitor.csv -o two.png --describe >two.out 2>&1
 check "the legend names each run and the change a branch made (from its file)" \
   "grep -qx 'legend: base.monitor.csv | nu.monitor.csv (physics.nu=0.002)' two.out || { grep legend two.out; false; }"
+# --follow: two CSVs grow in three batches of 10 rows; each batch waits for the redraw of
+# the one before (a half-written row ends batch 2, completed in batch 3).
+/usr/bin/python3 - <<'PY' &
+import math, os, time
+files = ["fast.monitor.csv", "slow.monitor.csv"]
+hdr = "step,time,dt,kinetic_energy,max_velocity,max_divergence,pressure_cycles,pressure_residual,cd,cl\n"
+def row(i, k):
+    t = i * 0.1
+    return f"{i},{t},0.1,{1 + k + 0.01 * i},1.5,1e-5,3,1e-5,{3 + 0.1 * math.sin(t)},{math.sin(t + k)}\n"
+for k, n in enumerate(files):
+    with open(n, "w") as f:
+        f.write("# case: futures\n" + hdr)
+def redraws():
+    try:
+        return sum(l.startswith("plot: f.png (") for l in open("follow.out"))
+    except OSError:
+        return 0
+for batch in range(3):
+    for k, n in enumerate(files):
+        with open(n, "a") as f:
+            text = "".join(row(i, k) for i in range(10 * batch, 10 * batch + 10))
+            if batch == 1:
+                text += row(20, k)[:7]  # half of row 20: its writer has not finished it
+            elif batch == 2:
+                text = text[7:]
+            f.write(text)
+    deadline = time.time() + 60
+    while redraws() < batch + 1 and time.time() < deadline:
+        time.sleep(0.1)
+PY
+writer=$!
+sleep 0.5
+t0=$(date +%s)
+"$rewind" plot fast.monitor.csv slow.monitor.csv -o f.png --follow --follow-seconds 4 --describe >follow.out 2>&1
+rc=$? t1=$(date +%s)
+wait $writer
+check "plot --follow of two growing CSVs: exit 0, the PNG written" "[ $rc = 0 ] && [ -s f.png ] || { cat follow.out; false; }"
+check "... redrawn as they grew: at least 3 redraws, the last with all 30 rows of each" \
+  "[ \$(grep -c '^plot: f.png (' follow.out) -ge 3 ] && grep '^plot: f.png (' follow.out | tail -1 | grep -qx 'plot: f.png (fast.monitor.csv 30 rows, slow.monitor.csv 30 rows)'"
+check "... a half-written last row is not read (every redraw counts whole batches of 10)" \
+  "! grep '^plot: f.png (' follow.out | grep -q '[1-9] rows'"
+check "... the legend names every file" "grep -qx 'legend: fast.monitor.csv | slow.monitor.csv' follow.out"
+check "... and it stopped by itself once no file grew for --follow-seconds" \
+  "grep -qx 'plot: followed 2 files, [0-9]* redraws; stopped: no file grew for 4 s' follow.out && [ \$((t1 - t0)) -lt 60 ]"
+# A future's CSV its run has not created yet is waited for, then drawn with the others.
+( for _ in $(seq 600); do grep -q 'waiting for' later.out 2>/dev/null && break; sleep 0.1; done
+  cp slow.monitor.csv later.monitor.csv ) &
+"$rewind" plot fast.monitor.csv later.monitor.csv -o l.png --follow --follow-seconds 6 --describe >later.out 2>&1
+rc=$?
+wait
+check "plot --follow of a CSV not there yet: waits for it, then draws it with the others" \
+  "[ $rc = 0 ] && grep -qx 'plot: waiting for later.monitor.csv (not there yet)' later.out && grep -qx 'legend: fast.monitor.csv | later.monitor.csv' later.out || { cat later.out; false; }"
+"$rewind" plot spike.csv nope.csv -o n.png >nope.out 2>&1
+check "without --follow a missing CSV is one error line" "[ $? != 0 ] && [ \$(wc -l <nope.out) = 1 ] && grep -q 'nope.csv: no such file' nope.out"
+"$rewind" plot spike.csv --describe >noout.out 2>&1
+check "a usage error (no -o) exits 2 with one line, not CLI11's 106" "[ $? = 2 ] && [ \$(wc -l <noout.out) = 1 ]"
 exit $fail

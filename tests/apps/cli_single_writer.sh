@@ -101,7 +101,7 @@ for _ in $(seq 300); do
   sleep 0.1
 done
 check "the live job listens" "[ -n '$port' ]"
-steer() { "$rewind" steer 127.0.0.1:$port "$@"; }
+steer() { "$rewind" steer l.h5 "$@"; }  # through its contact file (which holds the job's token)
 wait_steps l.h5 2
 wait_steps held.h5 1
 steer pause >/dev/null 2>&1

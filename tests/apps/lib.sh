@@ -15,8 +15,8 @@ run_compute() {
   if [ "$n" = 1 ]; then "$rewind" run "$@" >>log 2>&1
   else "$mpiexec" -n $((n + 1)) "$rewind" run "$@" >>log 2>&1; fi
 }
-# same A B: `rewind diff A B` finds every compared value bit-for-bit equal.
-same() { "$rewind" diff "$1" "$2" >diff.out 2>&1 && grep -q '^identical' diff.out; }
+# same A B: `rewind diff --all-cells A B` finds every value bit-for-bit equal, solid cells too.
+same() { "$rewind" diff --all-cells "$1" "$2" >diff.out 2>&1 && grep -q '^identical' diff.out; }
 # lod_ok FILE [--step N | --window W.json ...]: the h5py + numpy oracle (no Rewind code)
 # finds every parent grid of every committed step equal to the average of its leaves —
 # `same` alone compares Rewind with Rewind, which agree even when both are stale.

@@ -7,8 +7,8 @@ in skipped.txt: TEST and the block's first line). Each command's output goes to 
 `#   TEXT` under a command are what it prints (`...` stands for what varies) and land in
 out/N.expect. A command ending in `&` runs in the background; the next line starts once
 every line the README shows for it has appeared (a user waits for them too). A command
-refused with "has not been reached" (a past step the run has not got to yet) is typed again
-a second later, for up to 120 s. The collector's port 7400 becomes PORT (a free one).
+refused with "has not been reached" (a branch from a step the run has not got to yet;
+`rewind window` waits for such a step itself) is typed again a second later, for up to 120 s. The collector's port 7400 becomes PORT (a free one).
 Prints the commands, one a line, to stderr."""
 import os
 import re

@@ -37,14 +37,15 @@ check "rewind serve with a token: 80 silent connections (before authentication)"
 stop
 
 start_listener "$mpiexec" -n 3 "$rewind" run "$src/cases/default.toml" --output live.h5 --set tree.depth=6 --steps 1 \
-  --set output.checkpoint_interval=0 --set output.visualisation_interval=0 --pause-at-end -q --listen 127.0.0.1:0
+  --set output.checkpoint_interval=0 --set output.visualisation_interval=0 --pause-at-end -q --listen 127.0.0.1:0 \
+  --token-file token
 check "rewind run --listen listens" "[ -n '$port' ]"
-paused() { "$rewind" steer 127.0.0.1:$port status 2>/dev/null | grep -q '^paused'; }
+paused() { "$rewind" steer 127.0.0.1:$port status --token-file token 2>/dev/null | grep -q '^paused'; }
 for _ in $(seq 1 300); do paused && break; sleep 0.2; done
 check "the live run is paused at its end" "paused"
 check "rewind run --listen (live windows): 80 silent connections, 8 clients that never read" \
-  "attack --label live --time live --attack idle:80 --attack slow:8"
-"$rewind" steer 127.0.0.1:$port stop >/dev/null 2>&1
+  "attack --label live --time live --token-file token --attack idle:80 --attack slow:8"
+"$rewind" steer 127.0.0.1:$port stop --token-file token >/dev/null 2>&1
 for _ in $(seq 1 300); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
 wait "$server_pid"
 check "... and the job ends when told to stop" "[ $? = 0 ]"

@@ -64,7 +64,7 @@ check "rewind window br.h5@t=T (a file named) still means br.h5's own steps" \
 start_listener "$mpiexec" -n 3 "$rewind" run "${opts[@]}" --restart br.h5@latest --steps 100000 --set time.end=30 \
   --output live.h5 --listen 127.0.0.1:0
 check "the live run on a branch listens" "[ -n '$port' ]" || { cat serve.log; exit 1; }
-steer=("$rewind" steer "127.0.0.1:$port")
+steer=("$rewind" steer live.h5)  # through its contact file (which holds the run's token)
 "${steer[@]}" pause >pause.out 2>&1
 "${steer[@]}" branch --from "t=$T" --set physics.nu=0.003 --output b2.h5 >branch.out 2>&1
 check "steer branch --from t=$T (no --file): from step $step_t of base.h5 ($(cat branch.out))" \

@@ -25,6 +25,9 @@ trap cleanup EXIT
 cd "$tmp"
 . "$src/tests/support/check.sh"  # check LABEL CONDITION
 case_file="$src/cases/default.toml"
+# Every run listens with this token (a run without one generates its own: cli_live_token.sh);
+# the clients below take it from the environment too.
+export REWIND_TOKEN="live-$$-$RANDOM$RANDOM"
 whole="--box 0,0,0,2.2,0.41,0 --budget 3000"
 zoom="--box 0.1,0.1,0,0.4,0.3,0 --budget 2000 --vars p,u"
 
@@ -121,7 +124,7 @@ check "mixed: two of the three compute ranks wrote into the collector's memory, 
 check "mixed: the windows equal the file's cells, value by value" \
   "$py $src/tests/collector/check_window.py mixed.h5 m1.json >chkm.out 2>&1 && $py $src/tests/collector/check_window.py mixed.h5 m2.json >>chkm.out 2>&1"
 
-# Two slow clients (codec none, whole-domain windows of ~12 MB each, never read) hold
+# Two slow clients (codec none, whole-domain windows of ~9 MB each, never read) hold
 # both of the collector's shared slots: another client's window then goes through the
 # collector's own arrays, still equal to the file, and once they are gone the next one
 # is sent from shared memory again. A finer tree, so the replies outgrow the sockets; the
@@ -131,16 +134,17 @@ launch slots.log -n 4 "$rewind" run "$case_file" --output slots.h5 --set time.en
   --listen 127.0.0.1:0  # not -q: the collector's closing line
 "$rewind" steer 127.0.0.1:$port pause >/dev/null 2>&1
 $py - "$port" "$src/python" >slow.out 2>&1 <<'PYEOF' &
-import socket, sys, time
+import os, socket, sys, time
 sys.path.insert(0, sys.argv[2])
 from rewind.client import PROTOCOL_VERSION, encode
 held = []
 for k in range(2):
     s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    s.sendall(encode("hello", 1, {"protocol": PROTOCOL_VERSION, "client": "slow", "token": "", "codecs": ["none"]}))
+    s.sendall(encode("hello", 1, {"protocol": PROTOCOL_VERSION, "client": "slow", "token": os.environ["REWIND_TOKEN"],
+                                 "codecs": ["none"]}))
     s.sendall(encode("window_request", 2, {"box": {"lo": [0, 0, 0], "hi": [2.2, 0.41, 1]}, "budget": 10**7,
-                                           "time": "live", "variables": ["u", "v", "w", "p"]}))
+                                           "time": "live", "variables": ["u", "v", "p"]}))
     held.append(s)
 time.sleep(4)  # never reads; then vanishes
 PYEOF
@@ -169,8 +173,11 @@ start_run 4 steer.log "$case_file" --output s.h5 --set time.end=30 --set output.
 "$rewind" steer 127.0.0.1:$port parameters >params.out 2>&1
 check "parameters lists viscosity and the inflow velocity with ranges" \
   "grep -q 'physics.nu' params.out && grep -q 'boundary.xmin.velocity' params.out"
-# A time the run has not reached (time.end is 30): refused with one line, not the latest step.
-"$rewind" window 127.0.0.1:$port $whole --time t=25 >late.out 2>&1
+# Paused early (the steered checkpoints below follow from here). A time the run has not
+# reached (time.end is 30): refused with one line, not the latest step (a running job
+# is waited for first, up to --timeout: cli_live_reach.sh).
+"$rewind" steer 127.0.0.1:$port pause >/dev/null 2>&1
+"$rewind" window 127.0.0.1:$port $whole --time t=25 --timeout 20 >late.out 2>&1
 check "a window at a time not reached: one error line saying where the running job is" \
   "[ $? != 0 ] && [ \$(wc -l <late.out) = 1 ] && grep -q 'has not been reached.*the running job is at step' late.out"
 "$rewind" steer 127.0.0.1:$port branch --from t=25 >lateb.out 2>&1
@@ -178,7 +185,6 @@ check "a branch from a time not reached: one error line" \
   "[ $? != 0 ] && [ \$(wc -l <lateb.out) = 1 ] && grep -q 't=25 has not been reached' lateb.out"
 "$rewind" steer 127.0.0.1:$port set physics.nu=-1 >bad.out 2>&1
 check "set outside the range: one error line, non-zero exit" "[ $? != 0 ] && [ \$(wc -l <bad.out) = 1 ] && grep -q 'physics.nu' bad.out"
-"$rewind" steer 127.0.0.1:$port pause >/dev/null 2>&1
 "$rewind" steer 127.0.0.1:$port set physics.nu=0.002 'boundary.xmin.velocity=[1.2, 0, 0]' >set.out 2>&1
 check "set applies at the next boundary" "[ $? = 0 ]"
 "$rewind" steer 127.0.0.1:$port status --json >status.json 2>&1
@@ -205,7 +211,7 @@ check "a CLI branch of the same step runs" "[ $? = 0 ]"
 check "the in-job branch's lineage names s.h5 and the change, like the CLI branch" \
   "\"$rewind\" lineage b.h5 | grep -q 's.h5' && \"$rewind\" lineage b.h5 | grep -q 'physics.nu=0.0015'"
 check "the in-job branch's steps equal the CLI branch's, bit for bit" \
-  "\"$rewind\" diff b.h5@#0 cli.h5@#0 >diff0.out 2>&1 && \"$rewind\" diff b.h5@#1 cli.h5@#1 >diff1.out 2>&1"
+  "\"$rewind\" diff --all-cells b.h5@#0 cli.h5@#0 >diff0.out 2>&1 && \"$rewind\" diff --all-cells b.h5@#1 cli.h5@#1 >diff1.out 2>&1"
 # A restart from a checkpoint after the set continues with the steered value: its
 # next checkpoint equals the steered run's, bit for bit.
 read -r k t_next <<<"$($py - <<'EOF'
@@ -227,7 +233,7 @@ check "the steered run has two regular checkpoints after the set" "[ -n '$k' ]"
 check "a restart from a checkpoint after the set runs with the steered viscosity" \
   "[ $? = 0 ] && grep -q 'nu = 0.002' r.log"
 check "... and its next checkpoint equals the steered run's, bit for bit" \
-  "\"$rewind\" diff s.h5@t=$t_next r.h5@t=$t_next >diffr.out 2>&1"
+  "\"$rewind\" diff --all-cells s.h5@t=$t_next r.h5@t=$t_next >diffr.out 2>&1"
 
 # A job whose checkpoints a dedicated I/O rank writes: a branch inside the job keeps its
 # I/O rank (the branch's writer hands its steps to it too) and equals a CLI branch.
@@ -246,5 +252,5 @@ check "dedicated: the branched job ends cleanly" "[ $? = 0 ]"
 "$rewind" run --restart 'd.h5@#1' --set physics.nu=0.0015 --set 'output.io.strategy="collective"' --output dcli.h5 \
   --steps 60 -q >dcli.log 2>&1  # one process: no room for an I/O rank
 check "dedicated: the in-job branch's first checkpoints equal a CLI branch's, bit for bit" \
-  "\"$rewind\" diff db.h5@#0 dcli.h5@#0 >ddiff0.out 2>&1 && \"$rewind\" diff db.h5@#1 dcli.h5@#1 >ddiff1.out 2>&1"
+  "\"$rewind\" diff --all-cells db.h5@#0 dcli.h5@#0 >ddiff0.out 2>&1 && \"$rewind\" diff --all-cells db.h5@#1 dcli.h5@#1 >ddiff1.out 2>&1"
 exit $fail

@@ -19,6 +19,8 @@ server_pid= slow_pid= idle_pid=
 cleanup() { for p in $server_pid $slow_pid $idle_pid; do kill "$p" 2>/dev/null; done; rm -rf "$tmp"; }
 trap cleanup EXIT
 cd "$tmp"
+# The runs listen with this token, which the clients below take from the environment too.
+export REWIND_TOKEN="end-$$-$RANDOM$RANDOM"
 last_step() { "$rewind" info "$1" --json | $py -c "import json,sys; print(json.load(sys.stdin)['steps'][-1]['step'])"; }
 
 start_listener "$mpiexec" -n 4 "$rewind" run "$src/cases/default.toml" --output e.h5 --steps 40 --set time.end=30 \
@@ -38,12 +40,12 @@ done
 # A slow client: a whole-domain window request (every variable, the finest level),
 # never read. And an idle client that only connects.
 $py - "$port" "$src/python" >slow.out 2>&1 <<'PYEOF' &
-import socket, sys, time
+import os, socket, sys, time
 sys.path.insert(0, sys.argv[2])
 from rewind.client import PROTOCOL_VERSION, encode
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-s.sendall(encode("hello", 1, {"protocol": PROTOCOL_VERSION, "client": "slow", "token": ""}))
+s.sendall(encode("hello", 1, {"protocol": PROTOCOL_VERSION, "client": "slow", "token": os.environ["REWIND_TOKEN"]}))
 s.sendall(encode("window_request", 2, {"box": {"lo": [0, 0, 0], "hi": [2.2, 0.41, 1]}, "budget": 10**7,
                                        "time": "live", "variables": ["u", "v", "p"]}))
 time.sleep(300)  # never reads
@@ -60,7 +62,7 @@ rc=$?
 cat py.out
 check "the Python client pauses, windows, sets and branches a live run" "[ $rc = 0 ]"
 
-PYTHONPATH="$src/python" $py "$src/python/examples/window_plot.py" 127.0.0.1:$port --box 0,0,0,2.2,0.41,0 --budget 4000 --var u \
+PYTHONPATH="$src/python" $py "$src/examples/python/window_plot.py" 127.0.0.1:$port --box 0,0,0,2.2,0.41,0 --budget 4000 --var u \
   --out live.png --frames 2 --every 0.5 >plot.out 2>&1
 check "the Python example follows the job (two pictures, titled with its state)" \
   "[ $? = 0 ] && [ -s live-000.png ] && [ -s live-001.png ] && grep -q paused plot.out"

@@ -15,6 +15,7 @@ set -u
 rewind=$1 src=$2 py=$3 mpiexec=$4
 . "$src/tests/collector/serve_util.sh"  # in_tmpdir, check, start_listener, wait_job
 in_tmpdir
+export REWIND_TOKEN="lod-$$-$RANDOM$RANDOM"  # the runs' token; the clients take it from here too
 
 box="--box 0,0,0,2.2,0.41,0 --vars p,u"
 leaves="$box --budget 22528"  # every leaf cell of the 352 x 64 channel

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Steering commands that fail leave a live run where it was (issue 31, item 2):
 #  - `rewind steer branch` with an output that cannot be created (a missing directory,
-#    an existing file, the run's own file, a directory, /dev/null, a name too long), a
+#    an existing file, the run's own file, a directory, /dev/null, a FIFO, a new name
+#    under /dev, a name too long), a
 #    step that is gone, and a branch whose first checkpoint hits a full disk (a small
 #    tmpfs in a private mount namespace; skipped, saying so, where none can be made):
 #    each is one error line, and the run's status shows the same state, step, time and
@@ -17,7 +18,7 @@ rewind=$1 src=$2 py=$3 mpiexec=$4
 if [ -z "${REWIND_STEER_FAIL_NS:-}" ] && [ "$(id -u)" = 0 ] && unshare -m --propagation private true 2>/dev/null; then
   REWIND_STEER_FAIL_NS=1 exec unshare -m --propagation private bash "$0" "$@"
 fi
-. "$src/tests/collector/serve_util.sh"  # check, start_listener, one_error, wait_job
+. "$src/tests/collector/serve_util.sh"  # check, start_live, pause_at, status, one_error, wait_job
 tmp=$(mktemp -d)
 server_pid=
 cleanup() {
@@ -28,6 +29,7 @@ cleanup() {
 trap cleanup EXIT
 cd "$tmp"
 chmod 755 "$tmp"
+export REWIND_TOKEN="fail-$$-$RANDOM$RANDOM"  # the runs' token; the clients take it from here too
 # Room for the run to advance while it is steered: the first pause lands when the run
 # has already computed a few steps (18 of 24 once, on a loaded CI machine), and each of
 # the fuzz's valid resumes lets a step or two pass before its pause; with 24 steps the
@@ -36,19 +38,9 @@ steps=120
 args=("$src/cases/default.toml" --steps $steps --set time.end=30 --set output.checkpoint_interval=0.02
       --set output.visualisation_interval=0 -q)
 
-start_listener "$mpiexec" -n 4 "$rewind" run "${args[@]}" --output a.h5 --listen 127.0.0.1:0
-check "the collector prints its address" "[ -n '$port' ]"
-[ -n "$port" ] || { cat serve.log; exit 1; }
-steer=("$rewind" steer "127.0.0.1:$port")
-status() { "${steer[@]}" status --json 2>/dev/null | $py -c "
-import json, sys; d = json.load(sys.stdin); print(d['state'], d['step'], repr(d['time']), d['file'])"; }
+start_live 4 a.h5 "${args[@]}"
 # Paused a few steps in, so the branch point (latest) is not the initial state.
-"${steer[@]}" pause >/dev/null 2>&1
-for _ in $(seq 1 100); do
-  s=$(status); [ "$(echo "$s" | cut -d' ' -f2)" -ge 3 ] 2>/dev/null && break
-  "${steer[@]}" resume >/dev/null 2>&1
-  "${steer[@]}" pause >/dev/null 2>&1
-done
+pause_at 3
 before=$(status)
 echo "paused: $before"
 check "paused a few steps in" "[ \"\$(echo '$before' | cut -d' ' -f1)\" = paused ]"
@@ -70,8 +62,14 @@ check "... nothing created" "[ ! -e no ]"
 refused "into an existing file" "exists" --from latest --output exists.txt
 check "... which is left as it was" "[ \"\$(cat exists.txt)\" = 'not an HDF5 file' ]"
 refused "into the run's own file" "never writes into its parent" --from latest --output a.h5
-refused "into a directory" "exists" --from latest --output adir
-refused "into /dev/null" "exists" --from latest --output /dev/null
+refused "into a directory" "adir: is a directory" --from latest --output adir
+refused "into /dev/null" "/dev/null: is a character device" --from latest --output /dev/null
+mkfifo fifo
+refused "into a FIFO (never opened: nothing waits for a reader)" "fifo: is a FIFO" --from latest --output fifo
+dev="/dev/rewind-steer-fail-$$.h5"
+refused "into a new file under /dev" "lies under /dev" --from latest --output "$dev"
+check "... nothing created there" "[ ! -e '$dev' ]"
+rm -f "$dev"
 refused "into a name too long" "File name too long" --from latest --output "$long"
 refused "from a step that is gone" "no committed step 99999" --from 99999 --output gone.h5
 refused "from before the first step" "no committed step at or before" --from t=-1 --output early.h5
@@ -83,6 +81,8 @@ if [ -n "${REWIND_STEER_FAIL_NS:-}" ] && mkdir full && mount -t tmpfs -o size=96
   refused "whose first checkpoint meets a full disk" "branch did not start.*goes on from step" --from latest \
     --output "$tmp/full/b.h5"
   check "... the half-written branch file is removed" "[ -z \"\$(ls full)\" ]"
+  check "... and the reply says so, never to continue the removed file" \
+    "grep -q 'b.h5 was removed: branch again when there is room' err.out && ! grep -q 'restart.*b.h5' err.out"
   ls -la full
 else
   echo "skip full disk: no private mount namespace with a tmpfs here (needs root and unshare -m)"
@@ -114,7 +114,7 @@ echo "steered:   $(steps_of a.h5)"
 echo "unsteered: $(steps_of b.h5)"
 same=1 n=0
 for s in $(steps_of b.h5); do
-  "$rewind" diff "a.h5@$s" "b.h5@$s" >diff.out 2>&1 || { same=; echo "step $s differs:"; cat diff.out; }
+  "$rewind" diff --all-cells "a.h5@$s" "b.h5@$s" >diff.out 2>&1 || { same=; echo "step $s differs:"; cat diff.out; }
   n=$((n + 1))
 done
 check "every step of the unsteered run ($n) is bit for bit the same step of the steered one" "[ -n '$same' ] && [ $n -ge 2 ]"
@@ -132,6 +132,8 @@ if [ -n "${REWIND_STEER_FAIL_NS:-}" ] && mkdir full2 && mount -t tmpfs -o size=9
   refused "onto a full disk, dedicated I/O ranks" "branch did not start.*written by the I/O ranks.*goes on from step" \
     --from latest --output "$tmp/full2/b.h5"
   check "... the branch file is removed" "[ -z \"\$(ls full2)\" ]"
+  check "... and the reply says so, never to continue the removed file" \
+    "grep -q 'b.h5 was removed: branch again when there is room' err.out && ! grep -q 'restart.*b.h5' err.out"
   "${steer[@]}" resume >/dev/null 2>&1
   wait_job 120
   check "... and the run finishes, exit 0" "[ -n '$ended' ] && [ '$rc' = 0 ]"

@@ -14,7 +14,7 @@ start_listener "$mpiexec" -n 3 "$rewind" run "$src/cases/default.toml" --output 
   --set output.checkpoint_interval=0 --set output.visualisation_interval=0 -q --listen 127.0.0.1:0
 check "the live run listens" "[ -n '$port' ]"
 [ -n "$port" ] || { cat serve.log; exit 1; }
-steer="$rewind steer 127.0.0.1:$port"
+steer="$rewind steer s.h5"  # through its contact file, which holds the run's generated token
 
 $steer parameters >params.out 2>&1
 "$rewind" keys physics.nu >key.out 2>&1
@@ -23,10 +23,9 @@ check "steer parameters: physics.nu's range is (0, 10], zero excluded" \
 check "... the range rewind keys gives for the key" "grep -q 'range (0, 10\]' key.out"
 check "... closed ends stay brackets (the inflow velocity)" \
   "grep -Eq '^boundary.xmin.velocity +\[.*\] +\[-?[0-9.e+]+, [0-9.e+]+\] +m/s' params.out"
-PYTHONPATH="$src/python" $py - "$port" >py.out 2>&1 <<'PYEOF'
-import sys
+PYTHONPATH="$src/python" $py - >py.out 2>&1 <<'PYEOF'
 import rewind
-with rewind.connect(f"127.0.0.1:{sys.argv[1]}", timeout=10) as c:
+with rewind.connect("s.h5", timeout=10) as c:
     p = {q["name"]: q for q in c.parameters()}
     nu = p["physics.nu"]
     assert (nu["min"], nu["max"], nu["min_open"], nu["max_open"]) == (0, 10, True, False), nu

@@ -117,7 +117,7 @@ class SteerableService : public FakeService {
     const std::lock_guard lock(mutex_);
     return {state_, step_, time(), 12.5, "fake.h5", "", 2, 1};
   }
-  ControlReply control(ControlAction action) override {
+  ControlReply control(ControlAction action, const std::string&) override {
     std::unique_lock lock(mutex_);
     wait_boundary(lock);
     if (state_ == RunState::stopping || state_ == RunState::finished) {
@@ -133,7 +133,7 @@ class SteerableService : public FakeService {
     return {{"boundary.xmin.velocity", velocity_, "m/s", -10, 10, "inflow velocity"},
             {"physics.nu", nu_, "m^2/s", 1e-9, 10, "kinematic viscosity"}};
   }
-  SetReply set(const ParamValues& values) override {
+  SetReply set(const ParamValues& values, const std::string&) override {
     std::unique_lock lock(mutex_);
     if (state_ == RunState::stopping) throw ServiceError(ErrorCode::conflict, "the run is stopping");
     for (const auto& [name, v] : values) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# python/rewind/client.py and python/examples/window_plot.py against `rewind serve`:
+# python/rewind/client.py and examples/python/window_plot.py against `rewind serve`:
 # the Python client's window equals the file read with h5py, value by value.
 #   python_client.sh REWIND SOURCE_DIR PYTHON
 set -u
@@ -12,5 +12,5 @@ check "rewind serve is listening" "[ -n '$port' ]"
 check "the Python client fetches, errors and refuses as documented" "$py $src/tests/collector/python_client_check.py $src $port pytok py.json"
 check "... and its window equals the file (h5py), every value" "$py $src/tests/collector/check_window.py f.h5 py.json"
 check "window_plot.py draws a window" \
-  "PYTHONPATH=$src/python $py $src/python/examples/window_plot.py 127.0.0.1:$port --box 0,0,0,2.2,0.41,0 --budget 20000 --var p --time latest --token pytok --out w.png && [ -s w.png ]"
+  "PYTHONPATH=$src/python $py $src/examples/python/window_plot.py 127.0.0.1:$port --box 0,0,0,2.2,0.41,0 --budget 20000 --var p --time latest --token pytok --out w.png && [ -s w.png ]"
 exit $fail

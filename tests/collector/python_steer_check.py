@@ -1,12 +1,18 @@
 """Drives the steering methods of python/rewind/client.py against the collector test
-server (a fake steerable run) and an offline one; needs no numpy.
+server (a fake steerable run) and an offline one, and again as the ParaView plugin ships
+them (client.py and steering.py alone, as rewind_client and rewind_client_steering);
+needs no numpy.
 
 usage: python_steer_check.py SRC_DIR LIVE_PORT TOKEN OFFLINE_PORT
 """
+import os
+import shutil
+import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, sys.argv[1] + "/python")
-from rewind.client import Client, CollectorError  # noqa: E402
+from rewind.client import Client, CollectorError, InvalidArgument  # noqa: E402
 
 live, token, offline = int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 
@@ -43,7 +49,20 @@ with Client("127.0.0.1", live, token=token, timeout=10) as c:
     except ValueError:
         pass
     b = c.branch("t=0.05", {"physics.nu": 0.5}, output="fast.h5")
-    assert b == {"file": "fast.h5", "parent": "fake.h5", "step": 5, "time": 0.05}, b
+    assert b == {"file": "fast.h5", "parent": "fake.h5", "step": 5, "time": 0.05, "files": ["fast.h5"]}, b
+    # Revision 1.8 arguments: futures and file (the fake run, like a 1.7 server, lists no futures).
+    assert c.status()["futures"] == [] and c.futures() == []
+    f = c.branch("latest", futures=[{"values": {"physics.nu": 0.5}, "output": "f1.h5"}, {}])
+    assert f["files"] == [f["file"]], f  # a reply without files (1.7): just file
+    assert c.pause(file="f1.h5")["state"] == "paused" and c.set({"physics.nu": 0.3}, file="f1.h5")["step"] > 0
+    for bad in ({"values": {"physics.nu": 0.5}, "futures": [{}]}, {"output": "x.h5", "futures": [{}]},
+                {"futures": []}, {"futures": {"values": {}}}, {"futures": [{"value": {}}]},
+                {"futures": [{"values": {"physics.nu": float("inf")}}]}, {"futures": [{"values": [1]}]}):
+        try:
+            c.branch("latest", **bad)
+            raise SystemExit(f"branch accepted {bad}")
+        except InvalidArgument:
+            pass
     assert c.resume()["state"] == "running"
     assert c.stop()["state"] == "stopping"
     refused("conflict", c.set, {"physics.nu": 0.5})
@@ -57,4 +76,30 @@ with Client("127.0.0.1", offline, timeout=10) as c:
                          ("set_request", {"values": {"physics.nu": 1.0}})):
         refused("unsupported", c._call, name, fields)  # sent anyway: the server says so
     assert len(c.steps()) == 3  # the session goes on
+
+# As the ParaView plugin ships it: the two files alone, under their plugin names, with
+# nothing of the package on the path.
+alone = tempfile.mkdtemp()
+try:
+    shutil.copy(sys.argv[1] + "/python/rewind/client.py", alone + "/rewind_client.py")
+    shutil.copy(sys.argv[1] + "/python/rewind/steering.py", alone + "/rewind_client_steering.py")
+    script = """
+import sys
+import rewind_client as rc
+assert "rewind" not in sys.modules, "the plugin's client imported the package"
+with rc.Client("127.0.0.1", int(sys.argv[1]), token=sys.argv[2], timeout=10) as c:
+    assert c.status()["state"] in ("running", "stopping") and c.futures() == []
+    r = c.branch("latest", futures=[{"output": "g.h5"}])
+    assert r["files"] == [r["file"]], r
+    try:
+        c.branch("latest", {"a": 1}, futures=[{}])
+        raise SystemExit("accepted values beside futures")
+    except rc.InvalidArgument:
+        pass
+"""
+    env = dict(os.environ, PYTHONPATH=alone)
+    r = subprocess.run([sys.executable, "-c", script, str(live), token], cwd=alone, env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+finally:
+    shutil.rmtree(alone)
 print("ok python steering client")

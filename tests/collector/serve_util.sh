@@ -42,3 +42,27 @@ wait_job() {
   wait "$server_pid"; rc=$?
   server_pid=
 }
+# status: "STATE STEP TIME FILE" of the live run "${steer[@]}" steers (its `status --json`;
+# needs $py); empty if it does not answer.
+status() { "${steer[@]}" status --json 2>/dev/null | $py -c "
+import json, sys; d = json.load(sys.stdin); print(d['state'], d['step'], repr(d['time']), d['file'])"; }
+# start_live NP FILE RUN-ARGS...: `rewind run RUN-ARGS --output FILE --listen 127.0.0.1:0`
+# under mpiexec -n NP in the background (needs $rewind, $mpiexec); checks that its
+# collector listens (else prints serve.log and exits 1), sets steer=(rewind steer ADDR).
+start_live() {
+  local np=$1 file=$2
+  shift 2
+  start_listener "$mpiexec" -n "$np" "$rewind" run "$@" --output "$file" --listen 127.0.0.1:0
+  check "the collector prints its address" "[ -n '$port' ]"
+  [ -n "$port" ] || { cat serve.log; exit 1; }
+  steer=("$rewind" steer "127.0.0.1:$port")
+}
+# pause_at STEP: the live run paused at STEP or later (short bursts of resume / pause).
+pause_at() {
+  "${steer[@]}" pause >/dev/null 2>&1
+  for _ in $(seq 1 200); do
+    [ "$(status | cut -d' ' -f2)" -ge "$1" ] 2>/dev/null && return 0
+    "${steer[@]}" resume >/dev/null 2>&1
+    "${steer[@]}" pause >/dev/null 2>&1
+  done
+}

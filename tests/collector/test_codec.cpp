@@ -51,7 +51,14 @@ std::vector<Body> steering_bodies() {
           SetReply{102, 1.02, values},
           BranchRequest{"t=0.5", "", {}, ""},
           BranchRequest{"#-2", "run.h5", values, "/tmp/b.h5"},
-          BranchReply{"run.branch50.h5", "run.h5", 50, 0.5}};
+          BranchReply{"run.branch50.h5", "run.h5", 50, 0.5},
+          // Revision 1.8: futures (their fields one by one: test_codec_futures.cpp).
+          StatusReply{{RunState::running, 7, 0.07, 1.0, "a.h5", "p.h5", 2, 0,
+                       {{"a.h5", "p.h5", RunState::paused, 7, 0.07, 0.0, {"x=1"}}}}},
+          ControlRequest{"stop", "a.h5"},
+          SetRequest{values, "a.h5"},
+          BranchRequest{"latest", "a.h5", {}, "", {{values, "a1.h5"}, {{}, ""}}},
+          BranchReply{"a1.h5", "a.h5", 7, 0.07, {"a1.h5", "a.branch7.h5"}}};
 }
 
 std::vector<Body> every_body() {

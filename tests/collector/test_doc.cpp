@@ -1,8 +1,10 @@
 // docs/collector-protocol.md against the code: its example frames decode to what the
-// encoder writes, and its tables of message types, error codes and codecs match the enums.
+// encoder writes, its tables of message types, error codes and codecs match the enums,
+// and every JSON field the encoder writes is named in its message's row.
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 
@@ -43,7 +45,76 @@ std::string hex_of(const std::vector<std::byte>& bytes) {
   return out;
 }
 
+/// The message types' names, in type order (1 .. 20).
+const char* const kTypeNames[] = {
+    "hello",          "hello_reply",      "info_request",    "info_reply",    "steps_request",      "steps_reply",
+    "window_request", "window_reply",     "error_reply",     "bye",           "status_request",     "status_reply",
+    "control_request", "control_reply",   "parameters_request", "parameters_reply", "set_request",  "set_reply",
+    "branch_request", "branch_reply"};
+
+/// The row of message type `name` in the doc's table of messages ("" if none).
+std::string message_row(const std::string& doc, const std::string& name) {
+  const std::regex row("\\n\\| [0-9]+ \\| `" + name + "` \\|[^\\n]*");
+  std::smatch m;
+  return std::regex_search(doc, m, row) ? m.str() : std::string();
+}
+
+/// Every body but the window reply (its fields have a table of their own), each with every
+/// optional field set, so that the encoder writes every field it knows.
+std::vector<Body> bodies_with_every_field() {
+  const ParamValues v{{"physics.nu", 0.01}};
+  RunStatus st{RunState::running, 4, 0.04, 2.0, "a.h5", "p.h5", 2, 1};
+  st.futures = {{"a.h5", "p.h5", RunState::paused, 4, 0.04, 0.5, {"physics.nu=0.01"}}};
+  ServerInfo info;
+  info.variables = {{"p", "Pa"}};
+  return {Hello{1, "t", "c", {"none"}, true},
+          HelloReply{"s", 1, {"info"}, Codec::none, true},
+          InfoRequest{},
+          InfoReply{info},
+          StepsRequest{},
+          StepsReply{{{1, 0.1, "checkpoint", "a.h5"}}},
+          WindowRequest{{0, 0, 0}, {1, 1, 1}, 10, "live", {"p"}, "a.h5"},
+          ErrorReply{ErrorCode::conflict, "ended"},
+          Bye{},
+          StatusRequest{},
+          StatusReply{st},
+          ControlRequest{"pause", "a.h5"},
+          ControlReply{RunState::paused, 4, 0.04},
+          ParametersRequest{},
+          ParametersReply{{{"physics.nu", 0.01, "m^2/s", 0, 10, "viscosity", true, false}}},
+          SetRequest{v, "a.h5"},
+          SetReply{5, 0.05, v},
+          BranchRequest{"latest", "p.h5", v, "b.h5"},
+          BranchRequest{"latest", "p.h5", {}, "", {{v, "b1.h5"}, {{}, "b2.h5"}}},
+          BranchReply{"b1.h5", "p.h5", 4, 0.04, {"b1.h5", "b2.h5"}}};
+}
+
 }  // namespace
+
+TEST_CASE("the doc's row of each message names every field the encoder writes", "[collector][doc]") {
+  const auto doc = doc_text();
+  for (const auto& body : bodies_with_every_field()) {
+    const std::string name = kTypeNames[static_cast<unsigned>(type_of(body)) - 1];
+    const auto row = message_row(doc, name);
+    CAPTURE(name);
+    REQUIRE_FALSE(row.empty());
+    const auto j = nlohmann::json::parse(json_text(body));
+    for (const auto& [key, value] : j.items()) {
+      CAPTURE(key);
+      CHECK(row.find("`" + key + "`") != std::string::npos);
+      // The fields of a list's entries ({file, parent, ...}), named as words in the row.
+      if (!value.is_array()) continue;
+      for (const auto& entry : value) {
+        if (!entry.is_object()) continue;
+        for (auto it = entry.begin(); it != entry.end(); ++it) {
+          const std::string& inner = it.key();
+          CAPTURE(inner);
+          CHECK(std::regex_search(row, std::regex("\\b" + inner + "\\b")));
+        }
+      }
+    }
+  }
+}
 
 TEST_CASE("the doc's example frames are what the encoder writes", "[collector][doc]") {
   const auto blocks = hex_blocks(doc_text());
@@ -107,10 +178,7 @@ TEST_CASE("the doc's tables name every message type and error code", "[collector
   const auto doc = doc_text();
   CHECK(doc.find("# Collector protocol — version " + std::to_string(kProtocolVersion) + ", revision " + kProtocolRevision) !=
         std::string::npos);
-  const char* types[] = {"hello",          "hello_reply",    "info_request",       "info_reply",       "steps_request",
-                         "steps_reply",    "window_request", "window_reply",       "error_reply",      "bye",
-                         "status_request", "status_reply",   "control_request",    "control_reply",    "parameters_request",
-                         "parameters_reply", "set_request",  "set_reply",          "branch_request",   "branch_reply"};
+  const auto& types = kTypeNames;
   for (unsigned t = 1; t <= 20; ++t) {
     const std::string row = "| " + std::to_string(t) + " | `" + types[t - 1] + "` |";
     CAPTURE(row);

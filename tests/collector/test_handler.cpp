@@ -85,6 +85,44 @@ TEST_CASE("the handler answers requests and turns service failures into error re
   CHECK(error_of(h.handle(ErrorReply{})) == ErrorCode::unknown_type);
 }
 
+TEST_CASE("a file is named as served or by its unique basename; else the served files are listed", "[collector]") {
+  // Serves out/demo/fast.h5, out/other/fast.h5 and out/other/slow.h5; records which file
+  // each window reached.
+  class Files : public test::FakeService {
+   public:
+    std::vector<std::string> asked;
+    ServerInfo info() override {
+      ServerInfo i = FakeService::info();
+      i.files = {"out/demo/fast.h5", "out/other/fast.h5", "out/other/slow.h5"};
+      return i;
+    }
+    WindowReply window(const WindowRequest& r) override {
+      asked.push_back(r.file);
+      return FakeService::window(r);
+    }
+  } service;
+  Handler h(service);
+  auto r = good_request();
+  for (const char* name : {"out/other/slow.h5", "slow.h5", "./slow.h5", "elsewhere/slow.h5"}) {
+    CAPTURE(name);
+    r.file = name;
+    CHECK(std::holds_alternative<WindowReply>(h.handle(r)));
+  }
+  CHECK(service.asked == std::vector<std::string>(4, "out/other/slow.h5"));
+  r.file = "nope.h5";
+  const auto none = std::get<ErrorReply>(h.handle(r));
+  CHECK(none.code == ErrorCode::bad_argument);
+  CHECK(none.message ==
+        "no file \"nope.h5\" on this server (served: out/demo/fast.h5, out/other/fast.h5, out/other/slow.h5)");
+  r.file = "fast.h5";
+  const auto two = std::get<ErrorReply>(h.handle(r));
+  CHECK(two.code == ErrorCode::bad_argument);
+  CHECK(two.message ==
+        "\"fast.h5\" names more than one served file (out/demo/fast.h5, out/other/fast.h5): give its "
+        "path as served");
+  CHECK(service.asked.size() == 4);  // neither reached the service
+}
+
 TEST_CASE("hello: version and token", "[collector]") {
   const std::vector<std::string> caps{"window"};
   CHECK(std::holds_alternative<HelloReply>(answer_hello(Hello{1, "", "c", {}}, "", "s", caps)));
@@ -185,4 +223,71 @@ TEST_CASE("capability names follow the request types", "[collector][steer]") {
   CHECK(parse_control_action("resume") == ControlAction::resume);
   CHECK_FALSE(parse_control_action("Resume"));
   CHECK(parse_run_state(to_string(RunState::finished)) == RunState::finished);
+}
+
+TEST_CASE("(1.8) forks with bad futures are refused before the service sees them", "[collector][steer][futures]") {
+  const HandlerLimits limits;
+  const ParamValues one{{"physics.nu", 0.1}};
+  const auto fork = [](std::vector<FutureRequest> futures) { return BranchRequest{"latest", "a.h5", {}, "", std::move(futures)}; };
+  CHECK_FALSE(Handler::validate(fork({{one, "a1.h5"}, {{}, ""}}), limits).has_value());
+  // Values or an output beside the futures: which future would they be?
+  auto beside = fork({{one, "a1.h5"}});
+  beside.values = one;
+  CHECK(Handler::validate(beside, limits)->code == ErrorCode::bad_argument);
+  beside = fork({{one, "a1.h5"}});
+  beside.output = "b.h5";
+  const auto e = Handler::validate(beside, limits);
+  REQUIRE(e.has_value());
+  CHECK((e->code == ErrorCode::bad_argument && e->message.find("not beside") != std::string::npos));
+  // At most max_futures (16) in one fork.
+  std::vector<FutureRequest> many(limits.max_futures, FutureRequest{one, ""});
+  CHECK_FALSE(Handler::validate(fork(many), limits).has_value());
+  many.push_back({one, ""});
+  const auto too_many = Handler::validate(fork(many), limits);
+  REQUIRE(too_many.has_value());
+  CHECK((too_many->code == ErrorCode::bad_argument && too_many->message.find("17 futures: at most 16") != std::string::npos));
+  // Each future's output and values as a branch's.
+  CHECK(Handler::validate(fork({{one, "a1.h5"}, {{}, std::string("a\0b.h5", 6)}}), limits)->code == ErrorCode::bad_argument);
+  CHECK(Handler::validate(fork({{{}, std::string(limits.max_path_chars + 1, 'o')}}), limits)->code == ErrorCode::bad_argument);
+  CHECK(Handler::validate(fork({{one, ""}, {{{"", 1.0}}, ""}}), limits)->code == ErrorCode::bad_argument);
+  CHECK(Handler::validate(fork({{{{"physics.nu", std::nan("")}}, ""}}), limits)->code == ErrorCode::bad_argument);
+  ParamValues too_many_values;
+  for (std::size_t i = 0; i <= limits.max_values; ++i) too_many_values.emplace(std::to_string(i), 1.0);
+  CHECK(Handler::validate(fork({{too_many_values, ""}}), limits)->code == ErrorCode::bad_argument);
+  // The fork's `from` is a branch's: never live.
+  auto live = fork({{one, ""}});
+  live.from = "live";
+  CHECK(Handler::validate(live, limits)->code == ErrorCode::bad_argument);
+}
+
+TEST_CASE("(1.8) the future a control or set names reaches the service; a refused fork does not",
+          "[collector][steer][futures]") {
+  struct Recording : test::SteerableService {
+    std::vector<std::string> files;
+    std::size_t forks = 0;
+    ControlReply control(ControlAction a, const std::string& file) override {
+      files.push_back(file);
+      return SteerableService::control(a, file);
+    }
+    SetReply set(const ParamValues& values, const std::string& file) override {
+      files.push_back(file);
+      return SteerableService::set(values, file);
+    }
+    BranchReply branch(const BranchRequest& r) override {
+      forks += r.futures.size();
+      return SteerableService::branch(r);
+    }
+  } service;
+  service.boundary = std::chrono::milliseconds(0);
+  Handler h(service);
+  CHECK(std::holds_alternative<ControlReply>(h.handle(ControlRequest{"pause", "b.h5"})));
+  CHECK(std::holds_alternative<SetReply>(h.handle(SetRequest{{{"physics.nu", 0.5}}, "a1.h5"})));
+  CHECK(std::holds_alternative<ControlReply>(h.handle(ControlRequest{"resume"})));
+  CHECK(service.files == std::vector<std::string>{"b.h5", "a1.h5", ""});
+  std::vector<FutureRequest> many(17, FutureRequest{{}, ""});
+  CHECK(error_of(h.handle(BranchRequest{"latest", "", {}, "", many})) == ErrorCode::bad_argument);
+  CHECK(service.forks == 0);
+  many.pop_back();
+  CHECK(std::holds_alternative<BranchReply>(h.handle(BranchRequest{"latest", "", {}, "", many})));
+  CHECK(service.forks == 16);
 }

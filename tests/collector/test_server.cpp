@@ -663,6 +663,28 @@ TEST_CASE("a steering call past steer_timeout is answered timeout, the session g
   CHECK(Clock::now() - t1 < 2s);
 }
 
+TEST_CASE("a branch has its own deadline: a fork that restores a large state is answered, not timed out",
+          "[collector][server][steer]") {
+  test::SteerableService service;
+  service.boundary = 700ms;  // the run answers after 0.7 s: past steer_timeout
+  auto o = fast_options();
+  o.steer_timeout = 300ms;
+  o.branch_timeout = 5s;
+  Server server(service, o);
+  server.start();
+  Client c("127.0.0.1", server.port(), "", client_options());
+  const auto b = c.branch({"#-2", "", {{"physics.nu", 0.05}}, "slow.h5"});
+  CHECK(b.file == "slow.h5");
+  CHECK(server.stats().timeouts == 0);
+  try {  // a control as slow is past its own deadline
+    c.control(ControlAction::pause);
+    FAIL("a control past steer_timeout was answered");
+  } catch (const ClientError& e) {
+    CHECK(e.code() == ErrorCode::timeout);
+  }
+  CHECK(c.connected());
+}
+
 TEST_CASE("an offline service answers steering with unsupported and keeps the session", "[collector][server][steer]") {
   test::FakeService service;  // the Service defaults, as FileService (`rewind serve`)
   Server server(service, fast_options());

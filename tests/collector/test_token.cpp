@@ -92,3 +92,35 @@ TEST_CASE("resolve_token: --token, else --token-file, else REWIND_TOKEN, else RE
   CHECK(why.find(other) != std::string::npos);
   CHECK(why.find("from-env-file") == std::string::npos);
 }
+
+TEST_CASE("a token file group or others may change is refused in those words, not as readable", "[collector][token]") {
+  const Scratch s;
+  const auto said = [&](mode_t mode) {
+    const auto path = s.file(std::to_string(mode), "s3cret\n", mode);
+    return refusal([&] { (void)read_token_file(path); });
+  };
+  CHECK(said(0620).find("may be changed by group or others (mode 0620): chmod 600") != std::string::npos);
+  CHECK(said(0602).find("may be changed by group or others (mode 0602)") != std::string::npos);
+  CHECK(said(0640).find("may be read by group or others (mode 0640)") != std::string::npos);
+  CHECK(said(0666).find("may be read and changed by group or others (mode 0666)") != std::string::npos);
+  CHECK(said(0620).find("may be read") == std::string::npos);
+}
+
+TEST_CASE("a token of white space only is refused wherever it comes from", "[collector][token]") {
+  const Scratch s;
+  CHECK(refusal([] { (void)resolve_token(" \t ", ""); }).find("white space only") != std::string::npos);
+  const auto file = s.file("blank", "   \n", 0600);
+  const auto why = refusal([&] { (void)resolve_token("", file); });
+  CHECK(why.find(file) != std::string::npos);
+  CHECK(why.find("white space only") != std::string::npos);
+  ::setenv(kTokenEnv, "  ", 1);
+  CHECK(refusal([] { (void)resolve_token("", ""); }).find("REWIND_TOKEN is white space only") != std::string::npos);
+  CHECK(resolve_token(" inner space ", "") == " inner space ");  // not blank: a secret like any other
+}
+
+TEST_CASE("a generated token: 48 hex digits, a new one every time", "[collector][token]") {
+  const auto a = generate_token(), b = generate_token();
+  CHECK(a.size() == 2 * kGeneratedTokenBytes);
+  CHECK(a.find_first_not_of("0123456789abcdef") == std::string::npos);
+  CHECK(a != b);
+}

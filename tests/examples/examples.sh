@@ -4,7 +4,8 @@
 # users run them, and checked with the stock tools and Rewind's own:
 #  - the same steps on 1-4 ranks, bit for bit; a run continued from its checkpoint on
 #    another rank count equals the uninterrupted one, bit for bit;
-#  - rewind info / verify / lineage read their files; every parent the codes gave no
+#  - rewind info / verify / lineage read their files (info says nothing of a rewind
+#    run's unused T about the codes' own T); every parent the codes gave no
 #    array is the average of its leaves (the h5py oracle);
 #  - live: a window of the paused state equals the file (its last step, written at stop)
 #    value by value, and the leaves' averages; `rewind steer set` shows in the code's own
@@ -30,6 +31,15 @@ listen_port() {  # LOG NAME: the port the code (or its collector rank) printed, 
     sleep 0.1
   done
 }
+# The token the library generated for a code that gave none, as its listening process printed it.
+live_token() { sed -n 's/^rewind live: token \([0-9a-f]*\) (generated.*/\1/p' "$1" | head -1; }
+# live_token_checks LABEL LOG PORT: the token is there, 48 hex digits; a client without it is refused.
+live_token_checks() {
+  export REWIND_TOKEN=$(live_token "$2")
+  check "$1: no token given, the library generated one and printed it" "[ \${#REWIND_TOKEN} = 48 ]"
+  REWIND_TOKEN= "$rewind" steer 127.0.0.1:$3 status >notoken.out 2>&1
+  check "$1: a client without the token is refused (unauthorized)" "[ $? != 0 ] && grep -q unauthorized notoken.out"
+}
 
 for entry in "heat|$heat_c|40" "heat3d|$heat_f|40"; do
   IFS='|' read -r name prog steps <<<"$entry"
@@ -44,14 +54,18 @@ for entry in "heat|$heat_c|40" "heat3d|$heat_f|40"; do
   check "$name: run to half on 2 ranks, continued on 3, equals the uninterrupted run" "[ $? = 0 ] && all_same $name.np1.h5 $name.half.h5"
   check "$name: rewind verify passes" "$rewind verify $name.np3.h5 >/dev/null"
   check "$name: rewind info lists its steps and variable" "$rewind info $name.np1.h5 | grep -q '^variables   T \[K\]'"
+  check "$name: ... its T is the code's own, not 'unused (no heat)' as in a rewind run without heat" \
+    "$rewind info $name.np1.h5 | grep '^variables' | grep -qv 'unused'"
   check "$name: parents without arrays hold the average of their leaves (h5py oracle)" "lod_ok $name.np4.h5"
 
   # Live, on 2 ranks: the collector is a thread of rank 0.
+  unset REWIND_TOKEN  # the code gives none and has none in its environment: the library generates one
   "$mpiexec" -n 2 "$prog" $name.live.h5 100000000 --vis 50 --cp 500 --listen 127.0.0.1:0 >$name.live.log 2>&1 &
   job=$!
   port=$(listen_port $name.live.log $name)
   check "$name live: the code says where it listens" "[ -n '$port' ]"
   [ -n "$port" ] || { kill $job; continue; }
+  live_token_checks "$name live" $name.live.log $port
   steer() { "$rewind" steer 127.0.0.1:$port "$@"; }
   steer pause >/dev/null 2>&1
   steer set q=20 >set.out 2>&1
@@ -82,11 +96,13 @@ for entry in "heat|$heat_c|40" "heat3d|$heat_f|40"; do
 done
 
 # The collector on a rank of its own (the Damaris model): 3 processes, the last one taken.
+unset REWIND_TOKEN
 "$mpiexec" -n 3 "$heat_c" rank.h5 100000000 --vis 50 --cp 500 --listen 127.0.0.1:0 --collector rank >rank.log 2>&1 &
 job=$!
 port=$(listen_port rank.log heat)
 check "heat, collector rank: its rank says where it listens" "[ -n '$port' ]"
 if [ -n "$port" ]; then
+  live_token_checks "heat, collector rank" rank.log $port
   "$rewind" steer 127.0.0.1:$port pause >/dev/null 2>&1
   "$rewind" steer 127.0.0.1:$port status >status.out 2>&1
   check "heat, collector rank: status counts the 2 compute ranks" "grep -q '2 compute ranks' status.out"

@@ -8,9 +8,9 @@
 #    and the run completes with every output step committed and verified;
 #  - a hook written in C runs; `rewind keys insitu` lists the keys; a restart that only
 #    changes [insitu] continues the same file.
-#   cli_insitu.sh REWIND SOURCE_DIR MPIEXEC TEST_HOOK ABI99_HOOK NOT_A_HOOK C_HOOK
+#   cli_insitu.sh REWIND SOURCE_DIR MPIEXEC TEST_HOOK ABI99_HOOK NOT_A_HOOK C_HOOK ABI1_HOOK
 source "$(dirname "$0")/../apps/lib.sh" "$@"
-hook=$(realpath "$4") abi99=$(realpath "$5") not_hook=$(realpath "$6") c_hook=$(realpath "$7")
+hook=$(realpath "$4") abi99=$(realpath "$5") not_hook=$(realpath "$6") c_hook=$(realpath "$7") abi1=$(realpath "$8")
 lines() { wc -l <"$1" | tr -d ' '; }
 case_file="$src/cases/taylor-green.toml"
 small=(--set tree.depth=1 --set monitor.progress=0 --set output.visualisation_every=1)
@@ -36,7 +36,12 @@ check "a library without the entry points: one line naming the library and the s
   "[ $? != 0 ] && [ \$(grep -c 'error:' r4.out) = 1 ] && grep -q \"is not a Rewind in-situ hook: it has no symbol 'rewind_insitu_init'\" r4.out"
 "$rewind" run "$case_file" "${small[@]}" --output a.h5 --set insitu.library="$abi99" >r5.out 2>&1
 check "a hook built for another ABI version: one line with both versions" \
-  "[ $? != 0 ] && [ \$(lines r5.out) = 1 ] && grep -q 'built for hook ABI version 99, this rewind has version 1' r5.out"
+  "[ $? != 0 ] && [ \$(lines r5.out) = 1 ] && grep -q 'built for hook ABI version 99, this rewind loads versions 1 to 2' r5.out"
+# Version 2 only appended a field: a hook built for version 1 still loads and runs.
+"$rewind" run "$case_file" "${small[@]}" --output v1.h5 --set insitu.library="$abi1" --set "insitu.args=log=v1.log" \
+  --set output.visualisation_every=2 >r5b.out 2>&1
+check "a hook built for ABI version 1 loads and is called (steps 0, 1, 2, ...)" \
+  "[ $? = 0 ] && grep -q '^step 0 grids=' v1.log && grep -q '^step 2 grids=' v1.log && grep -q finalize v1.log"
 "$rewind" run "$case_file" "${small[@]}" --output a.h5 --set insitu.library=librewind_no_such_hook.so >r6.out 2>&1
 check "a bare library name dlopen cannot find: one line with dlopen's reason" \
   "[ $? != 0 ] && [ \$(lines r6.out) = 1 ] && grep -q \"cannot load in-situ library 'librewind_no_such_hook.so'\" r6.out"

@@ -12,6 +12,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -27,6 +28,7 @@ namespace {
 std::string log_file, mode = "return";
 long long fail_at = -1;
 int fail_rank = -1, rank = 0;
+bool log_files = false;
 
 void log(const std::string& line) {
   if (rank != 0 || log_file.empty()) return;
@@ -70,6 +72,7 @@ extern "C" int rewind_insitu_init(const rewind_insitu_init_info* info, char* err
     else if (k == "fail_at") fail_at = std::stoll(v);
     else if (k == "mode") mode = v;
     else if (k == "rank") fail_rank = std::stoi(v);
+    else if (k == "files") log_files = v == "1";
   }
   // Who shares the communicator: its size and its members' world ranks.
   const MPI_Comm comm = MPI_Comm_f2c(info->comm);
@@ -93,7 +96,10 @@ extern "C" int rewind_insitu_step(const rewind_insitu_step_desc* s, char* error,
   // A collective every call, as real hooks make: a rank left behind would hang here.
   long long grids = s->n_grids, total = 0;
   MPI_Allreduce(&grids, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_Comm_f2c(s->comm));
-  log("step " + std::to_string(s->step) + " grids=" + std::to_string(total));
+  // files=1 in the args: each line also names the step's run file (ABI 2), by its basename.
+  std::string line = "step " + std::to_string(s->step) + " grids=" + std::to_string(total);
+  if (log_files && s->file != nullptr) line += std::string(" file=") + std::filesystem::path(s->file).filename().string();
+  log(line);
   if (s->step == fail_at && failing_rank()) {
     if (mode == "throw") throw std::runtime_error("test hook: throws on purpose at step " + std::to_string(s->step));
     std::snprintf(error, static_cast<std::size_t>(error_size), "test hook: fails on purpose at step %lld\nsecond line",

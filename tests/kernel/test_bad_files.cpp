@@ -196,6 +196,35 @@ TEST_CASE("bad files give one clear typed error and are never written", "[kernel
     expect_error(p, ErrorKind::no_such_step, [&] { (void)r.find_step("2"); });
     expect_error(p, ErrorKind::no_such_step, [&] { (void)r.read_topology(3); });
   }
+  SECTION("a step the index lists as committed whose group says it is not is damaged, never passed over") {
+    auto p = edited("kernel_test_bad_unmarked.h5", [](hid_t f) {
+      hid_t g = H5Gopen2(f, "/simulation/step_00000002", H5P_DEFAULT);
+      hid_t a = H5Aopen(g, "committed", H5P_DEFAULT);
+      const std::uint8_t zero = 0;
+      REQUIRE(H5Awrite(a, H5T_NATIVE_UINT8, &zero) >= 0);
+      H5Aclose(a);
+      H5Gclose(g);
+    });
+    Reader r = Reader::open(p);
+    CHECK(r.steps(true).size() == 1);
+    const auto all = r.steps(false);
+    REQUIRE(all.size() == 2);
+    CHECK(!all[1].damage.empty());
+    CHECK(r.selectable_steps().size() == 2);
+    for (const char* sel : {"latest", "#-1", "#1", "2", "t=0.15", "t=5"}) {
+      INFO(sel);
+      expect_error(p, ErrorKind::corrupt, [&] { (void)r.find_step(sel); });
+    }
+    try {
+      (void)r.find_step("latest");
+    } catch (const FileError& e) {
+      CHECK(std::string(e.what()).find("step 2 is damaged") != std::string::npos);
+      CHECK(std::string(e.what()).find(p + "@1") != std::string::npos);  // the step before it, to name
+    }
+    CHECK(r.find_step("1").step == 1);
+    CHECK(r.find_step("#0").step == 1);
+    expect_error(p, ErrorKind::corrupt, [&] { (void)Writer::append(MPI_COMM_SELF, p); });  // would set it aside
+  }
   SECTION("a writer never appends to a bad file") {
     std::string data = slurp(kGood);
     for (std::size_t i = 48; i < 2048 && i < data.size(); ++i) data[i] = static_cast<char>(0xA5);

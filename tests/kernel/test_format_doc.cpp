@@ -161,9 +161,13 @@ TEST_CASE("docs/file-format.md describes exactly what the kernel writes", "[kern
     const std::vector<std::string> steered = {"physics.nu=0.002", "boundary.xmin.velocity=[1.2, 0, 0]"};
     // ... and a checkpoint's monitor state (format 1.4).
     const std::vector<double> monitor_state = {1, 1, -0.25, 0.1, 0.05, std::nan("")};
-    w.write_step({1, 0.1, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, steered, monitor_state},
+    // ... and the code's named scalars (format 1.8).
+    const std::vector<Scalar> scalars = {{"drag", 1.25}, {"energy", 0.1 + 0.2}};
+    w.write_step({1, 0.1, 0.1, StepKind::checkpoint, ToyModel::checkpoint_fields(), true, steered, monitor_state,
+                  scalars},
                  m.describe());
-    w.write_step({2, 0.2, 0.1, StepKind::visualisation, ToyModel::visual_fields(true), true, steered, {}}, m.describe());
+    w.write_step({2, 0.2, 0.1, StepKind::visualisation, ToyModel::visual_fields(true), true, steered, {}, scalars},
+                 m.describe());
   }
   // ... and read back as written (RestartPoint::steered comes from here).
   CHECK(Reader::open(path).find_step("1").case_overrides ==
@@ -172,12 +176,13 @@ TEST_CASE("docs/file-format.md describes exactly what the kernel writes", "[kern
   REQUIRE(ms.size() == 6);
   CHECK(ms[2] == -0.25);
   CHECK(std::isnan(ms[5]));
+  CHECK(Reader::open(path).find_step("2").scalars == std::vector<Scalar>{{"drag", 1.25}, {"energy", 0.1 + 0.2}});
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   REQUIRE(f >= 0);
   const std::map<std::string, long long> sym = {{"ng", 33}, {"nc", 8},     {"sx", 4},       {"sy", 4},
                                                 {"sz", 4},  {"nlev", 4},   {"nvar", 2},     {"nsteps", 2},
-                                                {"nchanges", 0},  {"nm", 6}};
+                                                {"nchanges", 0},  {"nm", 6}, {"ns", 2}};
   const std::vector<std::pair<std::string, bool>> steps = {{"step_00000001", true}, {"step_00000002", false}};
   // nd: the datasets with a checksum column, per step: the 9 topology datasets,
   // cell_type and the step's fields (format 1.4).

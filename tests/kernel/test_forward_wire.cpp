@@ -47,7 +47,7 @@ LocalGrids round_trip(const SlotLayout& layout, const LocalGrids& lg, std::vecto
 }
 StepInfo sample_step() {
   StepInfo s{42, 0.375, 1e-3, StepKind::checkpoint, {{"cell_data", "u", 0}, {"cell_data", "p", 2, true}}, true,
-             {"physics.nu=0.002"}, {1.5, std::numeric_limits<double>::quiet_NaN()}};
+             {"physics.nu=0.002"}, {1.5, std::numeric_limits<double>::quiet_NaN()}, {{"drag", 0.1 + 0.2}, {"energy", -2.5}}};
   return s;
 }
 }  // namespace
@@ -84,6 +84,7 @@ TEST_CASE("the run's constants, options, step and errors cross the wire unchange
   CHECK(s.case_overrides == std::vector<std::string>{"physics.nu=0.002"});
   REQUIRE(s.monitor_state.size() == 2);
   CHECK(std::isnan(s.monitor_state[1]));
+  CHECK(s.scalars == std::vector<Scalar>{{"drag", 0.1 + 0.2}, {"energy", -2.5}});  // every bit
   const FileError e = u.error();
   CHECK(e.kind() == ErrorKind::no_such_step);
   CHECK(e.problem() == "step 7 is not committed");

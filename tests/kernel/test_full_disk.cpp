@@ -10,8 +10,12 @@
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <string>
 #include <system_error>
+#include <tuple>
+
+#include <sys/stat.h>
 
 #include "mpi_test_util.hpp"
 #include "toy_tree.hpp"
@@ -75,6 +79,19 @@ void continue_with_step_two(MPI_Comm comm, const std::string& path, const IoOpti
   w.close();
 }
 
+/// After step 2 met the full disk: one line naming the step and the cause on every rank;
+/// the file holds step 1 only, not even an uncommitted 2 (`whole`: summary() of both).
+void check_step_two_failed(const std::string& error, ErrorKind kind, const std::string& path,
+                           const std::string& whole) {
+  INFO(error);
+  CHECK(rwd::test::all_ranks(kind == ErrorKind::no_space));
+  CHECK(error.find("step 2 (t = 0.02) not written") != std::string::npos);
+  CHECK(error.find("No space left on device") != std::string::npos);
+  CHECK(error.find('\n') == std::string::npos);
+  MPI_Barrier(MPI_COMM_WORLD);
+  CHECK(summary(path) == whole.substr(0, whole.find('|') + 1));
+  MPI_Barrier(MPI_COMM_WORLD);
+}
 
 const char* const kStepPhases[] = {"data", "checksums", "commit", "index"};
 
@@ -106,14 +123,7 @@ TEST_CASE("a full disk in a step's data, checksums or commit: one line naming th
         const std::string path = rwd::kernel::test::test_path(std::string("full_") + strategy + "_" + phase);
         kind = ErrorKind::invalid_argument;
         const std::string error = write_two(MPI_COMM_WORLD, path, opt, env, &kind);
-        INFO(error);
-        CHECK(rwd::test::all_ranks(kind == ErrorKind::no_space));
-        CHECK(error.find("step 2 (t = 0.02) not written") != std::string::npos);
-        CHECK(error.find("No space left on device") != std::string::npos);
-        CHECK(error.find('\n') == std::string::npos);
-        MPI_Barrier(MPI_COMM_WORLD);
-        CHECK(summary(path) == whole.substr(0, whole.find('|') + 1));  // step 1 only, not even an uncommitted 2
-        MPI_Barrier(MPI_COMM_WORLD);
+        check_step_two_failed(error, kind, path, whole);
         continue_with_step_two(MPI_COMM_WORLD, path, opt);
         MPI_Barrier(MPI_COMM_WORLD);
         CHECK(summary(path) == whole);
@@ -211,4 +221,100 @@ TEST_CASE("a full disk in a view or the branch registry costs the step nothing a
   const std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CHECK(kept == "earlier.h5\n");
   CHECK(Reader::open(branch).steps(true).size() == 1);
+}
+
+namespace {
+/// The bytes a file takes on its file system (its allocated blocks).
+std::int64_t on_disk(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<std::int64_t>(st.st_blocks) * 512 : -1;
+}
+
+/// Step i of a compressed file: zfp compresses visualisation steps only.
+StepInfo compressed_step(int i, Codec codec) {
+  return codec == Codec::zfp ? ToyModel::visual_step(i, i * kDt, kDt, false, true) : step_info(i);
+}
+
+IoOptions compressed_options(Codec codec, const char* strategy) {
+  IoOptions opt;
+  opt.write_views = false;
+  opt.chunk_grids = 8;
+  if (codec == Codec::zfp) {
+    opt.visualisation_compression = Codec::zfp;
+    opt.zfp_accuracy = 1e-12;  // chunks of many pages: what is given back shows
+  } else {
+    opt.compression = codec;
+  }
+  set_option(opt, "strategy", std::string(strategy));
+  return opt;
+}
+
+/// Steps 1 and 2 of a model large enough that a step's bytes stand out; the error step 2
+/// gave, or "" (then `stored` is step 2's bytes on disk).
+std::string write_two_compressed(const std::string& path, const IoOptions& opt, Codec codec, const WriterEnv& env,
+                                 ErrorKind* kind, std::int64_t* stored = nullptr) {
+  ToyModel m = ToyModel::build(MPI_COMM_WORLD, 8);
+  Writer w = Writer::create(MPI_COMM_WORLD, path, ToyModel::common(8), opt, env);
+  try {
+    for (int i = 1; i <= 2; ++i) {
+      m.advance(kDt);
+      const WriteStats st = w.write_step(compressed_step(i, codec), m.describe());
+      if (stored) *stored = st.stored_bytes;
+    }
+    w.close();
+  } catch (const FileError& e) {
+    *kind = e.kind();
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE(
+    "a full disk in a compressed step: the file keeps its committed steps, the step's bytes are given back, "
+    "and it continues",
+    "[kernel][mpi]") {
+  ErrorKind kind{};
+  for (const Codec codec : {Codec::deflate, Codec::lz4, Codec::bitshuffle, Codec::zfp})
+    for (const char* strategy : {"collective", "auto", "aggregated"}) {  // independent: refused with a filter
+      const IoOptions opt = compressed_options(codec, strategy);
+      const std::string name = std::string("fullz_") + to_string(codec) + "_" + strategy;
+      for (const char* phase : {"room", "commit"}) {
+        DYNAMIC_SECTION(to_string(codec) << ", " << strategy << ", full at " << phase) {
+          // The same steps never meeting a full disk: what they are and take (written once).
+          static std::map<std::string, std::tuple<std::string, std::int64_t, std::int64_t>> refs;
+          if (refs.count(name) == 0) {
+            std::int64_t stored = 0;
+            const std::string ref = rwd::kernel::test::test_path(name + "_ref");
+            REQUIRE(write_two_compressed(ref, opt, codec, {}, &kind, &stored).empty());
+            MPI_Barrier(MPI_COMM_WORLD);
+            refs[name] = {summary(ref), on_disk(ref), stored};
+          }
+          const auto& [whole, ref_bytes, stored] = refs[name];
+          WriterEnv env;
+          env.on_phase = full_at(phase);
+          const std::string path = rwd::kernel::test::test_path(name + "_" + phase);
+          kind = ErrorKind::invalid_argument;
+          const std::string error = write_two_compressed(path, opt, codec, env, &kind);
+          check_step_two_failed(error, kind, path, whole);
+          // The failed step's compressed chunks went back to the file system too (but the
+          // ends of chunks in pages they share).
+          INFO("on disk " << on_disk(path) << " B, with step 2 " << ref_bytes << " B, step 2 stored " << stored
+                          << " B");
+          CHECK(ref_bytes - on_disk(path) > stored / 3);
+          MPI_Barrier(MPI_COMM_WORLD);
+          {
+            ToyModel m = ToyModel::build(MPI_COMM_WORLD, 8);
+            m.advance(kDt);
+            m.advance(kDt);
+            Writer w = Writer::append(MPI_COMM_WORLD, path, opt);
+            CHECK(w.last_step() == 1);
+            w.write_step(compressed_step(2, codec), m.describe());
+            w.close();
+          }
+          MPI_Barrier(MPI_COMM_WORLD);
+          CHECK(summary(path) == whole);
+        }
+      }
+    }
 }

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #include "direct_io.hpp"
@@ -354,7 +355,9 @@ class CheckingConsumer final : public StepConsumer {
   bool padded = true, same = true;
   std::int64_t decline_at = -1;
   std::size_t grids = 0;
-  bool consume(const StepInfo& step, const LocalGrids& lg, MPI_Comm io) override {
+  std::vector<std::string> files;  ///< the run file of each step handed over
+  bool consume(const StepInfo& step, const LocalGrids& lg, MPI_Comm io, const std::string& file) override {
+    files.push_back(file);
     int n = 0;
     MPI_Comm_size(io, &n);
     same = same && n == 1;  // the I/O ranks' communicator (one I/O rank here)
@@ -418,6 +421,8 @@ TEST_CASE("dedicated: steps for a consumer reach it with their halos, written or
     CHECK(st.consumed == 2);
     CHECK(c.steps == std::vector<std::int64_t>{1, 3});  // step 4 came after it declined
     CHECK(c.grids == 2 * 33);
+    for (const auto& f : c.files)  // the file the I/O ranks write, also for step 3 (not written)
+      CHECK(std::filesystem::path(f).filename() == std::filesystem::path(path).filename());
     CHECK(c.padded);
     CHECK(c.same);
   } else {

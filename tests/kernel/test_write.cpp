@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <set>
 
@@ -490,4 +491,33 @@ TEST_CASE("invalid input is rejected on every rank before any collective I/O", "
   // Steps must increase.
   CHECK_THROWS_AS(w.write_step(s, m.describe()), FileError);
   w.close();
+}
+
+TEST_CASE("a step the ranks describe differently is refused on every rank, nothing written", "[kernel][mpi]") {
+  for (const Strategy strategy : {Strategy::collective, Strategy::aggregated}) {
+    const std::string path = rwd::kernel::test::test_path(std::string("differ_") + to_string(strategy));
+    ToyModel m = ToyModel::build(MPI_COMM_WORLD);
+    IoOptions opt;
+    opt.write_views = false;
+    opt.strategy = strategy;
+    Writer w = Writer::create(MPI_COMM_WORLD, path, ToyModel::common(), opt);
+    const int last = rwd::test::world_size() - 1;
+    if (last > 0) {  // the last rank's time one ulp after the others'
+      const double t = rwd::test::world_rank() == last ? std::nextafter(0.1, 1.0) : 0.1;
+      try {
+        (void)w.write_step(ToyModel::checkpoint_step(1, t, 0.1), m.describe());
+        FAIL("a step with two times was written");
+      } catch (const FileError& e) {
+        CHECK(e.kind() == ErrorKind::invalid_argument);
+        CHECK_THAT(e.what(), Catch::Contains("differently (time differ)"));
+      }
+    }
+    // The writer goes on with the next good step.
+    CHECK(w.write_step(ToyModel::checkpoint_step(1, 0.1, 0.1), m.describe()).n_grids == 33);
+    w.close();
+    MPI_Barrier(MPI_COMM_WORLD);
+    Reader r = Reader::open(path);
+    REQUIRE(r.steps().size() == 1);
+    CHECK(r.steps()[0].time == 0.1);
+  }
 }

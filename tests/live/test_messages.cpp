@@ -25,10 +25,14 @@ std::vector<Command> sample_commands() {
               {std::numeric_limits<std::uint64_t>::max() - 1, 1, {7, 7, 0}, {1, 1, 1}, 8}};
   w.slots = {42, 43};
   w.shm = SegmentName{"vm/6a1b-boot", 1234, 17, 0xdeadbeefcafef00dull, 123456789};
+  w.file = "run.branch12.h5";
   WindowCommand bare;  // no pieces, no shared memory
-  return {w, bare, Hold{}, Release{}, ControlCommand{Action::stop}, ControlCommand{Action::resume}, ParametersQuery{},
-          SetCommand{{{"physics.nu", {0.002}}, {"boundary.xmin.velocity", {1.2, 0, -0.5}}}},
-          BranchCommand{"run.h5@t=1.5", {{"physics.nu", {1e-3}}}, "b.h5"}, BranchCommand{"x.h5@#0", {}, ""}, Bye{}};
+  return {w, bare, Hold{}, Release{}, ControlCommand{Action::stop}, ControlCommand{Action::resume, "a.h5"},
+          ParametersQuery{}, SetCommand{{{"physics.nu", {0.002}}, {"boundary.xmin.velocity", {1.2, 0, -0.5}}}},
+          SetCommand{{{"physics.nu", {0.003}}}, "b.h5"},
+          BranchCommand{"run.h5@t=1.5", {{{{"physics.nu", {1e-3}}}, "b.h5"}}}, BranchCommand{"x.h5@#0", {{}}},
+          BranchCommand{"@5", {{{{"physics.nu", {1e-3}}}, "a.h5"}, {{}, ""}, {{{"boundary.xmin.velocity", {2, 0, 0}}}, "c.h5"}}},
+          Bye{}};
 }
 
 Reply sample_reply() {
@@ -41,6 +45,7 @@ Reply sample_reply() {
   r.parameters = {{"physics.nu", false, "m^2/s", 0, 10, "kinematic viscosity", {0.001}, true, false},
                   {"boundary.xmin.velocity", true, "m/s", -100, 100, "inflow", {1.5, 0, 0}}};
   r.applied = {"physics.nu=0.002"};
+  r.files = {"run.branch1234.h5", "b.h5"};
   return r;
 }
 
@@ -59,6 +64,9 @@ TEST_CASE("every command, reply and status crosses the live link unchanged", "[l
   refused.message = "unknown variable 'rho'";
   CHECK(decode_reply(encode(refused)) == refused);
   Status s{State::finished, 99, 2.5, "f.h5", "p.h5", {"p.h5", "f.h5"}, 1000, 12.5, 4};
+  CHECK(decode_status(encode(s)) == s);
+  s.futures = {{"a.h5", "p.h5", State::running, 120, 3.0, 20, 1.5, {"boundary.xmin.velocity=2,0,0"}},
+               {"b.h5", "p.h5", State::paused, 117, 2.9, 17, 1.5, {}}};
   CHECK(decode_status(encode(s)) == s);
 }
 

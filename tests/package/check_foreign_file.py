@@ -1,4 +1,4 @@
-"""The file kernel/examples/foreign_writer.cpp writes, read with h5py and numpy only (no
+"""The file examples/kernel/foreign_writer.cpp writes, read with h5py and numpy only (no
 Rewind code): steps 1, 2, 3 committed, 9 grids each (a root and its 8 children), every
 cell of the grid with UID u in step s equal to 300 + (u % 97) + s.
    check_foreign_file.py FILE"""

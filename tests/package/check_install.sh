@@ -7,12 +7,12 @@
 # bottom runs them. To check another piece (the C API's and the Fortran module's example
 # codes), add a function and a line there; $prefix, $src, $here, $mpiexec, $libdir, $static
 # and $full say what is being checked (lib.sh: check, show, writer_ok, $python). The C++
-# program is the kernel's own example, kernel/examples/foreign_writer.cpp (3 steps written,
+# program is the kernel's own example, examples/kernel/foreign_writer.cpp (3 steps written,
 # a restart read back), built here against the installation. Prints ok/FAIL per check
 # and exits 1 if any failed.
 prefix=$(realpath "$1") mpiexec=${3:-mpiexec}
 source "$(dirname "$0")/lib.sh" "$2"
-example=$src/kernel/examples/foreign_writer.cpp
+example=$src/examples/kernel/foreign_writer.cpp
 
 # What this installation is: where its libraries went, static or shared, whole or kernel-only.
 kernel_lib=$(find "$prefix" -name 'librewind_kernel.*' -print -quit)
@@ -21,6 +21,9 @@ libdir=$(dirname "$kernel_lib")
 static=no; [ -e "$libdir/librewind_kernel.a" ] && static=yes
 full=no; [ -e "$prefix/bin/rewind" ] && full=yes
 echo "installation: $prefix (libraries in $libdir, static: $static, whole: $full)"
+# The documented lines (README, docs/adopting.md) are used exactly as written; a shared
+# installation outside the loader's path also needs an rpath to run what they build.
+rpath=(); [ $static = yes ] || rpath=(-Wl,-rpath,"$libdir")
 export PKG_CONFIG_PATH=$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 # Neither these packages nor ParaView may be needed by a code that uses the kernel.
 no_extras=(-DCMAKE_DISABLE_FIND_PACKAGE_Boost=ON -DCMAKE_DISABLE_FIND_PACKAGE_CLI11=ON
@@ -57,13 +60,11 @@ check_cmake_consumer() {
     "writer_ok writer.log cmake.h5" || show writer.log
 }
 
-# The same program built by the MPI wrapper with pkg-config's flags (--static for a
-# static installation: Libs.private).
+# The same program built by the MPI wrapper with pkg-config's flags, the documented line
+# (no --static: a static installation's rewind.pc lists what its libraries link in Libs).
 check_pkg_config() {
-  local mode=; [ $static = yes ] && mode=--static
-  mpicxx -std=c++17 -pedantic-errors "$example" -o writer_pc \
-    $(pkg-config --cflags --libs $mode rewind) -Wl,-rpath,"$libdir" >pc.log 2>&1
-  check "mpicxx -std=c++17 foreign_writer.cpp \$(pkg-config --cflags --libs${mode:+ $mode} rewind)" "[ $? = 0 ]" \
+  mpicxx -std=c++17 "$example" -o writer_pc $(pkg-config --cflags --libs rewind) "${rpath[@]}" >pc.log 2>&1
+  check "mpicxx -std=c++17 foreign_writer.cpp \$(pkg-config --cflags --libs rewind)" "[ $? = 0 ]" \
     || { show pc.log; return; }
   "$mpiexec" ${REWIND_MPIEXEC_FLAGS:-} -n 2 ./writer_pc pc.h5 >writer_pc.log 2>&1
   check "... which writes and reads back on 2 ranks (h5py agrees)" "writer_ok writer_pc.log pc.h5" || show writer_pc.log
@@ -73,13 +74,27 @@ check_pkg_config() {
 # mpicc with pkg-config's flags, as rewind.pc is meant to be used, then run on 2 ranks.
 check_capi_pkg_config() {
   [ -e "$prefix/include/rewind/rewind.h" ] || { echo "skip the C API (not in this installation)"; return; }
-  local mode=; [ $static = yes ] && mode=--static
-  mpicc -std=c99 "$src/tests/api/capi_roundtrip.c" -o capi_pc $(pkg-config --cflags --libs $mode rewind) -lm \
-    -Wl,-rpath,"$libdir" >capi_pc.log 2>&1
-  check "mpicc -std=c99 capi_roundtrip.c \$(pkg-config --cflags --libs${mode:+ $mode} rewind)" "[ $? = 0 ]" \
+  mpicc "$src/tests/api/capi_roundtrip.c" -o capi_pc $(pkg-config --cflags --libs rewind) -lm "${rpath[@]}" >capi_pc.log 2>&1
+  check "mpicc capi_roundtrip.c \$(pkg-config --cflags --libs rewind) -lm (its own)" "[ $? = 0 ]" \
     || { show capi_pc.log; return; }
   "$mpiexec" ${REWIND_MPIEXEC_FLAGS:-} -n 2 ./capi_pc capi.h5 >capi_run.log 2>&1
   check "... which passes its own checks on 2 ranks" "[ $? = 0 ] && ! grep -q FAIL capi_run.log" || show capi_run.log
+}
+
+# The C API's misuse program (tests/api/capi_misuse.c) built the same way, on 2 ranks:
+# every misuse refused on every rank, then h5py (and `rewind verify` where installed)
+# finds exactly its good steps.
+check_capi_misuse() {
+  [ -e "$prefix/include/rewind/rewind.h" ] || return
+  mpicc "$src/tests/api/capi_misuse.c" -o misuse_pc $(pkg-config --cflags --libs rewind) -lm "${rpath[@]}" >misuse_pc.log 2>&1
+  check "mpicc capi_misuse.c \$(pkg-config --cflags --libs rewind) -lm (its own)" "[ $? = 0 ]" || { show misuse_pc.log; return; }
+  "$mpiexec" ${REWIND_MPIEXEC_FLAGS:-} -n 2 ./misuse_pc misuse.h5 >misuse_run.log 2>&1
+  check "... every misuse refused on every rank with one line (2 ranks)" "[ $? = 0 ] && ! grep -q FAIL misuse_run.log" \
+    || show misuse_run.log
+  check "... h5py finds exactly the good steps, with the values written" \
+    "$python $src/tests/api/misuse_oracle.py misuse.h5 >misuse_oracle.log 2>&1" || show misuse_oracle.log
+  [ $full = yes ] || return
+  check "... rewind verify misuse.h5" "\"$prefix/bin/rewind\" verify misuse.h5 >misuse_verify.log 2>&1" || show misuse_verify.log
 }
 
 # A component this installation does not have: find_package fails with one line naming it.
@@ -140,13 +155,12 @@ print(' '.join(repr(float(f['simulation'][k].attrs['time'])) for k in sorted(f['
 # pkg-config — and run through everything they do (tests/examples/examples.sh: runs on
 # 1-4 ranks, restart, live windows, steering, branches, with the installed rewind).
 check_examples() {
-  local mode=; [ $static = yes ] && mode=--static
   cmake -S "$src/examples/heat-c" -B heat-c -DCMAKE_PREFIX_PATH="$prefix" "${no_extras[@]}" >heat-c.log 2>&1 &&
     cmake --build heat-c >>heat-c.log 2>&1
   check "examples/heat-c builds with find_package(Rewind COMPONENTS capi)" "[ -x heat-c/heat ]" || { show heat-c.log; return; }
-  mpifort -O2 "$src/examples/heat-f/heat3d.f90" -o heat3d $(pkg-config --cflags --libs $mode rewind-fortran) \
-    -Wl,-rpath,"$libdir" >heat-f.log 2>&1
-  check "examples/heat-f builds with mpifort \$(pkg-config --cflags --libs${mode:+ $mode} rewind-fortran)" "[ -x heat3d ]" \
+  mpifort "$src/examples/heat-f/heat3d.f90" -o heat3d $(pkg-config --cflags --libs rewind-fortran) "${rpath[@]}" \
+    >heat-f.log 2>&1
+  check "examples/heat-f builds with mpifort \$(pkg-config --cflags --libs rewind-fortran)" "[ -x heat3d ]" \
     || { show heat-f.log; return; }
   bash "$src/tests/examples/examples.sh" heat-c/heat heat3d "$prefix/bin/rewind" "$src" "$mpiexec" >examples.log 2>&1
   check "... both run through output, restart, live windows, steering and branches (tests/examples/examples.sh)" \
@@ -158,6 +172,7 @@ check_headers
 check_cmake_consumer
 check_pkg_config
 check_capi_pkg_config
+check_capi_misuse
 check_missing_component
 if [ $full = yes ]; then
   check_all_components

@@ -11,6 +11,6 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 2
 . "$src/tests/support/check.sh"  # check LABEL CONDITION
 show() { tail -n 15 "$1" | sed 's/^/     | /'; }
-# writer_ok LOG FILE: the kernel's example writer (kernel/examples/foreign_writer.cpp)
+# writer_ok LOG FILE: the kernel's example writer (examples/kernel/foreign_writer.cpp)
 # read back its restart step, and h5py finds every value it wrote in FILE.
 writer_ok() { grep -q 'all values as written' "$1" && $python "$here/check_foreign_file.py" "$2" >>"$1" 2>&1; }

@@ -100,8 +100,8 @@ gl = Glyph(Input=vel, GlyphType="Arrow", OrientationArray=["POINTS", "velocity"]
 gl.UpdatePipeline(times[-1])
 assert gl.GetDataInformation().GetNumberOfPoints() > 0, "no glyphs"
 st = StreamTracer(Input=vel, SeedType="Line", Vectors=["POINTS", "velocity"])
-st.SeedType.Point1 = [0.05, 0.05, 0.5]
-st.SeedType.Point2 = [0.05, 0.35, 0.5]
+st.SeedType.Point1 = [0.05, 0.05, 0.0]  # a 2-D case is a plane at the domain's lower z
+st.SeedType.Point2 = [0.05, 0.35, 0.0]
 st.SeedType.Resolution = 10
 st.UpdatePipeline(times[-1])
 assert st.GetDataInformation().GetNumberOfPoints() > 0, "no streamlines"

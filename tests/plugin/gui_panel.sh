@@ -18,6 +18,7 @@ set -u
 rewind=$1 plugin=$2 src=$3 mpiexec=$4
 command -v paraview >/dev/null 2>&1 || { echo "paraview not found: skipping"; exit 77; }
 . "$src/tests/plugin/plugin_util.sh"
+export REWIND_TOKEN="pv-$$-$RANDOM$RANDOM"  # the run's token; the clients (ParaView too) take it from here
 LISTEN_WAIT=30 start_listener "$mpiexec" -n 3 "$rewind" run "$src/cases/default.toml" --output "$tmp/g.h5" \
   --set time.end=30 -q --listen 127.0.0.1:0
 check "the run's collector prints its address" "[ -n '$port' ]"

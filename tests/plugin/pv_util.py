@@ -28,7 +28,7 @@ def window_of(mb, variables):
          "file": field(mb, "rewind_file"), "variables": list(variables), "pieces": [],
          "values": [[] for _ in variables], "cell_type": []}
     for level, img in images(mb):
-        nx, ny, nz = (d - 1 for d in img.GetDimensions())
+        nx, ny, nz = (max(d - 1, 1) for d in img.GetDimensions())  # a 2-D case: planes
         w["pieces"].append({"row": int(field(img, "rewind_row")), "uid": int(field(img, "rewind_uid")),
                             "level": int(field(img, "rewind_level")),
                             "first": [int(x) for x in field(img, "rewind_first", True)],

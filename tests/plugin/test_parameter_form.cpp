@@ -1,5 +1,6 @@
 // The steering panel's parameter widgets, built from a collector's parameter list
-// (ParameterForm), offscreen (QT_QPA_PLATFORM=offscreen) and without ParaView.
+// (ParameterForm), and its Run box's text (describe_run), offscreen
+// (QT_QPA_PLATFORM=offscreen) and without ParaView.
 #include <QApplication>
 #include <QDoubleSpinBox>
 #include <QLabel>
@@ -8,9 +9,11 @@
 #include <variant>
 
 #include "parameter_form.hpp"
+#include "run_text.hpp"
 
 namespace col = rwd::collector;
 using rwd::paraview::ParameterForm;
+using rwd::paraview::describe_run;
 
 namespace {
 QApplication& app() {
@@ -103,4 +106,39 @@ TEST_CASE("in a panel as narrow as a docked one, every name and every box of a v
       CHECK(box->mapTo(&form, QPoint(box->width(), 0)).x() <= width);
       CHECK(box->width() >= box->fontMetrics().horizontalAdvance("-10.000"));  // a value stays readable
     }
+}
+
+TEST_CASE("a box shows its value whole, as short as it is, and is wide enough for it", "[plugin]") {
+  app();
+  ParameterForm form;
+  form.set_parameters(run_parameters());
+  const int width = 42 * form.fontMetrics().averageCharWidth();  // a docked panel, as above
+  form.resize(width, form.sizeHint().height());
+  form.show();
+  auto* nu = form.editors("physics.nu")[0];
+  nu->setValue(0.0000123);
+  QApplication::processEvents();
+  CHECK(nu->text() == "0.0000123");
+  CHECK(form.editors("boundary.xmin.velocity")[0]->text() == "1.5");
+  CHECK(form.editors("boundary.xmin.velocity")[1]->text() == "0");
+  // The text fits inside the box (its frame and arrows take some 30 px).
+  CHECK(nu->width() >= nu->fontMetrics().horizontalAdvance(nu->text()) + 20);
+  CHECK(nu->value() == Approx(0.0000123));
+}
+
+TEST_CASE("the Run box says the run's state, step, time, speed and ranks in words", "[plugin]") {
+  col::RunStatus s;
+  s.state = col::RunState::paused;
+  s.step = 12;
+  s.time = 0.25;
+  s.steps_per_second = 3;
+  s.ranks = 1;
+  s.file = "run.h5";
+  CHECK(describe_run(s).toStdString() == "paused at step 12 (t = 0.25), 3 steps/s, 1 rank\nrun.h5");
+  s.ranks = 2;
+  s.parent = "p.h5";
+  s.futures = {{"a.h5", "p.h5", col::RunState::running, 14, 0.3, 1.0, {}}, {"b.h5", "p.h5", col::RunState::paused, 13, 0.28, 1.0, {}}};
+  CHECK(describe_run(s).toStdString() ==
+        "paused at step 12 (t = 0.25), 3 steps/s, 2 ranks\nrun.h5\nbranched from p.h5\n2 futures:\n"
+        "  a.h5  running at step 14\n  b.h5  paused at step 13");
 }

@@ -58,7 +58,7 @@ for level in range(mb.GetNumberOfBlocks()):
         row = fd.GetArray("rewind_row").GetValue(0)
         stride = fd.GetArray("rewind_stride").GetValue(0)
         first = [int(fd.GetArray("rewind_first").GetComponent(0, c)) for c in range(3)]
-        count = [d - 1 for d in img.GetDimensions()]
+        count = [max(d - 1, 1) for d in img.GetDimensions()]  # a 2-D case: planes
         sl = (row,) + tuple(slice(first[a], first[a] + count[a] * stride, stride) for a in (2, 1, 0))
         cd = dsa.WrapDataObject(img).CellData
         want_hidden = (file_types[sl].ravel() == 1)

@@ -3,8 +3,9 @@
 # Debian's numpy and h5py (--system-site-packages, /usr/bin/python3), `pip install` of
 # python/ without network (--no-build-isolation: Debian's setuptools builds it; --no-deps:
 # Debian names its h5py distribution h5py._debian_h5py_serial, which pip does not count
-# as h5py), then check_package.py with that environment's python, against files written
-# by `rewind run`, h5py, the rewind commands, `rewind serve` and a live run.
+# as h5py), then test_package.py with that environment's python and pytest (Debian's
+# python3-pytest), against files written by `rewind run`, h5py, the rewind commands,
+# `rewind serve` and a live run.
 #   package.sh REWIND SOURCE_DIR MPIEXEC
 set -u
 rewind=$1 src=$2 mpiexec=$3
@@ -22,4 +23,5 @@ fi
 echo "ok   pip install ./python into a fresh venv, offline"
 mkdir work && cd work || exit 1
 venv=$tmp/venv
-"$venv/bin/python" "$src/tests/python/check_package.py" "$rewind" "$src" "$mpiexec"
+"$venv/bin/python" -m pytest -p no:cacheprovider -rA --rootdir "$src/tests/python" "$src/tests/python/test_package.py" \
+  --rewind "$rewind" --mpiexec "$mpiexec"

@@ -75,9 +75,15 @@ check "restart.sbatch (mpirun inside the job): the branch's step 10 equals the u
 (umask 077 && echo "s3cret-$RANDOM$RANDOM" >token)
 TOKEN_FILE=$PWD/token timeout -k 5 120 sbatch -t 5 -N 2 --ntasks-per-node=2 -o live.out "$sb/live.sbatch" \
   "$src/cases/default.toml" live.h5 --set time.end=30 >>sbatch.out 2>&1
-for _ in $(seq 1 300); do [ -e live.h5.contact ] && break; sleep 0.1; done
+# Until the collector listens, or the job has ended (then its output says why).
+for _ in $(seq 1 900); do
+  [ -e live.h5.contact ] && break
+  [ -s sbatch.out ] && [ -z "$(squeue -h 2>/dev/null)" ] && [ -e live.out ] && break
+  sleep 0.1
+done
 check "live.sbatch: the job writes live.h5.contact (mode 600) with its node's name, a port and the token" \
-  "[ \"\$(stat -c %a live.h5.contact 2>/dev/null)\" = 600 ] && $py -c \"import json; c=json.load(open('live.h5.contact')); assert c['host']=='nodeA' and c['node']=='nodeA' and c['token']==open('token').read().strip(), c\""
+  "[ \"\$(stat -c %a live.h5.contact 2>/dev/null)\" = 600 ] && $py -c \"import json; c=json.load(open('live.h5.contact')); assert c['host']=='nodeA' and c['node']=='nodeA' and c['token']==open('token').read().strip(), c\"" ||
+  tail -5 live.out
 "$rewind" steer live.h5 pause >pause.out 2>&1
 check "rewind steer live.h5 pause: connects through the contact file, with its token" "grep -q '^paused at step' pause.out || { cat pause.out; false; }"
 "$rewind" window live.h5 --time live --box 0,0,0,2.2,0.41,0 --budget 3000 --out w.json >w.out 2>&1

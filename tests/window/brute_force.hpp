@@ -127,6 +127,98 @@ inline BfAnswer bf_select(const window::TreeView& t, const window::Window& w) {
   return ans;
 }
 
+/// The child rows of `r`.
+inline std::vector<std::int64_t> bf_children(const window::TreeView& t, std::int64_t r) {
+  std::vector<std::int64_t> out;
+  for (int c = 0; c < t.max_children; ++c)
+    if (const auto k = t.child_rows[static_cast<std::size_t>(r * t.max_children + c)]; k >= 0) out.push_back(k);
+  return out;
+}
+
+/// The parent row of `r` (-1 for the root), by search.
+inline std::int64_t bf_parent(const window::TreeView& t, std::int64_t r) {
+  for (std::size_t i = 0; i < t.child_rows.size(); ++i)
+    if (t.child_rows[i] == r) return static_cast<std::int64_t>(i) / t.max_children;
+  return -1;
+}
+
+/// select.hpp's gain of row r, from its first child's cells.
+inline double bf_gain(const window::TreeView& t, std::int64_t r) {
+  const auto& c = t.bbox[static_cast<std::size_t>(bf_children(t, r).front())];
+  const double d = t.detail[static_cast<std::size_t>(r)];
+  return d * d * ((c[1] - c[0]) / t.cells[0]) * ((c[3] - c[2]) / t.cells[1]) * ((c[5] - c[4]) / t.cells[2]);
+}
+
+/// One greedy walk of select.hpp's adaptive rule applied literally, from the grids
+/// `start`: at every step the gains of all current grids are recomputed (d^2 times the
+/// volume of one of the first child's cells) and the largest (then the smallest row) is
+/// refined if its children meeting the box still fit, else set aside for good. Returns
+/// the grids, sorted.
+inline std::vector<std::int64_t> bf_walk(const window::TreeView& t, const window::Window& w,
+                                         const std::vector<BfGrid>& grids, int cap, std::vector<std::int64_t> current) {
+  std::vector<std::int64_t> set_aside;
+  std::int64_t values = 0;
+  for (const auto r : current) values += grids[static_cast<std::size_t>(r)].cells;
+  for (;;) {
+    std::int64_t best = -1;
+    double best_gain = -1;
+    for (const auto r : current) {
+      const auto& g = grids[static_cast<std::size_t>(r)];
+      if (g.leaf || g.level >= cap || std::count(set_aside.begin(), set_aside.end(), r)) continue;
+      if (const double gain = bf_gain(t, r); gain > best_gain || (gain == best_gain && r < best)) best = r, best_gain = gain;
+    }
+    if (best < 0) break;
+    std::int64_t after = values - grids[static_cast<std::size_t>(best)].cells;
+    for (const auto k : bf_children(t, best)) after += grids[static_cast<std::size_t>(k)].cells;
+    if (w.budget > 0 && after > w.budget) {
+      set_aside.push_back(best);
+      continue;
+    }
+    values = after;
+    std::erase(current, best);
+    for (const auto k : bf_children(t, best))
+      if (grids[static_cast<std::size_t>(k)].cells > 0) current.push_back(k);
+  }
+  std::sort(current.begin(), current.end());
+  return current;
+}
+
+/// The adaptive rule of select.hpp: both walks (from the root, from the brute-force
+/// uniform answer), the one whose refined grids (every strict ancestor of its grids)
+/// have the larger total gain, the uniform one on a tie.
+inline BfAnswer bf_adaptive(const window::TreeView& t, const window::Window& w) {
+  BfAnswer ans = bf_select(t, w);
+  if (ans.stride > 1 || ans.pieces.empty() || t.detail.empty()) return ans;
+  const auto grids = bf_grids(t, w.box);
+  std::vector<std::int64_t> uniform;
+  for (const auto& p : ans.pieces) uniform.push_back(p.row);
+  const auto from_uniform = bf_walk(t, w, grids, ans.cap, uniform);
+  const auto from_root = bf_walk(t, w, grids, ans.cap, {0});
+  const auto total_gain = [&](const std::vector<std::int64_t>& rows) {
+    std::vector<bool> refined(grids.size(), false);
+    for (const auto r : rows)
+      for (auto up = bf_parent(t, r); up >= 0; up = bf_parent(t, up)) refined[static_cast<std::size_t>(up)] = true;
+    double sum = 0;
+    for (std::size_t r = 0; r < refined.size(); ++r)
+      if (refined[r]) sum += bf_gain(t, static_cast<std::int64_t>(r));
+    return sum;
+  };
+  const auto& chosen = total_gain(from_root) > total_gain(from_uniform) ? from_root : from_uniform;
+  ans.pieces.clear();
+  for (const auto r : chosen) {
+    const auto& g = grids[static_cast<std::size_t>(r)];
+    BfPiece p;
+    p.row = r;
+    for (int a = 0; a < 3; ++a) {
+      p.first[a] = g.hit[a].front();
+      p.count[a] = static_cast<int>(g.hit[a].size());
+    }
+    ans.pieces.push_back(p);
+    ans.level = std::max(ans.level, g.level);
+  }
+  return ans;
+}
+
 /// The ParaView reader's old lod_rows, verbatim in logic (paraview-plugin, before the
 /// window module): depth-first from row 0, stop at leaves or at max_level, sort.
 inline std::vector<std::int64_t> old_lod_rows(const window::TreeView& t, int max_level) {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <queue>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -57,6 +58,8 @@ struct SpanTree {
   [[nodiscard]] std::int64_t child(std::int64_t r, int c) const {
     return t.child_rows[static_cast<std::size_t>(r * t.max_children + c)];
   }
+  [[nodiscard]] bool has_detail() const { return !t.detail.empty(); }
+  [[nodiscard]] double detail(std::int64_t r) const { return t.detail[static_cast<std::size_t>(r)]; }
 };
 
 /// The same over a RowSource, whose rows the walk loads before it looks at them.
@@ -70,6 +73,8 @@ struct LazyTree {
   [[nodiscard]] int level(std::int64_t r) const { return s.level(r); }
   [[nodiscard]] const std::array<double, 6>& bbox(std::int64_t r) const { return s.bbox(r); }
   [[nodiscard]] std::int64_t child(std::int64_t r, int c) const { return s.child(r, c); }
+  [[nodiscard]] bool has_detail() const { return s.has_detail(); }
+  [[nodiscard]] double detail(std::int64_t r) const { return s.detail(r); }
 };
 
 void validate_arrays(const TreeView& t) {
@@ -79,6 +84,8 @@ void validate_arrays(const TreeView& t) {
                                std::to_string(n) + " rows");
   if (t.max_children < 0 || t.child_rows.size() != n * static_cast<std::size_t>(t.max_children))
     fail("the tree view's child_rows must hold rows * max_children entries");
+  if (!t.detail.empty() && t.detail.size() != n)
+    fail("the tree view has " + std::to_string(t.detail.size()) + " details for " + std::to_string(n) + " rows");
 }
 
 /// Checks what the walk relies on; loads the root and the last row (the deepest level).
@@ -231,6 +238,84 @@ std::vector<std::int64_t> children_of(const Tree& tree, const std::vector<Hit>& 
   return out;
 }
 
+/// The children of `row` that meet the box, checked to be on the next level.
+template <class Tree>
+std::vector<Hit> children_in_box(const Tree& tree, const Query& q, std::int64_t row, Selection& sel) {
+  std::vector<Hit> out;
+  for (int c = 0; c < tree.max_children(); ++c) {
+    const std::int64_t child = tree.child(row, c);
+    if (child < 0) continue;
+    if (child >= tree.rows() || tree.level(child) != tree.level(row) + 1)
+      fail("row " + std::to_string(row) + " names child row " + std::to_string(child) +
+           ", which is out of range or not on the next level");
+    ++sel.visited;
+    if (const Range r = cells_in_box(tree.bbox(child), q); !r.empty()) out.push_back({child, r});
+  }
+  return out;
+}
+
+/// A grid the adaptive walk may refine: its gain (header, "Gain") and where it lies.
+struct Candidate {
+  double gain;
+  Hit hit;
+  /// Heap order: the largest gain on top, ties to the smaller row.
+  bool operator<(const Candidate& o) const { return gain != o.gain ? gain < o.gain : hit.row > o.hit.row; }
+};
+
+template <class Tree>
+double gain_of(const Tree& tree, std::int64_t row) {
+  const double d = tree.detail(row);
+  if (!(d >= 0) || !std::isfinite(d))
+    fail("the detail of row " + std::to_string(row) + " is negative or not finite (" + std::to_string(d) + ")");
+  const auto& g = tree.bbox(row);
+  const auto s = tree.cells();
+  int children = 0;
+  for (int c = 0; c < tree.max_children(); ++c) children += tree.child(row, c) >= 0;
+  const double cell = ((g[1] - g[0]) / s[0]) * ((g[3] - g[2]) / s[1]) * ((g[5] - g[4]) / s[2]);
+  return d * d * (cell / children);
+}
+
+/// What one greedy walk returns: its grids and the total gain of the grids refined.
+struct Walk {
+  std::vector<Hit> hits;
+  double gain = 0;
+};
+
+/// One greedy walk of the adaptive rule (header, "Walks") from `hits`, whose refined
+/// ancestors gained `gain`.
+template <class Tree>
+Walk refine(const Tree& tree, const Query& q, const Window& w, int cap, const std::vector<Hit>& hits, double gain,
+            Selection& sel) {
+  std::int64_t values = 0;
+  Walk out{{}, gain};
+  std::priority_queue<Candidate> heap;
+  const auto offer = [&](const Hit& h) {
+    values += h.range.cells();
+    if (tree.level(h.row) < cap && !is_leaf(tree, h.row))
+      heap.push({gain_of(tree, h.row), h});
+    else
+      out.hits.push_back(h);
+  };
+  for (const auto& h : hits) offer(h);
+  while (!heap.empty()) {
+    const Candidate top = heap.top();
+    const Hit& h = top.hit;
+    heap.pop();
+    if constexpr (Tree::lazy) tree.load(children_of(tree, std::vector<Hit>{h}));
+    const auto kids = children_in_box(tree, q, h.row, sel);
+    std::int64_t more = -h.range.cells();
+    for (const auto& k : kids) more += k.range.cells();
+    if (w.budget > 0 && values + more > w.budget) {
+      out.hits.push_back(h);
+      continue;
+    }
+    out.gain += top.gain;
+    values -= h.range.cells();
+    for (const auto& k : kids) offer(k);
+  }
+  return out;
+}
+
 template <class Tree>
 Selection select_in(const Tree& tree, const Window& w) {
   const Query q = make_query(tree, w);
@@ -239,8 +324,10 @@ Selection select_in(const Tree& tree, const Window& w) {
   const int cap = w.max_level < 0 ? deepest : std::min(w.max_level, deepest);
   const bool limited = w.budget > 0;
 
+  const bool adaptive = w.lod == Lod::adaptive && tree.has_detail();
   Selection sel;
   sel.level = cap;
+  sel.lod = adaptive ? Lod::adaptive : Lod::uniform;
   sel.visited = 1;
   const Range root = cells_in_box(tree.bbox(0), q);
   if (root.empty()) return sel;
@@ -256,6 +343,7 @@ Selection select_in(const Tree& tree, const Window& w) {
   // grids at level L meeting the box, and count(L) <= budget.
   std::vector<Hit> leaves, frontier{{0, root}}, next;
   std::int64_t leaf_values = 0;
+  double uniform_gain = 0;  // of the grids the uniform answer refines (adaptive only)
   int level = 0;
   for (; level < cap; ++level) {
     if constexpr (Tree::lazy) tree.load(children_of(tree, frontier));
@@ -285,17 +373,26 @@ Selection select_in(const Tree& tree, const Window& w) {
     }
     if (overflow) break;  // count(level + 1) > budget: L* = level
     for (const auto& h : frontier)
-      if (is_leaf(tree, h.row)) leaves.push_back(h);
+      if (is_leaf(tree, h.row))
+        leaves.push_back(h);
+      else if (adaptive)
+        uniform_gain += gain_of(tree, h.row);
     leaf_values = next_leaf_values;
     frontier.swap(next);
   }
   sel.level = level;
-  for (const auto* set : {&leaves, &frontier})
-    for (const auto& h : *set) {
-      std::array<int, 3> count{};
-      for (int a = 0; a < 3; ++a) count[a] = h.range.end[a] - h.range.first[a];
-      sel.pieces.push_back(make_piece(tree, h.row, h.range.first, count, 1));
-    }
+  leaves.insert(leaves.end(), frontier.begin(), frontier.end());
+  if (adaptive) {
+    Walk from_uniform = refine(tree, q, w, cap, leaves, uniform_gain, sel);
+    Walk from_root = refine(tree, q, w, cap, {{0, root}}, 0.0, sel);
+    leaves = std::move(from_root.gain > from_uniform.gain ? from_root.hits : from_uniform.hits);
+  }
+  for (const auto& h : leaves) {
+    std::array<int, 3> count{};
+    for (int a = 0; a < 3; ++a) count[a] = h.range.end[a] - h.range.first[a];
+    sel.pieces.push_back(make_piece(tree, h.row, h.range.first, count, 1));
+    sel.level = std::max(sel.level, sel.pieces.back().level);
+  }
   finish(sel);
   return sel;
 }
@@ -359,7 +456,7 @@ double* extract_streaming(const Piece& p, std::array<int, 3> cells, const double
   // copied while the collector sends and the client reads on the same memory path. Not
   // fetching the destination's lines first saves a third of the copy's traffic: in five
   // paired runs a window into kept arrays gained 2-11 points of raw TCP's speed and the
-  // default call 0-7 (docs/benchmarks.md, issue 36 §14).
+  // default call 0-7 (bench/live/HISTORY.md, §14 "non-temporal stores").
   const std::int64_t sx = cells[0], sy = cells[1], nx = p.count[0];
   for (std::int64_t k = 0; k < p.count[2]; ++k)
     for (std::int64_t j = 0; j < p.count[1]; ++j) {

@@ -2,7 +2,10 @@
  * code in one shared parallel HDF5 file — the kernel behind `rewind run`, for any MPI
  * code written in C, C++ or Fortran (module `rewind`, api/fortran/rewind.f90).
  *
- * The calls in the order a code makes them (docs/adopting.md walks through them):
+ * The calls in the order a code makes them (docs/adopting.md walks through them). Every
+ * call on a file, a collective reader or the live service is collective: EVERY rank of
+ * its communicator makes it, in the same order, with the same scalar arguments (below,
+ * "Collectives"); a rank that skips one leaves the others waiting or refused.
  *
  *   rewind_config* cfg;  rewind_config_create(&cfg);          // constants of the run
  *   rewind_config_set_geometry(cfg, 2, cells, 2, domain);     // dim, cells per grid, r, box
@@ -14,11 +17,12 @@
  *   rewind_grids_set_field(g, i, 0, my_array);                // NULL on a parent: averaged
  *
  *   rewind_file* f;  rewind_file_create(&f, comm, "run.h5", cfg);
- *   rewind_file_write(f, step, time, dt, REWIND_CHECKPOINT, g);  // committed on return
+ *   rewind_file_set_scalar(f, "drag", drag);                 // the step's monitors (optional)
+ *   rewind_file_write(f, step, time, dt, REWIND_CHECKPOINT, g, 0, NULL, 0);  // committed on return
  *   rewind_file_close(f);
  *
  *   rewind_reader* r;  rewind_reader_open(&r, comm, "run.h5");  // restart, any rank count
- *   rewind_reader_find_step(r, "latest", &entry);
+ *   rewind_reader_find_checkpoint(r, "latest", &entry, NULL);  // as `rewind run --restart run.h5@latest`
  *   rewind_reader_topology(r, entry.step, &topo);            // the whole tree of the step
  *   rewind_reader_partition(r, entry.step, rank, size, &n, &rows);  // the rows this rank takes
  *   rewind_reader_read(r, entry.step, "T", n, rows, buffer); // interiors, row after row
@@ -39,14 +43,32 @@
  *   as the file format promises, computed across ranks. A parent given with arrays is
  *   written as given.
  *
- * Errors: every call returns REWIND_OK (0) or a rewind_status; the message of the last
+ * Errors: every call but the three that return the library's version and message returns
+ * a rewind_status: REWIND_OK (0) or an error; a value a call yields comes back through a
+ * pointer argument, never mixed with the status (API version 3: rewind_grids_count,
+ * rewind_file_last_step and rewind_live_port returned their value before). The message of the last
  * failed call on this thread is rewind_last_error() (one line, naming the file and the
- * problem). No C++ exception crosses this interface. A collective call fails alike on
- * every rank (the ranks agree before they act), so no rank is left inside a collective.
- * A failed write leaves every earlier committed step intact.
+ * problem). No C++ exception crosses this interface. A failed write leaves every earlier
+ * committed step intact.
  *
  * Collectives: calls taking or holding a communicator (rewind_file_*, rewind_reader_*
- * opened with a communicator) are collective over it unless marked "local".
+ * opened with a communicator, rewind_live_* but _port, _declare and _next_event) are
+ * collective over it unless marked "local": every rank of the communicator makes the
+ * call, in the same order, with bit-identical scalar arguments (step, time, dt, kind,
+ * the vars list, float32, paths, names, selectors, changes, the configuration). Each
+ * rank first checks its own arguments, then one reduction decides for all: if any rank's
+ * check failed, or the ranks' arguments differ (a time one ulp apart, a kind, ranks in
+ * different calls), the call fails with the same status on every rank before it acts,
+ * the message naming the rank and what differs or is wrong (REWIND_ERR_ARGUMENT for a
+ * difference). Nothing is written by a refused call; the file goes on with the next good
+ * one. Per-rank data (a rank's grids, its rows, its arrays) may of course differ. What
+ * rewind_file_write checks besides: time and dt finite; step and time not before the
+ * file's last committed step; every grid's slot within the file's variables; and, once
+ * per change of the grids (rewind_grids_add / _clear), the tree the ranks describe
+ * together: each box its level's size (domain / refinement^level) on the level's grid
+ * lines, a child one level below its parent and inside its box, every parent described,
+ * no uid twice. A NULL handle (rewind_file*, rewind_live*) cannot be agreed on (it holds
+ * the communicator): that rank alone returns REWIND_ERR_ARGUMENT.
  *
  * Versioning: REWIND_API_VERSION is bumped on any incompatible change. The create
  * functions are macros that pass the version this header declares; the library
@@ -64,7 +86,7 @@ extern "C" {
 #endif
 
 /** The version of this header's API. */
-#define REWIND_API_VERSION 1
+#define REWIND_API_VERSION 3
 
 /** What a call returned. */
 typedef enum rewind_status {
@@ -99,26 +121,26 @@ typedef struct rewind_config rewind_config;
 
 /** A new configuration (empty variables, the kernel's default options). Local. */
 #define rewind_config_create(cfg) rewind_config_create_v((cfg), REWIND_API_VERSION)
-int rewind_config_create_v(rewind_config** cfg, int api_version);
+rewind_status rewind_config_create_v(rewind_config** cfg, int api_version);
 /** Frees it (NULL is fine). Local. */
-int rewind_config_free(rewind_config* cfg);
+rewind_status rewind_config_free(rewind_config* cfg);
 /** dim 2 or 3; cells per grid per axis (2-D: cells[2] = 1); refinement r (children per
  *  axis of a refined grid: r^dim children); domain = the root grid's box. Local. */
-int rewind_config_set_geometry(rewind_config* cfg, int dim, const int cells[3], int refinement, const double domain[6]);
+rewind_status rewind_config_set_geometry(rewind_config* cfg, int dim, const int cells[3], int refinement, const double domain[6]);
 /** Adds a cell variable (name: letters, digits, '_'; unit: free text, "" for none); its
  *  index (0, 1, ...) is the slot of rewind_grids_set_field. Local. */
-int rewind_config_add_variable(rewind_config* cfg, const char* name, const char* unit);
+rewind_status rewind_config_add_variable(rewind_config* cfg, const char* name, const char* unit);
 /** Sets an [output.io] option by name from its text ("strategy" = "auto" | "collective" |
  *  "independent" | "aggregated" | "dedicated", "checksums" = "true", "compression" =
  *  "deflate", ...: the table of `rewind keys output.io`, docs/file-format.md §4).
  *  REWIND_ERR_ARGUMENT names an unknown option or a bad value. Local. */
-int rewind_config_set_option(rewind_config* cfg, const char* name, const char* value);
+rewind_status rewind_config_set_option(rewind_config* cfg, const char* name, const char* value);
 /** The name of the program that writes ("creator"), its version ("code_version"), or
  *  the text of its input deck ("case_text"), stored in /common. Local. */
-int rewind_config_set_text(rewind_config* cfg, const char* key, const char* value);
+rewind_status rewind_config_set_text(rewind_config* cfg, const char* key, const char* value);
 /** A named constant stored in /common/fluid or /common/time_stepping (group "fluid" or
  *  "time_stepping"). Local. */
-int rewind_config_set_constant(rewind_config* cfg, const char* group, const char* name, double value);
+rewind_status rewind_config_set_constant(rewind_config* cfg, const char* group, const char* name, double value);
 
 /* --- This rank's grids -------------------------------------------------------------- */
 
@@ -126,23 +148,30 @@ typedef struct rewind_grids rewind_grids;
 
 /** An empty description; every array handed to it has `halo` ghost layers. Local. */
 #define rewind_grids_create(grids, halo) rewind_grids_create_v((grids), (halo), REWIND_API_VERSION)
-int rewind_grids_create_v(rewind_grids** grids, int halo, int api_version);
-int rewind_grids_free(rewind_grids* grids);
+rewind_status rewind_grids_create_v(rewind_grids** grids, int halo, int api_version);
+rewind_status rewind_grids_free(rewind_grids* grids);
 /** Forgets every grid (an adaptive tree changed: describe it again). Local. */
-int rewind_grids_clear(rewind_grids* grids);
+rewind_status rewind_grids_clear(rewind_grids* grids);
 /** Adds one grid this rank owns; `index` (may be NULL) receives its index for
  *  rewind_grids_set_field. parent_uid: UINT64_MAX for the root; child_uids: the
  *  n_children children (0 for a leaf, at most refinement^dim). Local. */
-int rewind_grids_add(rewind_grids* grids, uint64_t uid, int level, uint64_t sort_key, const double bbox[6],
+rewind_status rewind_grids_add(rewind_grids* grids, uint64_t uid, int level, uint64_t sort_key, const double bbox[6],
                      uint64_t parent_uid, int n_children, const uint64_t* child_uids, int64_t* index);
 /** The array of variable `slot` of grid `index` (the padded layout above), borrowed until
  *  the next write. NULL (or never set) on a grid with children: the library averages
- *  them. Local. */
-int rewind_grids_set_field(rewind_grids* grids, int64_t index, int slot, const double* data);
+ *  them. Local; the grids know no file, so rewind_file_write refuses a slot the file has
+ *  no variable for. */
+rewind_status rewind_grids_set_field(rewind_grids* grids, int64_t index, int slot, const double* data);
+/** rewind_grids_set_field for a code whose arrays are float32: the same layout, borrowed
+ *  until the next write. Stored as the file's type — double in a checkpoint, float32 in a
+ *  visualisation step written with float32 — converted once per write (and live
+ *  boundary), so a float32 visualisation step holds the code's values exactly. A slot
+ *  holds the last array given, double or float. Local. */
+rewind_status rewind_grids_set_field_float(rewind_grids* grids, int64_t index, int slot, const float* data);
 /** Cell types (uint8, same padded layout), written as the step's cell_type; borrowed. Local. */
-int rewind_grids_set_cell_type(rewind_grids* grids, int64_t index, const uint8_t* types);
-/** Grids described on this rank. Local. */
-int64_t rewind_grids_count(const rewind_grids* grids);
+rewind_status rewind_grids_set_cell_type(rewind_grids* grids, int64_t index, const uint8_t* types);
+/** Grids described on this rank, in *n. Local. */
+rewind_status rewind_grids_count(const rewind_grids* grids, int64_t* n);
 
 /* --- A run file, written --------------------------------------------------------- */
 
@@ -150,29 +179,45 @@ typedef struct rewind_file rewind_file;
 
 /** Creates `path` for a new run with the configuration's constants and options.
  *  REWIND_ERR_EXISTS if it exists (nothing touched). Collective. */
-int rewind_file_create(rewind_file** file, MPI_Comm comm, const char* path, const rewind_config* cfg);
+rewind_status rewind_file_create(rewind_file** file, MPI_Comm comm, const char* path, const rewind_config* cfg);
 /** Creates the branch file `path` of `parent`'s committed step `parent_step`: the
  *  parent's constants, a lineage naming the parent, the step and the n_changes
  *  "key=value" changes (recorded, not interpreted: the code applies them), and an entry
  *  in the parent's branch registry. The parent is never written to; `cfg` gives the
- *  options (NULL: defaults). REWIND_ERR_EXISTS if `path` exists. Collective. */
-int rewind_file_create_branch(rewind_file** file, MPI_Comm comm, const char* path, const char* parent,
+ *  options (NULL: defaults). REWIND_ERR_EXISTS if `path` exists; REWIND_ERR_ARGUMENT if
+ *  parent_step is a visualisation step (a branch needs a checkpoint): nothing is created.
+ *  Collective. */
+rewind_status rewind_file_create_branch(rewind_file** file, MPI_Comm comm, const char* path, const char* parent,
                               int64_t parent_step, int n_changes, const char* const* changes, const rewind_config* cfg);
 /** Opens an existing run file to continue it (after a restart from its last committed
  *  step): steps written after the last committed one (a crash) are dropped; new steps
  *  must be numbered after it. `cfg` gives the options (NULL: defaults). Collective. */
-int rewind_file_append(rewind_file** file, MPI_Comm comm, const char* path, const rewind_config* cfg);
+rewind_status rewind_file_append(rewind_file** file, MPI_Comm comm, const char* path, const rewind_config* cfg);
 /** Writes one step from the grids' arrays: every variable for a checkpoint
  *  (REWIND_CHECKPOINT: everything needed to continue), or for a visualisation step
  *  (REWIND_VISUALISATION) the `n_vars` variables listed in `vars` (slots; n_vars 0 =
  *  all), as float32 when `float32` is non-zero. Committed (crash-safe) when it returns.
- *  Steps must be numbered in increasing order. Collective. */
-int rewind_file_write(rewind_file* file, int64_t step, double time, double dt, int kind, const rewind_grids* grids,
+ *  Steps must be numbered in increasing order, times never decrease within a file, time
+ *  and dt are finite; the grids' tree is checked once per change (see "Collectives").
+ *  The named scalars set since the last write (rewind_file_set_scalar) are agreed like
+ *  the other arguments and stored with the step.
+ *  Collective: every argument but `grids` the same on every rank. */
+rewind_status rewind_file_write(rewind_file* file, int64_t step, double time, double dt, int kind, const rewind_grids* grids,
                       int n_vars, const int* vars, int float32);
-/** The last committed step's number, -1 if none. Local. */
-int64_t rewind_file_last_step(const rewind_file* file);
-/** Flushes, closes and frees (NULL is fine). Collective. */
-int rewind_file_close(rewind_file* file);
+/** Records a named scalar of the next step this rank writes: one of the code's monitors
+ *  (drag, energy, a residual). `name`: letters, digits and '_'; setting a name again
+ *  replaces its value; `value` finite. Local: the next rewind_file_write takes every
+ *  scalar set since the previous write (in the order first set), agrees on them across
+ *  ranks — the names, their order and the values bit for bit, like its other arguments:
+ *  a rank that set another list or another value refuses the write on every rank — and
+ *  stores them in the step (docs/file-format.md, `scalar_names`, `scalar_values`;
+ *  `rewind info`, Python's Step.scalars). Every write, refused or not, starts a new list. */
+rewind_status rewind_file_set_scalar(rewind_file* file, const char* name, double value);
+/** The last committed step's number in *step, -1 if none. Local. */
+rewind_status rewind_file_last_step(const rewind_file* file, int64_t* step);
+/** Flushes, closes and frees (NULL is fine). Collective; if the ranks are not all
+ *  closing it (REWIND_ERR_ARGUMENT on every rank) the file stays open. */
+rewind_status rewind_file_close(rewind_file* file);
 
 /* --- A run file, read (restart, branches, analysis) ---------------------------------- */
 
@@ -209,38 +254,57 @@ typedef struct rewind_topology {
 /** Opens `path` read-only. With a communicator (not MPI_COMM_NULL) the reads are
  *  collective over it (every rank calls them, each with its own rows); with
  *  MPI_COMM_NULL the reader is serial and local. */
-int rewind_reader_open(rewind_reader** reader, MPI_Comm comm, const char* path);
-int rewind_reader_close(rewind_reader* reader);
+rewind_status rewind_reader_open(rewind_reader** reader, MPI_Comm comm, const char* path);
+rewind_status rewind_reader_close(rewind_reader* reader);
 /** Committed steps of the file. Local. */
-int rewind_reader_step_count(rewind_reader* reader, int64_t* n);
+rewind_status rewind_reader_step_count(rewind_reader* reader, int64_t* n);
 /** The i-th committed step (0 = first, -1 = last). Local. */
-int rewind_reader_step_at(rewind_reader* reader, int64_t i, rewind_step_entry* entry);
-/** A committed step by selector: "latest", a step number "42", "#i" (i-th, negative from
- *  the end) or "t=0.5" (the step in force at that time; a time after the last step is
- *  refused). REWIND_ERR_NO_SUCH_STEP names what there is. Local. */
-int rewind_reader_find_step(rewind_reader* reader, const char* selector, rewind_step_entry* entry);
+rewind_status rewind_reader_step_at(rewind_reader* reader, int64_t i, rewind_step_entry* entry);
+/* Selectors are the command line's (kernel/src/select.cpp, one implementation): "latest",
+ * a step number "42", "#i" (i-th committed step, negative from the end) or "t=0.5". Two
+ * questions, two calls: */
+/** The step to look at — windows, analysis, `rewind window FILE@SEL`: "latest" is the last
+ *  committed step of any kind, "t=T" the step in force at T (a time after the last step
+ *  is refused). It may be a visualisation step (float32, some variables): never restart
+ *  from it. REWIND_ERR_NO_SUCH_STEP names what there is. Local. */
+rewind_status rewind_reader_find_step(rewind_reader* reader, const char* selector, rewind_step_entry* entry);
+/** The checkpoint to restart from — `rewind run --restart FILE@SEL` picks the same:
+ *  "latest" is the last committed checkpoint, "t=T" the last checkpoint at or before the
+ *  step in force at T; "42" and "#i" must name a checkpoint. `*note` (if `note` is not
+ *  NULL) is "" or the line the command line prints when the checkpoint is not exactly the
+ *  one asked for ("t=0.25: step 30 (t = 0.25) is a visualisation output; restarting from
+ *  the last checkpoint at or before it, step 20 (t = 0.2)"), owned by the reader until
+ *  its next call of this. REWIND_ERR_NO_SUCH_STEP (no such checkpoint: the message lists
+ *  them) or REWIND_ERR_CORRUPT (the choice would pass over a damaged step). Local. */
+rewind_status rewind_reader_find_checkpoint(rewind_reader* reader, const char* selector, rewind_step_entry* entry,
+                                  const char** note);
 /** The tree of `step`. Local. */
-int rewind_reader_topology(rewind_reader* reader, int64_t step, rewind_topology* topo);
+rewind_status rewind_reader_topology(rewind_reader* reader, int64_t step, rewind_topology* topo);
 /** The rows `rank` of `nranks` takes for a restart on any rank count (contiguous pieces
  *  of every level along the curve); `rows` is owned by the reader until its next
  *  partition call. Local. */
-int rewind_reader_partition(rewind_reader* reader, int64_t step, int rank, int nranks, int64_t* n_rows,
+rewind_status rewind_reader_partition(rewind_reader* reader, int64_t step, int rank, int nranks, int64_t* n_rows,
                             const int64_t** rows);
 /** Reads variable `name` of the given rows into `out` (n_rows * cells doubles, interior
  *  only, row after row; float32 data converted); verifies the rows' checksums
  *  (REWIND_ERR_CORRUPT names step, dataset and row). Collective for a collective reader. */
-int rewind_reader_read(rewind_reader* reader, int64_t step, const char* name, int64_t n_rows, const int64_t* rows,
+rewind_status rewind_reader_read(rewind_reader* reader, int64_t step, const char* name, int64_t n_rows, const int64_t* rows,
                        double* out);
 /** Like rewind_reader_read, straight into padded arrays: dest[i] (with `halo` ghost layers)
  *  receives row rows[i]; ghosts are left alone. */
-int rewind_reader_read_into(rewind_reader* reader, int64_t step, const char* name, int64_t n_rows,
+rewind_status rewind_reader_read_into(rewind_reader* reader, int64_t step, const char* name, int64_t n_rows,
                             const int64_t* rows, double* const* dest, int halo);
 /** The file's branch origin: parent file ("" for an original run, relative to this
  *  file's directory), its step (-1) and time; strings owned by the reader. Local. */
-int rewind_reader_lineage(rewind_reader* reader, const char** parent_file, int64_t* parent_step, double* parent_time);
+rewind_status rewind_reader_lineage(rewind_reader* reader, const char** parent_file, int64_t* parent_step, double* parent_time);
+/** The named scalars of committed `step` (rewind_file_set_scalar): how many, and the i-th
+ *  name (owned by the reader) and value, in the order written. 0 for a step that has none
+ *  (and in files before format 1.8). Local. */
+rewind_status rewind_reader_scalar_count(rewind_reader* reader, int64_t step, int* n);
+rewind_status rewind_reader_scalar(rewind_reader* reader, int64_t step, int i, const char** name, double* value);
 /** The file's variables: count, and the i-th name and unit (owned by the reader). Local. */
-int rewind_reader_variable_count(rewind_reader* reader, int* n);
-int rewind_reader_variable(rewind_reader* reader, int i, const char** name, const char** unit);
+rewind_status rewind_reader_variable_count(rewind_reader* reader, int* n);
+rewind_status rewind_reader_variable(rewind_reader* reader, int i, const char** name, const char** unit);
 
 /* --- Live windows and steering ----------------------------------------------------- */
 
@@ -254,16 +318,28 @@ int rewind_reader_variable(rewind_reader* reader, int i, const char** name, cons
  *   rewind_live_start(&live, MPI_COMM_WORLD, REWIND_COLLECTOR_THREAD, "127.0.0.1:0", NULL, cfg, &comm, &is_compute);
  *   rewind_live_declare(live, "kappa", "m^2/s", 0, 1, 1, &kappa, "diffusivity");
  *   for (...) {                        // every step
- *     ... compute, write ...
+ *     ... compute ...
  *     rewind_live_boundary(live, step, time, grids, file);   // may block while paused
- *     rewind_event e;
- *     while (rewind_live_next_event(live, &e) == 1) {
+ *     rewind_event e;  int has;
+ *     while (rewind_live_next_event(live, &e, &has) == REWIND_OK && has) {
  *       if (e.kind == REWIND_EVENT_SET) kappa = e.value[0];
- *       if (e.kind == REWIND_EVENT_BRANCH) reload(e.parent, e.step);  // then go on: `file` writes the branch
+ *       if (e.kind == REWIND_EVENT_BRANCH) branch_to(&e);  // below: reload, then write the branch point
  *       if (e.kind == REWIND_EVENT_STOP) done = 1;
  *     }
+ *     ... write the outputs that are due (steering precedes output: a SET is in force
+ *         in the steps written after it, a STOP's last step is written) ...
  *   }
  *   rewind_live_finish(live);
+ *
+ * After a BRANCH event a code must, on every rank: reload its state from e.parent at
+ * e.step (rewind_reader_find_checkpoint(reader, "<e.step>", ...), then its rows; the
+ * event's step is always a checkpoint), set its step counter and time to e.step and
+ * e.time, and take the SET events that follow (the parameters of that step plus the
+ * branch's changes; they act from the next step on). It should then write the branch
+ * point as the branch's first step, rewind_file_write(file, e.step, e.time, dt,
+ * REWIND_CHECKPOINT, grids, 0, NULL, 0) — `file` already writes e.file — before stepping
+ * on: until a first checkpoint the branch file holds no step to restart from, and this
+ * one equals its parent's step bit for bit (examples/heat-c does so).
  *
  * Two places for the collector: REWIND_COLLECTOR_THREAD, a thread of rank 0 of the code's
  * communicator (the Catalyst Live model: no extra process; windows are answered at the
@@ -290,40 +366,46 @@ typedef struct rewind_event {
 } rewind_event;
 
 /** Starts the live service of a run: listens on `listen` ("HOST:PORT", port 0: a free
- *  one, see rewind_live_port; a non-loopback host needs a token), `token` NULL or "" for
- *  none. `cfg` names the variables windows may ask for (the file's). `*compute` is the
- *  communicator the code computes on (a duplicate of `world` with the thread; without
- *  the collector's rank otherwise) and `*is_compute` 0 on the collector's rank, where the
- *  call returns when the run has finished. Collective over `world`. */
-int rewind_live_start(rewind_live** live, MPI_Comm world, int where, const char* listen, const char* token,
+ *  one, see rewind_live_port; a non-loopback host needs a token). `token` NULL: the
+ *  environment's (REWIND_TOKEN, or the file REWIND_TOKEN_FILE names), else a generated
+ *  one, printed on stdout by the process that listens ("rewind live: token ..."); ""
+ *  for none (loopback only; any user of the machine may then steer the run: a warning
+ *  on stderr); white space only is refused. `cfg` names the variables windows may ask
+ *  for (the file's). `*compute` is the communicator the code computes on (a duplicate
+ *  of `world` with the thread; without the collector's rank otherwise) and
+ *  `*is_compute` 0 on the collector's rank, where the call returns when the run has
+ *  finished. Collective over `world`. */
+rewind_status rewind_live_start(rewind_live** live, MPI_Comm world, int where, const char* listen, const char* token,
                       const rewind_config* cfg, MPI_Comm* compute, int* is_compute);
-/** The port clients connect to (on the process that listens; 0 elsewhere). Local. */
-int rewind_live_port(const rewind_live* live);
+/** The port clients connect to, in *port (on the process that listens; 0 elsewhere). Local. */
+rewind_status rewind_live_port(const rewind_live* live, int* port);
 /** Declares a steerable parameter, before the first boundary: n = 1 or 3 components,
  *  each kept in [min, max]; `value` its current value. Local (the same on every rank). */
-int rewind_live_declare(rewind_live* live, const char* name, const char* unit, double min, double max, int n,
+rewind_status rewind_live_declare(rewind_live* live, const char* name, const char* unit, double min, double max, int n,
                         const double* value, const char* description);
 /** A step boundary: serves the windows, file queries and steering asked for since the
  *  last one from `grids` (the state of `step` at `time`) and `file` (the file being
  *  written, NULL if none), blocking while the run is paused. A branch writes the current
  *  state into `file` first (nothing is lost), then switches `file` to the branch.
  *  Collective over the compute communicator. */
-int rewind_live_boundary(rewind_live* live, int64_t step, double time, const rewind_grids* grids, rewind_file* file);
-/** The next event of the last boundary: 1 (written to `event`), 0 (none left). Local. */
-int rewind_live_next_event(rewind_live* live, rewind_event* event);
+rewind_status rewind_live_boundary(rewind_live* live, int64_t step, double time, const rewind_grids* grids, rewind_file* file);
+/** The next event of the last boundary: REWIND_OK with *has_event = 1 (written to
+ *  `event`) or 0 (none left); an error status (*has_event = 0, e.g. a kernel-only build)
+ *  otherwise, so the loop above ends. Local. */
+rewind_status rewind_live_next_event(rewind_live* live, rewind_event* event, int* has_event);
 /** Ends the service: the run has finished (statuses say so); the collector answers what
  *  is under way and stops; frees `live` (NULL is fine). Collective. */
-int rewind_live_finish(rewind_live* live);
+rewind_status rewind_live_finish(rewind_live* live);
 
 /* Fortran: communicators cross as MPI_Fint (api/fortran/rewind.f90 calls these). */
-int rewind_live_start_f(rewind_live** live, MPI_Fint world, int where, const char* listen, const char* token,
+rewind_status rewind_live_start_f(rewind_live** live, MPI_Fint world, int where, const char* listen, const char* token,
                         const rewind_config* cfg, MPI_Fint* compute, int* is_compute);
-int rewind_file_create_f(rewind_file** file, MPI_Fint comm, const char* path, const rewind_config* cfg);
-int rewind_file_create_branch_f(rewind_file** file, MPI_Fint comm, const char* path, const char* parent,
+rewind_status rewind_file_create_f(rewind_file** file, MPI_Fint comm, const char* path, const rewind_config* cfg);
+rewind_status rewind_file_create_branch_f(rewind_file** file, MPI_Fint comm, const char* path, const char* parent,
                                 int64_t parent_step, int n_changes, const char* const* changes,
                                 const rewind_config* cfg);
-int rewind_file_append_f(rewind_file** file, MPI_Fint comm, const char* path, const rewind_config* cfg);
-int rewind_reader_open_f(rewind_reader** reader, MPI_Fint comm, const char* path);
+rewind_status rewind_file_append_f(rewind_file** file, MPI_Fint comm, const char* path, const rewind_config* cfg);
+rewind_status rewind_reader_open_f(rewind_reader** reader, MPI_Fint comm, const char* path);
 
 #ifdef __cplusplus
 }

@@ -5,12 +5,14 @@
  * grids — the same plain description the I/O kernel takes (kernel/.../grids.hpp) — so
  * analysis runs beside the simulation without touching the disk (the Damaris plugin
  * model). This header is all a hook needs: plain C, no MPI header, no Rewind header.
- * docs/insitu.md is the user's guide; insitu/examples/ and insitu/catalyst/ are hooks.
+ * docs/insitu.md is the user's guide; examples/insitu/ and insitu/catalyst/ are hooks.
  *
  * Versioning: REWIND_INSITU_ABI_VERSION is bumped on any change to the structs or the
  * entry points below. A hook states the version it was compiled against by putting
  * REWIND_INSITU_DEFINE_ABI_VERSION() in one of its files; the loader refuses a hook
- * whose version differs, before the run starts, with one line.
+ * whose version it does not know, before the run starts, with one line. Version 2 only
+ * appended `file` to rewind_insitu_step_desc, so a hook built for version 1 (which does
+ * not read it) still loads.
  *
  * Entry points (extern "C", all required; the loader names a missing one):
  *   int rewind_insitu_abi_version(void);
@@ -22,7 +24,8 @@
  *
  * Calling contract:
  * - init once, before the first step call; step every `every` steps (step % every ==
- *   0, the first step of a run included); finalize once at the end of the run. Each
+ *   0, the first step of a run included, and of each branch or future: each timeline
+ *   has its own count); finalize once at the end of the run. Each
  *   is called on every rank of the communicator it is given (info->comm, step->comm:
  *   the same communicator: the compute ranks', or with output.io.strategy =
  *   "dedicated" the I/O ranks', each holding the grids of the compute ranks it
@@ -47,7 +50,9 @@ extern "C" {
 #endif
 
 /** The ABI version of this header. */
-#define REWIND_INSITU_ABI_VERSION 1
+#define REWIND_INSITU_ABI_VERSION 2
+/** The oldest version a hook may have been built for (the structs only grew since). */
+#define REWIND_INSITU_ABI_OLDEST 1
 
 /** One grid ("d-grid") of the calling rank: a block of block[0] x block[1] x block[2]
  *  cells with `halo` ghost layers on every side. Arrays are x-fastest, C order
@@ -77,9 +82,15 @@ typedef struct rewind_insitu_step_desc {
   int32_t block[3];             /**< cells per grid along x, y, z (2-D: block[2] = 1) */
   int32_t halo;                 /**< ghost layers around every array */
   int32_t n_variables;
-  const char* const* variables; /**< names: "u", "v", "w", "p", "T" (velocity, kinematic pressure, temperature) */
+  const char* const* variables; /**< names of what the case solves: "u", "v", "p"; "w" in 3-D;
+                                     "T" with heat (velocity, kinematic pressure, temperature) */
   int64_t n_grids;              /**< grids on this rank (may be 0) */
   const rewind_insitu_grid* grids;
+  const char* file;             /**< (version 2) the run file this step belongs to, as the
+                                     run names it ("" when it writes none). A job forked into
+                                     several futures hands each future's steps over, each
+                                     with its own file, and the same step numbers may come
+                                     once per future: tell them apart by `file`. */
 } rewind_insitu_step_desc;
 
 /** What init is told once, before the first step. */

@@ -12,8 +12,29 @@
 namespace rwd::paraview {
 
 namespace {
+/// A spin box that shows its value whole and no longer than it is ("0.001", not
+/// "0.0010000000" cut off at the box's edge), and is at least as wide as that text.
+class ValueBox : public QDoubleSpinBox {
+ public:
+  explicit ValueBox(QWidget* parent) : QDoubleSpinBox(parent) {}
+  [[nodiscard]] QString textFromValue(double value) const override {
+    QString text = locale().toString(value, 'f', decimals()).remove(locale().groupSeparator());
+    const QChar point = locale().decimalPoint();
+    if (text.contains(point)) {
+      while (text.endsWith('0')) text.chop(1);
+      if (text.endsWith(point)) text.chop(1);
+    }
+    return text;
+  }
+  /// Wide enough for "-10.000" and for the value shown.
+  void fit_width() {
+    const int text = std::max(fontMetrics().horizontalAdvance("-10.000"), fontMetrics().horizontalAdvance(textFromValue(value())));
+    setMinimumWidth(text + 30);  // the frame and the arrows
+  }
+};
+
 QDoubleSpinBox* spin_box(const collector::ParameterInfo& p, double value, QWidget* parent) {
-  auto* box = new QDoubleSpinBox(parent);
+  auto* box = new ValueBox(parent);
   // Enough digits for viscosities (1e-6 m^2/s) and velocities alike; a hundredth of the
   // range per step (a tenth of the value when the range is empty).
   box->setDecimals(10);
@@ -23,9 +44,10 @@ QDoubleSpinBox* spin_box(const collector::ParameterInfo& p, double value, QWidge
   box->setValue(value);
   box->setToolTip(QString::fromStdString(p.description));
   box->setAccelerated(true);
-  // Narrow enough for three in a docked panel (its hint fits all ten decimals of the
-  // range's widest value), wide enough for a value; the box grows with the panel.
-  box->setMinimumWidth(box->fontMetrics().horizontalAdvance("-10.000") + 20);
+  // Narrow enough for three in a docked panel (its size hint fits all ten decimals of the
+  // range's widest value), never narrower than the value shown; it grows with the panel.
+  box->fit_width();
+  QObject::connect(box, QOverload<double>::of(&QDoubleSpinBox::valueChanged), box, [box](double) { box->fit_width(); });
   box->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
   return box;
 }

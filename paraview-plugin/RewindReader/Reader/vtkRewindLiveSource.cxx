@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <exception>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -20,6 +21,7 @@
 #include "vtkObjectFactory.h"
 #include "vtkStreamingDemandDrivenPipeline.h"
 #include "vtkStringArray.h"
+#include "vtkTable.h"
 #include "window_vtk.hpp"
 
 vtkStandardNewMacro(vtkRewindLiveSource);
@@ -35,8 +37,9 @@ struct vtkRewindLiveSource::Internals {
   bool Failed = false;  ///< this update's connection failed (and said so)
   vtkNew<vtkStringArray> RunFiles;
   vtkNew<vtkStringArray> RunSteps;
-  std::vector<double> Times;           ///< committed steps of the timeline shown (UseTimeAxis)
-  std::vector<std::int64_t> Steps;     ///< their step numbers
+  vtkNew<vtkStringArray> Futures;
+  std::vector<rwd::paraview::AxisStep> Axis;  ///< the timeline UseTimeAxis shows
+  std::vector<double> Times;                   ///< its times
 };
 
 vtkRewindLiveSource::vtkRewindLiveSource() : Internal(new Internals) {
@@ -120,6 +123,7 @@ void vtkRewindLiveSource::Refresh() { this->Modified(); }
 
 vtkStringArray* vtkRewindLiveSource::GetRunFiles() { return this->Internal->RunFiles; }
 vtkStringArray* vtkRewindLiveSource::GetRunSteps() { return this->Internal->RunSteps; }
+vtkStringArray* vtkRewindLiveSource::GetFutures() { return this->Internal->Futures; }
 const char* vtkRewindLiveSource::GetServer() { return this->Internal->Server.c_str(); }
 
 namespace {
@@ -140,15 +144,7 @@ int vtkRewindLiveSource::RequestInformation(vtkInformation*, vtkInformationVecto
     in.Armed = true;  // the time axis is wanted now: connect at once
     in.Failed = !this->FetchInformation();
   }
-  vtkInformation* info = out->GetInformationObject(0);
-  if (this->UseTimeAxis && !in.Failed && !in.Times.empty()) {
-    info->Set(vtkStreamingDemandDrivenPipeline::TIME_STEPS(), in.Times.data(), static_cast<int>(in.Times.size()));
-    double range[2] = {in.Times.front(), in.Times.back()};
-    info->Set(vtkStreamingDemandDrivenPipeline::TIME_RANGE(), range, 2);
-  } else {
-    info->Remove(vtkStreamingDemandDrivenPipeline::TIME_STEPS());
-    info->Remove(vtkStreamingDemandDrivenPipeline::TIME_RANGE());
-  }
+  SetTimes(out, this->UseTimeAxis && !in.Failed ? in.Times : std::vector<double>{});
   return 1;
 }
 
@@ -187,12 +183,24 @@ bool vtkRewindLiveSource::FetchInformation() {
     in.RunSteps->Reset();
     for (const auto& s : steps)
       for (const auto& v : {s.file, std::to_string(s.step), std::to_string(s.time), s.kind}) in.RunSteps->InsertNextValue(v);
-    // The timeline File names ("" = the first of info.files), for UseTimeAxis.
-    const std::string file = this->File && *this->File ? this->File : (in.Info.files.empty() ? "" : in.Info.files.front());
+    in.Futures->Reset();
+    // The timeline File names, through its parents, for UseTimeAxis; "": the file the
+    // run writes now (after a branch in the job: the branch's), else the first file.
+    std::string file = this->File && *this->File ? this->File : (in.Info.files.empty() ? "" : in.Info.files.front());
+    std::map<std::string, std::string> parents;
+    if (in.Info.live && in.Client->offers("status")) {
+      const auto status = in.Client->status();
+      if (!(this->File && *this->File) && !status.file.empty()) file = status.file;
+      parents[status.file] = status.parent;
+      for (const auto& f : status.futures) {
+        parents[f.file] = f.parent;
+        for (const auto& v : {f.file, f.parent, std::string(col::to_string(f.state)), std::to_string(f.step)})
+          in.Futures->InsertNextValue(v);
+      }
+    }
+    in.Axis = rwd::paraview::live_timeline(file, steps, parents);
     in.Times.clear();
-    in.Steps.clear();
-    for (const auto& s : steps)
-      if (s.file == file) in.Times.push_back(s.time), in.Steps.push_back(s.step);
+    for (const auto& a : in.Axis) in.Times.push_back(a.time);
     std::vector<std::string> names;
     for (const auto& v : in.Info.variables) names.push_back(v.name);
     rwd::paraview::offer_arrays(*this->CellArrays, names);
@@ -205,12 +213,13 @@ bool vtkRewindLiveSource::FetchInformation() {
   return true;
 }
 
-int vtkRewindLiveSource::RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector* out) {
+int vtkRewindLiveSource::RequestData(vtkInformation* pipeline_request, vtkInformationVector**, vtkInformationVector* out) {
   auto& in = *this->Internal;
-  vtkInformation* info = out->GetInformationObject(0);
-  auto* output = vtkMultiBlockDataSet::GetData(info);
+  vtkInformation* info = RequestedPort(pipeline_request, out);
+  auto* output = vtkMultiBlockDataSet::GetData(out, 0);
   if (!output) return 1;
   output->Initialize();
+  SetAnnotation(out, "");
   const bool first_piece = !info->Has(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER()) ||
                            info->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER()) == 0;
   if (!first_piece || !is_first_process()) return 1;
@@ -224,13 +233,21 @@ int vtkRewindLiveSource::RequestData(vtkInformation*, vtkInformationVector**, vt
     auto request = rwd::paraview::window_request(*this, in.Info.domain_lo, in.Info.domain_hi);
     if (request.budget == 0) request.budget = col::HandlerLimits{}.max_budget;
     request.time = this->Time && *this->Time ? this->Time : "live";
-    if (this->UseTimeAxis && !in.Steps.empty()) {
-      request.time = std::to_string(in.Steps[rwd::paraview::step_for_time(info, in.Times)]);
-    }
     request.file = this->File ? this->File : "";
+    const bool on_axis = this->UseTimeAxis && !in.Axis.empty();
+    if (on_axis) {
+      const auto& shown = in.Axis[rwd::paraview::step_for_time(info, in.Times)];
+      request.time = std::to_string(shown.step);
+      request.file = shown.file;
+    }
     const auto reply = in.Client->window(request);
-    rwd::paraview::fill_output(reply, this->ReadCellTypes, in.Info.variables, output);
-    output->GetInformation()->Set(vtkDataObject::DATA_TIME_STEP(), reply.time);
+    rwd::paraview::fill_output(reply, this->ReadCellTypes, in.Info, output);
+    SetAnnotation(out, rwd::paraview::annotation(reply));
+    // A data time only on the time axis: off it the source has no time range, and a
+    // data time without one is what the Information tab showed as [1e+299, -1e+299].
+    if (on_axis)  // both ports: an update of one does not execute the source again
+      for (vtkDataObject* o : {static_cast<vtkDataObject*>(output), static_cast<vtkDataObject*>(vtkTable::GetData(out, 1))})
+        if (o) o->GetInformation()->Set(vtkDataObject::DATA_TIME_STEP(), reply.time);
   } catch (const std::exception& e) {
     if (!in.Client->connected()) in.Client.reset();
     this->ReportError(rwd::paraview::describe_client_error(e, where, this->Timeout));

@@ -13,14 +13,19 @@
 // the collector offers), cell types. Time: a time selector of the protocol -- "live" (the
 // run's current state, default), "latest", "N" (step number), "#i", "t=T" (the last
 // committed step at or before T) -- in File: one of the run's timelines (RunFiles; "" =
-// the run's own file, else a branch made in the job). UseTimeAxis puts File's committed
-// steps on ParaView's time axis instead, so the time slider browses the run's past.
+// the file the run writes now, else a branch made in the job). UseTimeAxis puts File's
+// timeline (a branch's through its parents: rwd::paraview::live_timeline) on ParaView's
+// time axis instead, so the time slider browses the run's past; only then does the
+// output have a data time.
 //
 // The first update connects (not the creation of the source: its port is not set yet);
 // then updates happen when a property changes and on Refresh() (the panel's button),
 // which fetches the current state again. In parallel the first process fetches the
 // window and the other pieces stay empty. Information: RunFiles, RunSteps (file, step, time,
-// kind per committed step), Server (the collector's name and whether it is live).
+// kind per committed step), Server (the collector's name and whether it is live), Futures
+// (file, parent, state, step per future of a live job, status_reply.futures). A future of
+// a job computing several futures: File names it (its file; "" = the first) and Time
+// "live" shows its current state.
 // Steering is in the plugin's Python module rewind_steering (docs/paraview.md).
 #ifndef vtkRewindLiveSource_h
 #define vtkRewindLiveSource_h
@@ -73,6 +78,9 @@ class REWINDREADERS_EXPORT vtkRewindLiveSource : public vtkRewindWindowSource {
   vtkStringArray* GetRunFiles();
   /// Four strings per committed step: file, step, time, kind (steps_reply).
   vtkStringArray* GetRunSteps();
+  /// Four strings per future of a live job (status_reply.futures, revision 1.8): file,
+  /// parent, state, step; empty for a server of files or one before 1.8.
+  vtkStringArray* GetFutures();
   /// "NAME (live)" or "NAME (files)", "" when not connected.
   const char* GetServer();
 

@@ -10,11 +10,15 @@
 #include "rewind/collector/file_service.hpp"
 #include "rewind/kernel/lineage.hpp"
 #include "rewind/kernel/reader.hpp"
+#include "vtkDoubleArray.h"
+#include "vtkFieldData.h"
 #include "vtkInformation.h"
 #include "vtkInformationVector.h"
 #include "vtkMultiBlockDataSet.h"
 #include "vtkObjectFactory.h"
+#include "vtkSmartPointer.h"
 #include "vtkStreamingDemandDrivenPipeline.h"
+#include "vtkTable.h"
 #include "window_vtk.hpp"
 
 vtkStandardNewMacro(vtkRewindReader);
@@ -26,8 +30,7 @@ struct vtkRewindReader::Internals {
   std::vector<k::TimelineEntry> Timeline;  ///< the file's steps, the parents' before the branch
   std::vector<double> Times;               ///< Timeline's times, ascending
   std::unique_ptr<col::FileService> Service;
-  std::array<double, 3> DomainLo{}, DomainHi{};
-  std::vector<col::VariableInfo> Variables;  ///< names and units
+  col::ServerInfo Info;  ///< the domain, its dimension, the variables with their units
 };
 
 vtkRewindReader::vtkRewindReader() : Internal(new Internals) {}
@@ -74,11 +77,9 @@ int vtkRewindReader::RequestInformation(vtkInformation*, vtkInformationVector**,
       if (std::find(files.begin(), files.end(), e.path) == files.end()) files.push_back(e.path);
     in.Service = std::make_unique<col::FileService>(files);
     const auto info = in.Service->info();
-    in.DomainLo = info.domain_lo;
-    in.DomainHi = info.domain_hi;
-    in.Variables = info.variables;
+    in.Info = info;
     this->SetUnits(info.variables);
-    this->SetDomain(in.DomainLo.data(), in.DomainHi.data());
+    this->SetDomain(info.domain_lo.data(), info.domain_hi.data());
     std::vector<std::string> names;
     for (const auto& v : info.variables) names.push_back(v.name);
     rwd::paraview::offer_arrays(*this->CellArrays, names);
@@ -87,17 +88,14 @@ int vtkRewindReader::RequestInformation(vtkInformation*, vtkInformationVector**,
     this->ReportError(e.what());
     return 1;
   }
-  vtkInformation* info = out->GetInformationObject(0);
-  info->Set(vtkStreamingDemandDrivenPipeline::TIME_STEPS(), in.Times.data(), static_cast<int>(in.Times.size()));
-  double range[2] = {in.Times.front(), in.Times.back()};
-  info->Set(vtkStreamingDemandDrivenPipeline::TIME_RANGE(), range, 2);
-  info->Set(CAN_HANDLE_PIECE_REQUEST(), 1);
+  SetTimes(out, in.Times);
+  out->GetInformationObject(0)->Set(CAN_HANDLE_PIECE_REQUEST(), 1);
   return 1;
 }
 
-int vtkRewindReader::RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector* out) {
-  vtkInformation* info = out->GetInformationObject(0);
-  auto* output = vtkMultiBlockDataSet::GetData(info);
+int vtkRewindReader::RequestData(vtkInformation* pipeline_request, vtkInformationVector**, vtkInformationVector* out) {
+  vtkInformation* info = RequestedPort(pipeline_request, out);
+  auto* output = vtkMultiBlockDataSet::GetData(out, 0);
   const auto& in = *this->Internal;
   if (!output || !in.Service) return 1;  // RequestInformation reported why
 
@@ -111,16 +109,28 @@ int vtkRewindReader::RequestData(vtkInformation*, vtkInformationVector**, vtkInf
   if (info->Has(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES()))
     opt.pieces = std::max(1, info->Get(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES()));
   try {
-    auto request = rwd::paraview::window_request(*this, in.DomainLo, in.DomainHi);
+    auto request = rwd::paraview::window_request(*this, in.Info.domain_lo, in.Info.domain_hi);
     request.time = std::to_string(entry.step.step);
     request.file = entry.path;
-    rwd::paraview::fill_output(in.Service->window(request, opt), this->ReadCellTypes, in.Variables, output);
+    const auto reply = in.Service->window(request, opt);
+    rwd::paraview::fill_output(reply, this->ReadCellTypes, in.Info, output);
+    // The code's named scalars of the step (its monitors: drag, energy, ...), one field
+    // data value each under its own name (format 1.8; none in older files).
+    for (const auto& s : entry.step.scalars) {
+      auto a = vtkSmartPointer<vtkDoubleArray>::New();
+      a->SetName(s.name.c_str());
+      a->InsertNextValue(s.value);
+      output->GetFieldData()->AddArray(a);
+    }
+    SetAnnotation(out, rwd::paraview::annotation(reply));
   } catch (const std::exception& e) {
     output->Initialize();
+    SetAnnotation(out, "");
     this->ReportError(entry.path + " step " + std::to_string(entry.step.step) + ": " + e.what());
     return 1;
   }
   output->GetInformation()->Set(vtkDataObject::DATA_TIME_STEP(), entry.step.time);
+  if (auto* table = vtkTable::GetData(out, 1)) table->GetInformation()->Set(vtkDataObject::DATA_TIME_STEP(), entry.step.time);
   this->ClearError();
   return 1;
 }

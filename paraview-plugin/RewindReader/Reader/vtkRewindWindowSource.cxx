@@ -2,8 +2,51 @@
 
 #include "rewind/collector/messages.hpp"
 #include "vtkDataArraySelection.h"
+#include "vtkDataObject.h"
+#include "vtkDemandDrivenPipeline.h"
+#include "vtkInformation.h"
+#include "vtkInformationVector.h"
+#include "vtkStreamingDemandDrivenPipeline.h"
+#include "vtkTable.h"
+#include "window_vtk.hpp"
 
-vtkRewindWindowSource::vtkRewindWindowSource() { this->SetNumberOfInputPorts(0); }
+vtkRewindWindowSource::vtkRewindWindowSource() {
+  this->SetNumberOfInputPorts(0);
+  this->SetNumberOfOutputPorts(2);
+}
+
+int vtkRewindWindowSource::FillOutputPortInformation(int port, vtkInformation* info) {
+  if (port == 1) {
+    info->Set(vtkDataObject::DATA_TYPE_NAME(), "vtkTable");
+    return 1;
+  }
+  return this->Superclass::FillOutputPortInformation(port, info);
+}
+
+vtkInformation* vtkRewindWindowSource::RequestedPort(vtkInformation* request, vtkInformationVector* out) {
+  const int port = request && request->Has(vtkDemandDrivenPipeline::FROM_OUTPUT_PORT())
+                       ? request->Get(vtkDemandDrivenPipeline::FROM_OUTPUT_PORT())
+                       : 0;
+  return out->GetInformationObject(port >= 0 && port < out->GetNumberOfInformationObjects() ? port : 0);
+}
+
+void vtkRewindWindowSource::SetTimes(vtkInformationVector* out, const std::vector<double>& times) {
+  for (int port = 0; port < out->GetNumberOfInformationObjects(); ++port) {
+    vtkInformation* info = out->GetInformationObject(port);
+    if (times.empty()) {
+      info->Remove(vtkStreamingDemandDrivenPipeline::TIME_STEPS());
+      info->Remove(vtkStreamingDemandDrivenPipeline::TIME_RANGE());
+      continue;
+    }
+    info->Set(vtkStreamingDemandDrivenPipeline::TIME_STEPS(), times.data(), static_cast<int>(times.size()));
+    const double range[2] = {times.front(), times.back()};
+    info->Set(vtkStreamingDemandDrivenPipeline::TIME_RANGE(), range, 2);
+  }
+}
+
+void vtkRewindWindowSource::SetAnnotation(vtkInformationVector* out, const std::string& text) {
+  if (auto* table = vtkTable::GetData(out, 1)) rwd::paraview::fill_annotation(text, table);
+}
 
 vtkRewindWindowSource::~vtkRewindWindowSource() = default;
 

@@ -17,8 +17,10 @@
 // cell data (the variables with their units, velocity and velocity_magnitude, solid
 // cells hidden through vtkGhostType: rwd::paraview::fill_output); its field data says
 // which step was shown (rewind_step, rewind_time, rewind_level, rewind_stride,
-// rewind_file, rewind_annotation). Errors are reported with vtkErrorMacro (one
-// message) and kept in LastError; nothing throws into VTK.
+// rewind_file, rewind_annotation). A second output port, "Annotation", is a one-cell
+// vtkTable with the step and time shown ("step N  t = T"): the proxies' XML marks it as
+// text, so the GUI draws it in the view's corner when the source is applied. Errors are
+// reported with vtkErrorMacro (one message) and kept in LastError; nothing throws into VTK.
 #ifndef vtkRewindWindowSource_h
 #define vtkRewindWindowSource_h
 
@@ -79,6 +81,15 @@ class REWINDREADERS_EXPORT vtkRewindWindowSource : public vtkMultiBlockDataSetAl
  protected:
   vtkRewindWindowSource();
   ~vtkRewindWindowSource() override;
+
+  /// Port 0: the window (vtkMultiBlockDataSet); port 1: the annotation (vtkTable).
+  int FillOutputPortInformation(int port, vtkInformation* info) override;
+  /// The output information of the port this update was asked for (its time, its piece).
+  static vtkInformation* RequestedPort(vtkInformation* request, vtkInformationVector* out);
+  /// Sets both ports' time steps and range (`times`: ascending; empty: none).
+  static void SetTimes(vtkInformationVector* out, const std::vector<double>& times);
+  /// Sets the Annotation port's text.
+  static void SetAnnotation(vtkInformationVector* out, const std::string& text);
 
   /// Reports `message` once (vtkErrorMacro) and keeps it in LastError.
   void ReportError(const std::string& message);

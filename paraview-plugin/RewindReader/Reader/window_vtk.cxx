@@ -23,6 +23,7 @@
 #include "vtkSmartPointer.h"
 #include "vtkStreamingDemandDrivenPipeline.h"
 #include "vtkStringArray.h"
+#include "vtkTable.h"
 #include "vtkTypeUInt64Array.h"
 #include "vtkUnsignedCharArray.h"
 
@@ -116,18 +117,28 @@ void add_velocity(vtkImageData* img, const std::string& unit) {
   set_unit(vel, unit);
   set_unit(mag, unit);
   cd->SetVectors(vel);
-  cd->AddArray(mag);
+  cd->SetScalars(mag);  // what ParaView colours by when it shows the source (issue 55)
 }
+
+}  // namespace
 
 std::string annotation(const collector::WindowReply& reply) {
   char time[32];
   std::snprintf(time, sizeof time, "%.6g", reply.time);
   return "step " + std::to_string(reply.step) + "  t = " + time;
 }
-}  // namespace
 
-void fill_output(const collector::WindowReply& reply, bool cell_types, const std::vector<collector::VariableInfo>& units,
+void fill_annotation(const std::string& text, vtkTable* out) {
+  out->Initialize();
+  auto column = vtkSmartPointer<vtkStringArray>::New();
+  column->SetName("rewind_annotation");
+  column->InsertNextValue(text);
+  out->AddColumn(column);
+}
+
+void fill_output(const collector::WindowReply& reply, bool cell_types, const collector::ServerInfo& info,
                  vtkMultiBlockDataSet* out) {
+  const auto& units = info.variables;
   out->Initialize();
   int levels = reply.level + 1;
   for (const auto& p : reply.pieces) levels = std::max(levels, p.level + 1);
@@ -150,8 +161,11 @@ void fill_output(const collector::WindowReply& reply, bool cell_types, const std
   std::uint64_t offset = 0;
   for (const auto& p : reply.pieces) {
     auto img = vtkSmartPointer<vtkImageData>::New();
-    img->SetDimensions(p.count[0] + 1, p.count[1] + 1, p.count[2] + 1);
-    img->SetOrigin(p.origin.data());
+    // A 2-D case's one cell layer is a plane at the domain's lower z (cells are pixels):
+    // no slab, no inner walls around a solid obstacle's hidden cells.
+    const bool plane = info.dim == 2;
+    img->SetDimensions(p.count[0] + 1, p.count[1] + 1, plane ? 1 : p.count[2] + 1);
+    img->SetOrigin(p.origin[0], p.origin[1], plane ? info.domain_lo[2] : p.origin[2]);
     img->SetSpacing(p.spacing.data());
     const std::uint64_t n = p.cells();
     for (std::size_t v = 0; v < reply.variables.size(); ++v) {
@@ -197,6 +211,30 @@ std::size_t step_for_time(vtkInformation* request, const std::vector<double>& ti
   if (!request->Has(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP())) return times.size() - 1;
   const double t = request->Get(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP());
   return static_cast<std::size_t>(std::max<std::ptrdiff_t>(0, kernel::index_at_or_before(times, t)));
+}
+
+namespace {
+std::vector<AxisStep> timeline_from(const std::string& file, const std::vector<collector::StepRecord>& steps,
+                                    const std::map<std::string, std::string>& parents, int depth) {
+  std::vector<AxisStep> own;
+  for (const auto& s : steps)
+    if (s.file == file) own.push_back({s.file, s.step, s.time});
+  std::stable_sort(own.begin(), own.end(), [](const AxisStep& a, const AxisStep& b) { return a.time < b.time; });
+  std::vector<AxisStep> out;
+  const auto parent = parents.find(file);
+  if (parent != parents.end() && !parent->second.empty() && depth < 64) {  // 64: a cycle ends
+    out = timeline_from(parent->second, steps, parents, depth + 1);
+    // The branch's first step is at its branch point: it replaces the parent's there.
+    if (!own.empty()) std::erase_if(out, [&](const AxisStep& a) { return a.time >= own.front().time; });
+  }
+  out.insert(out.end(), own.begin(), own.end());
+  return out;
+}
+}  // namespace
+
+std::vector<AxisStep> live_timeline(const std::string& file, const std::vector<collector::StepRecord>& steps,
+                                    const std::map<std::string, std::string>& parents) {
+  return timeline_from(file, steps, parents, 0);
 }
 
 }  // namespace rwd::paraview

@@ -26,6 +26,10 @@ class ClientError : public CodedError {
 
 struct ClientOptions {
   std::chrono::milliseconds timeout{std::chrono::seconds(30)};
+  /// The deadline of a branch call, which waits while the run restores its futures' state
+  /// (ServerOptions::branch_timeout, 10 min, answers before it): the larger of this and
+  /// `timeout`.
+  std::chrono::milliseconds branch_timeout{std::chrono::minutes(11)};
   std::uint64_t max_reply = kMaxReplyBytes;
   std::uint64_t max_raw = kMaxRawBytes;
   std::string name = "rewind-client";
@@ -54,6 +58,11 @@ class Client {
   ServerInfo info();
   std::vector<StepRecord> steps();
   /// The window reply: values[v] is a contiguous float64 array (numpy-ready).
+  /// Time t=T after the last step (docs/collector-protocol.md, "Times not reached yet"):
+  /// of a running job (a server offering status), the request is sent again once the
+  /// job has written a step at or after T, until ClientOptions::timeout from the call;
+  /// then, or at once for a file, a paused or an ended job, ClientError(no_such_step)
+  /// naming the last step.
   WindowReply window(const WindowRequest& request);
   /// As above, into `out`, whose value arrays are reused: the values are read from the
   /// socket straight into them (codec none), so a client asking for windows of the same
@@ -66,18 +75,20 @@ class Client {
   // here, before sending, so an older server is never sent a type it does not know.
   // control, set and branch return once the run applied them at a step boundary; a
   // server answers ClientError(timeout) after its steer_timeout (the action may still
-  // take effect); keep ClientOptions::timeout above that (default 30 s vs 20 s).
+  // take effect); keep ClientOptions::timeout above that (default 30 s vs 20 s). A
+  // branch has deadlines of its own (branch_timeout: 10 min on the server, 11 here).
 
   /// True if hello_reply.capabilities names `capability` ("window", "status", "set", ...).
   [[nodiscard]] bool offers(const std::string& capability) const;
   RunStatus status();
   /// The state after the action, and the step where it took effect.
-  ControlReply control(ControlAction action);
+  /// `file`: the future it acts on ("" = every future; revision 1.8).
+  ControlReply control(ControlAction action, const std::string& file = "");
   /// Every steerable parameter (name, type, unit, range, value, description).
   std::vector<ParameterInfo> parameters();
   /// Changes parameters from the next step on; bad names or values out of range throw
   /// ClientError(bad_argument), a finished run ClientError(conflict).
-  SetReply set(const ParamValues& values);
+  SetReply set(const ParamValues& values, const std::string& file = "");
   /// Branches from a committed step (request.from: latest, N, #i or t=T) into a new file.
   BranchReply branch(const BranchRequest& request);
   /// Sends Bye and closes. Idempotent.
@@ -91,6 +102,11 @@ class Client {
   struct Impl;
   template <typename Reply>
   Reply steer(const Body& request);
+  /// After `refused` (no_such_step) for `time` of `file`: throws it at once if waiting
+  /// cannot help (not t=T, not a running job, T reached already), with how long it
+  /// waited at `deadline`; returns once the job's steps reach T (ask again).
+  void wait_to_reach(const ClientError& refused, const std::string& time, const std::string& file,
+                     std::chrono::steady_clock::time_point deadline);
   std::unique_ptr<Impl> impl_;
 };
 

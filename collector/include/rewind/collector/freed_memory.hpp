@@ -2,7 +2,7 @@
 // (its reply slots) and in a client (the arrays it returns). By default glibc hands a
 // freed block above its mmap threshold back to the kernel, so every fresh window paid a
 // page fault and a page clear per 4 KiB again, more than the socket's own copy
-// (docs/benchmarks.md, "Live windows by default"). Both sides keep such memory mapped
+// (bench/live/HISTORY.md, §2 "Live windows by default"). Both sides keep such memory mapped
 // through this one function.
 #pragma once
 #include <cstdint>

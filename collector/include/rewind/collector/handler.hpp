@@ -100,8 +100,9 @@ class Service {
   /// (steering lane; may block until that boundary). Pausing a paused run or resuming a
   /// running one is a no-op that answers the current state; stop is idempotent; actions
   /// impossible in the current state (e.g. resume after stop) throw
-  /// ServiceError(conflict). Default: throws unsupported.
-  virtual ControlReply control(ControlAction action);
+  /// ServiceError(conflict). `file`: the future it acts on ("" = every future; one not
+  /// computed: bad_argument). Default: throws unsupported.
+  virtual ControlReply control(ControlAction action, const std::string& file);
   /// Every steerable parameter, its range and its current value (query lane). Default:
   /// throws unsupported.
   virtual std::vector<ParameterInfo> parameters();
@@ -109,8 +110,9 @@ class Service {
   /// checked by the Handler) from the next step on and returns the first step computed
   /// with them (steering lane; may block). Names the run does not steer and values out
   /// of range throw ServiceError(bad_argument, "physics.nu = -1 is outside (0, 10] m^2/s");
-  /// after the run finished, ServiceError(conflict). Default: throws unsupported.
-  virtual SetReply set(const ParamValues& values);
+  /// after the run finished, ServiceError(conflict). `file`: the future it changes, as
+  /// control(). Default: throws unsupported.
+  virtual SetReply set(const ParamValues& values, const std::string& file);
   /// Starts a branch of the run from a committed step (request.from: not "live";
   /// request.file: "" or one of info().files, checked) with `values` changed, into
   /// request.output or a file the service names (steering lane; may block). Throws
@@ -131,6 +133,7 @@ struct HandlerLimits {
   std::size_t max_values = 64;        ///< entries of a set/branch `values` object
   std::size_t max_name_chars = 128;   ///< a parameter name
   std::size_t max_path_chars = 4096;  ///< branch_request.file / output
+  std::size_t max_futures = 16;       ///< branch_request.futures (revision 1.8)
 };
 
 /// True for "live", "latest", a step number "42", "#i" (i may be negative) and "t=T"

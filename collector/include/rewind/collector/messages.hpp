@@ -1,8 +1,10 @@
 // The collector's TCP message format (docs/collector-protocol.md, version 1,
-// revision 1.7: steering messages 11-20, announced in HelloReply::capabilities (1.1);
+// revision 1.9: steering messages 11-20, announced in HelloReply::capabilities (1.1);
 // the arrays' codec, negotiated in the hello (1.2); the server's limits on what a
 // client may hold, behaviour only (1.3, server.hpp); a window reply's pieces as a
-// binary table for a client that asks in its hello (1.7); kProtocolRevision lists all).
+// binary table for a client that asks in its hello (1.7); several futures of a live
+// job (1.8); a file named by its unique basename, behaviour only (1.9);
+// kProtocolRevision lists all).
 //
 // Pure code: no sockets, no HDF5. A frame is the shared 24-byte header of
 // rewind/wire/wire.hpp with magic "RWCL", followed by
@@ -48,8 +50,10 @@ inline constexpr std::uint16_t kProtocolVersion = 1;
 /// give way, reply memory answered `busy`); 1.4 open range ends of parameters; 1.5 a
 /// branch's timeline through its parents (steps, windows and branches without a file);
 /// 1.6 incompressible arrays as they are in a zstd session of a client that reads none;
-/// 1.7 a window reply's pieces as a binary table, for a client that asks in its hello.
-inline constexpr const char* kProtocolRevision = "1.7";
+/// 1.7 a window reply's pieces as a binary table, for a client that asks in its hello;
+/// 1.8 several futures of a live job: status_reply.futures, control_request.file,
+/// set_request.file, branch_request.futures, branch_reply.files (all optional).
+inline constexpr const char* kProtocolRevision = "1.9";
 inline constexpr std::size_t kHeaderSize = wire::kHeaderSize;
 /// Default cap of a request frame (requests carry no arrays).
 inline constexpr std::uint64_t kMaxRequestBytes = std::uint64_t{64} << 10;
@@ -124,7 +128,7 @@ class ProtocolError : public CodedError {
 };
 
 /// How a reply's arrays travel (1.2). zstd: one zstd frame per array (saves bytes on a
-/// network, costs CPU at each end: docs/benchmarks.md, "Live windows (online)"); none:
+/// network, costs CPU at each end: bench/live/HISTORY.md, "Live windows (online)"); none:
 /// the raw bytes, which on loopback or a fast link is what is fastest (float64 fields
 /// hardly compress). On the wire: "zstd", "none".
 enum class Codec : std::uint8_t { zstd, none };
@@ -234,7 +238,7 @@ inline constexpr std::size_t kPieceRecordBytes = 96;
 /// (default-initialised) instead of zero-filling them. Every array of a reply is
 /// overwritten from the socket, the file or the compute ranks right after it grows, so a
 /// zero fill first only costs time: ~2 ms of the ~18 ms a 34.6 MB window takes on
-/// loopback (docs/benchmarks.md, "Live windows"). Otherwise a std::vector like any other
+/// loopback (bench/live/HISTORY.md, §9). Otherwise a std::vector like any other
 /// (data(), size(), iterators, std::span); copy into a std::vector<double> with
 /// `std::vector<double>(a.begin(), a.end())` where one is needed.
 template <typename T>
@@ -312,6 +316,16 @@ using ParamValue = std::variant<double, std::array<double, 3>>;
 using ParamValues = std::map<std::string, ParamValue>;
 
 struct StatusRequest {};
+/// One future of a live job (revision 1.8): a timeline the job computes, in its own file.
+struct FutureStatus {
+  std::string file;               ///< the file it writes
+  std::string parent;             ///< the file it branched from, "" if none
+  RunState state = RunState::running;  ///< its own: one future may be paused or stopped
+  std::int64_t step = 0;
+  double time = 0.0;
+  double steps_per_second = 0.0;  ///< its own rate (finite, >= 0)
+  std::vector<std::string> changes;  ///< "key=value": its changes against the parent, then steering
+};
 /// What a live run is doing.
 struct RunStatus {
   RunState state = RunState::running;
@@ -322,6 +336,9 @@ struct RunStatus {
   std::string parent;             ///< the file it branched from, "" if none
   std::uint32_t ranks = 0;        ///< compute ranks
   std::uint32_t clients = 0;      ///< connected collector clients
+  /// Every future the job computes (revision 1.8): after a fork several, each in its own
+  /// file; one otherwise (the fields above are the first's). Optional on the wire.
+  std::vector<FutureStatus> futures;
 };
 struct StatusReply {
   RunStatus status;
@@ -331,6 +348,7 @@ struct StatusReply {
 /// that a wrong one is a bad_argument (session continues), not a malformed frame.
 struct ControlRequest {
   std::string action;  ///< "pause", "resume" or "stop" (see parse_control_action)
+  std::string file;    ///< the future it acts on ("" = every future; revision 1.8); optional on the wire
 };
 /// The state after the action took effect, and the step boundary where it did.
 struct ControlReply {
@@ -357,6 +375,7 @@ struct ParametersReply {
 /// Change parameters from the next step on (1 .. 64 entries).
 struct SetRequest {
   ParamValues values;
+  std::string file;    ///< the future it changes ("" = every future; revision 1.8); optional on the wire
 };
 struct SetReply {
   std::int64_t step = 0;  ///< the first step computed with the new values
@@ -364,6 +383,11 @@ struct SetReply {
   ParamValues values;     ///< as applied
 };
 
+/// One future of a fork (revision 1.8): its changed values and its file.
+struct FutureRequest {
+  ParamValues values;  ///< may be empty: the parent continued unchanged
+  std::string output;  ///< "" = chosen by the server
+};
 /// Branch the run from a committed step into a new file, with changed values.
 struct BranchRequest {
   std::string from;    ///< time selector as WindowRequest::time, but not "live"
@@ -371,12 +395,17 @@ struct BranchRequest {
                        ///< through its parents (revision 1.5); optional on the wire
   ParamValues values;  ///< may be empty
   std::string output;  ///< the branch file; "" = chosen by the server; optional on the wire
+  /// Several futures at once (revision 1.8; optional on the wire): each its own values and
+  /// output, all from the same step; then `values` and `output` above must be empty. A
+  /// job computing several futures forks the one whose file is `file`.
+  std::vector<FutureRequest> futures;
 };
 struct BranchReply {
   std::string file;    ///< the new branch file
   std::string parent;  ///< the file branched from
   std::int64_t step = 0;  ///< the step branched from
   double time = 0.0;
+  std::vector<std::string> files;  ///< every future's file, in request order (revision 1.8; `file` is the first)
 };
 
 /// Alternatives in MessageType order.
@@ -407,15 +436,15 @@ inline constexpr Limits kReplyLimits{kMaxReplyBytes, kMaxRawBytes};
 
 /// zstd level of encode(): -5, a fast level. On the solver's float64 fields level 1 saves
 /// 6-9 % of the bytes at a fraction of the speed; -1 and -5 both save 3 % (runs of equal
-/// values: cell types, a field at rest), -5 at about twice -1's speed (docs/benchmarks.md,
-/// "Live windows by default"). A client reads every level.
+/// values: cell types, a field at rest), -5 at about twice -1's speed (bench/live/HISTORY.md,
+/// §2 "Live windows by default"). A client reads every level.
 inline constexpr int kZstdLevel = -5;
 
 /// An array zstd would not shrink below this fraction of its bytes goes as it is, in a
 /// zstd session whose client also reads codec none (EncodeOptions::raw_when_incompressible):
 /// compressing it costs more time at both ends than it saves on a link of 1 Gbit/s or
 /// faster (a 34.6 MB window of float64 fields: 31 ms to encode, 8 to decode, 3 % saved;
-/// docs/benchmarks.md, "Live windows by default").
+/// bench/live/HISTORY.md, §2 "Live windows by default").
 inline constexpr double kWorthCompressing = 7.0 / 8.0;
 
 /// How encode() writes a frame: the arrays' codec, zstd's level, the payload cap.

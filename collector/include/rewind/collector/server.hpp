@@ -21,7 +21,8 @@
 // to make room, and only if none is, the newcomer gets ErrorReply(busy) and is closed.
 // A session waits for a request up to idle_timeout; once its first byte arrives the
 // whole request (header + body) must arrive within request_timeout (a slow-loris client
-// is cut off); a reply must be written within write_timeout. Request, reply, request,
+// is cut off); a reply that makes no progress for write_timeout is cut (a slow but
+// steady reader gets it whole, however long it takes). Request, reply, request,
 // ...: one write in flight per connection. The first message must be a Hello when a
 // token is configured (a wrong token gets one ErrorReply(unauthorized), then the
 // connection is closed). A frame that fails to decode or exceeds max_request gets one
@@ -70,9 +71,14 @@ struct ServerOptions {
   std::chrono::milliseconds idle_timeout{std::chrono::seconds(300)};
   std::chrono::milliseconds request_timeout{std::chrono::seconds(10)};
   std::chrono::milliseconds write_timeout{std::chrono::seconds(60)};
-  /// Most time a control/set/branch call may take before the client is answered
-  /// `timeout`; below the client library's default deadline (30 s).
+  /// Most time a control/set call may take before the client is answered `timeout`;
+  /// below the client library's default deadline (ClientOptions::timeout, 30 s).
   std::chrono::milliseconds steer_timeout{std::chrono::seconds(20)};
+  /// The same for a branch, which answers once its futures have been restored from the
+  /// branch point and have written their first step: that grows with the state (a fork of
+  /// a 731 MiB 3-D state took 14-25 s on 2 cores, docs/benchmarks.md), so a branch gets
+  /// its own deadline; below ClientOptions::branch_timeout.
+  std::chrono::milliseconds branch_timeout{std::chrono::minutes(10)};
   std::uint64_t max_request = kMaxRequestBytes;
   std::uint64_t max_reply = kMaxReplyBytes;
   std::string name = "rewind-collector";

@@ -63,6 +63,9 @@ struct CaseKey {
   std::string default_toml{};
   std::string default_note{};        ///< documents a derived default ("deepest refine level")
   KeyRange range{};                  ///< per component for number3
+  /// What the value must also satisfy relative to other keys ("0 or >= time.end / 1e6"),
+  /// checked once the case is read (run_times.hpp); "" for none.
+  std::string range_note{};
   std::vector<std::string> choices{};  ///< allowed strings (string, number_or_string)
   OnRestart on_restart = OnRestart::branches;
   bool steerable = false;            ///< may change while the run goes (rewind steer)

@@ -14,6 +14,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,8 @@ class InsituSchedule {
   std::int64_t last_ = -1;
 };
 
-/// The hook on the compute ranks: calls it at the boundaries InsituSchedule picks. Init
+/// The hook on the compute ranks: calls it at the boundaries InsituSchedule picks, each
+/// timeline (a branch, each future of a fork) on its own schedule, with its file. Init
 /// runs at the first boundary, finalize in finish(). Collective over the compute ranks.
 /// A hook error is reported once (stderr, one line, by the reporting rank) and disables
 /// the hook; the run goes on. The state fields (u, v, w, p, T) are handed over with their
@@ -59,8 +61,11 @@ class InsituObserver final : public Observer {
  private:
   insitu::Hook hook_;
   InsituSettings settings_;
-  InsituSchedule schedule_;
-  std::vector<std::vector<std::uint8_t>> types_;
+  struct Timeline {  ///< one timeline's (the futures of a fork reach the same steps)
+    InsituSchedule schedule;
+    std::vector<std::vector<std::uint8_t>> types;  ///< its solver's padded cell types
+  };
+  std::map<std::uint64_t, Timeline> timelines_;  ///< by Run::timeline()
   std::int64_t calls_ = 0;
 };
 
@@ -87,7 +92,8 @@ class InsituConsumer final : public kernel::StepConsumer {
  public:
   /// `spec`: the run's (constants, case name, [insitu], quiet); `print`: this rank reports.
   InsituConsumer(insitu::Hook hook, const RunSpec& spec, MPI_Comm io, bool print);
-  bool consume(const kernel::StepInfo& step, const kernel::LocalGrids& grids, MPI_Comm io) override;
+  bool consume(const kernel::StepInfo& step, const kernel::LocalGrids& grids, MPI_Comm io,
+               const std::string& file) override;
   /// rewind_insitu_finalize and the summary line; once, after serve_io_ranks. Collective.
   void finish();
   [[nodiscard]] std::int64_t calls() const { return calls_; }

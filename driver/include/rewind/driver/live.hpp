@@ -28,6 +28,8 @@ class LiveLink final : public Observer {
   /// reporting rank prints one `live:` line: how many, and the time the slowest compute
   /// rank spent copying and sending them (what querying clients cost the run).
   void at_end(Run& run) override;
+  /// While every future left is paused alone: serves the collector's commands.
+  void idle(Run& run) override;
 
  private:
   class Host;

@@ -3,8 +3,10 @@
 // only the reporting rank (Run::print()) writes text files and prints.
 #pragma once
 #include <chrono>
+#include <cstdint>
 #include <fstream>
 #include <memory>
+#include <map>
 #include <string>
 
 #include "rewind/driver/run.hpp"
@@ -20,7 +22,7 @@ class OutputObserver final : public Observer {
 };
 
 /// The monitor CSV (kinetic energy, forces, ...) every `interval` steps and at the
-/// end; a new timeline (an in-job branch) starts the branch's own CSV.
+/// end; a new timeline (an in-job branch, each future of a fork) writes its own CSV.
 class MonitorCsv final : public Observer {
  public:
   explicit MonitorCsv(std::int64_t interval) : interval_(interval) {}
@@ -28,13 +30,16 @@ class MonitorCsv final : public Observer {
   void at_end(Run& run) override;
 
  private:
-  void write(Run& run);
+  struct Csv {  ///< one timeline's
+    std::unique_ptr<std::ofstream> out;
+    bool append = false;
+    std::int64_t last_step = -1;
+    std::int64_t rows_through = -1;  ///< a continued CSV has rows up to this step
+    bool failed = false;             ///< a row could not be written (said once)
+  };
+  void write(Run& run, Csv& c);
   std::int64_t interval_;
-  std::unique_ptr<std::ofstream> csv_;
-  bool append_ = false;
-  std::int64_t last_step_ = -1;
-  std::int64_t rows_through_ = -1;  ///< a continued CSV has rows up to this step
-  bool failed_ = false;             ///< a row could not be written (said once)
+  std::map<std::uint64_t, Csv> csv_;  ///< by Run::timeline()
 };
 
 /// One progress line every `seconds` of wall time (0 = none): step, time, dt,
@@ -47,8 +52,12 @@ class Progress final : public Observer {
  private:
   using clock = std::chrono::steady_clock;
   double every_;
-  clock::time_point t0_{}, last_{};
-  std::int64_t steps_ = 0;
+  struct Line {  ///< one timeline's
+    clock::time_point t0{}, last{};
+    std::int64_t steps = 0;
+  };
+  std::map<std::uint64_t, Line> lines_;  ///< by Run::timeline()
+  std::uint64_t last_ = 0;               ///< the timeline of the last boundary
 };
 
 /// The CSV header and row of the monitors (the columns depend on the case). The

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,7 +47,8 @@ struct OutputSettings {
 std::vector<kernel::OptionDoc> case_io_options();
 /// Why output.io.<name> cannot be set in a case, "" if it can. Pure.
 std::string case_io_refusal(const std::string& name);
-OutputSettings parse_output_settings(config::CaseDocument& doc);
+/// `c`: the case's solver part, whose solved fields are the variables there are.
+OutputSettings parse_output_settings(config::CaseDocument& doc, const solver::SolverCase& c);
 
 /// Constants of a run for /common.
 kernel::CommonInfo make_common(const solver::SolverCase& c, const std::string& case_text);
@@ -100,6 +102,19 @@ double next_output_time(const OutputSettings& s, double now);
 
 // --- The open file ---------------------------------------------------------------------
 
+/// A step not written for lack of room (kernel::ErrorKind::no_space), as RunOutput throws
+/// it: what() is the user's line, with how to continue the file; cause() is that line
+/// without the advice (for a caller whose advice differs: a branch whose file is gone).
+class NoSpaceError : public std::runtime_error {
+ public:
+  NoSpaceError(const std::string& cause, const std::string& advice)
+      : std::runtime_error(cause + "; " + advice), cause_(cause) {}
+  [[nodiscard]] const std::string& cause() const { return cause_; }
+
+ private:
+  std::string cause_;
+};
+
 /// When to write what, and the open file. Collective over the compute ranks.
 class RunOutput {
  public:
@@ -121,8 +136,8 @@ class RunOutput {
   [[nodiscard]] double next_event_time(double now) const;
   /// Writes the outputs due at the solver's current step (outputs_due). `last`: the
   /// run ends here. Collective. A step that cannot be written throws one line naming the
-  /// step and the cause (a full disk: kernel::ErrorKind::no_space, with how to continue
-  /// the file); the file keeps its committed steps.
+  /// step and the cause (a full disk: NoSpaceError, with how to continue the file); the
+  /// file keeps its committed steps.
   void after_step(solver::Solver& s, bool first, bool last);
   /// Writes a checkpoint of the current step now, unless that step is already in the
   /// file. Collective.

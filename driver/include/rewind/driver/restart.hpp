@@ -25,14 +25,18 @@ struct RestartPoint {
   std::vector<std::string> steered;
   std::int64_t last_committed = -1;   ///< last committed step of the file (any kind)
   std::int64_t last_checkpoint = -1;  ///< last committed checkpoint of the file
+  /// The file's first damaged committed step (kernel::StepEntry::damage), if any: the
+  /// file is then never continued in place, which would set it aside.
+  std::optional<kernel::StepEntry> damaged;
   /// When the step is not exactly the one asked for (t=T between outputs, or on a
   /// visualisation step): one line saying which checkpoint stands for it; else "".
   std::string note;
 };
 /// The checkpoint to restart from, by FILE[@STEP]: "latest" (the default) and t=T
 /// take the last checkpoint at or before (T); a step number or #i must name a
-/// checkpoint. Serial, read-only. Throws kernel::FileError / std::runtime_error with
-/// one line.
+/// checkpoint. A choice that lands on or passes over a damaged committed step throws
+/// kernel::FileError(corrupt) naming it. Serial, read-only. Throws kernel::FileError /
+/// std::runtime_error with one line.
 RestartPoint find_restart_point(const std::string& spec);
 /// A checkpoint a run is about to write into `file` (an in-job branch checks its plan
 /// before it writes anything): `step` with the run's steered overrides in force.
@@ -48,6 +52,14 @@ spacetree::Tree restart_tree(const RestartPoint& rp, const spacetree::TreeShape&
 /// Collective over `comm`: fills the solver's state from the checkpoint and restores
 /// its scalar state, so the run continues bit-identically.
 void restore_solver(solver::Solver& s, const RestartPoint& rp, MPI_Comm comm);
+/// restore_solver's first half: the state fields read into the solver's arrays (its
+/// scalar state not yet restored).
+void restore_solver_fields(solver::Solver& s, const RestartPoint& rp, MPI_Comm comm);
+/// restore_solver for several solvers on the same grids (the futures of a fork): the
+/// checkpoint read once, into the first, and copied to the others. Collective.
+void restore_solvers(const std::vector<solver::Solver*>& solvers, const RestartPoint& rp, MPI_Comm comm);
+/// branch_name, skipping the names in `taken` (the other futures of one fork).
+std::string branch_name(const std::string& parent, std::int64_t step, const std::vector<std::string>& taken);
 
 /// The file a branch goes to when none is named: beside the parent, named after the
 /// restart step (cylinder.branch40.h5, then -2, -3 ...), never an existing file but an
@@ -55,7 +67,8 @@ void restore_solver(solver::Solver& s, const RestartPoint& rp, MPI_Comm comm);
 std::string branch_name(const std::string& parent, std::int64_t step);
 /// True if `file` is a Rewind file with no committed step that no live job claims: what a
 /// job leaves that ended before its first step was committed (e.g. killed after an in-job
-/// branch, while paused). It holds nothing to lose: a run or branch may write over it
+/// branch, while paused; or an empty file, as a job's claim makes it before the writer
+/// does: kernel::FileClaim). It holds nothing to lose: a run or branch may write over it
 /// without --force. Serial, read-only.
 bool empty_leftover(const std::string& file);
 /// True if a and b name the same file (or would, once created).

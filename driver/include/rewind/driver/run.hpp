@@ -1,6 +1,14 @@
 // The run loop as a library: a simulation's time loop with observers at step
 // boundaries, and the branch policy that decides what a run writes.
 //
+// Futures. A job computes one timeline, or after a fork (Run::fork, `rewind steer branch
+// --future ... --future ...`) several: each future its own solver, file and monitor CSV,
+// on the same compute ranks and the same grids, stepped in turn (one step of each, in
+// order), so each computes exactly what it would alone. Observers are called at every
+// future's boundaries with that future focused: solver(), output(), spec(), apply(),
+// request_stop() speak of it; Run::timeline() tells one future's boundaries from
+// another's.
+//
 //   plan_run(request)      which case, which restart point, which file, create or
 //                          append, branch lineage (serial, reads files; one error line)
 //   Run run(spec, plan)    builds the solver on this rank's grids (collective)
@@ -109,7 +117,9 @@ kernel::FileClaim claim_output(const RunSpec& spec, const RunRequest& request, M
 /// An in-job branch (steering): from `from` (a committed checkpoint of one of the
 /// run's files) with `changes` ("key=value") into `output` ("" = branch_name).
 /// Serial; throws like plan_run. `monitor_file` of the result is beside the branch.
-RunSpec plan_branch(const RestartPoint& from, const std::vector<std::string>& changes, const std::string& output);
+/// `taken`: names the default output must not take (the other futures of a fork).
+RunSpec plan_branch(const RestartPoint& from, const std::vector<std::string>& changes, const std::string& output,
+                    const std::vector<std::string>& taken = {});
 
 class Run;
 
@@ -129,6 +139,9 @@ class Observer {
   /// loop continues with the branch; after a later end time (apply) with this timeline,
   /// and at_end is called again when it ends.
   virtual void at_end(Run&) {}
+  /// While every future left is paused alone (Run::pause_future), instead of boundaries,
+  /// about every millisecond: a live link serves its commands here. Collective.
+  virtual void idle(Run&) {}
 };
 
 struct RunSummary {
@@ -164,8 +177,39 @@ class Run {
   /// Every file this job has written (the run's, then its in-job branches).
   [[nodiscard]] const std::vector<std::string>& files() const;
 
+  // --- Futures ---------------------------------------------------------------------
+  /// One future the job computes (ended ones stay listed, ended = true).
+  struct Future {
+    std::string file;                  ///< the file it writes ("" none)
+    std::string parent;                ///< the file it branched from ("" for the original run)
+    std::vector<std::string> changes;  ///< against its parent, then steered ("key=value")
+    std::int64_t step = 0;
+    double time = 0.0;
+    std::int64_t steps = 0;            ///< steps it computed
+    double wall = 0.0;                 ///< seconds since it started
+    bool paused = false, stopping = false, ended = false;
+  };
+  [[nodiscard]] std::vector<Future> futures() const;
+  /// Futures not ended yet.
+  [[nodiscard]] std::size_t running_futures() const;
+  /// The future writing `file` (the same file under any name), or -1.
+  [[nodiscard]] int future_of(const std::string& file) const;
+  /// The future the run's accessors and steering calls speak of now.
+  [[nodiscard]] std::size_t focused() const;
+  /// Makes future `i` the focused one (steering a future by its file); the loop focuses
+  /// each future at its own boundaries. Local: every rank, identically.
+  void focus(std::size_t i);
+  /// Focuses the future whose boundary this is again (after steering another).
+  void refocus();
+  /// An id of the focused future's timeline, new for every future a fork starts.
+  [[nodiscard]] std::uint64_t timeline() const;
+  /// Pauses (or resumes) the focused future alone: it takes no step meanwhile, the others
+  /// go on. While every future left is paused, the observers' idle() is called.
+  void pause_future(bool paused);
+
   // --- Steering: every rank, identically, at a boundary ---------------------------
-  /// Ends the loop after this boundary; the output writes its final checkpoint. Local,
+  /// Ends the focused future after this boundary (the job, once every future has
+  /// ended); its output writes its final checkpoint. Local,
   /// but every rank must call it at the same boundary (as the steering observer does).
   void request_stop();
   [[nodiscard]] bool stop_requested() const;
@@ -186,6 +230,12 @@ class Run {
   /// rank; the previous output stays closed (reopen_output()).
   /// Collective.
   void branch(RunSpec spec, kernel::FileClaim claim);
+  /// Continues the focused future as several (a fork), each as branch() continues one:
+  /// `specs[i]` from plan_branch, `claims[i]` its claim. The futures are restored from
+  /// their (common) branch point read once, then started in order; all or nothing, as
+  /// branch(). Several futures need an in-place output strategy (auto, collective,
+  /// independent): refused otherwise (std::invalid_argument), nothing changed. Collective.
+  void fork(std::vector<RunSpec> specs, std::vector<kernel::FileClaim> claims);
   /// Closes the output file, e.g. so the job can read it for a branch; reopen_output()
   /// continues it (append). output() must not be used in between. Both collective.
   void close_output();

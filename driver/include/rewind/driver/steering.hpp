@@ -6,8 +6,11 @@
 // physics.nu=0.002`. The list below is what the collector's `parameters` reply
 // carries and what the ParaView plugin builds its widgets from.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "rewind/config/run_times.hpp"
 
 #include "rewind/driver/run.hpp"
 #include "rewind/live/messages.hpp"
@@ -24,9 +27,13 @@ using Parameter = live::Parameter;
 std::vector<Parameter> steerable_parameters(const RunSpec& spec);
 
 /// `name=value` in `--set` syntax for a change, after checking it against `params`:
-/// a known name, the right number of components, finite and inside the range. Throws
-/// std::invalid_argument with one line naming the parameter. Pure.
+/// a known name, the right number of components, finite and inside the range; with `at`
+/// (the run's times as it is steered: a `set`), also against them: time.end after the
+/// current time, an output interval the run can honour from there
+/// (config/run_times.hpp; the values together are checked again when the run applies
+/// them). A branch's values are checked against its branch point when it is planned.
+/// Throws std::invalid_argument with one line naming the parameter. Pure.
 std::string steering_override(const std::vector<Parameter>& params, const std::string& name,
-                              const std::vector<double>& value);
+                              const std::vector<double>& value, const std::optional<config::RunTimes>& at = {});
 
 }  // namespace rwd::driver

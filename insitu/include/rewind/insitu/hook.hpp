@@ -70,9 +70,10 @@ class Hook {
   Outcome init(const InitArgs& args, const kernel::CommonInfo& common, int halo, MPI_Comm comm);
   /// rewind_insitu_step_desc with `grids` (pointers passed through, no copy): variables
   /// are step.fields' names, GridRecord::fields[slot] their arrays. Collective over
-  /// `comm`. Does nothing once disabled or before a successful init.
+  /// `comm`. Does nothing once disabled or before a successful init. `file`: the run
+  /// file the step belongs to (rewind_insitu_step_desc::file).
   Outcome step(const kernel::CommonInfo& common, const kernel::StepInfo& step, const kernel::LocalGrids& grids,
-               MPI_Comm comm);
+               MPI_Comm comm, const std::string& file = "");
   /// rewind_insitu_finalize, once, if init succeeded. Collective over `comm`.
   Outcome finalize(MPI_Comm comm);
 

@@ -32,6 +32,22 @@ struct TimelineEntry {
 };
 std::vector<TimelineEntry> timeline(const std::string& path);
 
+/// A change of the steered settings (step attribute `case_overrides`, docs/file-format.md
+/// §3) along a timeline: the step from which it is in force and what changed there, one
+/// line each: "key=value" set or changed, "key back to the case's value" when a setting
+/// is no longer overridden.
+struct SteeringChange {
+  std::string path;  ///< the file that holds the step
+  StepEntry step;
+  std::vector<std::string> changes;
+};
+/// Every change of the steered settings along `timeline` (a file's steps, or timeline()),
+/// in order: the first step that carries overrides, and each step whose overrides differ
+/// from the step before it in the same file (a branch's file starts from its own case, in
+/// which its parent's steered settings are among its lineage changes). Damaged steps (StepEntry::damage) say nothing and are passed
+/// over. Pure.
+std::vector<SteeringChange> steering_changes(const std::vector<TimelineEntry>& timeline);
+
 /// The entry `selector` names on a timeline (select_step's rule over its steps: `#i` the
 /// i-th step of the timeline, `t=T` the step in force at T, `N` step N, `latest` the last);
 /// where a branch's first step repeats its parent's branch step, the branch's. This is

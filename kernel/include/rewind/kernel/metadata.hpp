@@ -14,7 +14,7 @@ namespace rwd::kernel {
 /// minor versions only add optional objects.
 inline constexpr const char* kFormatName = "rewind-hgrid-h5";
 inline constexpr int kFormatMajor = 1;
-inline constexpr int kFormatMinor = 7;
+inline constexpr int kFormatMinor = 8;
 /// Version of this library, stored as /common code_version unless the caller sets one.
 inline constexpr const char* kKernelVersion = "rewind-kernel 0.1.0";
 
@@ -53,6 +53,14 @@ struct CommonInfo {
   Lineage lineage;                     ///< branch origin (empty for an original run)
 };
 
+/// A named value a code records with a step: one of its monitors (drag, energy, a
+/// residual). Stored as the step attributes `scalar_names` and `scalar_values` (format 1.8).
+struct Scalar {
+  std::string name;  ///< letters, digits and '_'; unique within the step
+  double value = 0.0;
+  bool operator==(const Scalar& o) const { return name == o.name && value == o.value; }
+};
+
 /// Output kind of a step.
 enum class StepKind : std::uint8_t {
   visualisation = 0,  ///< current data of chosen variables, maybe float32
@@ -81,7 +89,17 @@ struct StepEntry {
   /// The solver's monitor state (StepInfo::monitor_state). Format 1.4; empty when the
   /// step stores none and in older files.
   std::vector<double> monitor_state;
+  /// The code's named scalars of this step (StepInfo::scalars), in the order written.
+  /// Format 1.8; empty when the step stores none and in older files.
+  std::vector<Scalar> scalars;
   std::string group;           ///< "/simulation/step_00000042"
+  /// Empty, unless the step is damaged: /simulation/index lists it as committed (a row is
+  /// written only after the group's `committed` flag reached the disk), yet its group
+  /// cannot be read or (format 1.7) says it is not committed. Then one line saying so;
+  /// `committed` is false and, of the rest, only `step` and `group` are known
+  /// (docs/file-format.md §5: damage, never absence). Reader::steps(false) lists such
+  /// steps, Reader::selectable_steps too, and no selector passes over one.
+  std::string damage;
 };
 
 /// A dataset of cell data in a step: group ("cell_data", "previous_cell_data", ...)

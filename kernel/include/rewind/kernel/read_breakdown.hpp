@@ -12,7 +12,7 @@ struct ReadBreakdown {
   double setup = 0;      ///< checksums table + opening and checking the datasets (one agreement)
   double read = 0;       ///< waiting for reads: inside MPI_File_read_at (this rank's
                          ///< independent calls), or for the disk past the page cache
-  double wait = 0;       ///< the reading thread waiting for a helper (none since issue 36: 0)
+  double wait = 0;       ///< the reading thread waiting for a helper (none since rows are checked on the reading thread: 0)
   double hash = 0;       ///< hashing rows against their checksums
   double place = 0;      ///< putting rows into halo'd arrays (from a bounce buffer)
   long long calls = 0;   ///< read calls (MPI_File_read_at, or O_DIRECT chunks)

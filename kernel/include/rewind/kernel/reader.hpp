@@ -82,16 +82,25 @@ class Reader {
   [[nodiscard]] std::int64_t bytes_missing() const;
 
   /// Steps in time order. committed_only: only steps whose committed marker is set
-  /// (the only ones restart may use).
+  /// (the only ones restart may use); else every step group, a damaged one (the index
+  /// lists it as committed, its group cannot be read or says otherwise) with
+  /// StepEntry::damage set.
   [[nodiscard]] std::vector<StepEntry> steps(bool committed_only = true) const;
+  /// The committed steps and the damaged ones (StepEntry::damage), in step order: what a
+  /// selector chooses among (find_step, select_step), so that none passes over damage.
+  [[nodiscard]] std::vector<StepEntry> selectable_steps() const;
   /// A committed step by selector: "latest", a step number "42", "#i" (i-th committed
   /// step, negative counts from the end), or "t=0.5" (the last step with time <= 0.5:
   /// the step in force at that time). The one rule for every command and the ParaView
   /// plugin. Throws FileError(no_such_step) for a malformed selector ("#", "t=", "t=x")
   /// or one that matches nothing (t before the first step, an index out of range, t
   /// after the last committed step: a time not reached, whose step is not known yet).
+  /// A selector that lands on a damaged committed step (StepEntry::damage), or may (t=T
+  /// just after one: its time is not known), throws FileError(corrupt) naming it and the
+  /// last intact step before it, never choosing another step (docs/file-format.md §5).
   [[nodiscard]] StepEntry find_step(const std::string& selector) const;
-  /// The step with this step number; committed unless allow_uncommitted.
+  /// The step with this step number; committed unless allow_uncommitted. A damaged step
+  /// throws FileError(corrupt) naming it.
   [[nodiscard]] StepEntry step(std::int64_t step_number, bool allow_uncommitted = false) const;
 
   /// The tree of a step (small: ~150 bytes per grid). Local (each rank reads it).
@@ -212,10 +221,22 @@ inline std::ptrdiff_t index_at_or_before(const std::vector<double>& times, doubl
 }
 
 /// Reader::find_step's rule over a list: the step `selector` names among `committed`
-/// (a file's committed steps, ascending by step). Pure; throws FileError(no_such_step)
-/// naming `file` as find_step does. An in-job branch resolves its selector with it
-/// before the run's pending checkpoint is in the file.
+/// (a file's committed steps, ascending by step, damaged ones among them as
+/// Reader::selectable_steps lists them). Pure; throws FileError(no_such_step), or
+/// FileError(corrupt) for a damaged step, naming `file` as find_step does. An in-job branch resolves its selector with
+/// it before the run's pending checkpoint is in the file.
 StepEntry select_step(const std::vector<StepEntry>& committed, const std::string& selector, const std::string& file);
+
+/// The checkpoint a restart at `selector` takes among `committed` (as select_step's):
+/// "latest" the last checkpoint; "t=T" the last checkpoint at or before the step in force
+/// at T; a step number or #i must name a checkpoint. `note` (if not null) receives one
+/// line when the checkpoint is not exactly what was asked for (t=T between outputs, or
+/// on a visualisation step), else "". The one rule of `rewind run --restart FILE@SEL`,
+/// the C API's rewind_reader_find_checkpoint and Fortran's. A choice that lands on or
+/// passes over a damaged step throws FileError(corrupt) naming it; no such checkpoint,
+/// FileError(no_such_step) naming the checkpoints there are. Pure.
+StepEntry select_checkpoint(const std::vector<StepEntry>& committed, const std::string& selector,
+                            const std::string& file, std::string* note = nullptr);
 
 /// Splits "FILE[@STEP]" at the last '@' into {file, selector}; the selector (for
 /// Reader::find_step) is "latest" when absent. Pure.

@@ -29,8 +29,10 @@ class StepLock {
   enum class Mode { shared, exclusive };
   /// Takes the lock of the file at `path` (exclusive: the file is opened for writing),
   /// trying for up to `wait`. Never throws: held() is false if another holder kept it
-  /// that long, or if it cannot be had at all (then supported() is false too).
-  static StepLock take(const std::string& path, Mode mode, std::chrono::milliseconds wait);
+  /// that long, or if it cannot be had at all (then supported() is false too). Another
+  /// `offset` is another, independent lock on the same file (FileClaim's: kClaimLockOffset).
+  static StepLock take(const std::string& path, Mode mode, std::chrono::milliseconds wait,
+                       long long offset = kStepLockOffset);
 
   StepLock() = default;
   StepLock(StepLock&& o) noexcept;

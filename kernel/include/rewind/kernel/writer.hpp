@@ -59,6 +59,10 @@ struct StepInfo {
   /// the step attribute `monitor_state` when non-empty (format 1.4), so that a restart
   /// continues the monitors too. Same on every rank.
   std::vector<double> monitor_state;
+  /// The code's named scalars of this step (its monitors), stored as the step attributes
+  /// `scalar_names` and `scalar_values` when non-empty (format 1.8). Names: letters,
+  /// digits and '_', each once. Same on every rank.
+  std::vector<Scalar> scalars;
 };
 
 /// What a write did (identical on every rank except the *_local fields).

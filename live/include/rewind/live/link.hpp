@@ -82,16 +82,23 @@ class Host {
   virtual int variable(const std::string& name) = 0;
   virtual std::vector<Parameter> parameters() = 0;
   /// Applies changes from the next step on; returns them as "key=value" (recorded with
-  /// the steps written from now). Throws std::invalid_argument (nothing changed).
-  virtual std::vector<std::string> set(const std::vector<ParamValue>& values) = 0;
+  /// the steps written from now). `file`: the future it changes ("" = every future).
+  /// Throws std::invalid_argument (nothing changed).
+  virtual std::vector<std::string> set(const std::vector<ParamValue>& values, const std::string& file) = 0;
+  /// Makes the future writing `file` the one where(), grids(), sync_parents() and
+  /// variable() speak of until focus("") (the future at this boundary). Throws
+  /// std::invalid_argument naming the futures there are. Default: "" and the file
+  /// being written only (a code with one future).
+  virtual void focus(const std::string& file);
   /// Starts the branch: the run now continues in it. Fills `reply`'s file, parent,
   /// step and time. Throws (the run goes on where it was), or PausedError when it
   /// cannot go on where it was (the link pauses the run and replies the message).
   virtual void branch(const BranchCommand& b, Reply& reply) = 0;
   /// pause / resume / stop, after the link has changed its state; a stopped run ends at
   /// this boundary (with a final checkpoint, as the host does at its end). Throws
-  /// std::invalid_argument to refuse (the link's state is then restored).
-  virtual void control(Action a) = 0;
+  /// std::invalid_argument to refuse (the link's state is then restored). `file` not
+  /// empty: that future alone (the link's state does not change; its others go on).
+  virtual void control(Action a, const std::string& file) = 0;
   /// Changes whenever this rank's grids change (an adaptive step, a new timeline): the
   /// link then sends the collector the whole tree again when it selects windows itself.
   virtual std::uint64_t tree_version() = 0;

@@ -1,7 +1,7 @@
 // Memory the live collector shares with the compute ranks of its node, so that a live
 // window's values are copied once on the server side: the compute ranks extract their
 // cells straight into the reply's arrays, and the collector writes the socket from there
-// (docs/collector-protocol.md, "Live runs"; docs/benchmarks.md, "Live windows").
+// (docs/collector-protocol.md, "Live runs"; bench/live/HISTORY.md, "Live windows (online)").
 //
 // A segment is an anonymous memory file (memfd) of the collector. A compute rank maps it
 // through /proc/PID/fd/FD, after checking that it runs on the same node (host name and

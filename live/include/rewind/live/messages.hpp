@@ -28,7 +28,9 @@ namespace rwd::live {
 /// Version of these frames; a peer of another version is refused (wire::Fault::bad_version).
 /// 2: a parameter's open range ends (min_open, max_open). 3: a window's cells travel in
 /// runs cut at kRunCells (link.hpp: runs_of), so peers of 2 would expect other messages.
-inline constexpr std::uint16_t kVersion = 3;
+/// 4: futures -- a branch forks several at once, a window, a control or a set names the
+/// future it is for, a status lists them.
+inline constexpr std::uint16_t kVersion = 4;
 
 /// One selected grid of a window, cropped: cells first + stride * (i, j, k) for
 /// (i, j, k) < count, on the compute rank `owner` (its rank among the compute ranks).
@@ -73,6 +75,7 @@ struct WindowCommand {
   std::vector<PiecePlacement> pieces;
   std::vector<std::uint64_t> slots;
   std::optional<SegmentName> shm;
+  std::string file;  ///< the future whose state it shows ("" = the first)
   bool operator==(const WindowCommand&) const = default;
 };
 struct Hold {  ///< wait at this boundary until Release (the collector reads the files)
@@ -83,6 +86,7 @@ struct Release {
 };
 struct ControlCommand {
   Action action = Action::pause;
+  std::string file;  ///< the future it acts on ("" = every future)
   bool operator==(const ControlCommand&) const = default;
 };
 struct ParametersQuery {
@@ -90,15 +94,22 @@ struct ParametersQuery {
 };
 struct SetCommand {
   std::vector<ParamValue> values;
+  std::string file;  ///< the future it changes ("" = every future)
   bool operator==(const SetCommand&) const = default;
 };
-/// Go back to step `from` ("FILE@SELECTOR", or "@SELECTOR": a step on the timeline of
-/// the file being written, through its parents) with `values` changed, into `output` ("" =
-/// a name the run chooses).
-struct BranchCommand {
-  std::string from;
+/// One future of a branch: its changed values, into `output` ("" = a name the run chooses).
+struct Future {
   std::vector<ParamValue> values;
   std::string output;
+  bool operator==(const Future&) const = default;
+};
+/// Go back to step `from` ("FILE@SELECTOR", or "@SELECTOR": a step on the timeline of
+/// the file being written, through its parents) and continue as each of `futures` (one:
+/// a branch; several: a fork, every future computed by this job). A job computing several
+/// futures forks the one writing FILE.
+struct BranchCommand {
+  std::string from;
+  std::vector<Future> futures;
   bool operator==(const BranchCommand&) const = default;
 };
 struct Bye {  ///< the collector is done: the run may end
@@ -119,7 +130,21 @@ struct Reply {
   State state = State::running;          ///< control
   std::vector<Parameter> parameters;     ///< parameters
   std::vector<std::string> applied;      ///< set: the changes as key=value
+  std::vector<std::string> files;        ///< branch: every future's file (`file` is the first)
   bool operator==(const Reply&) const = default;
+};
+
+/// One future the job computes: a timeline in its own file.
+struct FutureStatus {
+  std::string file;
+  std::string parent;                ///< "" for an original run
+  State state = State::running;      ///< its own (one future may be paused, or have ended)
+  std::int64_t step = 0;
+  double time = 0.0;
+  std::int64_t steps = 0;            ///< steps it computed
+  double wall = 0.0;                 ///< seconds since it started
+  std::vector<std::string> changes;  ///< "key=value": against its parent, then steered
+  bool operator==(const FutureStatus&) const = default;
 };
 
 /// Where the run is, sent by the compute root.
@@ -133,6 +158,7 @@ struct Status {
   std::int64_t steps = 0;            ///< steps computed since the start
   double wall = 0.0;                 ///< seconds since the start
   std::int32_t ranks = 1;            ///< compute ranks
+  std::vector<FutureStatus> futures; ///< every future (one unless forked); the fields above are the first's
   bool operator==(const Status&) const = default;
 };
 

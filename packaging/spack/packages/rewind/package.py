@@ -28,8 +28,8 @@ class Rewind(CMakePackage):
     variant(
         "kernel_only",
         default=False,
-        description="Only the I/O kernel (output and restart) and the in-situ hook: "
-        "no rewind command, collector, Boost, CLI11, toml++ or zstd",
+        description="Only the I/O kernel, the C API (output and restart; its live calls "
+        "refuse) and the in-situ hook: no rewind command, collector, Boost, CLI11, toml++ or zstd",
     )
     variant("paraview", default=False, description="The ParaView plugin and the Catalyst in-situ hook")
     variant("fortran", default=False, description="The Fortran module `rewind` over the C API (REWIND_BUILD_FORTRAN)")
@@ -39,7 +39,6 @@ class Rewind(CMakePackage):
     # in Rewind 0.1, and Rewind uses no lz4.
 
     conflicts("+paraview", when="+kernel_only", msg="the ParaView plugin needs the whole of Rewind")
-    conflicts("+fortran", when="+kernel_only", msg="the Fortran module is over the C API, which needs the live link")
     conflicts("%gcc@:9", msg="Rewind is C++20 (built and tested with GCC 12)")
 
     if "c" in _LANGUAGES:

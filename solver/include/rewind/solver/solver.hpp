@@ -95,8 +95,11 @@ struct Variable {
 };
 /// Every Forest variable with its name and role (state = must be checkpointed).
 std::span<const Variable> field_table();
-/// The state variables (u, v, w, p, T) a checkpoint must contain.
+/// The state variables (u, v, w, p, T): the solver's arrays a restart fills.
 std::vector<Variable> state_fields();
+/// The state variables case `c` solves, what `rewind run` writes and lists: u, v, p, w
+/// only in 3-D (a 2-D case's w stays 0), T only with the energy equation.
+std::vector<Variable> solved_fields(const SolverCase& c);
 
 struct ScalarState {
   double time = 0.0;

@@ -39,6 +39,39 @@
 //   box at levels <= L* (it stops as soon as level L*+1 overflows): the cost follows
 //   the budget and the box, not the tree size. It never scans all rows.
 //
+// Adaptive level of detail (Window::lod = Lod::adaptive; uniform stays the default and
+// the paper's rule). The budget is spent where the field changes, on mixed levels:
+// - Detail. Each row may carry a detail d >= 0 (TreeView::detail, RowSource::detail;
+//   for a file, column 2 of the step's statistics/<var>): the L2 norm, over the cells of
+//   the grid's children, of the children's values minus the grid's own cells prolonged
+//   piecewise-constant onto them (0 for a leaf). A view without details answers an
+//   adaptive window with the uniform rule (Selection::lod says which rule answered).
+// - Gain. Refining grid g removes gain(g) = d(g)^2 * (volume of one child cell), the
+//   volume of one of g's cells divided by g's number of children: with parents the
+//   average of their children (the forest's restriction), exactly the squared L2 error
+//   against the leaves that replacing g's cells by its children's removes.
+// - Walks. Two greedy walks, each from a set of grids meeting the box: one from the
+//   coarsest (the root), one from the uniform answer above (L* and its coarser leaves).
+//   A walk's candidates are its grids below the cap that have children. It takes the
+//   candidate with the largest gain (ties: the smaller row); that grid's children that
+//   meet the box replace it if the values then still fit the budget (budget 0: always),
+//   and become candidates; otherwise it stays, never tried again (values only grow).
+//   It ends when no candidate is left.
+// - Choice. The walk whose refined grids have the larger total gain answers (the uniform
+//   answer's own refined grids count for the second walk; a tie: the second). The gains
+//   are summed in the order the walks meet them: the uniform walk's grids level by level
+//   in row order, then each walk's refinements in the order made. With parents the
+//   average of their children and a box that cuts no grid's cells, a total gain is
+//   exactly the squared L2 error the window removes, so an adaptive window is never
+//   less accurate than the uniform one, which the second walk only refines.
+// - Answer. Pieces are cropped to the box as above, copied, never interpolated; a
+//   level-0 stride (the root overflowing) is the answer for both rules;
+//   Selection::level is the larger of L* and the deepest piece's level.
+// - Cost. Beyond the uniform walk, only the children of tried candidates are looked at
+//   (a RowSource is asked to load them, with their details, one candidate at a time):
+//   the cost follows the budget and the box. A detail that is negative or not finite
+//   on a visited row is refused (std::invalid_argument).
+//
 // Row order contract (as in kernel::StepTopology and spacetree::Tree::nodes()): rows are
 // level-major and Morton-ordered within a level, row 0 is the root, children of a
 // grid are listed in child_rows (-1 = none; a grid with no child is a leaf).
@@ -59,6 +92,10 @@ using Box = spacetree::Box;
 /// The zero box, {lo = hi = (0, 0, 0)}.
 inline constexpr Box kZeroBox{{0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}};
 
+/// How a window spends its budget: one uniform level over the box (the paper's rule,
+/// the default), or refined where the field changes (definitions above).
+enum class Lod { uniform, adaptive };
+
 /// A tree as borrowed arrays, one entry per row. The arrays must outlive every call
 /// that receives the view; nothing is copied. kernel::StepTopology fits directly
 /// (rewind/window/kernel_view.hpp), spacetree::Tree through rewind/window/tree_view.hpp.
@@ -68,6 +105,9 @@ struct TreeView {
   std::span<const std::int32_t> level;            ///< level of each row, root = 0
   std::span<const std::array<double, 6>> bbox;    ///< {xmin,xmax,ymin,ymax,zmin,zmax}
   std::span<const std::int64_t> child_rows;       ///< n * max_children, -1 = none
+  /// Detail of each row for adaptive windows (definitions above), one variable's; empty =
+  /// none, and an adaptive window answers with the uniform rule.
+  std::span<const double> detail;
   [[nodiscard]] std::int64_t rows() const { return static_cast<std::int64_t>(level.size()); }
 };
 
@@ -88,6 +128,11 @@ class RowSource {
   [[nodiscard]] virtual const std::array<double, 6>& bbox(std::int64_t row) const = 0;
   /// Child row in `slot` (< max_children()), -1 = none.
   [[nodiscard]] virtual std::int64_t child(std::int64_t row, int slot) const = 0;
+  /// Whether detail() answers (for a file: the step has statistics for the variable);
+  /// false (the default): an adaptive window answers with the uniform rule.
+  [[nodiscard]] virtual bool has_detail() const { return false; }
+  /// The detail of a loaded row (as TreeView::detail); asked only if has_detail().
+  [[nodiscard]] virtual double detail(std::int64_t /*row*/) const { return 0.0; }
 };
 
 /// One window query.
@@ -95,6 +140,7 @@ struct Window {
   Box box = kZeroBox;
   std::int64_t budget = 0;  ///< most cell values returned per variable; 0 = unlimited
   int max_level = -1;       ///< deepest level returned; -1 = no cap
+  Lod lod = Lod::uniform;   ///< uniform (the paper's rule) or adaptive
 };
 
 /// One selected grid, cropped to the box (and subsampled if stride > 1).
@@ -130,7 +176,8 @@ void copy_placement(const From& from, To& to) {
 
 /// The answer to a Window.
 struct Selection {
-  int level = 0;                 ///< L*; pieces of coarser leaves say their own level
+  int level = 0;                 ///< L* (adaptive: or the deepest piece's, if deeper); pieces say their own level
+  Lod lod = Lod::uniform;        ///< the rule that answered: adaptive only if asked and details exist
   int stride = 1;                ///< 1 unless level 0 overflowed the budget
   std::int64_t values = 0;       ///< sum of piece values; <= budget unless budget == 0
   std::vector<Piece> pieces;     ///< sorted by row (level-major, Morton within a level)
@@ -139,7 +186,7 @@ struct Selection {
     std::int64_t first_row = 0, count = 0;
   };
   std::vector<Run> runs;
-  std::int64_t visited = 0;      ///< rows whose bbox the traversal looked at
+  std::int64_t visited = 0;      ///< rows whose bbox the traversal looked at (each time it did)
   Box covered = kZeroBox;        ///< union (bounding box) of the returned cells; zero if empty
   [[nodiscard]] bool empty() const { return pieces.empty(); }
   /// The piece rows in order (what kernel::Reader::read_rows wants).
@@ -150,7 +197,8 @@ struct Selection {
 /// Throws std::invalid_argument (one message naming the problem) if the box has a NaN
 /// or infinite bound or lo > hi on an axis, the budget is negative, max_level < -1,
 /// or the tree view is inconsistent (no rows, array sizes that disagree, cells < 1,
-/// a child row out of range on the visited path).
+/// a child row out of range on the visited path; adaptive: a detail array whose size
+/// is not rows(), a negative or non-finite detail on the visited path).
 Selection select(const TreeView& tree, const Window& w);
 /// The same selection on a tree read on demand (equal to select() on the whole tree, piece
 /// for piece); throws what the source's load() throws.

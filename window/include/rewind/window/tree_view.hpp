@@ -19,7 +19,7 @@ struct TreeArrays {
   std::vector<std::array<double, 6>> bbox;
   std::vector<std::int64_t> child_rows;
   /// A view borrowing these arrays: valid while *this lives and is not modified.
-  [[nodiscard]] TreeView view() const { return {cells, max_children, level, bbox, child_rows}; }
+  [[nodiscard]] TreeView view() const { return {cells, max_children, level, bbox, child_rows, {}}; }
 };
 
 /// Builds the arrays of `tree`. Pure, thread-safe; O(grids).

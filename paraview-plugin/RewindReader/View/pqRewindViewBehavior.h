@@ -1,0 +1,28 @@
+// pqRewindViewBehavior: how a Rewind source looks in a view without being asked (an
+// auto-start interface; issue 55). When a Rewind Run File's or Rewind Live Source's
+// window is first shown in a view, it is coloured by velocity_magnitude with its scalar
+// bar (unless something already colours it), and a 2-D case (flat in z) is shown as 2-D:
+// the view's interaction mode 2D, the camera looking down z. Whenever the window is
+// updated (a new time, Refresh, the steering panel's Follow), the colour range follows
+// the data shown (the range of the windows shown), unless the user locked the range
+// (the colour map's "Never" rescale mode).
+#pragma once
+#include <QObject>
+
+class pqDataRepresentation;
+class pqRepresentation;
+class pqView;
+
+class pqRewindViewBehavior : public QObject {
+ public:
+  explicit pqRewindViewBehavior(QObject* parent = nullptr);
+  ~pqRewindViewBehavior() override;
+  void startup();
+  void shutdown() {}
+
+ private:
+  void watch(pqView* view);
+  void representationAdded(pqRepresentation* r);
+  static void firstShow(pqDataRepresentation* repr);
+  static void followRange(pqDataRepresentation* repr);
+};
