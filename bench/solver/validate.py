@@ -3,8 +3,8 @@
 
   validate.py cavity PROFILES.csv --re 100 [-o plot.png]
       centre-line velocities vs Ghia, Ghia & Shin (1982), Tables I and II
-  validate.py cylinder MONITOR.csv [--steady] [-o plot.png]
-      Schaefer & Turek (1996) 2D-1 (steady) / 2D-2 (periodic) quantities
+  validate.py cylinder MONITOR.csv [--steady [--3d]] [-o plot.png]
+      Schaefer & Turek (1996) 2D-1 (steady) / 2D-2 (periodic) / 3D-1Z (steady, --3d) quantities
   validate.py heated MONITOR.csv PROFILES.csv --ra 1e5
       Nusselt number and velocity maxima vs de Vahl Davis (1983)
   validate.py tg MONITOR.csv ... --cells N ...
@@ -46,6 +46,8 @@ DVD = {1e3: (1.118, 3.649, 3.697), 1e4: (2.243, 16.178, 19.617),
 # Schaefer & Turek (1996) intervals
 ST_2D1 = {"cd": (5.57, 5.59), "cl": (0.0104, 0.0110), "dp": (0.1172, 0.1176)}
 ST_2D2 = {"cd_max": (3.22, 3.24), "cl_max": (0.99, 1.01), "st": (0.295, 0.305)}
+# 3D-1Z: the cylinder across a square channel, Re 20, scaled by the projected area D H
+ST_3D1Z = {"cd": (6.05, 6.25), "cl": (0.008, 0.010), "dp": (0.165, 0.175)}
 
 
 def read_csv(path):
@@ -96,7 +98,8 @@ def cylinder(a):
     t, cd, cl, dp = m["time"], m["cd"], m["cl"], m["dp"]
     if a.steady:
         vals = {"cd": cd[-1], "cl": cl[-1], "dp": dp[-1]}
-        for k, (lo, hi) in ST_2D1.items():
+        ref = ST_3D1Z if a.three_d else ST_2D1
+        for k, (lo, hi) in ref.items():
             ok = "inside" if lo <= vals[k] <= hi else "OUTSIDE"
             print(f"{k:>6} = {vals[k]:.5f}   Schaefer-Turek [{lo}, {hi}]  {ok}")
     else:
@@ -178,6 +181,7 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("cavity"); c.add_argument("file"); c.add_argument("--re", required=True, type=int, choices=[100, 400, 1000]); c.add_argument("-o", "--output")
     c = sub.add_parser("cylinder"); c.add_argument("file"); c.add_argument("--steady", action="store_true")
+    c.add_argument("--3d", dest="three_d", action="store_true", help="with --steady: the 3D-1Z intervals")
     c.add_argument("--periods", type=int, default=4); c.add_argument("--length", type=float, default=0.1)
     c.add_argument("--velocity", type=float, default=1.0); c.add_argument("-o", "--output")
     c = sub.add_parser("heated"); c.add_argument("file"); c.add_argument("profiles", nargs="?")

@@ -108,6 +108,13 @@ double SolverCase::reference_length() const {
   return tree.shape.domain.extent(0);
 }
 
+double SolverCase::reference_area() const {
+  const double L = reference_length();
+  if (dim() == 2) return L;
+  if (!obstacles.empty() && obstacles.front().type == ObstacleType::circle) return L * tree.shape.domain.extent(2);
+  return L * L;
+}
+
 double stable_dt(const SolverCase& c, double adv, const std::array<double, 3>& h, double u2) {
   double inv_h2 = 0;
   for (int a = 0; a < c.dim(); ++a) inv_h2 += 1.0 / (h[a] * h[a]);

@@ -6,9 +6,8 @@ namespace rwd::solver {
 
 void Solver::Impl::track_lift() {
   if (cfg.obstacles.empty()) return;
-  const double U = cfg.reference_velocity(), L = cfg.reference_length();
-  const double area = dim == 2 ? L : L * L;
-  strouhal.add(st.time, 2.0 * forces[0].force[1] / (U * U * area));
+  const double U = cfg.reference_velocity();
+  strouhal.add(st.time, 2.0 * forces[0].force[1] / (U * U * cfg.reference_area()));
 }
 
 double Solver::Impl::max_divergence() {
@@ -143,8 +142,7 @@ Monitors Solver::Impl::monitors() {
 void Solver::Impl::obstacle_monitors(Monitors& m) {
   m.has_obstacle = true;
   const double U = cfg.reference_velocity(), L = cfg.reference_length();
-  const double area = dim == 2 ? L : L * L;
-  const double q = 0.5 * U * U * area;
+  const double q = 0.5 * U * U * cfg.reference_area();
   m.cd = forces[0].force[0] / q;
   m.cl = forces[0].force[1] / q;
   m.cl_z = forces[0].force[2] / q;

@@ -84,3 +84,40 @@ TEST_CASE("A forced dt below the limit is accepted", "[solver]") {
   const auto c = rwd::test::parse_case(kBase, {"time.dt=0.001"});
   CHECK(c.time.dt == 0.001);
 }
+
+// Schaefer & Turek's 3D-1Z scaling (their definition is the oracle): c_D = 2 F / (U_mean^2
+// D H) with U_mean = 4/9 U_max of the product parabola and H the channel's depth; a sphere
+// keeps D^2, a 2-D cylinder D per unit depth.
+TEST_CASE("Drag and lift are scaled by the benchmark's reference area", "[solver]") {
+  const std::string channel = R"(
+[domain]
+lo = [0.0, 0.0, 0.0]
+hi = [2.5, 0.41, 0.41]
+[tree]
+r = [2, 2, 2]
+s = [48, 8, 8]
+depth = 1
+[physics]
+nu = 0.001
+[time]
+end = 1.0
+[boundary.xmin]
+type = "inflow"
+velocity = [0.45, 0.0, 0.0]
+profile = "parabolic"
+[boundary.xmax]
+type = "outflow"
+[[obstacle]]
+center = [0.5, 0.2, 0.205]
+radius = 0.05
+)";
+  const auto cylinder = rwd::test::parse_case(channel + "type = \"circle\"\n");
+  CHECK(cylinder.reference_velocity() == Approx(0.2).epsilon(1e-12));
+  CHECK(cylinder.reference_length() == Approx(0.1).epsilon(1e-12));
+  CHECK(cylinder.reference_area() == Approx(0.1 * 0.41).epsilon(1e-12));
+  const auto sphere = rwd::test::parse_case(channel + "type = \"sphere\"\n");
+  CHECK(sphere.reference_area() == Approx(0.1 * 0.1).epsilon(1e-12));
+  const auto flat =
+      rwd::test::parse_case(kBase + "[[obstacle]]\ntype = \"circle\"\ncenter = [0.5, 0.5, 0.5]\nradius = 0.1\n");
+  CHECK(flat.reference_area() == Approx(0.2).epsilon(1e-12));
+}

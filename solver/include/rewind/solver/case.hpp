@@ -108,6 +108,11 @@ struct SolverCase {
   /// Reference velocity and length for drag/lift coefficients and Strouhal number.
   [[nodiscard]] double reference_velocity() const;
   [[nodiscard]] double reference_length() const;
+  /// The area drag and lift are scaled by: the reference length per unit depth in 2-D; in
+  /// 3-D the projected area of a `circle` (a cylinder along z through the domain: the
+  /// length times the domain's depth, as Schaefer-Turek's 3D-1Z scales it), else the
+  /// length squared.
+  [[nodiscard]] double reference_area() const;
 };
 
 /// Face name ("xmin", ...) of face index 0..5.
