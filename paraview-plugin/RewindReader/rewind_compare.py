@@ -1,4 +1,4 @@
-"""Comparing the futures of a live Rewind job side by side (issue 53).
+"""Comparing the futures of a live Rewind job side by side.
 
 Shipped inside the Rewind ParaView plugin, beside rewind_steering; the steering dock's
 *Compare* button calls panel_compare() and, while *Follow* is on, panel_follow().

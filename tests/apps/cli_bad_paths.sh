@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every command that opens a file says in one line what is wrong with a path that is not
-# a readable Rewind file (issue 31, item 8): info, lineage, diff, verify, window, serve
+# a readable Rewind file: info, lineage, diff, verify, window, serve
 # and run --restart, each with a missing file, a file without read permission, a
 # symlink loop, a directory, a FIFO and a file that is not HDF5. No crash, no hang, a
 # non-zero exit, and the words a user knows ("permission denied", "too many levels of

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Comparing two futures (branches) of one run, as a user does (issue 53, CLI part):
+# Comparing two futures (branches) of one run, as a user does:
 #  - `rewind diff A B --time T` compares the step in force at T in each file (the last
 #    at or before T) and says which steps; `A@t=T B@t=T` is the same;
 #  - by default only non-solid cells count (cell_type != 1 in either file) and the output

@@ -35,7 +35,7 @@ for comp in deflate lz4 bitshuffle; do
   check "$comp: h5dump reads a compressed dataset" \
     "h5dump -d /simulation/$step/cell_data/u -c 1,1,2,4 $comp.h5 >dump.out 2>&1 && grep -q 'DATA {' dump.out && ! grep -qi error dump.out"
   check "$comp: h5dump shows the chunked, filtered layout" "h5dump -pH -d /simulation/$step/cell_data/u $comp.h5 | grep -q CHUNKED"
-  # lz4 alone hardly shrinks the solver's doubles: a run of u, v, p (issue 55 item 8; the
+  # lz4 alone hardly shrinks the solver's doubles: a run of u, v, p (the
   # all-zero w and T of a 2-D isothermal run made it look smaller) can come out larger.
   [ $comp = lz4 ] ||
     check "$comp: the file is smaller ($(stat -c %s $comp.h5) vs $(stat -c %s full.h5) bytes)" \

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The memory estimate `rewind tree` and `rewind run` print (issue 55, item 12) against
+# The memory estimate `rewind tree` and `rewind run` print against
 # the peak RSS of a real run of the README's case, read from /proc/PID/status (VmHWM) as
 # a user would: within a factor 1.5 either way of what each process really used, on one
 # process and on 2 compute ranks beside the neighbourhood server. (The old model, 96 MiB

@@ -60,7 +60,7 @@ check "h5py: two steered changes recorded in the steps (physics.nu, then nu and 
   "[ \$(wc -l <want.txt) = 2 ] && grep -q 'physics.nu=0.002' want.txt && grep -q 'boundary.xmin.velocity' want.txt || { cat want.txt s.overrides; false; }"
 check "rewind info: from which step and what was steered, as h5py reads the steps" \
   "grep -q '^steered     from step' info.out && diff want.txt got.txt >/dev/null || { cat want.txt got.txt; false; }"
-check "rewind info of a rewind run without heat lists no T (issue 55 item 8; examples.sh: a code's own T is listed)" \
+check "rewind info of a rewind run without heat lists no T (examples.sh: a code's own T is listed)" \
   "grep -q '^variables ' info.out && ! grep -q '^variables.* T \[' info.out"
 "$rewind" info s.h5 --json | $py -c "
 import json, sys

@@ -53,7 +53,7 @@ check "a run of one process: tree and fields in that process" "grep -Eq '^estima
   --set 'output.io.compression="deflate"' --set 'output.variables=["u","p"]' -q >v.out 2>&1
 "$rewind" info v.h5 >info.out 2>&1
 "$rewind" info v.h5 --json >info.json 2>&1
-check "info: a 2-D run without heat lists u, v, p: no w, no T (issue 55 item 8)" \
+check "info: a 2-D run without heat lists u, v, p: no w, no T" \
   "grep -q '^variables   u \[m/s\], v \[m/s\], p \[' info.out && ! grep -q '^variables.* [wT] \[' info.out"
 /usr/bin/python3 - v.h5 info.json >oracle3.out 2>&1 <<'PYEOF'
 import json, sys

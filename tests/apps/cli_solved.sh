@@ -1,5 +1,5 @@
 #!/bin/bash
-# A run's file and live link list what its case solves (issue 55, item 8): a 2-D
+# A run's file and live link list what its case solves: a 2-D
 # isothermal case u, v, p (no w: 2-D; no T: no heat), a 2-D heated case u, v, p, T, a
 # 3-D case u, v, w, p — in /common/variable_names and every checkpoint's cell_data (read
 # with h5py), in `rewind info`, and in a live job's info and default window. A restart

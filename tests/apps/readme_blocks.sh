@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every command block of README.md, run as a user types it, and what the README says it
-# prints (issue 35, item 1): tests/apps/readme_blocks.py extracts the ```sh blocks (not
+# prints: tests/apps/readme_blocks.py extracts the ```sh blocks (not
 # the two set-up commands, which demo_fig8 and CI run) into one script, run in a folder
 # that looks like the source tree (build/apps/rewind, cases/, scripts/). Each command
 # must exit 0 and print every `#   ...` line shown under it; the README's synopsis
@@ -25,7 +25,7 @@ pid=$!
 trap 'kill -- -$pid 2>/dev/null; rm -rf "$tmp"' EXIT
 for _ in $(seq 1 3000); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
 check "the blocks end within 300 s" "! kill -0 $pid 2>/dev/null || { cat blocks.log; false; }"
-# What the blocks leave in a clone is ignored by git (issue 55, item 17): a git work tree
+# What the blocks leave in a clone is ignored by git: a git work tree
 # here with the project's .gitignore lists no untracked file but this test's own.
 mine='^(blocks\.(sh|log)|commands\.txt|skipped\.txt|syntax\.out|cases|scripts)$'
 cp "$src/.gitignore" . && git init -q . 2>/dev/null

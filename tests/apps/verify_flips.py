@@ -1,4 +1,4 @@
-"""A bounded byte-flip campaign against `rewind verify` (issue 31, item 4).
+"""A bounded byte-flip campaign against `rewind verify`.
 
     verify_flips.py REWIND WORKDIR [SEED] [SECONDS]   (works in a fresh folder inside WORKDIR)
 

@@ -1,4 +1,4 @@
-"""A cold `rewind window FILE@STEP` reads only the topology rows its walk visits (issue 36),
+"""A cold `rewind window FILE@STEP` reads only the topology rows its walk visits,
 and still returns the selection the definitions give (rewind/window/select.hpp), checked
 against a brute force in numpy over the whole topology read with h5py (every grid, every
 cell), sharing no code with Rewind.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A branch's timeline runs through its parents (issue 35, item 7; docs/file-format.md,
+# A branch's timeline runs through its parents (docs/file-format.md,
 # "Lineage"), for what a user touches:
 #  - `rewind serve BRANCH`: steps_reply lists the parent's steps up to the branch point
 #    (each with the file holding it), then the branch's; `rewind window --time t=T` for

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One rule for t=T after the last step (docs/collector-protocol.md, "Times not reached
-# yet"; issue 55, item 13): refused with the last step named, except that the clients
+# yet"): refused with the last step named, except that the clients
 # wait, up to their timeout, for a running job to reach T.
 #  - `rewind window --time t=1` right after `rewind run --listen` starts (the README's
 #    live block) prints the step at t = 1 once the job has written it, and Python's

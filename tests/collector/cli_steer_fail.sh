@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Steering commands that fail leave a live run where it was (issue 31, item 2):
+# Steering commands that fail leave a live run where it was:
 #  - `rewind steer branch` with an output that cannot be created (a missing directory,
 #    an existing file, the run's own file, a directory, /dev/null, a FIFO, a new name
 #    under /dev, a name too long), a

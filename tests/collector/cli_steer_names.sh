@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What a user reads from `rewind steer` on a real run (issue 35, item 5):
+# What a user reads from `rewind steer` on a real run:
 #  - `steer parameters` shows each range as the run checks it, open ends included:
 #    physics.nu is (0, 10], as `rewind keys physics.nu` says — not [0, 10];
 #  - the Python client reads the same ends (min_open / max_open);

@@ -43,7 +43,7 @@ for w in "${windows[@]}"; do
   check "window $i prints level, cells and time" "grep -Eq 'level [0-9]+.* cells per variable .* ms' file$i.out"
 done
 check "a budget below the root's cells subsamples it" "grep -q 'stride' file4.out"
-# A cold window reads only the topology rows its walk visits (issue 36): a small window
+# A cold window reads only the topology rows its walk visits: a small window
 # of a copy with a far leaf's bounding_box damaged answers (= a brute force in numpy,
 # values = h5py); a whole-domain window over that row is refused naming the checksum.
 check "a cold window reads only the rows it visits, equal to the brute force" \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# GUI test of the steering dock's Futures group and Compare (issue 53), and of what a
-# person met in the dock (issue 55 item 7): the paraview executable under Xvfb and a
+# GUI test of the steering dock's Futures group and Compare, and of what a
+# person met in the dock: the paraview executable under Xvfb and a
 # running `mpiexec -n 4 rewind run --listen` (2 compute ranks) paused at a committed step.
 # A QtTesting script: Compare with no collector there, before any Python ran in ParaView
 # (one line, the dock's wording); the Python shell makes one Rewind Live Source, left

@@ -6,7 +6,7 @@
 # physics.nu and apply (the rebuilt widgets show the run's new value), edit the inflow
 # and branch from step 0. Asked with `rewind steer` afterwards, the run is paused and
 # continues in the branch with its inflow; the branch file's lineage names the change.
-# What a person sees (issue 35): the dock is hidden until View → Rewind Steering opens
+# What a person sees: the dock is hidden until View → Rewind Steering opens
 # it; after every command (pause, apply, resume, branch) it shows the run's state and the
 # parameters in force (after the branch from step 0: the first step's nu again, the
 # edited inflow); the live source says its step and time (field data: the paused run's,

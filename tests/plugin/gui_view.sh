@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What a person sees of a Rewind run in the paraview GUI (issue 55), under Xvfb, with the
+# What a person sees of a Rewind run in the paraview GUI, under Xvfb, with the
 # plugin auto-loaded from PV_PLUGIN_PATH (no --plugins): a live source of the 2-D
 # cylinder run is coloured by velocity_magnitude (its scalar bar titled with the unit),
 # shown as 2-D (interaction mode 2D, the camera down z, a plane: no slab) with the

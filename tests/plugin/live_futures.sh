@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Futures (issue 53) from pvpython, on a running job: `mpiexec -n 4 rewind run --listen`
+# Futures from pvpython, on a running job: `mpiexec -n 4 rewind run --listen`
 # (2 compute ranks). pvpython forks the paused run into two futures with rewind_steering
 # (one with physics.nu changed, one unchanged), lets them run, pauses them, and shows each
 # in its own Rewind Live Source (File = the future's file, Time "live"); the sources'

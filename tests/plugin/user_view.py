@@ -1,4 +1,4 @@
-# What a ParaView user meets on opening a run file (issue 35, items 10 and 11), checked
+# What a ParaView user meets on opening a run file, checked
 # against the file with h5py / numpy: the box widget starts on the domain; solid cells
 # are hidden (vtkGhostType HIDDENCELL exactly where cell_type is 1) and not drawn (a
 # screenshot's pixel at the cylinder's centre shows the background); the velocity is a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What a ParaView user meets on opening a run file (issue 35): the box widget on the
+# What a ParaView user meets on opening a run file: the box widget on the
 # domain, solid cells hidden and not drawn, the velocity vector and its magnitude, units
 # on the arrays and in the GUI's scalar bar title -- each against the file (h5py).
 # user_view.py says what it checks; the screenshot is kept as plugin_user_view.png in the

@@ -117,7 +117,7 @@ void add_velocity(vtkImageData* img, const std::string& unit) {
   set_unit(vel, unit);
   set_unit(mag, unit);
   cd->SetVectors(vel);
-  cd->SetScalars(mag);  // what ParaView colours by when it shows the source (issue 55)
+  cd->SetScalars(mag);  // what ParaView colours by when it shows the source
 }
 
 }  // namespace

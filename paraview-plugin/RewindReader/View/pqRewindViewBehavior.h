@@ -1,5 +1,5 @@
 // pqRewindViewBehavior: how a Rewind source looks in a view without being asked (an
-// auto-start interface; issue 55). When a Rewind Run File's or Rewind Live Source's
+// auto-start interface). When a Rewind Run File's or Rewind Live Source's
 // window is first shown in a view, it is coloured by velocity_magnitude with its scalar
 // bar (unless something already colours it), and a 2-D case (flat in z) is shown as 2-D:
 // the view's interaction mode 2D, the camera looking down z. Whenever the window is
