@@ -22,9 +22,10 @@ first use; the client needs only the standard library (numpy for windows, zstand
 zstd-compressed windows). Errors: rewind.RewindError and its subclasses (rewind.errors).
 File format: docs/file-format.md; protocol: docs/collector-protocol.md.
 """
-from .client import Client, Image, Piece, Window, connect, read_contact, read_token_file, resolve_token
+from .client import Client, connect, read_contact, read_token_file, resolve_token
 from .errors import (CollectorError, FileError, InvalidArgument, LineageError, NoSuchFile, NoSuchStep,
                      RewindError, UnknownVariable)
+from .windows import Image, Piece, Window
 
 __version__ = "0.1.0"
 

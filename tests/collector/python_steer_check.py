@@ -1,6 +1,7 @@
 """Drives the steering methods of python/rewind/client.py against the collector test
 server (a fake steerable run) and an offline one, and again as the ParaView plugin ships
-them (client.py and steering.py alone, as rewind_client and rewind_client_steering);
+them (client.py, steering.py and windows.py alone, as rewind_client,
+rewind_client_steering and rewind_client_windows);
 needs no numpy.
 
 usage: python_steer_check.py SRC_DIR LIVE_PORT TOKEN OFFLINE_PORT
@@ -77,12 +78,13 @@ with Client("127.0.0.1", offline, timeout=10) as c:
         refused("unsupported", c._call, name, fields)  # sent anyway: the server says so
     assert len(c.steps()) == 3  # the session goes on
 
-# As the ParaView plugin ships it: the two files alone, under their plugin names, with
+# As the ParaView plugin ships it: the three files alone, under their plugin names, with
 # nothing of the package on the path.
 alone = tempfile.mkdtemp()
 try:
     shutil.copy(sys.argv[1] + "/python/rewind/client.py", alone + "/rewind_client.py")
     shutil.copy(sys.argv[1] + "/python/rewind/steering.py", alone + "/rewind_client_steering.py")
+    shutil.copy(sys.argv[1] + "/python/rewind/windows.py", alone + "/rewind_client_windows.py")
     script = """
 import sys
 import rewind_client as rc

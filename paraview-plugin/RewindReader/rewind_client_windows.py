@@ -1,0 +1,1 @@
+../../python/rewind/windows.py
