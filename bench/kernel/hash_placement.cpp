@@ -14,7 +14,7 @@
 //   helper        a helper thread hashes every array while the writes run
 //   hash-write    each chunk hashed, then written, on the writing thread
 //   write-hash    each chunk written, then hashed (its rows still in the cache) — what
-//                 the kernel does on a rank bound to one CPU (kernel/src/write_data.cpp)
+//                 the kernel does on a rank bound to one CPU (kernel/src/write/write_data.cpp)
 //   lockstep      a helper thread hashes each chunk while the writing thread writes it
 //                 (never ahead of the writer, so both read the chunk's rows at the same
 //                 time); when this process is bound to fewer CPUs than are online, the

@@ -41,7 +41,7 @@ RestartPoint find_restart_point(const std::string& spec, const std::optional<Pen
     if (e.kind == k::StepKind::checkpoint && e.damage.empty()) rp.last_checkpoint = e.step;
     if (!e.damage.empty() && !rp.damaged) rp.damaged = e;
   }
-  try {  // the one rule of a restart's checkpoint (kernel/src/select.cpp), the C API's too
+  try {  // the one rule of a restart's checkpoint (kernel/src/read/select.cpp), the C API's too
     rp.step = k::select_checkpoint(steps, sel, rp.file, &rp.note);
   } catch (const k::FileError& e) {
     if (e.kind() == k::ErrorKind::no_such_step && sel != "latest" && sel.rfind("t=", 0) != 0)

@@ -5,7 +5,7 @@
 // libzfp.so.1 itself: zfp_codec.cpp says why).
 #include <H5PLextern.h>
 
-#include "zfp_codec.hpp"
+#include "compression/zfp_codec.hpp"
 
 extern "C" {
 H5PL_type_t H5PLget_plugin_type(void) { return H5PL_TYPE_FILTER; }

@@ -6,7 +6,7 @@
 #include <optional>
 #include <stdexcept>
 
-#include "compression.hpp"
+#include "compression/compression.hpp"
 #include "rewind/kernel/options.hpp"
 
 namespace rwd::kernel {

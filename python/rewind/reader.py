@@ -110,7 +110,7 @@ def _dir_of(path):
 
 
 def _resolve_parent(child, parent, absolute):
-    """kernel/src/lineage.cpp resolve_parent: an absolute parent as is; a relative one
+    """kernel/src/read/lineage.cpp resolve_parent: an absolute parent as is; a relative one
     against the child's directory, or the absolute hint if that is not there and it is."""
     if not parent or parent.startswith("/"):
         return parent or None

@@ -1,4 +1,4 @@
-// Phase 4's plan of a step's datasets (kernel/src/data_plan.hpp): pure, no MPI, no file.
+// Phase 4's plan of a step's datasets (kernel/src/write/data_plan.hpp): pure, no MPI, no file.
 // The counts stand for what phases 1 and 2 would agree on; every expectation is worked out
 // here from the rules of docs/file-format.md §4 and IoOptions, not from the plan itself.
 #include <catch2/catch.hpp>
@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <string>
 
-#include "data_plan.hpp"
+#include "write/data_plan.hpp"
 
 using namespace rwd::kernel;
 using namespace rwd::kernel::detail;

@@ -1,4 +1,4 @@
-// The restart read's building block (kernel/src/direct_io.hpp, read_rows): rows of a
+// The restart read's building block (kernel/src/io/direct_io.hpp, read_rows): rows of a
 // plain MPI file read straight into arrays or through the bounce buffers, with every
 // chunking, on 1-4 ranks and both OpenMPI I/O components.
 #include <catch2/catch.hpp>
@@ -16,9 +16,9 @@
 #include <thread>
 #include <vector>
 
-#include "checksum.hpp"
-#include "direct_io.hpp"
-#include "format.hpp"
+#include "integrity/checksum.hpp"
+#include "io/direct_io.hpp"
+#include "format/format.hpp"
 #include "mpi_test_util.hpp"
 #include "toy_tree.hpp"
 

@@ -1,4 +1,4 @@
-// The hand-off to the rank that writes (kernel/src/forward.hpp, strategies aggregated and
+// The hand-off to the rank that writes (kernel/src/write/forward/forward.hpp, strategies aggregated and
 // dedicated; its wire handoff_wire.hpp, its slots' layout slot_layout.hpp, both pure): what a compute rank sends arrives whole — the run's constants, the I/O
 // options (an error bound to the last bit), the step with a NaN in its monitor state,
 // a FileError, the grids' interiors with or without halos, and for a consumer the padded
@@ -11,8 +11,8 @@
 #include <limits>
 #include <vector>
 
-#include "handoff_wire.hpp"
-#include "slot_layout.hpp"
+#include "write/forward/handoff_wire.hpp"
+#include "write/forward/slot_layout.hpp"
 #include "rewind/kernel/options.hpp"
 
 using namespace rwd::kernel;

@@ -1,9 +1,9 @@
-// The row layout of a step (kernel/src/row_layout.hpp): pure, no MPI, no HDF5.
+// The row layout of a step (kernel/src/format/row_layout.hpp): pure, no MPI, no HDF5.
 // The rows a rank writes follow from the per-level counts of all ranks; these tests
 // give those counts by hand, as the Allreduce and Exscan of write_step would.
 #include <catch2/catch.hpp>
 
-#include "row_layout.hpp"
+#include "format/row_layout.hpp"
 
 using rwd::kernel::GridRecord;
 using namespace rwd::kernel::detail;

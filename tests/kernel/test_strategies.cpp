@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <string>
 
-#include "direct_io.hpp"
+#include "io/direct_io.hpp"
 #include "mpi_test_util.hpp"
 #include "rewind/kernel/read_breakdown.hpp"
 #include "toy_tree.hpp"

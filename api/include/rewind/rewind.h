@@ -260,7 +260,7 @@ rewind_status rewind_reader_close(rewind_reader* reader);
 rewind_status rewind_reader_step_count(rewind_reader* reader, int64_t* n);
 /** The i-th committed step (0 = first, -1 = last). Local. */
 rewind_status rewind_reader_step_at(rewind_reader* reader, int64_t i, rewind_step_entry* entry);
-/* Selectors are the command line's (kernel/src/select.cpp, one implementation): "latest",
+/* Selectors are the command line's (kernel/src/read/select.cpp, one implementation): "latest",
  * a step number "42", "#i" (i-th committed step, negative from the end) or "t=0.5". Two
  * questions, two calls: */
 /** The step to look at — windows, analysis, `rewind window FILE@SEL`: "latest" is the last

@@ -205,7 +205,7 @@ class Reader {
   [[nodiscard]] std::vector<IndexProblem> check_index() const;
 
  private:
-  using Impl = detail::ReaderState;  // kernel/src/reader_state.hpp: the open file and its settings
+  using Impl = detail::ReaderState;  // kernel/src/read/reader_state.hpp: the open file and its settings
   explicit Reader(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -205,7 +205,7 @@ class Writer {
   [[nodiscard]] std::int64_t last_step() const;
 
  private:
-  // kernel/src/engine.hpp: one engine per strategy family, chosen at create / append
+  // kernel/src/write/engine.hpp: one engine per strategy family, chosen at create / append
   // (in place: auto, collective, independent; forwarded: aggregated, dedicated).
   explicit Writer(std::unique_ptr<detail::Engine> engine);
   detail::Engine& engine() const;

@@ -1,3 +1,0 @@
-// The row hashes for any x86-64 (or other) CPU: see xxh3_rows.hpp.
-#define REWIND_XXH3_ISA base
-#include "xxh3_rows.hpp"
