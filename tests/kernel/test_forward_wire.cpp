@@ -1,9 +1,9 @@
 // The hand-off to the rank that writes (kernel/src/write/forward/forward.hpp, strategies aggregated and
-// dedicated; its wire handoff_wire.hpp, its slots' layout slot_layout.hpp, both pure): what a compute rank sends arrives whole — the run's constants, the I/O
-// options (an error bound to the last bit), the step with a NaN in its monitor state,
-// a FileError, the grids' interiors with or without halos, and for a consumer the padded
-// arrays whole, halo cells included — and a message cut short anywhere is refused with a
-// FileError instead of being read past its end.
+// dedicated; its wire handoff_wire.hpp, its slots' layout slot_layout.hpp, both pure): what a compute rank sends
+// arrives whole — the run's constants, the I/O options (an error bound to the last bit), the step with a NaN in its
+// monitor state, a FileError, the grids' interiors with or without halos, and for a consumer the padded arrays whole,
+// halo cells included — and a message cut short anywhere is refused with a FileError instead of being read past its
+// end.
 #include <catch2/catch.hpp>
 
 #include <cmath>

@@ -55,13 +55,15 @@ std::string filter_unavailable(Codec codec) {
     case Codec::deflate:
       return can_encode(H5Z_FILTER_DEFLATE) && can_encode(H5Z_FILTER_SHUFFLE) ? "" : "this HDF5 library has no deflate";
     case Codec::lz4:
-      return can_encode(kFilterLz4) ? ""
-                                    : "HDF5 cannot load the LZ4 filter (32004): install Debian's hdf5-filter-plugin, or "
-                                      "put the directory of an LZ4 plugin on HDF5_PLUGIN_PATH";
+      return can_encode(kFilterLz4)
+                 ? ""
+                 : "HDF5 cannot load the LZ4 filter (32004): install Debian's hdf5-filter-plugin, or "
+                   "put the directory of an LZ4 plugin on HDF5_PLUGIN_PATH";
     case Codec::bitshuffle:
-      return can_encode(kFilterBitshuffle) ? ""
-                                           : "HDF5 cannot load the bitshuffle filter (32008): install Debian's bitshuffle "
-                                             "package, or put the directory of a bitshuffle plugin on HDF5_PLUGIN_PATH";
+      return can_encode(kFilterBitshuffle)
+                 ? ""
+                 : "HDF5 cannot load the bitshuffle filter (32008): install Debian's bitshuffle "
+                   "package, or put the directory of a bitshuffle plugin on HDF5_PLUGIN_PATH";
   }
   return "unknown compression";
 }

@@ -22,9 +22,9 @@
 
 namespace rwd::kernel::detail {
 
-inline constexpr H5Z_filter_t kFilterLz4 = 32004;         ///< HDF5's registered LZ4 filter
-inline constexpr H5Z_filter_t kFilterBitshuffle = 32008;  ///< bitshuffle (+ LZ4)
-inline constexpr H5Z_filter_t kFilterZfp = kZfpFilterId;  ///< H5Z-ZFP (zfp_codec.hpp)
+inline constexpr H5Z_filter_t kFilterLz4 = 32004;            ///< HDF5's registered LZ4 filter
+inline constexpr H5Z_filter_t kFilterBitshuffle = 32008;     ///< bitshuffle (+ LZ4)
+inline constexpr H5Z_filter_t kFilterZfp = kZfpFilterId;     ///< H5Z-ZFP (zfp_codec.hpp)
 inline constexpr const char* kZfpAccuracy = "zfp_accuracy";  ///< attribute of a zfp dataset
 
 /// How one dataset is stored.

@@ -40,12 +40,15 @@ constexpr std::size_t kMaxCd = 6;  // H5Z-ZFP's limit for the stored cd_values
 // bit stream functions (stream_size, stream_flush, ...) stay inside it: in a process that
 // also loads cfitsio, which exports functions of those names (pvpython does), a normally
 // linked libzfp called cfitsio's and the first zfp read crashed.
+// The names in rows, as written (not as clang-format would lay the macro out):
+// clang-format off
 #define REWIND_ZFP_FUNCTIONS(X)                                                                                  \
   X(zfp_compress) X(zfp_decompress) X(zfp_field_1d) X(zfp_field_2d) X(zfp_field_3d) X(zfp_field_4d)              \
   X(zfp_field_alloc) X(zfp_field_free) X(zfp_field_set_pointer) X(zfp_field_size) X(zfp_field_type)              \
   X(zfp_read_header) X(zfp_stream_close) X(zfp_stream_flush) X(zfp_stream_maximum_size) X(zfp_stream_mode)       \
   X(zfp_stream_open) X(zfp_stream_rewind) X(zfp_stream_set_accuracy) X(zfp_stream_set_bit_stream)                \
   X(zfp_stream_set_mode) X(zfp_type_size) X(zfp_write_header)
+// clang-format on
 struct ZfpApi {
 #define REWIND_ZFP_MEMBER(f) decltype(&::f) f = nullptr;
   REWIND_ZFP_FUNCTIONS(REWIND_ZFP_MEMBER)
@@ -91,7 +94,9 @@ std::vector<std::size_t> zfp_dims(hid_t chunk_space) {
 
 struct ZfpField {
   zfp_field* f = nullptr;
-  ~ZfpField() { if (f) zfp().zfp_field_free(f); }
+  ~ZfpField() {
+    if (f) zfp().zfp_field_free(f);
+  }
 };
 struct ZfpStream {
   zfp_stream* z = nullptr;
@@ -199,8 +204,8 @@ std::size_t zfp_filter(unsigned flags, std::size_t cd_n, const unsigned cd[], st
 }
 
 const H5Z_class2_t kZfpClass = {
-    H5Z_CLASS_T_VERS, kZfpFilterId, 1, 1,
-    "H5Z-ZFP 1.1.1 compatible (rewind, zfp " ZFP_VERSION_STRING ")", zfp_can_apply, zfp_set_local, zfp_filter};
+    H5Z_CLASS_T_VERS, kZfpFilterId,  1,         1, "H5Z-ZFP 1.1.1 compatible (rewind, zfp " ZFP_VERSION_STRING ")",
+    zfp_can_apply,    zfp_set_local, zfp_filter};
 }  // namespace
 
 const H5Z_class2_t* zfp_filter_class() { return zfp().ok ? &kZfpClass : nullptr; }
@@ -210,6 +215,5 @@ std::array<unsigned, 4> zfp_accuracy_cd_values(double accuracy) {
   std::memcpy(&cd[2], &accuracy, sizeof(double));
   return cd;
 }
-
 
 }  // namespace rwd::kernel::detail

@@ -44,12 +44,12 @@ h5::Plist make_fapl(const Ctx& c, MPI_Comm comm, const IoOptions& o) {
   }
   c.check_status(H5Pset_file_locking(fapl, o.file_locking, true), "set file locking");
   if (o.alignment > 1)
-    c.check_status(H5Pset_alignment(fapl, static_cast<hsize_t>(o.alignment_threshold),
-                                    static_cast<hsize_t>(o.alignment)), "set alignment");
+    c.check_status(
+        H5Pset_alignment(fapl, static_cast<hsize_t>(o.alignment_threshold), static_cast<hsize_t>(o.alignment)),
+        "set alignment");
   if (o.meta_block_size > 0)
     c.check_status(H5Pset_meta_block_size(fapl, static_cast<hsize_t>(o.meta_block_size)), "set meta block size");
-  if (o.libver_v18)
-    c.check_status(H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18), "set libver bounds");
+  if (o.libver_v18) c.check_status(H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18), "set libver bounds");
   return fapl;
 }
 
@@ -62,7 +62,8 @@ h5::Plist make_dcpl(const Ctx& c, const IoOptions& o) {
 }
 
 h5::Datatype index_type(const Ctx& c, bool kind_enum) {
-  h5::Datatype kind(c.check(kind_enum ? H5Tenum_create(H5T_NATIVE_UINT8) : H5Tcopy(H5T_NATIVE_UINT8), "step kind type"));
+  h5::Datatype kind(
+      c.check(kind_enum ? H5Tenum_create(H5T_NATIVE_UINT8) : H5Tcopy(H5T_NATIVE_UINT8), "step kind type"));
   for (const StepKind k : {StepKind::visualisation, StepKind::checkpoint})
     if (kind_enum) c.check_status(H5Tenum_insert(kind, to_string(k), &k), "step kind type");
   h5::Datatype t(c.check(H5Tcreate(H5T_COMPOUND, sizeof(IndexRow)), "index type"));
@@ -142,8 +143,8 @@ void write_header(const Ctx& c, hid_t file, const CommonInfo& cm, hid_t dxpl, bo
   h5::write_attr_f64(c, lg, "parent_time", {cm.lineage.parent_time});
   h5::write_string_dataset(c, lg, "changes", cm.lineage.changes, dxpl, i_write);
 
-  h5::Group sim(c.check(H5Gcreate2(file, fmt_names::kSimulation, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                        "create /simulation"));
+  h5::Group sim(
+      c.check(H5Gcreate2(file, fmt_names::kSimulation, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create /simulation"));
   // The step index: small, extendible, so chunked (the only chunked dataset).
   hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = 64;
   h5::Dataspace sp(c.check(H5Screate_simple(1, &zero, &unlimited), "index space"));
@@ -151,8 +152,8 @@ void write_header(const Ctx& c, hid_t file, const CommonInfo& cm, hid_t dxpl, bo
   c.check_status(H5Pset_chunk(dcpl, 1, &chunk), "index chunk");
   H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY);
   h5::Datatype t = index_type(c);
-  h5::Dataset idx(c.check(H5Dcreate2(file, fmt_names::kIndex, t, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT),
-                          "create /simulation/index"));
+  h5::Dataset idx(
+      c.check(H5Dcreate2(file, fmt_names::kIndex, t, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT), "create /simulation/index"));
 }
 
 CommonInfo read_header(const Ctx& c, hid_t file, int* major, int* minor) {
@@ -168,7 +169,8 @@ CommonInfo read_header(const Ctx& c, hid_t file, int* major, int* minor) {
   if (minor) *minor = static_cast<int>(ver[1]);
   if (ver[0] > kFormatMajor)
     c.fail(ErrorKind::newer_version, fmt::format("format version {}.{} is newer than this reader ({}.{}); "
-                                                 "upgrade Rewind", ver[0], ver[1], kFormatMajor, kFormatMinor));
+                                                 "upgrade Rewind",
+                                                 ver[0], ver[1], kFormatMajor, kFormatMinor));
 
   CommonInfo cm;
   cm.creator = h5::read_attr_string(c, root, "creator");
@@ -194,7 +196,8 @@ CommonInfo read_header(const Ctx& c, hid_t file, int* major, int* minor) {
   cm.fluid = read_kv_group(c, g, "fluid");
   auto names = h5::read_string_dataset(c, g, "variable_names");
   auto units = h5::read_string_dataset(c, g, "variable_units");
-  if (names.size() != units.size()) c.fail(ErrorKind::bad_shape, "/common variable_names and variable_units differ in length");
+  if (names.size() != units.size())
+    c.fail(ErrorKind::bad_shape, "/common variable_names and variable_units differ in length");
   for (std::size_t i = 0; i < names.size(); ++i) cm.variables.push_back({names[i], units[i]});
   auto cf = h5::read_string_dataset(c, g, "case_file");
   cm.case_text = cf.empty() ? "" : cf[0];
@@ -251,7 +254,8 @@ h5::File open_readonly_serial(const std::string& path, std::int64_t* missing) {
   if (S_ISDIR(st.st_mode)) c.fail(ErrorKind::not_found, "is a directory, not a file");
   if (!S_ISREG(st.st_mode)) c.fail(ErrorKind::not_found, "not a regular file");
   // Readable? (HDF5 would call an unreadable file "not an HDF5 file".)
-  if (const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC); fd < 0) c.fail(ErrorKind::not_found, cannot_open(errno));
+  if (const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC); fd < 0)
+    c.fail(ErrorKind::not_found, cannot_open(errno));
   else ::close(fd);
   htri_t is = H5Fis_hdf5(path.c_str());
   if (is <= 0) {
@@ -272,7 +276,8 @@ h5::File open_readonly_serial(const std::string& path, std::int64_t* missing) {
       skip_eof_check(c, fapl);
       f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl);
       haddr_t eoa = 0;
-      if (f >= 0 && H5Fget_eoa(f, &eoa) >= 0) *missing = std::max<std::int64_t>(1, static_cast<std::int64_t>(eoa) - st.st_size);
+      if (f >= 0 && H5Fget_eoa(f, &eoa) >= 0)
+        *missing = std::max<std::int64_t>(1, static_cast<std::int64_t>(eoa) - st.st_size);
       if (f >= 0) return h5::File(f);
       stack = h5::error_stack();
     }
@@ -343,7 +348,8 @@ std::vector<Scalar> read_scalars(const Ctx& c, const h5::Group& g, const std::st
   for (const auto& name : lines_of(h5::read_attr_string(c, g, "scalar_names"))) out.push_back({name, 0.0});
   const auto values = h5::read_attr_f64(c, g, "scalar_values");
   if (values.size() != out.size())
-    c.fail(ErrorKind::bad_shape, fmt::format("{} names {} scalars but holds {} values", group, out.size(), values.size()));
+    c.fail(ErrorKind::bad_shape,
+           fmt::format("{} names {} scalars but holds {} values", group, out.size(), values.size()));
   for (std::size_t i = 0; i < out.size(); ++i) out[i].value = values[i];
   return out;
 }
@@ -369,12 +375,9 @@ StepEntry read_step_entry(const Ctx& c, hid_t file, const std::string& group_nam
   e.time = f1("time");
   e.dt = f1("dt");
   std::string kind = h5::read_attr_string(c, g, "kind");
-  if (kind == "checkpoint")
-    e.kind = StepKind::checkpoint;
-  else if (kind == "visualisation")
-    e.kind = StepKind::visualisation;
-  else
-    c.fail(ErrorKind::bad_shape, e.group + " has unknown kind '" + kind + "'");
+  if (kind == "checkpoint") e.kind = StepKind::checkpoint;
+  else if (kind == "visualisation") e.kind = StepKind::visualisation;
+  else c.fail(ErrorKind::bad_shape, e.group + " has unknown kind '" + kind + "'");
   e.n_grids = i1("n_grids");
   e.n_levels = static_cast<int>(i1("n_levels"));
   if (h5::has_attr(g, "leaf_grids_per_level")) e.leaf_grids_per_level = h5::read_attr_i64(c, g, "leaf_grids_per_level");

@@ -66,8 +66,7 @@ h5::File open_readonly_serial(const std::string& path, std::int64_t* missing = n
 void skip_eof_check(const h5::Ctx& c, hid_t fapl);
 
 /// Reads a step entry from a step group's attributes.
-StepEntry read_step_entry(const h5::Ctx& c, hid_t file, const std::string& group_name,
-                          std::int64_t cells_per_grid);
+StepEntry read_step_entry(const h5::Ctx& c, hid_t file, const std::string& group_name, std::int64_t cells_per_grid);
 
 /// Every row of /simulation/index. Throws FileError when the index cannot be read.
 std::vector<IndexRow> read_index(const h5::Ctx& c, hid_t file);

@@ -9,10 +9,8 @@ namespace rwd::kernel::detail {
 std::vector<RowRun> runs_of(const std::vector<std::int64_t>& rows) {
   std::vector<RowRun> runs;
   for (std::int64_t r : rows) {
-    if (!runs.empty() && runs.back().start + runs.back().count == r)
-      ++runs.back().count;
-    else
-      runs.push_back({r, 1});
+    if (!runs.empty() && runs.back().start + runs.back().count == r) ++runs.back().count;
+    else runs.push_back({r, 1});
   }
   return runs;
 }

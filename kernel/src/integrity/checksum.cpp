@@ -31,7 +31,8 @@ std::uint64_t hash_bytes(const void* p, std::size_t n) {
 
 // The AVX2 build even where the CPU has AVX-512: hashing rows as they stream from memory
 // while copying them, it took ~5 % longer than the copy alone on this project's AMD EPYC
-// VM, the AVX-512 build 8-17 % longer than the AVX2 one (bench/kernel/HISTORY.md, §16 "Restart reads: each row hashed as it is copied").
+// VM, the AVX-512 build 8-17 % longer than the AVX2 one (bench/kernel/HISTORY.md, §16 "Restart reads: each row hashed
+// as it is copied").
 std::uint64_t hash_and_copy(void* dst, const void* src, std::size_t n) {
   return kIsa >= 1 ? avx2::hash_and_copy(dst, src, n) : base::hash_and_copy(dst, src, n);
 }
@@ -70,7 +71,8 @@ StepChecksums StepChecksums::open(const h5::Ctx& c, hid_t group, std::int64_t n_
   }
   const auto dims = h5::dims(c, d, kChecksums);
   if (dims.size() != 2 || dims[0] != static_cast<hsize_t>(n_grids) || dims[1] != s.names_.size())
-    c.fail(ErrorKind::corrupt, fmt::format("{} is not shaped (grids, datasets) = ({}, {})", kChecksums, n_grids, s.names_.size()));
+    c.fail(ErrorKind::corrupt,
+           fmt::format("{} is not shaped (grids, datasets) = ({}, {})", kChecksums, n_grids, s.names_.size()));
   return s;
 }
 
@@ -105,7 +107,8 @@ StepChecksums StepChecksums::read(const h5::Ctx& c, hid_t group, std::int64_t n_
 std::size_t StepChecksums::index_of(std::int64_t row) const {
   if (rows_.empty()) return static_cast<std::size_t>(row);
   const auto it = std::lower_bound(rows_.begin(), rows_.end(), row);
-  if (it == rows_.end() || *it != row) throw std::logic_error("StepChecksums: row " + std::to_string(row) + " was not read");
+  if (it == rows_.end() || *it != row)
+    throw std::logic_error("StepChecksums: row " + std::to_string(row) + " was not read");
   return static_cast<std::size_t>(it - rows_.begin());
 }
 

@@ -18,7 +18,7 @@
 
 namespace rwd::kernel::detail {
 
-inline constexpr const char* kChecksums = "checksums";     ///< dataset (ng, nd) u64 in the step group
+inline constexpr const char* kChecksums = "checksums";  ///< dataset (ng, nd) u64 in the step group
 inline constexpr const char* kChecksumAlgorithm = "xxh3-64";
 
 /// Hash of `n` contiguous bytes.

@@ -48,8 +48,9 @@ std::uint64_t hash_and_copy(void* dst, const void* src, std::size_t n) {
 template <typename Stored, typename Mem>
 std::uint64_t hash_interior(const Mem* array, int sx, int sy, int sz, int halo) {
   if constexpr (std::is_same_v<Stored, Mem>) {
-    if (halo == 0) return hash_bytes(array, static_cast<std::size_t>(sx) * static_cast<std::size_t>(sy) *
-                                                static_cast<std::size_t>(sz) * sizeof(Stored));
+    if (halo == 0)
+      return hash_bytes(array, static_cast<std::size_t>(sx) * static_cast<std::size_t>(sy) *
+                                   static_cast<std::size_t>(sz) * sizeof(Stored));
   }
   const std::size_t nx = static_cast<std::size_t>(sx), h = static_cast<std::size_t>(halo);
   const std::size_t px = nx + 2 * h, py = static_cast<std::size_t>(sy) + 2 * h;

@@ -22,12 +22,13 @@ void agree_step_info(MPI_Comm comm, const StepInfo& info, const std::string& fil
   for (const auto& f : info.fields) fields += fmt::format("{}/{}:{}:{}\n", f.group, f.name, f.slot, f.float32 ? 1 : 0);
   for (const auto& o : info.case_overrides) overrides += o + '\n';
   std::string scalars;  // names and the values' bits: bit-identical on every rank
-  for (const auto& x : info.scalars) scalars += x.name + '=' + std::string(reinterpret_cast<const char*>(&x.value), sizeof x.value) + '\n';
+  for (const auto& x : info.scalars)
+    scalars += x.name + '=' + std::string(reinterpret_cast<const char*>(&x.value), sizeof x.value) + '\n';
   const auto kind = static_cast<std::uint8_t>(info.kind);
   const auto cell_type = static_cast<std::uint8_t>(info.write_cell_type ? 1 : 0);
   constexpr std::size_t n = 9;
-  constexpr std::array<const char*, n> names{"step",   "time",           "dt",            "kind",   "write_cell_type",
-                                             "fields", "case_overrides", "monitor_state", "scalars"};
+  constexpr std::array<const char*, n> names{
+      "step", "time", "dt", "kind", "write_cell_type", "fields", "case_overrides", "monitor_state", "scalars"};
   const std::array<std::uint64_t, n> h{
       XXH3_64bits(&info.step, sizeof info.step),
       XXH3_64bits(&info.time, sizeof info.time),

@@ -85,7 +85,8 @@ std::string independent(MPI_File fh, std::int64_t base, const std::vector<WriteE
     for (std::size_t a = 0; a < call.size() && err.empty();) {
       std::size_t b = a + 1;
       while (b < call.size() && call[b].offset == call[b - 1].offset + call[b - 1].bytes) ++b;
-      const std::vector<WriteExtent> run(call.begin() + static_cast<std::ptrdiff_t>(a), call.begin() + static_cast<std::ptrdiff_t>(b));
+      const std::vector<WriteExtent> run(call.begin() + static_cast<std::ptrdiff_t>(a),
+                                         call.begin() + static_cast<std::ptrdiff_t>(b));
       MPI_Datatype mt = MPI_DATATYPE_NULL;
       int rc = memory_type(run, &mt);
       const auto at = static_cast<MPI_Offset>(base + run.front().offset);
@@ -157,7 +158,8 @@ MPI_File mpi_file_of(const h5::Ctx& c, hid_t file) {
 
 InteriorType::InteriorType(int sx, int sy, int sz, int halo, MPI_Datatype elem) {
   if (halo <= 0) return;
-  const int full[3] = {sz + 2 * halo, sy + 2 * halo, sx + 2 * halo}, sub[3] = {sz, sy, sx}, from[3] = {halo, halo, halo};
+  const int full[3] = {sz + 2 * halo, sy + 2 * halo, sx + 2 * halo}, sub[3] = {sz, sy, sx},
+            from[3] = {halo, halo, halo};
   MPI_Type_create_subarray(3, full, sub, from, MPI_ORDER_C, elem, &type_);
   MPI_Type_commit(&type_);
 }
@@ -201,7 +203,8 @@ void read_contiguous(MPI_File fh, void* buf, std::int64_t at, std::int64_t n, st
 /// Row i follows row i - 1 in the file (and, with `in_memory`, in memory too).
 bool adjacent(const std::vector<ReadRow>& rows, std::size_t i, std::int64_t row_bytes, bool in_memory) {
   return rows[i].offset == rows[i - 1].offset + row_bytes &&
-         (!in_memory || static_cast<unsigned char*>(rows[i].dst) == static_cast<unsigned char*>(rows[i - 1].dst) + row_bytes);
+         (!in_memory ||
+          static_cast<unsigned char*>(rows[i].dst) == static_cast<unsigned char*>(rows[i - 1].dst) + row_bytes);
 }
 
 }  // namespace
@@ -484,7 +487,8 @@ std::string DirectReads::read(const std::vector<Job>& jobs, std::size_t* failed_
         timed(last_read.place, [&] { job.place(row, rows[i].dst); });
       } else if (job.check) {  // hashed as it is copied: the buffer read once (bench/kernel/HISTORY.md, §16)
         timed(last_read.place, [&] { job.check(i, hash_and_copy(rows[i].dst, row, n)); });
-      } else {  // half the CPU time of memcpy at 1, 2 and 4 ranks (bench/kernel/HISTORY.md, §15 "the copy with non-temporal stores")
+      } else {  // half the CPU time of memcpy at 1, 2 and 4 ranks (bench/kernel/HISTORY.md, §15 "the copy with
+                // non-temporal stores")
         timed(last_read.place, [&] { stream_copy(rows[i].dst, row, n); });
       }
       last_read.bytes += row_bytes;
@@ -522,7 +526,8 @@ std::string write_extents(MPI_File fh, MPI_Comm comm, std::int64_t base, const s
           len.push_back(static_cast<int>(p.bytes));
         }
       }
-      if (rc == MPI_SUCCESS) rc = MPI_Type_create_hindexed(static_cast<int>(at.size()), len.data(), at.data(), MPI_BYTE, &ft);
+      if (rc == MPI_SUCCESS)
+        rc = MPI_Type_create_hindexed(static_cast<int>(at.size()), len.data(), at.data(), MPI_BYTE, &ft);
       if (rc == MPI_SUCCESS) rc = MPI_Type_commit(&ft);
       disp = static_cast<MPI_Offset>(base + call.front().offset);
       if (rc != MPI_SUCCESS) err = mpi_error(rc, "building MPI datatypes");

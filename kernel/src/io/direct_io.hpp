@@ -67,10 +67,10 @@ bool pin_this_thread(int cpu);
 
 /// Where a rank's row hashes can run beside its writes (collective over `comm`).
 struct CpuPlan {
-  int spare_cpu = -1;       ///< a bound rank's: an online CPU that no rank of `comm` on this
-                            ///< node is bound to, one per bound rank in node order, that a
-                            ///< thread may really run on (a batch system's cpuset can forbid
-                            ///< it); -1 if none, and always -1 for an unbound rank
+  int spare_cpu = -1;           ///< a bound rank's: an online CPU that no rank of `comm` on this
+                                ///< node is bound to, one per bound rank in node order, that a
+                                ///< thread may really run on (a batch system's cpuset can forbid
+                                ///< it); -1 if none, and always -1 for an unbound rank
   bool node_has_spare = false;  ///< the node's ranks of `comm` may use more CPUs than they
                                 ///< are ranks (an unbound rank's helper then finds a CPU)
 };
@@ -96,7 +96,8 @@ struct ReadRow {
 /// Returns an empty string or this rank's first MPI error (rows after it are neither
 /// checked nor placed). Adds to the process's read breakdown
 /// (rewind/kernel/read_breakdown.hpp). A helper thread hashing or placing the previous
-/// chunk while the next is read was slower on shared CPUs (bench/kernel/HISTORY.md, §4 "Restart reads: rows checked as they land").
+/// chunk while the next is read was slower on shared CPUs (bench/kernel/HISTORY.md, §4 "Restart reads: rows checked as
+/// they land").
 using RowCheck = std::function<void(std::size_t, std::uint64_t)>;
 std::string read_rows(MPI_File fh, const std::vector<ReadRow>& rows, std::int64_t row_bytes,
                       const std::function<void(const unsigned char*, void*)>& place, const RowCheck& check = {},

@@ -7,9 +7,7 @@
 #include <cstring>
 #include <mutex>
 
-namespace rwd::kernel::h5 {
-
-}  // namespace rwd::kernel::h5
+namespace rwd::kernel::h5 {}  // namespace rwd::kernel::h5
 
 namespace rwd::kernel {
 void keep_hdf5_until_exit() noexcept {
@@ -65,9 +63,7 @@ std::string error_stack() {
   return s;
 }
 
-void Ctx::fail(ErrorKind kind, const std::string& problem) const {
-  throw FileError(kind, file, problem);
-}
+void Ctx::fail(ErrorKind kind, const std::string& problem) const { throw FileError(kind, file, problem); }
 
 namespace {
 [[noreturn]] void throw_checked(const std::string& file, const std::string& what, ErrorKind kind) {
@@ -102,18 +98,16 @@ void write_attr_array(const Ctx& c, hid_t obj, const char* name, hid_t type, con
   hsize_t n = v.size();
   Dataspace sp(c.check(n == 1 && one_is_scalar ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr),
                        "create attribute space"));
-  Attribute a(c.check(H5Acreate2(obj, name, type, sp, H5P_DEFAULT, H5P_DEFAULT),
-                      std::string("create attribute ") + name));
+  Attribute a(
+      c.check(H5Acreate2(obj, name, type, sp, H5P_DEFAULT, H5P_DEFAULT), std::string("create attribute ") + name));
   if (n > 0) c.check_status(H5Awrite(a, type, v.data()), std::string("write attribute ") + name);
 }
 
 template <typename T>
-std::vector<T> read_attr_array(const Ctx& c, hid_t obj, const char* name, hid_t memtype,
-                               H5T_class_t cls) {
+std::vector<T> read_attr_array(const Ctx& c, hid_t obj, const char* name, hid_t memtype, H5T_class_t cls) {
   if (!has_attr(obj, name))
     throw FileError(ErrorKind::missing_object, c.file, std::string("attribute '") + name + "' is missing");
-  Attribute a(c.check(H5Aopen(obj, name, H5P_DEFAULT), std::string("open attribute ") + name,
-                      ErrorKind::corrupt));
+  Attribute a(c.check(H5Aopen(obj, name, H5P_DEFAULT), std::string("open attribute ") + name, ErrorKind::corrupt));
   Datatype ft(c.check(H5Aget_type(a), "attribute type", ErrorKind::corrupt));
   if (H5Tget_class(ft) != cls)
     throw FileError(ErrorKind::bad_shape, c.file, std::string("attribute '") + name + "' has the wrong type");
@@ -129,8 +123,7 @@ std::vector<T> read_attr_array(const Ctx& c, hid_t obj, const char* name, hid_t 
 void write_attr_string(const Ctx& c, hid_t obj, const char* name, const std::string& value) {
   Datatype t = string_type(c, value.size());
   Dataspace sp(c.check(H5Screate(H5S_SCALAR), "create scalar space"));
-  Attribute a(c.check(H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT),
-                      std::string("create attribute ") + name));
+  Attribute a(c.check(H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT), std::string("create attribute ") + name));
   std::string buf = value;
   buf.resize(std::max<std::size_t>(value.size(), 1), '\0');
   c.check_status(H5Awrite(a, t, buf.data()), std::string("write attribute ") + name);
@@ -159,8 +152,8 @@ void rewrite_attr_u8(const Ctx& c, hid_t obj, const char* name, std::uint8_t v) 
   c.check_status(H5Awrite(a, H5T_NATIVE_UINT8, &v), std::string("write attribute ") + name);
 }
 
-void write_string_dataset(const Ctx& c, hid_t parent, const char* name,
-                          const std::vector<std::string>& values, hid_t dxpl, bool i_write) {
+void write_string_dataset(const Ctx& c, hid_t parent, const char* name, const std::vector<std::string>& values,
+                          hid_t dxpl, bool i_write) {
   std::size_t len = 1;
   for (const auto& s : values) len = std::max(len, s.size());
   Datatype t = string_type(c, len);
@@ -169,8 +162,8 @@ void write_string_dataset(const Ctx& c, hid_t parent, const char* name,
   Plist dcpl(c.check(H5Pcreate(H5P_DATASET_CREATE), "dcpl"));
   H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
   H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY);
-  Dataset d(c.check(H5Dcreate2(parent, name, t, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT),
-                    std::string("create dataset ") + name));
+  Dataset d(
+      c.check(H5Dcreate2(parent, name, t, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT), std::string("create dataset ") + name));
   if (n == 0) {
     write_whole_checksum(c, d, "", 0);
     return;
@@ -260,12 +253,14 @@ std::vector<double> read_attr_f64(const Ctx& c, hid_t obj, const char* name) {
 }
 std::uint8_t read_attr_u8(const Ctx& c, hid_t obj, const char* name) {
   auto v = read_attr_array<std::uint8_t>(c, obj, name, H5T_NATIVE_UINT8, H5T_INTEGER);
-  if (v.size() != 1) throw FileError(ErrorKind::bad_shape, c.file, std::string("attribute '") + name + "' is not a scalar");
+  if (v.size() != 1)
+    throw FileError(ErrorKind::bad_shape, c.file, std::string("attribute '") + name + "' is not a scalar");
   return v[0];
 }
 std::uint64_t read_attr_u64(const Ctx& c, hid_t obj, const char* name) {
   auto v = read_attr_array<std::uint64_t>(c, obj, name, H5T_NATIVE_UINT64, H5T_INTEGER);
-  if (v.size() != 1) throw FileError(ErrorKind::bad_shape, c.file, std::string("attribute '") + name + "' is not a scalar");
+  if (v.size() != 1)
+    throw FileError(ErrorKind::bad_shape, c.file, std::string("attribute '") + name + "' is not a scalar");
   return v[0];
 }
 bool has_attr(hid_t obj, const char* name) {
@@ -278,14 +273,15 @@ std::vector<std::string> read_string_dataset(const Ctx& c, hid_t parent, const c
   Dataset d = open_dataset(c, parent, name);
   Datatype ft(c.check(H5Dget_type(d), "dataset type", ErrorKind::corrupt));
   if (H5Tget_class(ft) != H5T_STRING || H5Tis_variable_str(ft) > 0)
-    throw FileError(ErrorKind::bad_shape, c.file, std::string("dataset '") + name + "' is not a fixed-length string array");
+    throw FileError(ErrorKind::bad_shape, c.file,
+                    std::string("dataset '") + name + "' is not a fixed-length string array");
   auto d1 = dims(c, d, name);
   if (d1.size() != 1) throw FileError(ErrorKind::bad_shape, c.file, std::string("dataset '") + name + "' is not 1-D");
   std::size_t len = H5Tget_size(ft);
   std::vector<char> buf(d1[0] * len + 1, '\0');
   if (d1[0] > 0)
-    c.check_status(H5Dread(d, ft, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()),
-                   std::string("read dataset ") + name, ErrorKind::corrupt);
+    c.check_status(H5Dread(d, ft, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), std::string("read dataset ") + name,
+                   ErrorKind::corrupt);
   check_whole_checksum(c, d, buf.data(), d1[0] * len);
   std::vector<std::string> out;
   for (hsize_t i = 0; i < d1[0]; ++i) {
@@ -305,8 +301,8 @@ herr_t link_cb(hid_t, const char* name, const H5L_info_t*, void* data) {
 
 std::vector<std::string> list_links(const Ctx& c, hid_t group) {
   std::vector<std::string> names;
-  c.check_status(H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, nullptr, link_cb, &names),
-                 "list group", ErrorKind::corrupt);
+  c.check_status(H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, nullptr, link_cb, &names), "list group",
+                 ErrorKind::corrupt);
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -341,8 +337,8 @@ void select_rows(const Ctx& c, hid_t space, const std::vector<RowRun>& runs) {
     std::vector<hsize_t> start(d.size(), 0), count(d.size(), 1), block(d);
     start[0] = static_cast<hsize_t>(r.start);
     block[0] = static_cast<hsize_t>(r.count);
-    c.check_status(H5Sselect_hyperslab(space, any ? H5S_SELECT_OR : H5S_SELECT_SET, start.data(),
-                                       nullptr, count.data(), block.data()),
+    c.check_status(H5Sselect_hyperslab(space, any ? H5S_SELECT_OR : H5S_SELECT_SET, start.data(), nullptr, count.data(),
+                                       block.data()),
                    "select rows");
     any = true;
   }

@@ -87,8 +87,8 @@ void write_attr_u64(const Ctx& c, hid_t obj, const char* name, std::uint64_t v);
 void rewrite_attr_u8(const Ctx& c, hid_t obj, const char* name, std::uint8_t v);
 /// Small dataset of fixed-length strings (1-D), written by rank `writer` (collectively),
 /// with its checksum (kWholeChecksum, format 1.6).
-void write_string_dataset(const Ctx& c, hid_t parent, const char* name,
-                          const std::vector<std::string>& values, hid_t dxpl, bool i_write);
+void write_string_dataset(const Ctx& c, hid_t parent, const char* name, const std::vector<std::string>& values,
+                          hid_t dxpl, bool i_write);
 
 // ---- reading helpers (independent; throw missing_object / bad_shape) ----
 bool exists(hid_t parent, const std::string& path);

@@ -134,7 +134,8 @@ std::vector<SteeringChange> steering_changes(const std::vector<TimelineEntry>& t
     const auto now = settings(e.step.case_overrides);
     std::vector<std::string> changes;
     for (const auto& [key, value] : now)
-      if (const auto it = before.find(key); it == before.end() || it->second != value) changes.push_back(key + "=" + value);
+      if (const auto it = before.find(key); it == before.end() || it->second != value)
+        changes.push_back(key + "=" + value);
     for (const auto& [key, value] : before)
       if (!now.contains(key)) changes.push_back(key + " back to the case's value");
     if (!changes.empty()) out.push_back({e.path, e.step, std::move(changes)});
@@ -237,8 +238,7 @@ void print_node(std::string& out, const std::string& path, const std::string& ma
       }
       line += ")";
     }
-    if (n.steps.empty())
-      line += "  no committed steps";
+    if (n.steps.empty()) line += "  no committed steps";
     else
       line += fmt::format("  {} step{}, t={:.6g}..{:.6g}", n.steps.size(), n.steps.size() == 1 ? "" : "s",
                           n.steps.front().time, n.steps.back().time);
@@ -275,7 +275,8 @@ std::string timeline_spec(const std::string& current, const std::string& selecto
   } catch (const FileError&) {
     return current + "@" + selector;  // a parent gone: the file's own steps (its problem is said elsewhere)
   }
-  if (pending != nullptr && (line.empty() || pending->step > line.back().step.step)) line.push_back({current, *pending});
+  if (pending != nullptr && (line.empty() || pending->step > line.back().step.step))
+    line.push_back({current, *pending});
   const auto e = select_on_timeline(line, selector, current);
   if (e.path == current) return current + "@" + selector;
   // A parent's step: T before the branch point finds the same step there; #i and N become

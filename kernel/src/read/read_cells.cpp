@@ -48,8 +48,8 @@ std::vector<h5::Dataset> open_cell_datasets(const detail::ReaderState& r, const 
   for (const auto& dpath : dpaths) {
     h5::Dataset d = h5::open_dataset(c, g, dpath);
     if (h5::dims(c, d, e.group + "/" + dpath) != want)
-      c.fail(ErrorKind::bad_shape, fmt::format("{}/{} is not shaped (grids, sz, sy, sx) = ({},{},{},{})", e.group, dpath,
-                                               e.n_grids, b.sz, b.sy, b.sx));
+      c.fail(ErrorKind::bad_shape, fmt::format("{}/{} is not shaped (grids, sz, sy, sx) = ({},{},{},{})", e.group,
+                                               dpath, e.n_grids, b.sz, b.sy, b.sx));
     h5::Datatype t(H5Dget_type(d));
     if (H5Tget_class(t) != cls) c.fail(ErrorKind::bad_shape, fmt::format("{}/{} has the wrong type", e.group, dpath));
     ds.push_back(std::move(d));
@@ -65,8 +65,8 @@ std::vector<h5::Dataset> open_cell_datasets(const detail::ReaderState& r, const 
 /// dataset: with independent transfers a rank that finishes one dataset early goes on to
 /// the next instead of waiting for the slowest rank.
 template <typename T>
-void read_rows_impl(const detail::ReaderState& r, const StepEntry& e, const std::vector<ReadTarget<T>>& targets, hid_t memtype,
-                    H5T_class_t cls, const std::vector<std::int64_t>& rows) {
+void read_rows_impl(const detail::ReaderState& r, const StepEntry& e, const std::vector<ReadTarget<T>>& targets,
+                    hid_t memtype, H5T_class_t cls, const std::vector<std::int64_t>& rows) {
   const Ctx& c = r.ctx;
   const BlockShape b = r.common.block;
   const std::size_t cells = static_cast<std::size_t>(b.cells());
@@ -105,7 +105,7 @@ void read_rows_impl(const detail::ReaderState& r, const StepEntry& e, const std:
   const bool independent = r.comm != MPI_COMM_NULL && all[1] > 0 &&
                            total * static_cast<long long>(cells * sizeof(T)) / all[1] >= detail::kIndependentRunBytes;
   detail::phase(r.comm, r.path, [&] {
-    if (total == 0) return;  // every rank empty: skip the collective (addr overflow on 1.10.8)
+    if (total == 0) return;                  // every rank empty: skip the collective (addr overflow on 1.10.8)
     if (independent && use.empty()) return;  // nothing to read, and no collective to join
     hsize_t n = static_cast<hsize_t>(use.size() * cells);
     h5::Dataspace ms(c.check(H5Screate_simple(1, &n, nullptr), "memory space"));
@@ -136,9 +136,9 @@ void read_rows_impl(const detail::ReaderState& r, const StepEntry& e, const std:
         std::uint64_t h = 0;
         if constexpr (std::is_same_v<T, double>)
           h = stored_f32[k] ? detail::hash_interior<float>(row, b, 0) : detail::hash_bytes(row, cells * sizeof(T));
-        else
-          h = detail::hash_bytes(row, cells * sizeof(T));
-        if (h != sums.at(rows[i], col)) c.fail(ErrorKind::corrupt, detail::checksum_mismatch(e.group, targets[k].dpath, rows[i]));
+        else h = detail::hash_bytes(row, cells * sizeof(T));
+        if (h != sums.at(rows[i], col))
+          c.fail(ErrorKind::corrupt, detail::checksum_mismatch(e.group, targets[k].dpath, rows[i]));
       }
     }
   });

@@ -20,8 +20,8 @@ h5::Dataset checked_dataset(const Ctx& c, hid_t g, const std::string& gpath, con
   h5::Dataset d = h5::open_dataset(c, g, name);
   auto dm = h5::dims(c, d, gpath + "/" + name);
   if (dm != shape) {
-    c.fail(ErrorKind::bad_shape, fmt::format("{}/{} has shape ({}), expected ({})", gpath, name, fmt::join(dm, ","),
-                                             fmt::join(shape, ",")));
+    c.fail(ErrorKind::bad_shape,
+           fmt::format("{}/{} has shape ({}), expected ({})", gpath, name, fmt::join(dm, ","), fmt::join(shape, ",")));
   }
   h5::Datatype t(H5Dget_type(d));
   if (H5Tget_class(t) != cls) c.fail(ErrorKind::bad_shape, fmt::format("{}/{} has the wrong type", gpath, name));
@@ -58,8 +58,10 @@ StepTopology Reader::read_topology(std::int64_t step_number) const {
   t.rank = read_all<std::int32_t>(c, g, e.group, "rank", H5T_NATIVE_INT32, H5T_INTEGER, rows);
   t.parent_uid = read_all<std::uint64_t>(c, g, e.group, "parent_uid", H5T_NATIVE_UINT64, H5T_INTEGER, rows);
   t.parent_row = read_all<std::int64_t>(c, g, e.group, "parent_row", H5T_NATIVE_INT64, H5T_INTEGER, rows);
-  t.child_uids = read_all<std::uint64_t>(c, g, e.group, "child_uids", H5T_NATIVE_UINT64, H5T_INTEGER, {ng, static_cast<hsize_t>(nc)});
-  t.child_rows = read_all<std::int64_t>(c, g, e.group, "child_rows", H5T_NATIVE_INT64, H5T_INTEGER, {ng, static_cast<hsize_t>(nc)});
+  t.child_uids = read_all<std::uint64_t>(c, g, e.group, "child_uids", H5T_NATIVE_UINT64, H5T_INTEGER,
+                                         {ng, static_cast<hsize_t>(nc)});
+  t.child_rows = read_all<std::int64_t>(c, g, e.group, "child_rows", H5T_NATIVE_INT64, H5T_INTEGER,
+                                        {ng, static_cast<hsize_t>(nc)});
   auto bb = read_all<double>(c, g, e.group, "bounding_box", H5T_NATIVE_DOUBLE, H5T_FLOAT, {ng, 6});
   t.bbox.resize(ng);
   for (std::size_t i = 0; i < ng; ++i) std::copy_n(&bb[6 * i], 6, t.bbox[i].begin());
@@ -73,8 +75,8 @@ StepTopology Reader::read_topology(std::int64_t step_number) const {
   const auto check_rows = [&](const char* name, const void* data, std::size_t row_bytes) {
     const int col = sums.column(name);
     for (std::int64_t i = 0; col >= 0 && i < e.n_grids; ++i)
-      if (detail::hash_bytes(static_cast<const unsigned char*>(data) + static_cast<std::size_t>(i) * row_bytes, row_bytes) !=
-          sums.at(i, col))
+      if (detail::hash_bytes(static_cast<const unsigned char*>(data) + static_cast<std::size_t>(i) * row_bytes,
+                             row_bytes) != sums.at(i, col))
         c.fail(ErrorKind::corrupt, detail::checksum_mismatch(e.group, name, i));
   };
   check_rows("uid", t.uid.data(), 8);
@@ -91,7 +93,8 @@ StepTopology Reader::read_topology(std::int64_t step_number) const {
   if (t.level_offsets.front() != 0 || t.level_offsets.back() != e.n_grids)
     c.fail(ErrorKind::corrupt, e.group + "/level_offsets does not cover all rows");
   for (std::size_t i = 0; i < ng; ++i) {
-    if (t.parent_row[i] < -1 || t.parent_row[i] >= e.n_grids) c.fail(ErrorKind::corrupt, e.group + "/parent_row out of range");
+    if (t.parent_row[i] < -1 || t.parent_row[i] >= e.n_grids)
+      c.fail(ErrorKind::corrupt, e.group + "/parent_row out of range");
     for (int j = 0; j < nc; ++j) {
       auto r = t.child_rows[i * nc + j];
       if (r < -1 || r >= e.n_grids) c.fail(ErrorKind::corrupt, e.group + "/child_rows out of range");

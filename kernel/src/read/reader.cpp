@@ -56,7 +56,8 @@ Reader Reader::open(const std::string& path, MPI_Comm comm) {
     h5::Plist fapl = detail::make_fapl(r.ctx, r.comm, o);
     H5Pset_libver_bounds(fapl, H5F_LIBVER_EARLIEST, H5F_LIBVER_LATEST);
     if (r.missing > 0) detail::skip_eof_check(r.ctx, fapl);
-    r.file = h5::File(r.ctx.check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), "HDF5 cannot open the file", ErrorKind::corrupt));
+    r.file = h5::File(
+        r.ctx.check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), "HDF5 cannot open the file", ErrorKind::corrupt));
   });
   detail::phase(r.comm, path, [&] { r.common = detail::read_header(r.ctx, r.file, &r.major, &r.minor); });
   r.dxpl = h5::Plist(H5Pcreate(H5P_DATASET_XFER));
@@ -73,7 +74,8 @@ std::int64_t Reader::bytes_missing() const { return impl_->missing; }
 
 std::vector<StepEntry> Reader::steps(bool committed_only) const {
   std::vector<StepEntry> out;
-  for (auto& s : detail::list_steps(impl_->ctx, impl_->file, impl_->common.block.cells(), detail::witnessed_flags(*impl_)))
+  for (auto& s :
+       detail::list_steps(impl_->ctx, impl_->file, impl_->common.block.cells(), detail::witnessed_flags(*impl_)))
     if (!committed_only || s.entry.committed) out.push_back(std::move(s.entry));
   return out;
 }
@@ -92,7 +94,8 @@ StepEntry Reader::step(std::int64_t step_number, bool allow_uncommitted) const {
   const Ctx& c = impl_->ctx;
   if (step_number >= 0 && h5::exists(impl_->file, detail::step_group_path(step_number))) {
     try {
-      StepEntry e = detail::read_step_entry(c, impl_->file, detail::step_group_name(step_number), impl_->common.block.cells());
+      StepEntry e =
+          detail::read_step_entry(c, impl_->file, detail::step_group_name(step_number), impl_->common.block.cells());
       if (e.step == step_number && (e.committed || allow_uncommitted)) return e;
     } catch (const FileError& e) {
       // A group without attributes is a writer killed while creating it: not committed. One
@@ -106,7 +109,8 @@ StepEntry Reader::step(std::int64_t step_number, bool allow_uncommitted) const {
     if (!e.damage.empty()) c.fail(ErrorKind::corrupt, fmt::format("step {} is damaged: {}", e.step, e.damage));
     if (e.committed || allow_uncommitted) return e;
   }
-  impl_->ctx.fail(ErrorKind::no_such_step, fmt::format("no {}step {}", allow_uncommitted ? "" : "committed ", step_number));
+  impl_->ctx.fail(ErrorKind::no_such_step,
+                  fmt::format("no {}step {}", allow_uncommitted ? "" : "committed ", step_number));
 }
 
 StepEntry Reader::find_step(const std::string& sel) const {

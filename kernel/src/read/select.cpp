@@ -140,15 +140,17 @@ StepEntry select_checkpoint(const std::vector<StepEntry>& all, const std::string
     if (note != nullptr)
       *note = cp.step == named.step
                   ? time_selector_note(sel, cp)
-                  : fmt::format("{}: step {} (t = {:.6g}) is a visualisation output; restarting from the last "
-                                "checkpoint at or before it, step {} (t = {:.6g})",
-                                sel, named.step, named.time, cp.step, cp.time);
+                  : fmt::format(
+                        "{}: step {} (t = {:.6g}) is a visualisation output; restarting from the last "
+                        "checkpoint at or before it, step {} (t = {:.6g})",
+                        sel, named.step, named.time, cp.step, cp.time);
     return cp;
   }
   if (named.kind != StepKind::checkpoint) {
     std::string cps;
     for (const auto& e : all)
-      if (e.kind == StepKind::checkpoint) cps += fmt::format("{}{} (t={:.6g})", cps.empty() ? "" : ", ", e.step, e.time);
+      if (e.kind == StepKind::checkpoint)
+        cps += fmt::format("{}{} (t={:.6g})", cps.empty() ? "" : ", ", e.step, e.time);
     c.fail(ErrorKind::no_such_step,
            fmt::format("step {} is a visualisation output; a restart needs a checkpoint (checkpoints: {})", named.step,
                        cps.empty() ? std::string("none") : cps));

@@ -82,15 +82,17 @@ Reader::Verification Reader::verify_step(std::int64_t step_number) const {
     const std::string& name = sums.datasets()[col];
     checked(name, [&] {
       if (const auto bad = verify_column(r, e, g, sums, col, v); bad > 0)
-        v.damaged.push_back({name, bad, bad == 1 ? std::string("1 row does not match its checksum")
-                                           : fmt::format("{} rows do not match their checksums", bad)});
+        v.damaged.push_back({name, bad,
+                             bad == 1 ? std::string("1 row does not match its checksum")
+                                      : fmt::format("{} rows do not match their checksums", bad)});
     });
   }
   // The topology as a restart and a window read it (level_offsets, links), its damage
   // named after the dataset read_topology names, and once: a row already reported above
   // stops read_topology again.
   checked("level_offsets", [&] {
-    if (!h5::has_attr(h5::open_dataset(c, g, "level_offsets"), h5::kWholeChecksum)) v.uncovered.emplace_back("level_offsets");
+    if (!h5::has_attr(h5::open_dataset(c, g, "level_offsets"), h5::kWholeChecksum))
+      v.uncovered.emplace_back("level_offsets");
     (void)read_level_offsets(step_number);
   });
   try {
@@ -129,11 +131,15 @@ std::vector<Reader::IndexProblem> Reader::check_index() const {
   std::map<std::int64_t, int> listed;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& x = rows[i];
-    const auto say = [&](const std::string& what) { out.push_back({x.step, fmt::format("index row {}: {}", i, what)}); };
+    const auto say = [&](const std::string& what) {
+      out.push_back({x.step, fmt::format("index row {}: {}", i, what)});
+    };
     if (++listed[x.step] == 2) say(fmt::format("step {} is listed twice", x.step));
-    if (x.committed != 1) say(fmt::format("step {} is not marked committed (only committed steps are indexed)", x.step));
+    if (x.committed != 1)
+      say(fmt::format("step {} is not marked committed (only committed steps are indexed)", x.step));
     if (const auto u = unreadable.find(x.step); u != unreadable.end()) {
-      say(fmt::format("step {} is listed as committed, but its group cannot be read ({})", x.step, u->second.problem()));
+      say(fmt::format("step {} is listed as committed, but its group cannot be read ({})", x.step,
+                      u->second.problem()));
       continue;
     }
     const auto it = groups.find(x.step);

@@ -162,8 +162,9 @@ FileError abandon_step(WriterState& w, const StepInfo& step, const FileError& e)
   }
   MPI_Bcast(&full, 1, MPI_INT, 0, w.comm);
   const bool failed_write = e.kind() == ErrorKind::io || e.kind() == ErrorKind::no_space || full;
-  const std::string problem = (failed_write ? fmt::format("step {} (t = {:.6g}) not written: ", step.step, step.time) : "") +
-                              e.problem() + (full ? ": No space left on device" : "");
+  const std::string problem =
+      (failed_write ? fmt::format("step {} (t = {:.6g}) not written: ", step.step, step.time) : "") + e.problem() +
+      (full ? ": No space left on device" : "");
   const FileError err(full ? ErrorKind::no_space : e.kind(), e.file(), problem, e.detail());
   release_room(w);
   if (w.open_step.empty()) return err;

@@ -49,8 +49,7 @@ void choose_storage(DataPlan& data, const StepCounts& n, const StepInfo& info, c
     for (std::size_t d = first_cell; d < count; ++d) {
       if (d >= data.first_field && info.kind == StepKind::visualisation && o.visualisation_compression == Codec::zfp)
         data.storage[d] = Storage::zfp;
-      else if (o.compression != Codec::none)
-        data.storage[d] = Storage::lossless;
+      else if (o.compression != Codec::none) data.storage[d] = Storage::lossless;
     }
   data.checksums = o.checksums;
   data.hashed.assign(count, data.checksums ? 1 : 0);

@@ -25,7 +25,7 @@ struct DatasetPlan {
   hid_t mem_type;
   std::vector<hsize_t> shape;  ///< full file shape
   std::size_t elem_bytes;
-  std::int64_t per_row;        ///< elements per row
+  std::int64_t per_row;  ///< elements per row
 };
 
 /// What the plan depends on: the step's counts after phase 2, the same on every rank
@@ -34,10 +34,10 @@ struct StepCounts {
   std::int64_t n_grids = 0;  ///< grids of the step, all ranks
   std::int64_t n_local = 0;  ///< this rank's grids
   int n_levels = 0;
-  int levels_used = 0;       ///< levels that hold grids
-  int ranks = 1;             ///< ranks writing the step
-  bool rank0 = true;         ///< this rank writes level_offsets
-  bool halo_free = true;     ///< no rank's arrays have a halo: each array is exactly its row
+  int levels_used = 0;    ///< levels that hold grids
+  int ranks = 1;          ///< ranks writing the step
+  bool rank0 = true;      ///< this rank writes level_offsets
+  bool halo_free = true;  ///< no rank's arrays have a halo: each array is exactly its row
 };
 
 /// The datasets a step writes, and how.

@@ -73,7 +73,8 @@ void write_amr_boxes(const Ctx& c, const h5::Group& lg, const CommonInfo& cm, co
   }
   hsize_t bd[2] = {static_cast<hsize_t>(nl), 6};
   h5::Dataspace bsp(H5Screate_simple(2, bd, nullptr));
-  h5::Dataset bds(c.check(H5Dcreate2(lg, "AMRBox", H5T_STD_I32LE, bsp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create AMRBox"));
+  h5::Dataset bds(
+      c.check(H5Dcreate2(lg, "AMRBox", H5T_STD_I32LE, bsp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create AMRBox"));
   c.check_status(H5Dwrite(bds, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, boxes.data()), "write AMRBox");
 }
 

@@ -103,11 +103,13 @@ void return_buffer(std::unique_ptr<LinearBuffer> b, bool keep) {
 /// than a separate helper pass, which reads the rows from DRAM a second time). Every chunk
 /// is hashed even after a failed write (the caller reports the error).
 template <typename Hash>
-std::string write_hashing(MPI_File fh, std::int64_t base, const std::vector<WriteExtent>& extents, int hash_cpu, Hash&& hash) {
+std::string write_hashing(MPI_File fh, std::int64_t base, const std::vector<WriteExtent>& extents, int hash_cpu,
+                          Hash&& hash) {
   constexpr std::int64_t kChunkBytes = std::int64_t{1} << 20;  // about one core's L2
   const std::size_t n = extents.size();
   if (n == 0) return "";
-  const auto per = static_cast<std::size_t>(std::max<std::int64_t>(1, kChunkBytes / std::max<std::int64_t>(1, extents[0].bytes)));
+  const auto per =
+      static_cast<std::size_t>(std::max<std::int64_t>(1, kChunkBytes / std::max<std::int64_t>(1, extents[0].bytes)));
   std::atomic<std::size_t> started{0};  // extents whose write has begun (the helper follows)
   std::thread helper;
   if (hash_cpu != kHashInline) {
@@ -126,7 +128,8 @@ std::string write_hashing(MPI_File fh, std::int64_t base, const std::vector<Writ
       if (!helper.joinable()) hash(k0, k1);
       started.store(k1, std::memory_order_release);
       if (err.empty()) {
-        const std::vector<WriteExtent> chunk(extents.begin() + static_cast<std::ptrdiff_t>(k0), extents.begin() + static_cast<std::ptrdiff_t>(k1));
+        const std::vector<WriteExtent> chunk(extents.begin() + static_cast<std::ptrdiff_t>(k0),
+                                             extents.begin() + static_cast<std::ptrdiff_t>(k1));
         err = write_extents(fh, MPI_COMM_NULL, base, chunk, false);
       }
     }
@@ -149,8 +152,18 @@ class DataWriter {
  public:
   DataWriter(WriterState& w, const StepInfo& info, const LocalGrids& grids, const StepRows& rows, const DataPlan& data,
              const std::vector<h5::Dataset>& dsets, const std::string& gpath)
-      : w_(w), c_(w.ctx), info_(info), grids_(grids), rows_(rows), data_(data), plan_(data.datasets), dsets_(dsets),
-        gpath_(gpath), blk_(w.common.block), h_(grids.halo), nloc_(rows.perm.size()),
+      : w_(w),
+        c_(w.ctx),
+        info_(info),
+        grids_(grids),
+        rows_(rows),
+        data_(data),
+        plan_(data.datasets),
+        dsets_(dsets),
+        gpath_(gpath),
+        blk_(w.common.block),
+        h_(grids.halo),
+        nloc_(rows.perm.size()),
         sums_(data.checksums ? nloc_ * plan_.size() : 0) {}
   DataStats run();
 
@@ -292,12 +305,22 @@ bool DataWriter::pack_rows(std::size_t d, unsigned char* b) {
     for (std::size_t k = 0; k < nloc_; ++k) out[k] = get(k, grid(k));
   };
   const int nc = w_.common.max_children;
-  if (n == "uid") fill_rows(reinterpret_cast<std::uint64_t*>(b), [](std::size_t, const GridRecord& g) { return g.uid; });
-  else if (n == "sort_key") fill_rows(reinterpret_cast<std::uint64_t*>(b), [](std::size_t, const GridRecord& g) { return g.sort_key; });
-  else if (n == "level") fill_rows(reinterpret_cast<std::int32_t*>(b), [](std::size_t, const GridRecord& g) { return static_cast<std::int32_t>(g.level); });
-  else if (n == "rank") fill_rows(reinterpret_cast<std::int32_t*>(b), [&](std::size_t, const GridRecord& g) { return static_cast<std::int32_t>(g.rank >= 0 ? g.rank : w_.rank); });
-  else if (n == "parent_uid") fill_rows(reinterpret_cast<std::uint64_t*>(b), [](std::size_t, const GridRecord& g) { return g.parent_uid; });
-  else if (n == "parent_row") fill_rows(reinterpret_cast<std::int64_t*>(b), [&](std::size_t k, const GridRecord&) { return rows_.parent_row[k]; });
+  if (n == "uid")
+    fill_rows(reinterpret_cast<std::uint64_t*>(b), [](std::size_t, const GridRecord& g) { return g.uid; });
+  else if (n == "sort_key")
+    fill_rows(reinterpret_cast<std::uint64_t*>(b), [](std::size_t, const GridRecord& g) { return g.sort_key; });
+  else if (n == "level")
+    fill_rows(reinterpret_cast<std::int32_t*>(b),
+              [](std::size_t, const GridRecord& g) { return static_cast<std::int32_t>(g.level); });
+  else if (n == "rank")
+    fill_rows(reinterpret_cast<std::int32_t*>(b), [&](std::size_t, const GridRecord& g) {
+      return static_cast<std::int32_t>(g.rank >= 0 ? g.rank : w_.rank);
+    });
+  else if (n == "parent_uid")
+    fill_rows(reinterpret_cast<std::uint64_t*>(b), [](std::size_t, const GridRecord& g) { return g.parent_uid; });
+  else if (n == "parent_row")
+    fill_rows(reinterpret_cast<std::int64_t*>(b),
+              [&](std::size_t k, const GridRecord&) { return rows_.parent_row[k]; });
   else if (n == "child_uids") {
     auto* o = reinterpret_cast<std::uint64_t*>(b);
     for (std::size_t k = 0; k < nloc_; ++k) {
@@ -343,17 +366,17 @@ void DataWriter::write_direct(std::size_t d, std::future<void>& next) {
   std::vector<WriteExtent> extents(nloc_);
   for (std::size_t k = 0; k < nloc_; ++k) {
     const GridRecord& g = grid(k);
-    const void* src = p.path == "cell_type" ? static_cast<const void*>(g.cell_type) : static_cast<const void*>(field_of(g, d));
+    const void* src =
+        p.path == "cell_type" ? static_cast<const void*>(g.cell_type) : static_cast<const void*>(field_of(g, d));
     extents[k] = {src, rows_.layout.row_of[k] * row_bytes, row_bytes};
   }
   const InteriorType interior(blk_.sx, blk_.sy, blk_.sz, h_, p.elem_bytes == 1 ? MPI_UINT8_T : MPI_DOUBLE);
   for (auto& pc : extents) pc.layout = interior.get();
   const bool collective = collective_at(d);
-  const std::string err =
-      hashed_while_written(d)
-          ? write_hashing(direct_fh_, data_.direct_at[d], extents, w_.hash_cpu,
-                          [&](std::size_t k0, std::size_t k1) { hash_direct(d, k0, k1); })
-          : write_extents(direct_fh_, w_.comm, data_.direct_at[d], extents, collective);
+  const std::string err = hashed_while_written(d)
+                              ? write_hashing(direct_fh_, data_.direct_at[d], extents, w_.hash_cpu,
+                                              [&](std::size_t k0, std::size_t k1) { hash_direct(d, k0, k1); })
+                              : write_extents(direct_fh_, w_.comm, data_.direct_at[d], extents, collective);
   if (next.valid()) next.get();
   if (!err.empty()) c_.fail(ErrorKind::io, "write " + gpath_ + "/" + p.path + ": " + err);
   if (!collective) st_.all_collective = false;
@@ -385,7 +408,8 @@ void DataWriter::start_writeback([[maybe_unused]] std::size_t d) {
   const auto row_bytes = static_cast<off_t>(plan_[d].per_row) * static_cast<off_t>(plan_[d].elem_bytes);
   std::vector<std::pair<off_t, off_t>> ranges;
   for (const auto& r : node_runs_)
-    ranges.emplace_back(static_cast<off_t>(at) + static_cast<off_t>(r.start) * row_bytes, static_cast<off_t>(r.count) * row_bytes);
+    ranges.emplace_back(static_cast<off_t>(at) + static_cast<off_t>(r.start) * row_bytes,
+                        static_cast<off_t>(r.count) * row_bytes);
   writeback_ = std::async(std::launch::async, [before = writeback_, fd = w_.writeback_fd, ranges = std::move(ranges)] {
                  if (before.valid()) before.wait();
                  for (const auto& [off, len] : ranges) ::sync_file_range(fd, off, len, SYNC_FILE_RANGE_WRITE);

@@ -70,7 +70,8 @@ std::string local_problem(const detail::WriterState& w, const StepInfo& info, co
   }
   for (const auto& g : grids.grids) {
     if (!bad.empty()) break;
-    if (g.level < 0 || g.level >= names::kMaxLevels) bad = fmt::format("grid {}: level {} out of range", g.uid, g.level);
+    if (g.level < 0 || g.level >= names::kMaxLevels)
+      bad = fmt::format("grid {}: level {} out of range", g.uid, g.level);
     else if (g.uid == kNoUid) bad = "a grid has no uid";
     else if (static_cast<int>(g.child_uids.size()) > nc)
       bad = fmt::format("grid {} has {} children, more than max_children {}", g.uid, g.child_uids.size(), nc);
@@ -82,7 +83,6 @@ std::string local_problem(const detail::WriterState& w, const StepInfo& info, co
 
   return bad;
 }
-
 
 /// A written step's filtered datasets (compression) at their storage size, after the
 /// collective write (the same on every rank): st.stored_bytes, and the cell data's ratio
@@ -142,7 +142,8 @@ StepTopology gather_view_topology(const detail::WriterState& w, const LocalGrids
         std::copy_n(&all7[i + 1], 6, view_topo.bbox[static_cast<std::size_t>(all7[i])].begin());
       view_topo.level.resize(static_cast<std::size_t>(n_grids));
       for (int l = 0; l < n_levels; ++l)
-        for (std::int64_t r = level_start[l]; r < level_start[l + 1]; ++r) view_topo.level[static_cast<std::size_t>(r)] = l;
+        for (std::int64_t r = level_start[l]; r < level_start[l + 1]; ++r)
+          view_topo.level[static_cast<std::size_t>(r)] = l;
     }
   }
 
@@ -170,7 +171,8 @@ struct Counted {
 /// Phases 1 and 2: this rank's part checked (no collective), then one Allreduce (totals
 /// per level, error flag, halo flag) and one Exscan place every grid's row. Collective;
 /// a rank's problem is thrown on every rank.
-Counted count_rows(const detail::WriterState& w, const StepInfo& info, const LocalGrids& grids, detail::StepRows& rows) {
+Counted count_rows(const detail::WriterState& w, const StepInfo& info, const LocalGrids& grids,
+                   detail::StepRows& rows) {
   const std::string bad = local_problem(w, info, grids);
   rows.perm = detail::local_order(grids.grids);
   constexpr int L = names::kMaxLevels;
@@ -184,7 +186,10 @@ Counted count_rows(const detail::WriterState& w, const StepInfo& info, const Loc
   local[L] = bad.empty() ? 0 : 1;
   local[L + 1] = grids.halo != 0 ? 1 : 0;
   MPI_Allreduce(local.data(), total.data(), 2 * L + 2, MPI_INT64_T, MPI_SUM, w.comm);
-  if (total[L] > 0) agree(w.comm, bad.empty() ? std::nullopt : std::optional<FileError>(FileError(ErrorKind::invalid_argument, w.path, bad)), w.path);
+  if (total[L] > 0)
+    agree(w.comm,
+          bad.empty() ? std::nullopt : std::optional<FileError>(FileError(ErrorKind::invalid_argument, w.path, bad)),
+          w.path);
   MPI_Exscan(local.data(), before.data(), L, MPI_INT64_T, MPI_SUM, w.comm);
   if (w.rank == 0) std::fill(before.begin(), before.end(), 0);  // Exscan leaves rank 0 undefined
   std::vector<int> levels(rows.perm.size());
@@ -194,7 +199,8 @@ Counted count_rows(const detail::WriterState& w, const StepInfo& info, const Loc
   c.counts.n_grids = rows.layout.n_grids;
   c.counts.n_local = static_cast<std::int64_t>(grids.grids.size());
   c.counts.n_levels = rows.layout.n_levels;
-  c.counts.levels_used = static_cast<int>(std::count_if(total.begin(), total.begin() + L, [](std::int64_t n) { return n > 0; }));
+  c.counts.levels_used =
+      static_cast<int>(std::count_if(total.begin(), total.begin() + L, [](std::int64_t n) { return n > 0; }));
   c.counts.ranks = w.size;
   c.counts.rank0 = w.rank == 0;
   c.counts.halo_free = total[L + 1] == 0;  // every rank's arrays are exactly its rows
@@ -267,15 +273,17 @@ void create_datasets(const detail::WriterState& w, const StepInfo& info, const d
     out.dsets.emplace_back(c.check(H5Dcreate2(out.group, p.path.c_str(), p.file_type, sp, H5P_DEFAULT,
                                               filtered.valid() ? filtered.get() : dcpl.get(), H5P_DEFAULT),
                                    "create dataset " + p.path));
-    if (storage == detail::Storage::zfp) h5::write_attr_f64(c, out.dsets.back(), detail::kZfpAccuracy, {w.opts.zfp_accuracy});
+    if (storage == detail::Storage::zfp)
+      h5::write_attr_f64(c, out.dsets.back(), detail::kZfpAccuracy, {w.opts.zfp_accuracy});
     if (d >= data.first_field)
       h5::write_attr_string(c, out.dsets.back(), "units", unit_of(w.common, info.fields[d - data.first_field].name));
   }
   if (!data.checksums) return;
   const hsize_t shape[2] = {static_cast<hsize_t>(n_grids), static_cast<hsize_t>(data.n_hashed)};
   h5::Dataspace sp(c.check(H5Screate_simple(2, shape, nullptr), "space"));
-  out.checksums = h5::Dataset(
-      c.check(H5Dcreate2(out.group, detail::kChecksums, H5T_STD_U64LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT), "create checksums"));
+  out.checksums =
+      h5::Dataset(c.check(H5Dcreate2(out.group, detail::kChecksums, H5T_STD_U64LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT),
+                          "create checksums"));
   std::string names;
   for (std::size_t d = 0; d < data.datasets.size(); ++d)
     if (data.hashed[d]) names += (names.empty() ? "" : "\n") + data.datasets[d].path;
@@ -304,12 +312,14 @@ void write_level_offsets(const detail::WriterState& w, const h5::Group& group, c
 /// Phase 4's creation, collective: the step group with its attributes, its datasets and
 /// level_offsets. From here a failure abandons the step (detail::abandon_step).
 CreatedStep create_step(detail::WriterState& w, const StepInfo& info, const detail::DataPlan& data,
-                        const Counted& counted, const std::vector<std::int64_t>& level_start, const std::string& gpath) {
+                        const Counted& counted, const std::vector<std::int64_t>& level_start,
+                        const std::string& gpath) {
   const Ctx& c = w.ctx;
   CreatedStep out;
   phase(w.comm, w.path, [&] {
     if (h5::exists(w.file, gpath)) c.fail(ErrorKind::invalid_argument, gpath + " already exists");
-    out.group = h5::Group(c.check(H5Gcreate2(w.file, gpath.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create " + gpath));
+    out.group =
+        h5::Group(c.check(H5Gcreate2(w.file, gpath.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create " + gpath));
     w.open_step = gpath;
     w.open_datasets = {gpath + "/level_offsets", gpath + "/" + detail::kChecksums};
     for (const auto& d : data.datasets) w.open_datasets.push_back(gpath + "/" + d.path);
@@ -437,8 +447,8 @@ WriteStats detail::write_in_place(WriterState& w, const StepInfo& info, const Lo
   // Views need every grid's level and box on rank 0 (collective gather, before commit).
   const StepTopology view_topo = w.opts.write_views ? gather_view_topology(w, grids, rows) : StepTopology{};
   // ---- 6. crash protocol: flush -> committed marker + index row -> flush ----
-  const IndexRow index_row{info.step, info.time, info.dt, static_cast<std::uint8_t>(info.kind), 1,
-                           n.n_grids, n.n_levels, data.bytes};
+  const IndexRow index_row{info.step, info.time, info.dt,    static_cast<std::uint8_t>(info.kind),
+                           1,         n.n_grids, n.n_levels, data.bytes};
   release_room(w);  // what the data did not use is the room of the commit's metadata
   commit_step(w, index_row, created.group, created.dsets);
   w.open_step.clear();

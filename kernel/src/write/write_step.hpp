@@ -29,8 +29,8 @@ namespace rwd::kernel {
 
 namespace detail {
 
-constexpr int kHashAnyCpu = -1;   ///< WriterState::hash_cpu: an unpinned helper
-constexpr int kHashInline = -2;   ///< WriterState::hash_cpu: the writing thread, chunk by chunk
+constexpr int kHashAnyCpu = -1;  ///< WriterState::hash_cpu: an unpinned helper
+constexpr int kHashInline = -2;  ///< WriterState::hash_cpu: the writing thread, chunk by chunk
 
 /// Writer's state: the open file, its communicators and settings.
 struct WriterState {
@@ -52,10 +52,10 @@ struct WriterState {
                                 ///< (write_hashing): a CPU number (a bound rank's spare CPU,
                                 ///< IoOptions::spare_cpus), kHashAnyCpu (a helper the scheduler
                                 ///< places: the node has CPUs to spare) or kHashInline
-  mpi::Comm node_comm;  ///< the ranks sharing this node (and page cache)
+  mpi::Comm node_comm;          ///< the ranks sharing this node (and page cache)
   int node_size = 1;
-  bool early_writeback = false; ///< the node leader starts writeback after each dataset
-  int writeback_fd = -1;        ///< node leader only: descriptor for sync_file_range, or -1
+  bool early_writeback = false;     ///< the node leader starts writeback after each dataset
+  int writeback_fd = -1;            ///< node leader only: descriptor for sync_file_range, or -1
   std::vector<double> span_memory;  ///< Writer::span's arrays (doubles: aligned for any of them)
   /// The step group write_step created and has not committed ("" otherwise), and its
   /// datasets' paths: what abandon_step removes and whose bytes it gives back.
@@ -74,7 +74,6 @@ struct WriterState {
   ~WriterState();  ///< closes the file (errors reported, not thrown); the communicators free themselves
 };
 
-
 /// Rank 0 keeps readers that follow the file out while the file's metadata changes (a
 /// lock no other rank takes; step_lock.hpp), waiting a bounded time for them.
 StepLock readers_out(const WriterState& w);
@@ -83,10 +82,10 @@ bool valid_name(const std::string& n);
 
 /// This rank's grids in the step: their order, rows and links.
 struct StepRows {
-  std::vector<std::size_t> perm;          ///< local order (row_layout.hpp)
+  std::vector<std::size_t> perm;  ///< local order (row_layout.hpp)
   RowLayout layout;
-  std::vector<std::int64_t> parent_row;   ///< by local order; -1 for the root
-  std::vector<std::int64_t> child_rows;   ///< by local order × max_children; -1 unused
+  std::vector<std::int64_t> parent_row;  ///< by local order; -1 for the root
+  std::vector<std::int64_t> child_rows;  ///< by local order × max_children; -1 unused
 };
 
 /// Collective. Fills rows.parent_row and rows.child_rows: one Allgatherv of every rank's

@@ -79,9 +79,7 @@ void detail::WriterState::open_writeback() {
 #endif
 }
 
-void detail::WriterState::flush() const {
-  ctx.check_status(H5Fflush(file, H5F_SCOPE_GLOBAL), "flush file");
-}
+void detail::WriterState::flush() const { ctx.check_status(H5Fflush(file, H5F_SCOPE_GLOBAL), "flush file"); }
 
 detail::WriterState::~WriterState() {
   if (writeback_fd >= 0) ::close(writeback_fd);
@@ -89,7 +87,8 @@ detail::WriterState::~WriterState() {
     // After a failed step the close may fail too (a full disk): that was reported.
     if (!file.valid()) return;
     if (file.close() < 0 && !failed && rank == 0)
-      std::fprintf(stderr, "rewind kernel: %s: closing the file failed (%s)\n", path.c_str(), h5::error_stack().c_str());
+      std::fprintf(stderr, "rewind kernel: %s: closing the file failed (%s)\n", path.c_str(),
+                   h5::error_stack().c_str());
     if (rank == 0) close_room(path);
   } catch (...) {
   }
@@ -114,8 +113,8 @@ CommonInfo with_relative_parent(CommonInfo common, const std::string& path) {
 }  // namespace
 
 std::unique_ptr<detail::InPlaceEngine> detail::InPlaceEngine::create(MPI_Comm comm, const std::string& path,
-                                                                      const CommonInfo& given, const IoOptions& options,
-                                                                      const WriterEnv& env) {
+                                                                     const CommonInfo& given, const IoOptions& options,
+                                                                     const WriterEnv& env) {
   const CommonInfo common = with_relative_parent(given, path);
   auto im = std::make_unique<WriterState>();
   im->open_common(comm, path, options, env);
@@ -124,8 +123,7 @@ std::unique_ptr<detail::InPlaceEngine> detail::InPlaceEngine::create(MPI_Comm co
   phase(w.comm, path, [&] {
     if (const auto why = options_problem(w.opts); !why.empty()) w.ctx.fail(ErrorKind::invalid_argument, why);
     const auto& b = common.block;
-    if (b.sx < 1 || b.sy < 1 || b.sz < 1)
-      w.ctx.fail(ErrorKind::invalid_argument, "block shape must be positive");
+    if (b.sx < 1 || b.sy < 1 || b.sz < 1) w.ctx.fail(ErrorKind::invalid_argument, "block shape must be positive");
     if (common.dim != 2 && common.dim != 3) w.ctx.fail(ErrorKind::invalid_argument, "dim must be 2 or 3");
     if (common.max_children < 0) w.ctx.fail(ErrorKind::invalid_argument, "max_children must be >= 0");
     for (const auto& v : common.variables)
@@ -151,7 +149,8 @@ std::unique_ptr<detail::InPlaceEngine> detail::InPlaceEngine::create(MPI_Comm co
       why = e.what();
     }
     if (!why.empty())
-      std::fprintf(stderr, "rewind: note: %s is not listed in %s (%s): `rewind lineage` finds it beside its parent only\n",
+      std::fprintf(stderr,
+                   "rewind: note: %s is not listed in %s (%s): `rewind lineage` finds it beside its parent only\n",
                    path.c_str(), branch_registry(common.lineage.parent_file_absolute).c_str(), why.c_str());
   }
   w.open_writeback();
@@ -159,7 +158,7 @@ std::unique_ptr<detail::InPlaceEngine> detail::InPlaceEngine::create(MPI_Comm co
 }
 
 std::unique_ptr<detail::InPlaceEngine> detail::InPlaceEngine::append(MPI_Comm comm, const std::string& path,
-                                                                      const IoOptions& options, const WriterEnv& env) {
+                                                                     const IoOptions& options, const WriterEnv& env) {
   auto im = std::make_unique<WriterState>();
   im->open_common(comm, path, options, env);
   WriterState& w = *im;
@@ -302,7 +301,9 @@ const std::string& Writer::path() const { return engine().path(); }
 const CommonInfo& Writer::common() const { return engine().common(); }
 std::int64_t Writer::last_step() const { return engine().last_step(); }
 bool Writer::consumer_active() const { return engine().consumer_active(); }
-WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) { return engine().write_step(info, grids); }
+WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
+  return engine().write_step(info, grids);
+}
 LocalGrids Writer::span(const StepInfo& info, const LocalGrids& like) { return engine().span(info, like); }
 void Writer::prepare(const StepInfo& info, const LocalGrids& grids, const std::vector<FieldSpec>* consume) {
   engine().prepare(info, grids, consume);

@@ -29,7 +29,6 @@ bool points_into(const LocalGrids& grids, const std::byte* begin, const std::byt
 }
 }  // namespace
 
-
 // --- the compute side --------------------------------------------------------------------
 
 Forwarder::Forwarder(MPI_Comm comm, bool append, const std::string& path, const CommonInfo* common,
@@ -93,8 +92,9 @@ void Forwarder::command(Packer& msg, bool wait) {
   }
   // This rank is its group's server too: the command goes to itself, then it serves it.
   MPI_Request rq;
-  mpi::check(MPI_Isend(msg.bytes().data(), static_cast<int>(msg.bytes().size()), MPI_BYTE, me_, kCommandTag, group_, &rq),
-             "I/O ranks", "MPI_Isend");
+  mpi::check(
+      MPI_Isend(msg.bytes().data(), static_cast<int>(msg.bytes().size()), MPI_BYTE, me_, kCommandTag, group_, &rq),
+      "I/O ranks", "MPI_Isend");
   local_server_->serve_one();
   MPI_Wait(&rq, MPI_STATUS_IGNORE);
 }
@@ -127,8 +127,7 @@ void Forwarder::settle_one(WriteStats* into) {
     const auto at = problem.find(") not written: ");
     if (problem.rfind(fmt::format("step {} (t = ", step), 0) == 0 && at != std::string::npos)
       problem.insert(at + 13, fmt::format(" by {}", by));
-    else
-      problem = fmt::format("step {} (written by {}): {}", step, by, problem);
+    else problem = fmt::format("step {} (written by {}): {}", step, by, problem);
     throw FileError(e.kind(), e.file(), problem, e.detail());
   }
   const auto written = u.get<std::int64_t>();
@@ -147,7 +146,7 @@ WriteStats Forwarder::write_step(const StepInfo& info, const LocalGrids& grids) 
 }
 
 WriteStats Forwarder::hand_off(const StepInfo& info, const LocalGrids& grids, bool write,
-                                const std::vector<FieldSpec>& consume) {
+                               const std::vector<FieldSpec>& consume) {
   if (!dedicated_) throw no_consumer(path_);
   return forward(info, grids, write, &consume);
 }
@@ -276,7 +275,8 @@ void Forwarder::prepare(const StepInfo& info, const LocalGrids& grids, const std
   if (!dedicated_) consume = nullptr;  // only I/O ranks have a consumer
   // First touch now, not in the first hand-off's copy: fresh pages cost a fault each
   // (on a VM a host fault: bench/kernel/first_touch.cpp measures it), milliseconds per MiB.
-  if (fit(slot_bytes(slot_layout(info, true, consume), grids), nullptr)) std::memset(window().mine(), 0, static_cast<std::size_t>(slot_capacity_ * slots_));
+  if (fit(slot_bytes(slot_layout(info, true, consume), grids), nullptr))
+    std::memset(window().mine(), 0, static_cast<std::size_t>(slot_capacity_ * slots_));
 }
 
 std::optional<FileError> Forwarder::settle_all() {

@@ -66,17 +66,17 @@ class StepServer {
   bool consumer_active_;
   SharedSlots window_;
   IoRankStats stats_;
-  std::vector<std::vector<std::byte>> in_;  ///< this command, per client
+  std::vector<std::vector<std::byte>> in_;                              ///< this command, per client
   std::deque<std::pair<MPI_Request, std::vector<std::byte>>> replies_;  ///< sends in progress
   void reply_all(Packer& msg);  ///< the same reply to every client (nonblocking)
   /// One command from every client (waiting, napping); `op`: theirs, the same from all.
   std::vector<Unpacker> receive(Op& op);
-  void open(Unpacker& u);                    ///< opens the file with the writers, replies
-  void resize(std::vector<Unpacker>& u);     ///< a new shared window (no reply)
-  void step(std::vector<Unpacker>& u);       ///< writes and/or consumes a step, replies
+  void open(Unpacker& u);                 ///< opens the file with the writers, replies
+  void resize(std::vector<Unpacker>& u);  ///< a new shared window (no reply)
+  void step(std::vector<Unpacker>& u);    ///< writes and/or consumes a step, replies
   /// The step written by this rank's Writer: its error, or nothing (`st` filled).
   std::optional<FileError> write(const StepInfo& info, const LocalGrids& grids, WriteStats& st);
-  void close();                              ///< closes the file, replies, frees the window
+  void close();  ///< closes the file, replies, frees the window
 };
 
 /// The compute side of a Writer whose steps another rank writes ("dedicated": the I/O
@@ -115,10 +115,10 @@ class Forwarder final : public Engine {
   WriteStats forward(const StepInfo& info, const LocalGrids& grids, bool write, const std::vector<FieldSpec>* consume);
   /// To the server (and serves it, if it is us); `wait`: until the message is out.
   void command(Packer& msg, bool wait);
-  void complete_sends(std::size_t n);        ///< waits for the n oldest command sends
-  std::vector<std::byte> reply();            ///< the server's next reply to this rank
-  void settle_one(WriteStats* into);         ///< the oldest outstanding step's reply; throws its error
-  std::optional<FileError> settle_all();     ///< every outstanding step's reply; the first error
+  void complete_sends(std::size_t n);     ///< waits for the n oldest command sends
+  std::vector<std::byte> reply();         ///< the server's next reply to this rank
+  void settle_one(WriteStats* into);      ///< the oldest outstanding step's reply; throws its error
+  std::optional<FileError> settle_all();  ///< every outstanding step's reply; the first error
   /// Collective: a new window if any rank needs more than slot_capacity_ (`grow`: this
   /// rank's need, or 0); settles every step in flight first.
   void ensure_capacity(std::int64_t need, bool grow_any, WriteStats* st);
@@ -126,27 +126,27 @@ class Forwarder final : public Engine {
   /// the window grew.
   bool fit(std::int64_t need, WriteStats* st);
   SharedSlots& window() { return local_server_ ? local_server_->window() : own_window_; }
-  mpi::Comm comm_, node_, leaders_;          ///< node_/leaders_: aggregated only
+  mpi::Comm comm_, node_, leaders_;  ///< node_/leaders_: aggregated only
   MPI_Comm group_ = MPI_COMM_NULL;
   int me_ = 0, server_ = 0;
-  std::optional<StepServer> local_server_;   ///< aggregated, on the node leader
+  std::optional<StepServer> local_server_;  ///< aggregated, on the node leader
   std::string path_;
   CommonInfo common_;
   std::int64_t last_step_ = -1;
   std::int64_t slots_ = 1, slot_capacity_ = 0, next_slot_ = 0;
   SharedSlots own_window_;
-  std::deque<std::int64_t> in_flight_;       ///< steps handed off and not yet settled
+  std::deque<std::int64_t> in_flight_;                                ///< steps handed off and not yet settled
   std::deque<std::pair<MPI_Request, std::vector<std::byte>>> sends_;  ///< command sends in progress
   bool open_ = false;
-  bool failed_ = false;                      ///< a step's error was thrown: a failing close is not news
-  bool dedicated_ = false;                   ///< the server is an I/O rank (not the node leader)
-  bool consumer_active_ = true;              ///< as the last settled step's reply said
+  bool failed_ = false;          ///< a step's error was thrown: a failing close is not news
+  bool dedicated_ = false;       ///< the server is an I/O rank (not the node leader)
+  bool consumer_active_ = true;  ///< as the last settled step's reply said
   /// The span lent for the next step (Writer::span), until a hand-off takes or drops it.
   struct Lent {
     SlotLayout layout;
-    LocalGrids grids;                        ///< as returned: the pointers to recognise
-    WriteStats waited;                       ///< the span's wait and the steps it settled
-    const std::byte *begin, *end;            ///< its bytes in this rank's segment
+    LocalGrids grids;              ///< as returned: the pointers to recognise
+    WriteStats waited;             ///< the span's wait and the steps it settled
+    const std::byte *begin, *end;  ///< its bytes in this rank's segment
   };
   std::optional<Lent> lent_;
   /// `grids` are the `lent` span's, for a step of `layout`.

@@ -13,7 +13,11 @@ namespace detail {
 
 StepServer::StepServer(MPI_Comm group, MPI_Comm writers, bool self_client, StepConsumer* consumer,
                        std::function<void(const char*)> on_phase)
-    : group_(group), writers_(writers), self_client_(self_client), consumer_(consumer), on_phase_(std::move(on_phase)),
+    : group_(group),
+      writers_(writers),
+      self_client_(self_client),
+      consumer_(consumer),
+      on_phase_(std::move(on_phase)),
       consumer_active_(consumer != nullptr) {
   int n = 0;
   MPI_Comm_rank(group_, &me_);
@@ -44,8 +48,8 @@ void StepServer::reply_all(Packer& msg) {
   for (int c : clients_) {
     replies_.emplace_back(MPI_REQUEST_NULL, msg.bytes());
     auto& [rq, bytes] = replies_.back();
-    mpi::check(MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, c, kReplyTag, group_, &rq), "I/O ranks",
-               "MPI_Isend");
+    mpi::check(MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, c, kReplyTag, group_, &rq),
+               "I/O ranks", "MPI_Isend");
   }
 }
 
@@ -62,7 +66,8 @@ std::vector<Unpacker> StepServer::receive(Op& op) {
   for (const auto& m : in_) u.emplace_back(m);
   for (auto& x : u)
     if (const Op o = x.get<Op>(); &x == &u.front()) op = o;
-    else if (o != op) throw FileError(ErrorKind::io, "", "I/O ranks: the compute ranks of a group sent different commands");
+    else if (o != op)
+      throw FileError(ErrorKind::io, "", "I/O ranks: the compute ranks of a group sent different commands");
   return u;
 }
 
@@ -93,7 +98,8 @@ void StepServer::open(Unpacker& u) {
   Packer out;
   try {
     writer_.reset();
-    writer_.emplace(append ? Writer::append(writers_, path, options, env) : Writer::create(writers_, path, common, options, env));
+    writer_.emplace(append ? Writer::append(writers_, path, options, env)
+                           : Writer::create(writers_, path, common, options, env));
     out.put(std::uint8_t{1});
     out.put(writer_->last_step());
     out.put(writer_->common());
