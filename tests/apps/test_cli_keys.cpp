@@ -27,6 +27,7 @@ struct Output {
 // Runs the `rewind` command line `args` in this process with its standard output captured.
 Output run_captured(std::vector<std::string> args) {
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   std::fflush(stdout);

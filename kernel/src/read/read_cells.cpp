@@ -88,6 +88,7 @@ void read_rows_impl(const detail::ReaderState& r, const StepEntry& e, const std:
   const auto& use = direct ? rows : sorted;
   detail::phase(r.comm, r.path, [&] {
     std::vector<std::string> dpaths;
+    dpaths.reserve(targets.size());
     for (const auto& tg : targets) dpaths.push_back(tg.dpath);
     ds = open_cell_datasets(r, e, dpaths, cls, rows);  // checks the rows are in range
     for (std::size_t k = 0; k < ds.size(); ++k) stored_f32[k] = element_size(ds[k]) == 4;
@@ -187,6 +188,7 @@ std::vector<std::int64_t> direct_offsets(const detail::ReaderState& r, const Ste
   detail::phase(r.comm, r.path, [&] {
     sums = detail::StepChecksums::read(c, h5::open_group(c, r.file, e.group), e.n_grids);
     std::vector<std::string> dpaths;
+    dpaths.reserve(fields.size());
     for (const auto& f : fields) dpaths.push_back(f.group + "/" + f.name);
     const auto ds = open_cell_datasets(r, e, dpaths, H5T_FLOAT, rows);
     for (std::size_t f = 0; f < ds.size(); ++f) {
@@ -289,7 +291,7 @@ void Reader::read_fields_into(std::int64_t step_number, const std::vector<FieldR
         job_field.push_back(f);
       } else {
         err = detail::read_rows(fh, fr.want, fr.row_bytes, fr.place, fr.check, std::int64_t{4} << 20);
-        if (!err.empty()) err = fr.dpath + ": " + err;
+        if (!err.empty()) err.insert(0, fr.dpath + ": ");
       }
     }
     if (err.empty() && !jobs.empty()) {

@@ -152,6 +152,7 @@ std::vector<Reader::IndexProblem> Reader::check_index() const {
     // Bit for bit (a flipped low bit of a time is a denormal, which a build may compare as 0).
     const auto differs = [&](const char* what, auto index_value, auto step_value) {
       static_assert(sizeof index_value == sizeof step_value);
+      // NOLINTNEXTLINE(bugprone-suspicious-memory-comparison): bit for bit, on purpose (above)
       if (std::memcmp(&index_value, &step_value, sizeof index_value) != 0)
         say(fmt::format("step {}: {} = {} in the index, {} in the step", x.step, what, index_value, step_value));
     };
