@@ -23,8 +23,8 @@
 #include "rewind/collector/token.hpp"
 #include "rewind/kernel/lineage.hpp"
 #include "rewind/kernel/output_target.hpp"
-#include "rewind/live/collector.hpp"
 #include "rewind/live/link.hpp"
+#include "rewind/live/relay.hpp"
 
 using namespace rwd::api;
 namespace live = rwd::live;
@@ -88,7 +88,7 @@ struct rewind_live {
   double last_time = 0.0;
   std::string last_file;
   k::CommonInfo common;  ///< the variables windows may ask for, the geometry
-  std::optional<live::ThreadCollector> thread;
+  std::optional<live::RelayThread> thread;
   std::optional<live::Link> link;
   std::vector<live::Parameter> parameters;
   std::vector<live::Parameter> declared;  ///< with their initial values
@@ -399,7 +399,7 @@ rewind_status rewind_live_start(rewind_live** live, MPI_Comm world, int where, c
     if (collector) {
       announce_token(so, token);
       const live::RankLayout layout{.service = l->service, .first_compute = 0, .compute_size = size - 1};
-      (void)live::run_collector(layout, {}, info, so, [&](std::uint16_t port) {
+      (void)live::run_relay(layout, {}, info, so, [&](std::uint16_t port) {
         std::printf("rewind live: listening on %s:%u\n", so.host.c_str(), static_cast<unsigned>(port));
         std::fflush(stdout);
       });

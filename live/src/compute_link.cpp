@@ -1,4 +1,4 @@
-// The collector core's link to the compute ranks (compute_link.hpp).
+// The relay's link to the compute ranks (compute_link.hpp).
 #include "compute_link.hpp"
 
 #include "rewind/live/link.hpp"

@@ -325,7 +325,7 @@ struct Link::Impl {
   }
 
   // Thread mode, rank 0: its own cells straight into the reply, the other ranks' received
-  // into their places (the collector's logic, collector.cpp, on this side).
+  // into their places (the collector's logic, relay.cpp, on this side).
   void gather_cells(const WindowCommand& c, const Plan& p, const kernel::LocalGrids& grids, const std::vector<int>& vars) {
     if (target.values.size() != vars.size() || target.types == nullptr)
       throw std::runtime_error("live window: the collector gave no arrays for it");

@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 #include "exchange_test_util.hpp"
-#include "rewind/live/collector.hpp"
+#include "rewind/live/relay.hpp"
 #include "rewind/live/tree.hpp"
 #include "compute_link.hpp"
 #include "rewind/spacetree/geometry.hpp"

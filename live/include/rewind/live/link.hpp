@@ -4,7 +4,7 @@
 // a Host says where the run is, gives its grids and carries out steering; `rewind run`'s
 // driver is one host, the C API's live calls another.
 //
-// Two places for the collector (collector.hpp):
+// Two places for the collector (relay.hpp):
 // - on a rank of its own (`Link::to_rank`, the Damaris model; `rewind run --listen` on
 //   3 or more processes): commands, replies and statuses travel on MPI between it and
 //   the compute root, and each compute rank sends its cells to it;
@@ -120,7 +120,7 @@ class Link {
   /// the collector selects windows on the tree the compute ranks send it (tree.hpp),
   /// not through a neighbourhood server.
   static Link to_rank(MPI_Comm service, int collector, MPI_Comm compute, bool send_tree = false);
-  /// The collector is a thread of compute rank 0 (collector.hpp: ThreadCollector) that
+  /// The collector is a thread of compute rank 0 (relay.hpp: RelayThread) that
   /// shares `channel` with it; `channel` is null on the other compute ranks.
   static Link to_thread(std::shared_ptr<ThreadChannel> channel, MPI_Comm compute);
   Link(Link&&) noexcept;

@@ -1,6 +1,6 @@
-// The live link, the collector's side (collector.hpp): one core for a collector rank and
-// for a collector thread of compute rank 0.
-#include "rewind/live/collector.hpp"
+// The live relay (relay.hpp): one core for a collector rank and for a collector thread
+// of compute rank 0.
+#include "rewind/live/relay.hpp"
 
 #include "rewind/collector/freed_memory.hpp"
 
@@ -88,9 +88,7 @@ class Core {
   }
 
   std::vector<col::StepRecord> steps() {
-    return jobs_.post([this] {
-      return with_files([](col::FileService& fs) { return fs.steps(); });
-    });
+    return jobs_.post([this] { return with_files([](col::FileService& fs) { return fs.steps(); }); });
   }
 
   col::WindowReply window(const col::WindowRequest& r, col::WindowStream* stream) {
@@ -103,7 +101,8 @@ class Core {
           if (e.code() != ErrorCode::no_such_step) throw;
           const auto now = link_.status().first;  // a time not reached yet: say where the job is
           throw ServiceError(e.code(), fmt::format("{}; the running job is at step {} (t = {:.6g}): ask for time "
-                                                   "\"live\"", e.what(), now.step, now.time));
+                                                   "\"live\"",
+                                                   e.what(), now.step, now.time));
         }
       });
     });
@@ -131,7 +130,9 @@ class Core {
   }
 
   col::ControlReply control(col::ControlAction a, const std::string& file) {
-    const Action action = a == col::ControlAction::pause ? Action::pause : a == col::ControlAction::resume ? Action::resume : Action::stop;
+    const Action action = a == col::ControlAction::pause    ? Action::pause
+                          : a == col::ControlAction::resume ? Action::resume
+                                                            : Action::stop;
     const Reply r = steer(ControlCommand{action, file});
     // The reply is the newest word on the run's state (steer drained every status sent
     // before it); the run's own status says so only at its next boundary, and a client
@@ -197,7 +198,7 @@ class Core {
   }
 
   void set_server(col::Server* s) { server_ = s; }
-  [[nodiscard]] CollectorStats stats() const { return stats_; }
+  [[nodiscard]] RelayStats stats() const { return stats_; }
   ReplySlots& slots() { return slots_; }
 
   /// A command to the compute ranks, answered at their next boundary. Core thread.
@@ -230,8 +231,9 @@ class Core {
       Reply r = command(c);
       link_.drain_status();  // what the root sent before its reply: a status read next is not older
       if (!r.ok) {
-        throw ServiceError(r.message.find("has finished") != std::string::npos ? ErrorCode::conflict : ErrorCode::bad_argument,
-                           r.message.empty() ? std::string("refused") : r.message);
+        throw ServiceError(
+            r.message.find("has finished") != std::string::npos ? ErrorCode::conflict : ErrorCode::bad_argument,
+            r.message.empty() ? std::string("refused") : r.message);
       }
       return r;
     });
@@ -256,7 +258,7 @@ class Core {
   ComputeLink link_;
   JobQueue jobs_;
   ReplySlots slots_;
-  CollectorStats stats_;  ///< core thread
+  RelayStats stats_;  ///< core thread
   WindowGather gather_{link_, slots_, stats_};
   Selector selector_;
   col::ServerInfo info_;
@@ -269,7 +271,9 @@ class LiveService final : public col::Service {
   col::ServerInfo info() override { return core_.info(); }
   std::vector<col::StepRecord> steps() override { return core_.steps(); }
   col::WindowReply window(const col::WindowRequest& r) override { return core_.window(r, nullptr); }
-  col::WindowReply window(const col::WindowRequest& r, col::WindowStream* stream) override { return core_.window(r, stream); }
+  col::WindowReply window(const col::WindowRequest& r, col::WindowStream* stream) override {
+    return core_.window(r, stream);
+  }
   void recycle(col::WindowReply&& reply) noexcept override { core_.slots().recycle(std::move(reply)); }
   void release_kept() noexcept override { core_.slots().release_pool(); }
   [[nodiscard]] std::vector<std::string> capabilities() const override {
@@ -278,7 +282,9 @@ class LiveService final : public col::Service {
   col::RunStatus status() override { return core_.status(); }
   col::ControlReply control(col::ControlAction a, const std::string& file) override { return core_.control(a, file); }
   std::vector<col::ParameterInfo> parameters() override { return core_.parameters(); }
-  col::SetReply set(const col::ParamValues& values, const std::string& file) override { return core_.set(values, file); }
+  col::SetReply set(const col::ParamValues& values, const std::string& file) override {
+    return core_.set(values, file);
+  }
   col::BranchReply branch(const col::BranchRequest& b) override { return core_.branch(b); }
 
  private:
@@ -287,8 +293,8 @@ class LiveService final : public col::Service {
 
 }  // namespace
 
-CollectorStats run_collector(const RankLayout& layout, Selector selector, col::ServerInfo info,
-                             col::ServerOptions options, const std::function<void(std::uint16_t)>& on_listen) {
+RelayStats run_relay(const RankLayout& layout, Selector selector, col::ServerInfo info, col::ServerOptions options,
+                     const std::function<void(std::uint16_t)>& on_listen) {
   // Up to 512 MiB of freed reply memory stays mapped for the next window.
   col::keep_freed_memory(std::uint64_t{256} << 20);
   info.live = true;
@@ -308,7 +314,7 @@ CollectorStats run_collector(const RankLayout& layout, Selector selector, col::S
   }
   if (on_listen) on_listen(server.port());
   core.loop(&server);
-  CollectorStats stats = core.stats();
+  RelayStats stats = core.stats();
   stats.server = server.stats();
   return stats;
 }
@@ -331,16 +337,16 @@ Selector remembering(Selector select, std::size_t keep) {
   };
 }
 
-struct ThreadCollector::Impl {
+struct RelayThread::Impl {
   std::shared_ptr<ThreadChannel> channel = std::make_shared<ThreadChannel>();
   std::unique_ptr<Core> core;
   std::unique_ptr<LiveService> service;
   std::unique_ptr<col::Server> server;
   std::thread thread;
-  CollectorStats stats;
+  RelayStats stats;
 };
 
-ThreadCollector::ThreadCollector(col::ServerInfo info, col::ServerOptions options, int compute_size)
+RelayThread::RelayThread(col::ServerInfo info, col::ServerOptions options, int compute_size)
     : impl_(std::make_unique<Impl>()) {
   info.live = true;
   auto& im = *impl_;
@@ -352,14 +358,14 @@ ThreadCollector::ThreadCollector(col::ServerInfo info, col::ServerOptions option
   im.thread = std::thread([&im] { im.core->loop(im.server.get()); });
 }
 
-ThreadCollector::~ThreadCollector() {
+RelayThread::~RelayThread() {
   if (impl_ && impl_->thread.joinable()) impl_->thread.join();
 }
 
-std::shared_ptr<ThreadChannel> ThreadCollector::channel() const { return impl_->channel; }
-std::uint16_t ThreadCollector::port() const { return impl_->server->port(); }
+std::shared_ptr<ThreadChannel> RelayThread::channel() const { return impl_->channel; }
+std::uint16_t RelayThread::port() const { return impl_->server->port(); }
 
-CollectorStats ThreadCollector::join() {
+RelayStats RelayThread::join() {
   auto& im = *impl_;
   if (im.thread.joinable()) im.thread.join();
   im.stats = im.core->stats();
