@@ -182,13 +182,13 @@ class Host final : public live::Host {
         file_->overrides.push_back(fmt::format("{}={}", l_.parameters[i].name, value_text(l_.parameters[i].value)));
   }
   void branch(const live::BranchCommand& b, live::Reply& reply) override;
-  void control(live::Action a, const std::string& file) override {
+  void control(col::ControlAction a, const std::string& file) override {
     if (!file.empty()) {
       focus(file);
-      if (a == live::Action::pause)
+      if (a == col::ControlAction::pause)
         throw std::invalid_argument("this code computes one future: pause the run (no file named)");
     }
-    if (a != live::Action::stop) return;
+    if (a != col::ControlAction::stop) return;
     l_.stopped = true;
     l_.events.push_back({REWIND_EVENT_STOP, {}, {}, {}, {}, 0, 0.0});
   }

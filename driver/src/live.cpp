@@ -212,10 +212,10 @@ class LiveLink::Host final : public live::Host {
     s.parent = spec.restart && spec.mode == RunOutput::Mode::create ? spec.restart->file : "";
     s.files = run_.files();
     for (const auto& f : run_.futures()) {
-      const auto state = f.ended      ? live::State::finished
-                         : f.stopping ? live::State::stopping
-                         : f.paused   ? live::State::paused
-                                      : live::State::running;
+      const auto state = f.ended      ? collector::RunState::finished
+                         : f.stopping ? collector::RunState::stopping
+                         : f.paused   ? collector::RunState::paused
+                                      : collector::RunState::running;
       s.futures.push_back({f.file, f.parent, state, f.step, f.time, f.steps, f.wall, f.changes});
     }
     return s;
@@ -268,17 +268,17 @@ class LiveLink::Host final : public live::Host {
     steer_branch(run_, b, run_.comm(), reply);  // the new timeline's first boundary shares its tree
     run_.refocus();
   }
-  void control(live::Action a, const std::string& file) override {
-    if (file.empty() && a == live::Action::pause) return;  // the link pauses the job
+  void control(collector::ControlAction a, const std::string& file) override {
+    if (file.empty() && a == collector::ControlAction::pause) return;  // the link pauses the job
     for (const auto i : futures_named(file)) {
       run_.focus(i);
-      if (a == live::Action::pause) {
+      if (a == collector::ControlAction::pause) {
         run_.pause_future(true);
         continue;
       }
       run_.reopen_output();  // whatever would write again tries first
       run_.pause_future(false);
-      if (a == live::Action::stop) run_.request_stop();
+      if (a == collector::ControlAction::stop) run_.request_stop();
     }
     run_.refocus();
   }

@@ -77,6 +77,6 @@ class ComputeLink {
 /// (`since_status` seconds after the last status, which the root sends at a boundary,
 /// and 1 / `rate` seconds per step), then 0.1 ms: a 2 ms nap no longer ends up to 2 ms
 /// after the reply came. Without a rate yet, 2 ms.
-std::chrono::microseconds reply_nap(State state, double rate, double since_status);
+std::chrono::microseconds reply_nap(collector::RunState state, double rate, double since_status);
 
 }  // namespace rwd::live

@@ -7,6 +7,8 @@
 #include "format.hpp"
 
 namespace rwd::live {
+using collector::ControlAction;
+using collector::RunState;
 
 namespace {
 
@@ -137,25 +139,6 @@ std::uint64_t PiecePlacement::cells() const {
   return n;
 }
 
-const char* to_string(Action a) noexcept {
-  switch (a) {
-    case Action::pause: return "pause";
-    case Action::resume: return "resume";
-    case Action::stop: return "stop";
-  }
-  return "?";
-}
-
-const char* to_string(State s) noexcept {
-  switch (s) {
-    case State::running: return "running";
-    case State::paused: return "paused";
-    case State::stopping: return "stopping";
-    case State::finished: return "finished";
-  }
-  return "?";
-}
-
 Op op_of(const Command& c) noexcept { return static_cast<Op>(c.index() + 1); }
 
 std::vector<std::byte> encode(const Command& c) {
@@ -194,7 +177,7 @@ Command decode_command(std::span<const std::byte> f) {
     case Op::release: c = Release{}; break;
     case Op::control: {
       ControlCommand m;
-      m.action = r.enumerated<Action>(static_cast<std::uint8_t>(Action::stop));
+      m.action = r.enumerated<ControlAction>(static_cast<std::uint8_t>(ControlAction::stop));
       m.file = r.get_string();
       c = std::move(m);
       break;
@@ -259,7 +242,7 @@ Reply decode_reply(std::span<const std::byte> f) {
   m.time = r.get_f64();
   m.file = r.get_string();
   m.parent = r.get_string();
-  m.state = r.enumerated<State>(static_cast<std::uint8_t>(State::finished));
+  m.state = r.enumerated<RunState>(static_cast<std::uint8_t>(RunState::finished));
   m.parameters.resize(r.get_count(4 + 1 + 4 + 8 + 8 + 1 + 1 + 4 + 4));
   for (auto& p : m.parameters) {
     p.name = r.get_string();
@@ -306,7 +289,7 @@ std::vector<std::byte> encode(const Status& s) {
 Status decode_status(std::span<const std::byte> f) {
   In r(payload(f, kStatusType, kStatusType));
   Status s;
-  s.state = r.enumerated<State>(static_cast<std::uint8_t>(State::finished));
+  s.state = r.enumerated<RunState>(static_cast<std::uint8_t>(RunState::finished));
   s.step = r.get<std::int64_t>();
   s.time = r.get_f64();
   s.file = r.get_string();
@@ -319,7 +302,7 @@ Status decode_status(std::span<const std::byte> f) {
   for (auto& m : s.futures) {
     m.file = r.get_string();
     m.parent = r.get_string();
-    m.state = r.enumerated<State>(static_cast<std::uint8_t>(State::finished));
+    m.state = r.enumerated<RunState>(static_cast<std::uint8_t>(RunState::finished));
     m.step = r.get<std::int64_t>();
     m.time = r.get_f64();
     m.steps = r.get<std::int64_t>();

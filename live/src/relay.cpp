@@ -33,16 +33,6 @@ using Bytes = std::vector<std::byte>;
 using col::ErrorCode;
 using col::ServiceError;
 
-col::RunState run_state(State s) {
-  switch (s) {
-    case State::running: return col::RunState::running;
-    case State::paused: return col::RunState::paused;
-    case State::stopping: return col::RunState::stopping;
-    case State::finished: return col::RunState::finished;
-  }
-  return col::RunState::running;
-}
-
 std::vector<ParamValue> values_of(const col::ParamValues& values) {
   std::vector<ParamValue> out;
   for (const auto& [name, v] : values) {
@@ -111,7 +101,7 @@ class Core {
   col::RunStatus status() {
     const auto [now, rate] = link_.status();
     col::RunStatus s;
-    s.state = run_state(now.state);
+    s.state = now.state;
     s.step = now.step;
     s.time = now.time;
     s.steps_per_second = s.state == col::RunState::running && std::isfinite(rate) && rate > 0 ? rate : 0.0;
@@ -120,7 +110,7 @@ class Core {
     s.ranks = static_cast<std::uint32_t>(link_.layout().compute_size);
     s.clients = server_ ? static_cast<std::uint32_t>(server_->stats().open) : 0;
     for (const auto& f : now.futures) {
-      col::FutureStatus o{f.file, f.parent, run_state(f.state), f.step, f.time, 0.0, f.changes};
+      col::FutureStatus o{f.file, f.parent, f.state, f.step, f.time, 0.0, f.changes};
       // Its rate since it started (a future's own; the job's above is over the last second).
       if (o.state == col::RunState::running && f.wall > 0 && std::isfinite(f.wall))
         o.steps_per_second = static_cast<double>(f.steps) / f.wall;
@@ -130,22 +120,19 @@ class Core {
   }
 
   col::ControlReply control(col::ControlAction a, const std::string& file) {
-    const Action action = a == col::ControlAction::pause    ? Action::pause
-                          : a == col::ControlAction::resume ? Action::resume
-                                                            : Action::stop;
-    const Reply r = steer(ControlCommand{action, file});
+    const Reply r = steer(ControlCommand{a, file});
     // The reply is the newest word on the run's state (steer drained every status sent
     // before it); the run's own status says so only at its next boundary, and a client
     // asking at once after a resume must not read "paused".
     link_.update_status([&](Status& s) {
       for (auto& f : s.futures)
-        if ((file.empty() || f.file == r.file) && f.state != State::finished) f.state = r.state;
+        if ((file.empty() || f.file == r.file) && f.state != col::RunState::finished) f.state = r.state;
       if (!file.empty() && s.futures.size() > 1) return;  // one future of several: the job's state stays
       s.state = r.state;
       s.step = r.step;
       s.time = r.time;
     });
-    return {run_state(r.state), r.step, r.time};
+    return {r.state, r.step, r.time};
   }
 
   std::vector<col::ParameterInfo> parameters() {
@@ -308,7 +295,7 @@ RelayStats run_relay(const RankLayout& layout, Selector selector, col::ServerInf
     // The run must not wait for a collector that cannot serve: stop it cleanly (it
     // writes its final checkpoint at its first boundary), release the other ranks, then
     // report.
-    core.command(ControlCommand{Action::stop, ""});
+    core.command(ControlCommand{col::ControlAction::stop, ""});
     core.loop(nullptr);
     throw;
   }

@@ -297,14 +297,16 @@ struct Bye {};
 
 // --- Steering (revision 1.1) -------------------------------------------------------------
 
-/// State of a live run. On the wire: "running", "paused", "stopping", "finished".
-enum class RunState : std::uint8_t { running, paused, stopping, finished };
+/// State of a live run. On the wire: "running", "paused", "stopping", "finished"; on the
+/// live link's frames (live/messages.hpp), the byte below.
+enum class RunState : std::uint8_t { running = 0, paused = 1, stopping = 2, finished = 3 };
 const char* to_string(RunState s) noexcept;
 /// The state named `s`, or nullopt.
 std::optional<RunState> parse_run_state(const std::string& s);
 
-/// What a control request asks. On the wire: "pause", "resume", "stop".
-enum class ControlAction : std::uint8_t { pause, resume, stop };
+/// What a control request asks. On the wire: "pause", "resume", "stop"; on the live
+/// link's frames (live/messages.hpp), the byte below.
+enum class ControlAction : std::uint8_t { pause = 0, resume = 1, stop = 2 };
 const char* to_string(ControlAction a) noexcept;
 /// The action named `s`, or nullopt.
 std::optional<ControlAction> parse_control_action(const std::string& s);

@@ -98,7 +98,7 @@ class Host {
   /// this boundary (with a final checkpoint, as the host does at its end). Throws
   /// std::invalid_argument to refuse (the link's state is then restored). `file` not
   /// empty: that future alone (the link's state does not change; its others go on).
-  virtual void control(Action a, const std::string& file) = 0;
+  virtual void control(collector::ControlAction a, const std::string& file) = 0;
   /// Changes whenever this rank's grids change (an adaptive step, a new timeline): the
   /// link then sends the collector the whole tree again when it selects windows itself.
   virtual std::uint64_t tree_version() = 0;
