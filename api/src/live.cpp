@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <numeric>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,7 @@ namespace col = rwd::collector;
 namespace {
 
 struct Declared {
-  live::Parameter p;
+  col::ParameterInfo p;
 };
 
 // An event as the library keeps it (its strings live here until the next boundary).
@@ -90,8 +91,8 @@ struct rewind_live {
   k::CommonInfo common;  ///< the variables windows may ask for, the geometry
   std::optional<live::RelayThread> thread;
   std::optional<live::Link> link;
-  std::vector<live::Parameter> parameters;
-  std::vector<live::Parameter> declared;  ///< with their initial values
+  std::vector<col::ParameterInfo> parameters;
+  std::vector<col::ParameterInfo> declared;  ///< with their initial values
   std::vector<std::string> files;  ///< every file this run wrote (the timelines)
   std::deque<Event> events;
   Event current;  ///< the one last handed out (its strings)
@@ -152,20 +153,22 @@ class Host final : public live::Host {
     for (const auto& x : v) names += (names.empty() ? "" : ", ") + x.name;
     throw std::invalid_argument(fmt::format("unknown variable '{}' (there are {})", name, names));
   }
-  std::vector<live::Parameter> parameters() override { return l_.parameters; }
+  std::vector<col::ParameterInfo> parameters() override { return l_.parameters; }
   std::vector<std::string> set(const std::vector<live::ParamValue>& values, const std::string& file) override {
     focus(file);  // this code's one future, or refused naming it
     auto changed = l_.parameters;
     std::vector<std::string> applied;
     for (const auto& v : values) {
-      auto it = std::find_if(changed.begin(), changed.end(), [&](const live::Parameter& p) { return p.name == v.name; });
+      auto it =
+          std::find_if(changed.begin(), changed.end(), [&](const col::ParameterInfo& p) { return p.name == v.name; });
       if (it == changed.end()) throw std::invalid_argument(fmt::format("'{}' is not a steerable parameter of this run", v.name));
-      if (v.value.size() != it->value.size())
-        throw std::invalid_argument(fmt::format("{}: {} components, not {}", v.name, it->value.size(), v.value.size()));
+      const std::size_t n = col::components(it->value).size();
+      if (v.value.size() != n)
+        throw std::invalid_argument(fmt::format("{}: {} components, not {}", v.name, n, v.value.size()));
       for (const double x : v.value)
         if (!std::isfinite(x) || x < it->min || x > it->max)
           throw std::invalid_argument(fmt::format("{} = {}: outside [{}, {}]", v.name, x, it->min, it->max));
-      it->value = v.value;
+      it->value = col::param_value(v.value);
       applied.push_back(fmt::format("{}={}", v.name, value_text(v.value)));
     }
     l_.parameters = std::move(changed);  // all or nothing
@@ -179,7 +182,8 @@ class Host final : public live::Host {
     file_->overrides.clear();
     for (std::size_t i = 0; i < l_.parameters.size(); ++i)
       if (l_.parameters[i].value != l_.declared[i].value)
-        file_->overrides.push_back(fmt::format("{}={}", l_.parameters[i].name, value_text(l_.parameters[i].value)));
+        file_->overrides.push_back(
+            fmt::format("{}={}", l_.parameters[i].name, value_text(col::components(l_.parameters[i].value))));
   }
   void branch(const live::BranchCommand& b, live::Reply& reply) override;
   void control(col::ControlAction a, const std::string& file) override {
@@ -275,14 +279,16 @@ void Host::branch(const live::BranchCommand& b, live::Reply& reply) {
   for (const auto& o : from.case_overrides) {
     const auto eq = o.find('=');
     for (auto& p : l_.parameters)
-      if (eq != std::string::npos && p.name == o.substr(0, eq)) p.value = parse_value(o.substr(eq + 1));
+      if (eq != std::string::npos && p.name == o.substr(0, eq))
+        p.value = col::param_value(parse_value(o.substr(eq + 1)));
   }
   (void)set(future.values, "");
   l_.events.resize(saved_events);
   l_.events.push_back(Event{REWIND_EVENT_BRANCH, {}, {}, parent, output, from.step, from.time});
   for (std::size_t i = 0; i < l_.parameters.size(); ++i)
     if (l_.parameters[i].value != before[i].value)
-      l_.events.push_back({REWIND_EVENT_SET, l_.parameters[i].name, l_.parameters[i].value, {}, {}, 0, 0.0});
+      l_.events.push_back(
+          {REWIND_EVENT_SET, l_.parameters[i].name, col::components(l_.parameters[i].value), {}, {}, 0, 0.0});
   reply.file = output;
   reply.parent = parent;
   reply.step = from.step;
@@ -430,14 +436,13 @@ rewind_status rewind_live_declare(rewind_live* live, const char* name, const cha
     if (!(min <= max)) throw Status(REWIND_ERR_ARGUMENT, fmt::format("{}: min {} above max {}", nm, min, max));
     for (const auto& p : l.parameters)
       if (p.name == nm) throw Status(REWIND_ERR_ARGUMENT, fmt::format("{} is declared twice", nm));
-    live::Parameter p;
+    col::ParameterInfo p;
     p.name = nm;
-    p.vector = n == 3;
     p.unit = unit != nullptr ? unit : "";
     p.min = min;
     p.max = max;
     p.description = description != nullptr ? description : "";
-    p.value.assign(value, value + n);
+    p.value = col::param_value(std::span<const double>(value, static_cast<std::size_t>(n)));
     l.declared.push_back(p);
     l.parameters.push_back(std::move(p));
   });

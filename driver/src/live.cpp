@@ -238,7 +238,7 @@ class LiveLink::Host final : public live::Host {
       if (fields[i].name == name) return static_cast<int>(i);
     throw std::invalid_argument(fmt::format("unknown variable '{}'", name));
   }
-  std::vector<live::Parameter> parameters() override { return steerable_parameters(run_.spec()); }
+  std::vector<collector::ParameterInfo> parameters() override { return steerable_parameters(run_.spec()); }
   std::vector<std::string> set(const std::vector<live::ParamValue>& values, const std::string& file) override {
     // Every future it names checks the values first (its times): all take them, or none.
     const auto targets = futures_named(file);

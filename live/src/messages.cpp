@@ -219,14 +219,14 @@ std::vector<std::byte> encode(const Reply& m) {
   w.put_count(m.parameters.size());
   for (const auto& p : m.parameters) {
     w.put_string(p.name);
-    w.put(static_cast<std::uint8_t>(p.vector));
+    w.put(static_cast<std::uint8_t>(std::holds_alternative<std::array<double, 3>>(p.value)));
     w.put_string(p.unit);
     w.put_f64(p.min);
     w.put_f64(p.max);
     w.put(static_cast<std::uint8_t>(p.min_open));
     w.put(static_cast<std::uint8_t>(p.max_open));
     w.put_string(p.description);
-    w.doubles(p.value);
+    w.doubles(collector::components(p.value));
   }
   w.strings(m.applied);
   w.strings(m.files);
@@ -246,14 +246,16 @@ Reply decode_reply(std::span<const std::byte> f) {
   m.parameters.resize(r.get_count(4 + 1 + 4 + 8 + 8 + 1 + 1 + 4 + 4));
   for (auto& p : m.parameters) {
     p.name = r.get_string();
-    p.vector = r.boolean();
+    const bool vector = r.boolean();
     p.unit = r.get_string();
     p.min = r.get_f64();
     p.max = r.get_f64();
     p.min_open = r.boolean();
     p.max_open = r.boolean();
     p.description = r.get_string();
-    p.value = r.doubles();
+    const std::vector<double> value = r.doubles();
+    // Three numbers under the vector flag make a vector; anything else, its first number.
+    p.value = vector ? collector::param_value(value) : collector::ParamValue{value.empty() ? 0.0 : value[0]};
   }
   m.applied = r.strings();
   m.files = r.strings();

@@ -135,24 +135,7 @@ class Core {
     return {r.state, r.step, r.time};
   }
 
-  std::vector<col::ParameterInfo> parameters() {
-    const Reply r = steer(ParametersQuery{});
-    std::vector<col::ParameterInfo> out;
-    for (const auto& p : r.parameters) {
-      col::ParameterInfo q;
-      q.name = p.name;
-      if (p.vector && p.value.size() == 3) q.value = std::array<double, 3>{p.value[0], p.value[1], p.value[2]};
-      else q.value = p.value.empty() ? 0.0 : p.value[0];
-      q.unit = p.unit;
-      q.min = p.min;
-      q.max = p.max;
-      q.min_open = p.min_open;
-      q.max_open = p.max_open;
-      q.description = p.description;
-      out.push_back(std::move(q));
-    }
-    return out;
-  }
+  std::vector<col::ParameterInfo> parameters() { return steer(ParametersQuery{}).parameters; }
 
   col::SetReply set(const col::ParamValues& values, const std::string& file) {
     const Reply r = steer(SetCommand{values_of(values), file});

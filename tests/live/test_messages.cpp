@@ -52,8 +52,8 @@ Reply sample_reply() {
   r.file = "run.branch1234.h5";
   r.parent = "run.h5";
   r.state = RunState::paused;
-  r.parameters = {{"physics.nu", false, "m^2/s", 0, 10, "kinematic viscosity", {0.001}, true, false},
-                  {"boundary.xmin.velocity", true, "m/s", -100, 100, "inflow", {1.5, 0, 0}}};
+  r.parameters = {{"physics.nu", 0.001, "m^2/s", 0, 10, "kinematic viscosity", true, false},
+                  {"boundary.xmin.velocity", std::array<double, 3>{1.5, 0, 0}, "m/s", -100, 100, "inflow"}};
   r.applied = {"physics.nu=0.002"};
   r.files = {"run.branch1234.h5", "b.h5"};
   return r;

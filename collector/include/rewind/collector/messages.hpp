@@ -313,6 +313,11 @@ std::optional<ControlAction> parse_control_action(const std::string& s);
 
 /// A steerable value: a number, or a vector of 3 numbers (JSON: a number or [x,y,z]).
 using ParamValue = std::variant<double, std::array<double, 3>>;
+/// The numbers of `v`: one, or three for a vector.
+std::vector<double> components(const ParamValue& v);
+/// The value of `numbers`: three make a vector; any other count a number, the first (0
+/// if none).
+ParamValue param_value(std::span<const double> numbers);
 /// Case keys ("physics.nu", "boundary.xmin.velocity", the keys of `rewind run --set`)
 /// to values; ordered by name, as JSON objects are encoded.
 using ParamValues = std::map<std::string, ParamValue>;
@@ -360,8 +365,10 @@ struct ControlReply {
 };
 
 struct ParametersRequest {};
-/// One steerable parameter, as the ParaView plugin builds a widget from it. Its wire
-/// `type` is "number" or "vector", read off `value`; min and max bound every component.
+/// One steerable parameter, declared by the code once, as data, and as the ParaView
+/// plugin builds a widget from it. Its wire `type` is "number" or "vector", read off
+/// `value`; min and max bound every component. The live link's replies carry the same
+/// type (live/messages.hpp).
 struct ParameterInfo {
   std::string name;  ///< case key, as `rewind run --set`
   ParamValue value;  ///< the current value
@@ -369,6 +376,7 @@ struct ParameterInfo {
   double min = 0.0, max = 0.0;  ///< finite, min <= max
   std::string description;
   bool min_open = false, max_open = false;  ///< that end excluded: (0, 10] (revision 1.4; absent: closed)
+  bool operator==(const ParameterInfo&) const = default;
 };
 struct ParametersReply {
   std::vector<ParameterInfo> parameters;

@@ -80,7 +80,7 @@ class Host {
   /// The slot of variable `name` in the grids' fields; throws std::invalid_argument
   /// naming it and the variables there are.
   virtual int variable(const std::string& name) = 0;
-  virtual std::vector<Parameter> parameters() = 0;
+  virtual std::vector<ParameterInfo> parameters() = 0;
   /// Applies changes from the next step on; returns them as "key=value" (recorded with
   /// the steps written from now). `file`: the future it changes ("" = every future).
   /// Throws std::invalid_argument (nothing changed).

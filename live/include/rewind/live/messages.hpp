@@ -51,17 +51,10 @@ struct ParamValue {
   bool operator==(const ParamValue&) const = default;
 };
 
-/// A steerable parameter, declared by the code once, as data.
-struct Parameter {
-  std::string name;             ///< e.g. "physics.nu" (rewind run: a case key)
-  bool vector = false;          ///< three components (x, y, z) instead of one number
-  std::string unit;
-  double min = 0.0, max = 0.0;  ///< allowed range (per component)
-  std::string description;
-  std::vector<double> value;    ///< current value: 1 or 3 numbers
-  bool min_open = false, max_open = false;  ///< that end of the range excluded: (0, 10] is min_open
-  bool operator==(const Parameter&) const = default;
-};
+/// A steerable parameter, declared by the code once, as data: the collector protocol's
+/// collector::ParameterInfo (a client sees what the code declared). On these frames its
+/// value travels as a vector flag and its numbers.
+using collector::ParameterInfo;
 
 enum class Op : std::uint16_t { window = 1, hold, release, control, parameters, set, branch, bye };
 // A run's state and a control's action are the collector protocol's own types
@@ -128,7 +121,7 @@ struct Reply {
   std::string file;          ///< the file being written (branch: the new one)
   std::string parent;        ///< branch: the file branched from
   collector::RunState state = collector::RunState::running;  ///< control
-  std::vector<Parameter> parameters;     ///< parameters
+  std::vector<ParameterInfo> parameters;                     ///< parameters
   std::vector<std::string> applied;      ///< set: the changes as key=value
   std::vector<std::string> files;        ///< branch: every future's file (`file` is the first)
   bool operator==(const Reply&) const = default;
