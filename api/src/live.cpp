@@ -154,25 +154,29 @@ class Host final : public live::Host {
     throw std::invalid_argument(fmt::format("unknown variable '{}' (there are {})", name, names));
   }
   std::vector<col::ParameterInfo> parameters() override { return l_.parameters; }
-  std::vector<std::string> set(const std::vector<live::ParamValue>& values, const std::string& file) override {
+  std::vector<std::string> set(const col::ParamValues& values, const std::string& file) override {
     focus(file);  // this code's one future, or refused naming it
     auto changed = l_.parameters;
     std::vector<std::string> applied;
-    for (const auto& v : values) {
+    for (const auto& change : values) {
+      const std::string& name = change.first;  // not a structured binding: the lambda below captures it
+      const col::ParamValue& value = change.second;
+      const std::vector<double> v = col::components(value);
       auto it =
-          std::find_if(changed.begin(), changed.end(), [&](const col::ParameterInfo& p) { return p.name == v.name; });
-      if (it == changed.end()) throw std::invalid_argument(fmt::format("'{}' is not a steerable parameter of this run", v.name));
+          std::find_if(changed.begin(), changed.end(), [&](const col::ParameterInfo& p) { return p.name == name; });
+      if (it == changed.end())
+        throw std::invalid_argument(fmt::format("'{}' is not a steerable parameter of this run", name));
       const std::size_t n = col::components(it->value).size();
-      if (v.value.size() != n)
-        throw std::invalid_argument(fmt::format("{}: {} components, not {}", v.name, n, v.value.size()));
-      for (const double x : v.value)
+      if (v.size() != n) throw std::invalid_argument(fmt::format("{}: {} components, not {}", name, n, v.size()));
+      for (const double x : v)
         if (!std::isfinite(x) || x < it->min || x > it->max)
-          throw std::invalid_argument(fmt::format("{} = {}: outside [{}, {}]", v.name, x, it->min, it->max));
-      it->value = col::param_value(v.value);
-      applied.push_back(fmt::format("{}={}", v.name, value_text(v.value)));
+          throw std::invalid_argument(fmt::format("{} = {}: outside [{}, {}]", name, x, it->min, it->max));
+      it->value = value;
+      applied.push_back(fmt::format("{}={}", name, value_text(v)));
     }
     l_.parameters = std::move(changed);  // all or nothing
-    for (const auto& v : values) l_.events.push_back({REWIND_EVENT_SET, v.name, v.value, {}, {}, 0, 0.0});
+    for (const auto& [name, value] : values)
+      l_.events.push_back({REWIND_EVENT_SET, name, col::components(value), {}, {}, 0, 0.0});
     record();
     return applied;
   }
@@ -232,7 +236,10 @@ void Host::branch(const live::BranchCommand& b, live::Reply& reply) {
     // No file ("@SEL", the collector's default): a step on the timeline of the file being
     // written, through its parents (docs/file-format.md §6, "A branch's timeline").
     const bool named = !k::split_step_spec(b.from).first.empty();
-    const auto [path, sel] = k::split_step_spec(named ? b.from : k::timeline_spec(l_.files.back(), k::split_step_spec(b.from).second));
+    const auto spec =
+        k::split_step_spec(named ? b.from : k::timeline_spec(l_.files.back(), k::split_step_spec(b.from).second));
+    const std::string& path = spec.first;  // not a structured binding: the lambda below captures it
+    const auto& sel = spec.second;
     if (named && std::none_of(l_.files.begin(), l_.files.end(), [&](const std::string& f) {
           std::error_code ec;
           return std::filesystem::equivalent(f, path, ec);

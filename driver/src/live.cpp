@@ -27,7 +27,7 @@ namespace {
 
 // The values as `--set` overrides, checked; `set`: also against the run's times now (a
 // branch's are checked against its branch point by plan_branch).
-std::vector<std::string> overrides_of(Run& run, const std::vector<live::ParamValue>& values, bool set) {
+std::vector<std::string> overrides_of(Run& run, const collector::ParamValues& values, bool set) {
   const auto params = steerable_parameters(run.spec());
   std::optional<config::RunTimes> at;
   if (set) {
@@ -35,7 +35,8 @@ std::vector<std::string> overrides_of(Run& run, const std::vector<live::ParamVal
     at = config::RunTimes{.end = t.end, .dt = t.dt, .now = run.solver().scalar_state().time};
   }
   std::vector<std::string> out;
-  for (const auto& v : values) out.push_back(steering_override(params, v.name, v.value, at));
+  for (const auto& [name, value] : values)
+    out.push_back(steering_override(params, name, collector::components(value), at));
   return out;
 }
 
@@ -239,7 +240,7 @@ class LiveLink::Host final : public live::Host {
     throw std::invalid_argument(fmt::format("unknown variable '{}'", name));
   }
   std::vector<collector::ParameterInfo> parameters() override { return steerable_parameters(run_.spec()); }
-  std::vector<std::string> set(const std::vector<live::ParamValue>& values, const std::string& file) override {
+  std::vector<std::string> set(const collector::ParamValues& values, const std::string& file) override {
     // Every future it names checks the values first (its times): all take them, or none.
     const auto targets = futures_named(file);
     std::vector<std::vector<std::string>> changes;

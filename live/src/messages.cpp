@@ -26,11 +26,11 @@ class Out : public wire::ByteWriter {
     put_count(v.size());
     for (const double d : v) put_f64(d);
   }
-  void values(const std::vector<ParamValue>& v) {
+  void values(const collector::ParamValues& v) {
     put_count(v.size());
-    for (const auto& p : v) {
-      put_string(p.name);
-      doubles(p.value);
+    for (const auto& [name, value] : v) {
+      put_string(name);
+      doubles(collector::components(value));
     }
   }
 };
@@ -48,11 +48,15 @@ class In : public wire::ByteReader {
     for (auto& d : v) d = get_f64();
     return v;
   }
-  std::vector<ParamValue> values() {
-    std::vector<ParamValue> v(get_count(8));
-    for (auto& p : v) {
-      p.name = get_string();
-      p.value = doubles();
+  collector::ParamValues values() {
+    collector::ParamValues v;
+    for (std::size_t n = get_count(8); n > 0; --n) {
+      std::string name = get_string();
+      const std::vector<double> value = doubles();
+      if (value.size() != 1 && value.size() != 3)
+        wire::fail(wire::Fault::malformed, kWho, "a value of neither 1 nor 3 numbers");
+      if (!v.emplace(std::move(name), collector::param_value(value)).second)
+        wire::fail(wire::Fault::malformed, kWho, "a parameter changed twice");
     }
     return v;
   }

@@ -33,18 +33,6 @@ using Bytes = std::vector<std::byte>;
 using col::ErrorCode;
 using col::ServiceError;
 
-std::vector<ParamValue> values_of(const col::ParamValues& values) {
-  std::vector<ParamValue> out;
-  for (const auto& [name, v] : values) {
-    if (const auto* d = std::get_if<double>(&v)) out.push_back({name, {*d}});
-    else {
-      const auto& a = std::get<std::array<double, 3>>(v);
-      out.push_back({name, {a[0], a[1], a[2]}});
-    }
-  }
-  return out;
-}
-
 // One core for a collector rank and for a collector thread of compute rank 0: the
 // service's calls, run on the core thread through the queue of jobs (job_queue.hpp), to
 // the compute ranks through the link (compute_link.hpp); a live window's cells gathered
@@ -138,7 +126,7 @@ class Core {
   std::vector<col::ParameterInfo> parameters() { return steer(ParametersQuery{}).parameters; }
 
   col::SetReply set(const col::ParamValues& values, const std::string& file) {
-    const Reply r = steer(SetCommand{values_of(values), file});
+    const Reply r = steer(SetCommand{values, file});
     col::SetReply out;
     out.step = r.step;
     out.time = r.time;
@@ -152,8 +140,8 @@ class Core {
     // No file asked: "@SEL", a step on the timeline of the file being written (through its
     // parents; driver/src/live.cpp on_timeline).
     BranchCommand c{(b.file.empty() ? "" : file) + "@" + b.from, {}};
-    if (b.futures.empty()) c.futures.push_back({values_of(b.values), b.output});
-    for (const auto& f : b.futures) c.futures.push_back({values_of(f.values), f.output});
+    if (b.futures.empty()) c.futures.push_back({b.values, b.output});
+    for (const auto& f : b.futures) c.futures.push_back({f.values, f.output});
     const Reply r = steer(c);
     col::BranchReply out{r.file, r.parent, r.step, r.time, r.files};
     // The run is on the branch now; its own status says so only at its next boundary,

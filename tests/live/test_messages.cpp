@@ -36,12 +36,14 @@ std::vector<Command> sample_commands() {
           ControlCommand{ControlAction::stop},
           ControlCommand{ControlAction::resume, "a.h5"},
           ParametersQuery{},
-          SetCommand{{{"physics.nu", {0.002}}, {"boundary.xmin.velocity", {1.2, 0, -0.5}}}},
-          SetCommand{{{"physics.nu", {0.003}}}, "b.h5"},
-          BranchCommand{"run.h5@t=1.5", {{{{"physics.nu", {1e-3}}}, "b.h5"}}},
+          SetCommand{{{"physics.nu", 0.002}, {"boundary.xmin.velocity", std::array<double, 3>{1.2, 0, -0.5}}}},
+          SetCommand{{{"physics.nu", 0.003}}, "b.h5"},
+          BranchCommand{"run.h5@t=1.5", {{{{"physics.nu", 1e-3}}, "b.h5"}}},
           BranchCommand{"x.h5@#0", {{}}},
-          BranchCommand{
-              "@5", {{{{"physics.nu", {1e-3}}}, "a.h5"}, {{}, ""}, {{{"boundary.xmin.velocity", {2, 0, 0}}}, "c.h5"}}},
+          BranchCommand{"@5",
+                        {{{{"physics.nu", 1e-3}}, "a.h5"},
+                         {{}, ""},
+                         {{{"boundary.xmin.velocity", std::array<double, 3>{2, 0, 0}}}, "c.h5"}}},
           Bye{}};
 }
 

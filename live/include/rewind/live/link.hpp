@@ -84,7 +84,7 @@ class Host {
   /// Applies changes from the next step on; returns them as "key=value" (recorded with
   /// the steps written from now). `file`: the future it changes ("" = every future).
   /// Throws std::invalid_argument (nothing changed).
-  virtual std::vector<std::string> set(const std::vector<ParamValue>& values, const std::string& file) = 0;
+  virtual std::vector<std::string> set(const collector::ParamValues& values, const std::string& file) = 0;
   /// Makes the future writing `file` the one where(), grids(), sync_parents() and
   /// variable() speak of until focus("") (the future at this boundary). Throws
   /// std::invalid_argument naming the futures there are. Default: "" and the file

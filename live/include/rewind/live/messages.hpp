@@ -44,12 +44,8 @@ struct PiecePlacement {
   bool operator==(const PiecePlacement&) const = default;
 };
 
-/// A parameter change: one number, or three for a vector parameter.
-struct ParamValue {
-  std::string name;
-  std::vector<double> value;
-  bool operator==(const ParamValue&) const = default;
-};
+// Parameter changes are the collector protocol's collector::ParamValues (name → one
+// number or three); on these frames each travels as its name and its numbers.
 
 /// A steerable parameter, declared by the code once, as data: the collector protocol's
 /// collector::ParameterInfo (a client sees what the code declared). On these frames its
@@ -86,13 +82,13 @@ struct ParametersQuery {
   bool operator==(const ParametersQuery&) const = default;
 };
 struct SetCommand {
-  std::vector<ParamValue> values;
+  collector::ParamValues values;
   std::string file;  ///< the future it changes ("" = every future)
   bool operator==(const SetCommand&) const = default;
 };
 /// One future of a branch: its changed values, into `output` ("" = a name the run chooses).
 struct Future {
-  std::vector<ParamValue> values;
+  collector::ParamValues values;
   std::string output;
   bool operator==(const Future&) const = default;
 };
