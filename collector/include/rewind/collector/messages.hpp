@@ -106,22 +106,11 @@ enum class ErrorCode : std::uint32_t {
 /// "malformed", "bad_version", ... (the names used in the docs and in error replies).
 const char* to_string(ErrorCode c) noexcept;
 
-/// Base of the collector's exceptions: a message plus the protocol's error code.
-class CodedError : public std::runtime_error {
- public:
-  CodedError(ErrorCode code, const std::string& what) : std::runtime_error(what), code_(code) {}
-  [[nodiscard]] ErrorCode code() const { return code_; }
+/// Base of the collector's exceptions: a message plus this protocol's error code (why
+/// the neighbourhood server's protocol has its own: wire::CodedError).
+using CodedError = wire::CodedError<ErrorCode>;
 
- private:
-  ErrorCode code_;
-};
-
-/// Thrown by encode()/decode(); code() says why, in this protocol's numbering
-/// (ErrorCode above; docs/collector-protocol.md, "Error codes": too_large = 4). The
-/// neighbourhood server's protocol has its own nbserver::ProtocolError and ErrorCode
-/// (docs/protocol.md, "Messages": too_large = 6 there): each code is its protocol's
-/// wire contract, so the two numberings stay as they are and are never converted into
-/// each other.
+/// Thrown by encode()/decode(); code() says why.
 class ProtocolError : public CodedError {
  public:
   using CodedError::CodedError;
