@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <numeric>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,8 @@
 #include "rewind/collector/token.hpp"
 #include "rewind/kernel/lineage.hpp"
 #include "rewind/kernel/output_target.hpp"
-#include "rewind/live/collector.hpp"
 #include "rewind/live/link.hpp"
+#include "rewind/live/relay.hpp"
 
 using namespace rwd::api;
 namespace live = rwd::live;
@@ -33,7 +34,7 @@ namespace col = rwd::collector;
 namespace {
 
 struct Declared {
-  live::Parameter p;
+  col::ParameterInfo p;
 };
 
 // An event as the library keeps it (its strings live here until the next boundary).
@@ -88,10 +89,10 @@ struct rewind_live {
   double last_time = 0.0;
   std::string last_file;
   k::CommonInfo common;  ///< the variables windows may ask for, the geometry
-  std::optional<live::ThreadCollector> thread;
+  std::optional<live::RelayThread> thread;
   std::optional<live::Link> link;
-  std::vector<live::Parameter> parameters;
-  std::vector<live::Parameter> declared;  ///< with their initial values
+  std::vector<col::ParameterInfo> parameters;
+  std::vector<col::ParameterInfo> declared;  ///< with their initial values
   std::vector<std::string> files;  ///< every file this run wrote (the timelines)
   std::deque<Event> events;
   Event current;  ///< the one last handed out (its strings)
@@ -152,24 +153,30 @@ class Host final : public live::Host {
     for (const auto& x : v) names += (names.empty() ? "" : ", ") + x.name;
     throw std::invalid_argument(fmt::format("unknown variable '{}' (there are {})", name, names));
   }
-  std::vector<live::Parameter> parameters() override { return l_.parameters; }
-  std::vector<std::string> set(const std::vector<live::ParamValue>& values, const std::string& file) override {
+  std::vector<col::ParameterInfo> parameters() override { return l_.parameters; }
+  std::vector<std::string> set(const col::ParamValues& values, const std::string& file) override {
     focus(file);  // this code's one future, or refused naming it
     auto changed = l_.parameters;
     std::vector<std::string> applied;
-    for (const auto& v : values) {
-      auto it = std::find_if(changed.begin(), changed.end(), [&](const live::Parameter& p) { return p.name == v.name; });
-      if (it == changed.end()) throw std::invalid_argument(fmt::format("'{}' is not a steerable parameter of this run", v.name));
-      if (v.value.size() != it->value.size())
-        throw std::invalid_argument(fmt::format("{}: {} components, not {}", v.name, it->value.size(), v.value.size()));
-      for (const double x : v.value)
+    for (const auto& change : values) {
+      const std::string& name = change.first;  // not a structured binding: the lambda below captures it
+      const col::ParamValue& value = change.second;
+      const std::vector<double> v = col::components(value);
+      auto it =
+          std::find_if(changed.begin(), changed.end(), [&](const col::ParameterInfo& p) { return p.name == name; });
+      if (it == changed.end())
+        throw std::invalid_argument(fmt::format("'{}' is not a steerable parameter of this run", name));
+      const std::size_t n = col::components(it->value).size();
+      if (v.size() != n) throw std::invalid_argument(fmt::format("{}: {} components, not {}", name, n, v.size()));
+      for (const double x : v)
         if (!std::isfinite(x) || x < it->min || x > it->max)
-          throw std::invalid_argument(fmt::format("{} = {}: outside [{}, {}]", v.name, x, it->min, it->max));
-      it->value = v.value;
-      applied.push_back(fmt::format("{}={}", v.name, value_text(v.value)));
+          throw std::invalid_argument(fmt::format("{} = {}: outside [{}, {}]", name, x, it->min, it->max));
+      it->value = value;
+      applied.push_back(fmt::format("{}={}", name, value_text(v)));
     }
     l_.parameters = std::move(changed);  // all or nothing
-    for (const auto& v : values) l_.events.push_back({REWIND_EVENT_SET, v.name, v.value, {}, {}, 0, 0.0});
+    for (const auto& [name, value] : values)
+      l_.events.push_back({REWIND_EVENT_SET, name, col::components(value), {}, {}, 0, 0.0});
     record();
     return applied;
   }
@@ -179,16 +186,17 @@ class Host final : public live::Host {
     file_->overrides.clear();
     for (std::size_t i = 0; i < l_.parameters.size(); ++i)
       if (l_.parameters[i].value != l_.declared[i].value)
-        file_->overrides.push_back(fmt::format("{}={}", l_.parameters[i].name, value_text(l_.parameters[i].value)));
+        file_->overrides.push_back(
+            fmt::format("{}={}", l_.parameters[i].name, value_text(col::components(l_.parameters[i].value))));
   }
   void branch(const live::BranchCommand& b, live::Reply& reply) override;
-  void control(live::Action a, const std::string& file) override {
+  void control(col::ControlAction a, const std::string& file) override {
     if (!file.empty()) {
       focus(file);
-      if (a == live::Action::pause)
+      if (a == col::ControlAction::pause)
         throw std::invalid_argument("this code computes one future: pause the run (no file named)");
     }
-    if (a != live::Action::stop) return;
+    if (a != col::ControlAction::stop) return;
     l_.stopped = true;
     l_.events.push_back({REWIND_EVENT_STOP, {}, {}, {}, {}, 0, 0.0});
   }
@@ -228,7 +236,10 @@ void Host::branch(const live::BranchCommand& b, live::Reply& reply) {
     // No file ("@SEL", the collector's default): a step on the timeline of the file being
     // written, through its parents (docs/file-format.md §6, "A branch's timeline").
     const bool named = !k::split_step_spec(b.from).first.empty();
-    const auto [path, sel] = k::split_step_spec(named ? b.from : k::timeline_spec(l_.files.back(), k::split_step_spec(b.from).second));
+    const auto spec =
+        k::split_step_spec(named ? b.from : k::timeline_spec(l_.files.back(), k::split_step_spec(b.from).second));
+    const std::string& path = spec.first;  // not a structured binding: the lambda below captures it
+    const auto& sel = spec.second;
     if (named && std::none_of(l_.files.begin(), l_.files.end(), [&](const std::string& f) {
           std::error_code ec;
           return std::filesystem::equivalent(f, path, ec);
@@ -275,14 +286,16 @@ void Host::branch(const live::BranchCommand& b, live::Reply& reply) {
   for (const auto& o : from.case_overrides) {
     const auto eq = o.find('=');
     for (auto& p : l_.parameters)
-      if (eq != std::string::npos && p.name == o.substr(0, eq)) p.value = parse_value(o.substr(eq + 1));
+      if (eq != std::string::npos && p.name == o.substr(0, eq))
+        p.value = col::param_value(parse_value(o.substr(eq + 1)));
   }
   (void)set(future.values, "");
   l_.events.resize(saved_events);
   l_.events.push_back(Event{REWIND_EVENT_BRANCH, {}, {}, parent, output, from.step, from.time});
   for (std::size_t i = 0; i < l_.parameters.size(); ++i)
     if (l_.parameters[i].value != before[i].value)
-      l_.events.push_back({REWIND_EVENT_SET, l_.parameters[i].name, l_.parameters[i].value, {}, {}, 0, 0.0});
+      l_.events.push_back(
+          {REWIND_EVENT_SET, l_.parameters[i].name, col::components(l_.parameters[i].value), {}, {}, 0, 0.0});
   reply.file = output;
   reply.parent = parent;
   reply.step = from.step;
@@ -399,7 +412,7 @@ rewind_status rewind_live_start(rewind_live** live, MPI_Comm world, int where, c
     if (collector) {
       announce_token(so, token);
       const live::RankLayout layout{.service = l->service, .first_compute = 0, .compute_size = size - 1};
-      (void)live::run_collector(layout, {}, info, so, [&](std::uint16_t port) {
+      (void)live::run_relay(layout, {}, info, so, [&](std::uint16_t port) {
         std::printf("rewind live: listening on %s:%u\n", so.host.c_str(), static_cast<unsigned>(port));
         std::fflush(stdout);
       });
@@ -430,14 +443,13 @@ rewind_status rewind_live_declare(rewind_live* live, const char* name, const cha
     if (!(min <= max)) throw Status(REWIND_ERR_ARGUMENT, fmt::format("{}: min {} above max {}", nm, min, max));
     for (const auto& p : l.parameters)
       if (p.name == nm) throw Status(REWIND_ERR_ARGUMENT, fmt::format("{} is declared twice", nm));
-    live::Parameter p;
+    col::ParameterInfo p;
     p.name = nm;
-    p.vector = n == 3;
     p.unit = unit != nullptr ? unit : "";
     p.min = min;
     p.max = max;
     p.description = description != nullptr ? description : "";
-    p.value.assign(value, value + n);
+    p.value = col::param_value(std::span<const double>(value, static_cast<std::size_t>(n)));
     l.declared.push_back(p);
     l.parameters.push_back(std::move(p));
   });

@@ -28,8 +28,8 @@
 #include "rewind/collector/token.hpp"
 #include "rewind/driver/insitu.hpp"
 #include "rewind/driver/live.hpp"
-#include "rewind/live/collector.hpp"
 #include "rewind/live/link.hpp"
+#include "rewind/live/relay.hpp"
 #include "rewind/driver/observers.hpp"
 #include "rewind/driver/run.hpp"
 #include "rewind/kernel/io_ranks.hpp"
@@ -208,7 +208,7 @@ void say_listening(const RunOptions& o, std::uint16_t port, collector::ContactFi
   std::fflush(stdout);
 }
 
-void report_collector(const live::CollectorStats& stats, bool quiet) {
+void report_collector(const live::RelayStats& stats, bool quiet) {
   if (!quiet && stats.windows > 0)
     fmt::print("collector   {} live window{}: {} sent from memory shared with the compute ranks, {} through the "
                "collector's own arrays (zstd, or both shared slots still being written)\n",
@@ -264,9 +264,8 @@ int run_collector_rank(const RunOptions& o, const driver::RunSpec& spec, const l
   const live::RankLayout layout{
       .service = roles.service(), .first_compute = roles.first_compute, .compute_size = roles.compute_size};
   collector::ContactFile contact;  // RUN.h5.contact while the collector listens
-  const auto stats =
-      live::run_collector(layout, select, collector::server_info_of(spec.common), server_options(o),
-                          [&](std::uint16_t port) { say_listening(o, port, contact, spec.output.file); });
+  const auto stats = live::run_relay(layout, select, collector::server_info_of(spec.common), server_options(o),
+                                     [&](std::uint16_t port) { say_listening(o, port, contact, spec.output.file); });
   contact.remove();
   nb.shutdown_one();
   report_collector(stats, spec.quiet);
@@ -307,7 +306,7 @@ int run_with_server(const RunOptions& o, driver::RunSpec spec, const std::functi
   nbserver::Client client(roles);
   auto plan = client.plan();
   // The collector: a rank of its own (3+ processes), else a thread of compute rank 0.
-  std::optional<live::ThreadCollector> thread;
+  std::optional<live::RelayThread> thread;
   collector::ContactFile contact;  // RUN.h5.contact while the thread listens
   std::optional<driver::LiveLink> link;
   if (live && roles.collector_rank >= 0) {
@@ -454,7 +453,7 @@ int run_alone(const RunOptions& o, driver::RunSpec spec, const std::function<spa
   if (o.listen.empty())
     return run_compute(o, std::move(spec), std::move(plan), MPI_COMM_WORLD, world_rank == 0, estimate, std::move(hook));
   // Live on one process: the collector is a thread of this one (the Catalyst Live model).
-  live::ThreadCollector thread(collector::server_info_of(spec.common), server_options(o), 1);
+  live::RelayThread thread(collector::server_info_of(spec.common), server_options(o), 1);
   collector::ContactFile contact;  // RUN.h5.contact while the thread listens
   say_listening(o, thread.port(), contact, spec.output.file);
   driver::LiveLink link(live::Link::to_thread(thread.channel(), MPI_COMM_WORLD), o.pause_at_end);

@@ -16,6 +16,8 @@
 #include <utility>  // before Asio: Boost 1.74 awaitable.hpp needs std::exchange under C++20
 #include <boost/asio/ip/address.hpp>
 
+#include "rewind/holder/holder.hpp"
+
 namespace rwd::collector {
 
 namespace {
@@ -34,15 +36,6 @@ extern "C" void remove_on_signal(int sig) {
   for (std::size_t i = 0; i < kSignals.size(); ++i)
     if (kSignals[i] == sig) ::sigaction(sig, &g_previous[i], nullptr);
   ::raise(sig);  // as the signal would have: the previous handler, or the default (the end)
-}
-
-std::string now_iso() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  char out[32];
-  std::strftime(out, sizeof out, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return out;
 }
 
 std::string file_of(const std::string& run_file) {
@@ -92,21 +85,15 @@ std::string read_private(const std::string& path, const std::string& run_file) {
 
 std::string contact_path(const std::string& run_file) { return run_file + kSuffix; }
 
-std::string host_name() {
-  char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) != 0) return "";
-  return host;
-}
-
 Contact make_contact(const std::string& listen_host, std::uint16_t port, const std::string& token) {
   Contact c;
   const bool wildcard = listen_host.empty() || listen_host == "0.0.0.0" || listen_host == "::" || listen_host == "[::]";
-  c.node = host_name();
+  c.node = holder::node_name();
   c.host = wildcard ? c.node : listen_host;
   c.port = port;
   c.token = token;
   c.pid = static_cast<long>(::getpid());
-  c.started = now_iso();
+  c.started = holder::utc_iso();
   return c;
 }
 
@@ -172,8 +159,8 @@ void write_contact(const std::string& run_file, const Contact& c) {
 }
 
 bool contact_is_stale(const Contact& c) {
-  if (c.pid <= 0 || c.node != host_name()) return false;
-  return ::kill(static_cast<pid_t>(c.pid), 0) != 0 && errno == ESRCH;
+  // The file names no boot id or start time (version 1): a reused number looks alive.
+  return c.pid > 0 && holder::alive({c.node, c.pid, {}, 0}) == holder::Alive::no;
 }
 
 Contact read_contact(const std::string& run_file) {
@@ -196,7 +183,7 @@ bool is_loopback_host(const std::string& host) {
 std::string contact_hint(const Contact& c, const std::string& path) {
   std::string out = " (" + path + ": the job's collector on " + c.node + ", pid " + std::to_string(c.pid) + ", since " +
                     c.started + ")";
-  if (is_loopback_host(c.host) && c.node != host_name())
+  if (is_loopback_host(c.host) && c.node != holder::node_name())
     out += "; it listens on loopback of " + c.node + " only: reach it through an SSH tunnel (docs/cluster.md, "
            "\"Connecting to a job\"), or start the run with --listen 0.0.0.0:PORT and a token";
   return out;
@@ -225,7 +212,7 @@ void ContactFile::remove() noexcept {
   // Only if it is still this process's: never another job's file.
   try {
     const Contact c = parse_contact(read_private(path_, path_), path_);
-    if (c.pid == static_cast<long>(::getpid()) && c.node == host_name()) ::unlink(path_.c_str());
+    if (holder::is_self({c.node, c.pid, {}, 0})) ::unlink(path_.c_str());
   } catch (...) {
   }
   path_.clear();

@@ -48,6 +48,17 @@ std::optional<RunState> parse_run_state(const std::string& s) { return parse_nam
 const char* to_string(ControlAction a) noexcept { return kControlActions.at(static_cast<std::size_t>(a)); }
 std::optional<ControlAction> parse_control_action(const std::string& s) { return parse_name<ControlAction>(kControlActions, s); }
 
+std::vector<double> components(const ParamValue& v) {
+  if (const auto* d = std::get_if<double>(&v)) return {*d};
+  const auto& a = std::get<std::array<double, 3>>(v);
+  return {a.begin(), a.end()};
+}
+
+ParamValue param_value(std::span<const double> numbers) {
+  if (numbers.size() == 3) return std::array<double, 3>{numbers[0], numbers[1], numbers[2]};
+  return numbers.empty() ? 0.0 : numbers[0];
+}
+
 std::uint64_t PieceMessage::cells() const {
   std::uint64_t n = 1;
   for (const auto c : count) n *= static_cast<std::uint64_t>(c < 0 ? 0 : c);

@@ -74,7 +74,7 @@ void InsituObserver::finish(Run& run) {
 
 void InsituHandOff::at_boundary(Run& run, const Boundary& b) {
   const bool due = schedule_.due(run.solver().scalar_state().step, b.first);
-  active_ = active_ && run.output().hook_active();
+  active_ = active_ && !run.output().hook_declined();
   if (active_ && b.first) run.output().expect_hook();
   if (active_ && due) run.output().hand_next_step_to_hook();
 }

@@ -27,7 +27,7 @@ namespace {
 
 // The values as `--set` overrides, checked; `set`: also against the run's times now (a
 // branch's are checked against its branch point by plan_branch).
-std::vector<std::string> overrides_of(Run& run, const std::vector<live::ParamValue>& values, bool set) {
+std::vector<std::string> overrides_of(Run& run, const collector::ParamValues& values, bool set) {
   const auto params = steerable_parameters(run.spec());
   std::optional<config::RunTimes> at;
   if (set) {
@@ -35,7 +35,8 @@ std::vector<std::string> overrides_of(Run& run, const std::vector<live::ParamVal
     at = config::RunTimes{.end = t.end, .dt = t.dt, .now = run.solver().scalar_state().time};
   }
   std::vector<std::string> out;
-  for (const auto& v : values) out.push_back(steering_override(params, v.name, v.value, at));
+  for (const auto& [name, value] : values)
+    out.push_back(steering_override(params, name, collector::components(value), at));
   return out;
 }
 
@@ -212,10 +213,10 @@ class LiveLink::Host final : public live::Host {
     s.parent = spec.restart && spec.mode == RunOutput::Mode::create ? spec.restart->file : "";
     s.files = run_.files();
     for (const auto& f : run_.futures()) {
-      const auto state = f.ended      ? live::State::finished
-                         : f.stopping ? live::State::stopping
-                         : f.paused   ? live::State::paused
-                                      : live::State::running;
+      const auto state = f.ended      ? collector::RunState::finished
+                         : f.stopping ? collector::RunState::stopping
+                         : f.paused   ? collector::RunState::paused
+                                      : collector::RunState::running;
       s.futures.push_back({f.file, f.parent, state, f.step, f.time, f.steps, f.wall, f.changes});
     }
     return s;
@@ -238,8 +239,8 @@ class LiveLink::Host final : public live::Host {
       if (fields[i].name == name) return static_cast<int>(i);
     throw std::invalid_argument(fmt::format("unknown variable '{}'", name));
   }
-  std::vector<live::Parameter> parameters() override { return steerable_parameters(run_.spec()); }
-  std::vector<std::string> set(const std::vector<live::ParamValue>& values, const std::string& file) override {
+  std::vector<collector::ParameterInfo> parameters() override { return steerable_parameters(run_.spec()); }
+  std::vector<std::string> set(const collector::ParamValues& values, const std::string& file) override {
     // Every future it names checks the values first (its times): all take them, or none.
     const auto targets = futures_named(file);
     std::vector<std::vector<std::string>> changes;
@@ -268,17 +269,17 @@ class LiveLink::Host final : public live::Host {
     steer_branch(run_, b, run_.comm(), reply);  // the new timeline's first boundary shares its tree
     run_.refocus();
   }
-  void control(live::Action a, const std::string& file) override {
-    if (file.empty() && a == live::Action::pause) return;  // the link pauses the job
+  void control(collector::ControlAction a, const std::string& file) override {
+    if (file.empty() && a == collector::ControlAction::pause) return;  // the link pauses the job
     for (const auto i : futures_named(file)) {
       run_.focus(i);
-      if (a == live::Action::pause) {
+      if (a == collector::ControlAction::pause) {
         run_.pause_future(true);
         continue;
       }
       run_.reopen_output();  // whatever would write again tries first
       run_.pause_future(false);
-      if (a == live::Action::stop) run_.request_stop();
+      if (a == collector::ControlAction::stop) run_.request_stop();
     }
     run_.refocus();
   }

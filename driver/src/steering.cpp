@@ -14,19 +14,25 @@ namespace {
 constexpr const char* kFaces[6] = {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"};
 
 // A steerable key of this run: name, unit, range and description from the key table.
-Parameter parameter(const std::string& key, std::vector<double> value, const std::string& where = "") {
+collector::ParameterInfo parameter(const std::string& key, const std::vector<double>& value,
+                                   const std::string& where = "") {
   const auto& row = config::case_key(key);
   if (!row.steerable) throw std::logic_error(key + " is not steerable in the key table");
-  return {key, value.size() == 3, row.unit, row.range.min, row.range.max,
-          where.empty() ? row.description : fmt::format("{} at {}", row.description, where), std::move(value),
-          row.range.min_open, row.range.max_open};
+  return {key,
+          collector::param_value(value),
+          row.unit,
+          row.range.min,
+          row.range.max,
+          where.empty() ? row.description : fmt::format("{} at {}", row.description, where),
+          row.range.min_open,
+          row.range.max_open};
 }
 }  // namespace
 
-std::vector<Parameter> steerable_parameters(const RunSpec& spec) {
+std::vector<collector::ParameterInfo> steerable_parameters(const RunSpec& spec) {
   const auto& c = spec.solver_case;
   const auto& o = spec.output;
-  std::vector<Parameter> p;
+  std::vector<collector::ParameterInfo> p;
   p.push_back(parameter("physics.nu", {c.physics.nu}));
   if (c.physics.energy) p.push_back(parameter("physics.alpha", {c.physics.alpha}));
   for (int f = 0; f < 6; ++f) {
@@ -44,9 +50,10 @@ std::vector<Parameter> steerable_parameters(const RunSpec& spec) {
   return p;
 }
 
-std::string steering_override(const std::vector<Parameter>& params, const std::string& name,
+std::string steering_override(const std::vector<collector::ParameterInfo>& params, const std::string& name,
                               const std::vector<double>& value, const std::optional<config::RunTimes>& at) {
-  const auto it = std::find_if(params.begin(), params.end(), [&](const Parameter& q) { return q.name == name; });
+  const auto it =
+      std::find_if(params.begin(), params.end(), [&](const collector::ParameterInfo& q) { return q.name == name; });
   if (it == params.end()) {
     std::string known;
     std::vector<std::string> names;
@@ -55,7 +62,7 @@ std::string steering_override(const std::vector<Parameter>& params, const std::s
     throw std::invalid_argument(fmt::format("{} is not a steerable parameter of this run{} (steerable: {})", name,
                                             near.empty() ? "" : "; did you mean " + near + "?", known));
   }
-  const std::size_t n = it->vector ? 3 : 1;
+  const std::size_t n = collector::components(it->value).size();
   if (value.size() != n)
     throw std::invalid_argument(fmt::format("{} takes {}, got {} values", name, n == 3 ? "3 values [x, y, z]" : "one number",
                                             value.size()));
@@ -69,7 +76,7 @@ std::string steering_override(const std::vector<Parameter>& params, const std::s
     else if (name.ends_with("_interval")) why = config::interval_problem(value[0], *at);
     if (!why.empty()) throw std::invalid_argument(fmt::format("{}: {}", name, why));
   }
-  if (!it->vector) return fmt::format("{}={}", name, value[0]);  // shortest round trip: exact and readable
+  if (n == 1) return fmt::format("{}={}", name, value[0]);  // shortest round trip: exact and readable
   return fmt::format("{}=[{}, {}, {}]", name, value[0], value[1], value[2]);
 }
 

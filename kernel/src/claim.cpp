@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "rewind/holder/holder.hpp"
 #include "rewind/kernel/error.hpp"
 
 namespace rwd::kernel {
@@ -28,43 +29,6 @@ namespace rwd::kernel {
 namespace {
 
 constexpr const char* kRecordHeader = "rewind file claim";
-
-std::string hostname() {
-  char buf[256] = {0};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return "?";
-  return buf;
-}
-
-std::string first_line(const char* file) {
-  std::ifstream in(file);
-  std::string s;
-  std::getline(in, s);
-  return s;
-}
-
-/// The fields of /proc/PID/stat after the command name (the first is field 3, the
-/// state), or none if the process is gone.
-std::vector<std::string> proc_stat(long pid) {
-  std::ifstream in(fmt::format("/proc/{}/stat", pid));
-  std::string s;
-  if (!std::getline(in, s)) return {};
-  const auto close = s.rfind(')');  // the command name may hold spaces and ')'
-  if (close == std::string::npos) return {};
-  std::istringstream rest(s.substr(close + 1));
-  std::vector<std::string> fields;
-  for (std::string f; rest >> f;) fields.push_back(f);
-  return fields;
-}
-
-/// Field 22 of /proc/PID/stat (start time in clock ticks after boot), or -1.
-long long proc_start(long pid) {
-  const auto f = proc_stat(pid);
-  try {
-    return f.size() > 19 ? std::stoll(f[19]) : -1;
-  } catch (const std::exception&) {
-    return -1;
-  }
-}
 
 std::string command_line() {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
@@ -74,28 +38,20 @@ std::string command_line() {
   return out.size() > 160 ? out.substr(0, 157) + "..." : out;
 }
 
-std::string now_utc() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
-  return buf;
-}
-
 ClaimRecord my_record() {
   ClaimRecord r;
-  r.host = hostname();
-  r.pid = static_cast<long>(::getpid());
-  r.since = now_utc();
+  const holder::Process me = holder::self();
+  r.node = me.node;
+  r.pid = me.pid;
+  r.since = holder::utc_text();
   r.command = command_line();
-  r.boot_id = first_line("/proc/sys/kernel/random/boot_id");
-  r.proc_start = proc_start(r.pid);
+  r.boot_id = me.boot_id;
+  r.proc_start = me.start;
   return r;
 }
 
 std::string encode(const ClaimRecord& r) {
-  return fmt::format("{}\nhost={}\npid={}\nsince={}\ncommand={}\nboot_id={}\nproc_start={}\n", kRecordHeader, r.host,
+  return fmt::format("{}\nhost={}\npid={}\nsince={}\ncommand={}\nboot_id={}\nproc_start={}\n", kRecordHeader, r.node,
                      r.pid, r.since, r.command, r.boot_id, r.proc_start);
 }
 
@@ -110,7 +66,7 @@ std::optional<ClaimRecord> decode(const std::string& text) {
     if (eq == std::string::npos) continue;
     const std::string key = line.substr(0, eq), value = line.substr(eq + 1);
     try {
-      if (key == "host") r.host = value;
+      if (key == "host") r.node = value;  // the record's key for the machine
       else if (key == "pid") r.pid = std::stol(value);
       else if (key == "since") r.since = value;
       else if (key == "command") r.command = value;
@@ -214,24 +170,13 @@ std::optional<std::pair<ClaimRecord, std::string>> find_holder(const FileId& id)
   return std::nullopt;
 }
 
-enum class Alive { yes, no, unknown };
+using holder::Alive;
 
-/// Whether the record's process still runs: checkable on its own host only.
-Alive alive(const ClaimRecord& r) {
-  if (r.host != hostname()) return Alive::unknown;
-  const std::string boot = first_line("/proc/sys/kernel/random/boot_id");
-  if (!r.boot_id.empty() && !boot.empty() && r.boot_id != boot) return Alive::no;  // the host rebooted since
-  if (r.pid <= 0 || (::kill(static_cast<pid_t>(r.pid), 0) != 0 && errno == ESRCH)) return Alive::no;
-  // kill(pid, 0) also reaches a zombie (ended, not yet reaped by its parent: mpirun, a shell).
-  const auto stat = proc_stat(r.pid);
-  if (!stat.empty() && (stat[0] == "Z" || stat[0] == "X")) return Alive::no;
-  const long long start = proc_start(r.pid);
-  if (start >= 0 && r.proc_start > 0 && start != r.proc_start) return Alive::no;  // the number was reused
-  return Alive::yes;
-}
+/// Whether the record's process still runs: checkable on its own node only.
+Alive alive(const ClaimRecord& r) { return holder::alive({r.node, r.pid, r.boot_id, r.proc_start}); }
 
 [[noreturn]] void refuse_held(const std::string& path, const std::optional<ClaimRecord>& r) {
-  if (r && r->pid == static_cast<long>(::getpid()) && r->host == hostname())
+  if (r && holder::is_self({r->node, r->pid, {}, 0}))
     throw FileError(ErrorKind::claimed, path, "is written by this job already (its run or an earlier branch)");
   throw FileError(ErrorKind::claimed, path,
                   fmt::format("is being written by another job{}; one job writes a file at a time: wait for it to "
@@ -279,7 +224,7 @@ std::string claim_path(const std::string& path) { return resolved(path) + ".lock
 std::string ClaimRecord::describe() const {
   if (pid <= 0) return command;  // a holder that could not be seen (read_claim)
   return fmt::format("{}{}process {} on host {}, since {}{}", command.empty() ? "" : command,
-                     command.empty() ? "" : " (", pid, host, since, command.empty() ? "" : ")");
+                     command.empty() ? "" : " (", pid, node, since, command.empty() ? "" : ")");
 }
 
 std::optional<ClaimState> read_claim(const std::string& path) {

@@ -1,10 +1,11 @@
-// The collector core's link to the compute ranks (compute_link.hpp).
+// The relay's link to the compute ranks (compute_link.hpp).
 #include "compute_link.hpp"
 
 #include "rewind/live/link.hpp"
 #include "rewind/mpi/backoff.hpp"
 
 namespace rwd::live {
+using collector::RunState;
 
 Reply ComputeLink::command(const Command& c, WindowTarget target) {
   send_command(c, std::move(target));
@@ -36,9 +37,9 @@ void ComputeLink::send_command(const Command& c, WindowTarget target) {
             layout_.service, &s.second);
 }
 
-std::chrono::microseconds reply_nap(State state, double rate, double since_status) {
+std::chrono::microseconds reply_nap(RunState state, double rate, double since_status) {
   using std::chrono::microseconds;
-  if (state == State::paused) return microseconds(100);
+  if (state == RunState::paused) return microseconds(100);
   const bool due_soon = rate > 0 && since_status > 1.0 / rate - 0.004;
   return due_soon ? microseconds(100) : microseconds(2000);
 }
@@ -94,9 +95,9 @@ void ComputeLink::take_status(Status s) {
     rate_wall_ = s.wall;
     rate_steps_ = s.steps;
   }
-  if (s.state == State::paused) rate_ = 0.0;
+  if (s.state == RunState::paused) rate_ = 0.0;
   status_at_ = std::chrono::steady_clock::now();
-  finished_ = s.state == State::finished;
+  finished_ = s.state == RunState::finished;
   status_ = std::move(s);
 }
 

@@ -1,7 +1,7 @@
-// The collector core's link to the compute ranks (collector.cpp): commands out,
-// replies and the run's status in, over MPI (a collector rank) or the in-process channel
-// (a collector thread of compute rank 0); the run's status and tree as last received.
-// Core thread, except the status accessors. Private to rewind::live.
+// The relay's link to the compute ranks (relay.cpp): commands out, replies and the
+// run's status in, over MPI (a collector rank) or the in-process channel (a collector
+// thread of compute rank 0); the run's status and tree as last received. The relay's
+// thread, except the status accessors. Private to rewind::live.
 #pragma once
 #include <mpi.h>
 
@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "channel.hpp"
-#include "rewind/live/collector.hpp"
 #include "rewind/live/messages.hpp"
+#include "rewind/live/relay.hpp"
 
 namespace rwd::live {
 
@@ -77,6 +77,6 @@ class ComputeLink {
 /// (`since_status` seconds after the last status, which the root sends at a boundary,
 /// and 1 / `rate` seconds per step), then 0.1 ms: a 2 ms nap no longer ends up to 2 ms
 /// after the reply came. Without a rate yet, 2 ms.
-std::chrono::microseconds reply_nap(State state, double rate, double since_status);
+std::chrono::microseconds reply_nap(collector::RunState state, double rate, double since_status);
 
 }  // namespace rwd::live

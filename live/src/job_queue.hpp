@@ -1,4 +1,4 @@
-// The collector core's queue of jobs (collector.cpp): the TCP server's worker thread
+// The relay's queue of jobs (relay.cpp): the TCP server's worker thread
 // posts a job and waits for its result; the core thread, which alone makes MPI and HDF5
 // calls, runs them one at a time. Private to rewind::live.
 #pragma once

@@ -20,6 +20,8 @@
 #include "rewind/window/select.hpp"
 
 namespace rwd::live {
+using collector::ControlAction;
+using collector::RunState;
 
 namespace {
 
@@ -218,13 +220,13 @@ struct Link::Impl {
     else send_to_collector(encode(*tree), kStatusTag);  // in order with the statuses
   }
 
-  void send_status(Host& host, State state) {
+  void send_status(Host& host, RunState state) {
     if (rank != 0) return;
     Status s = host.where();
     s.state = state;
     // The job paused (or ending) holds every future: each says so, not its own "running".
     for (auto& f : s.futures)
-      if (f.state == State::running && state != State::running) f.state = state;
+      if (f.state == RunState::running && state != RunState::running) f.state = state;
     s.steps = steps;
     s.wall = MPI_Wtime() - t0;
     s.ranks = ranks;
@@ -325,7 +327,7 @@ struct Link::Impl {
   }
 
   // Thread mode, rank 0: its own cells straight into the reply, the other ranks' received
-  // into their places (the collector's logic, collector.cpp, on this side).
+  // into their places (the collector's logic, relay.cpp, on this side).
   void gather_cells(const WindowCommand& c, const Plan& p, const kernel::LocalGrids& grids, const std::vector<int>& vars) {
     if (target.values.size() != vars.size() || target.types == nullptr)
       throw std::runtime_error("live window: the collector gave no arrays for it");
@@ -450,12 +452,14 @@ struct Link::Impl {
       host.focus(k->file);
       const Focus back{host};
       here();
-      reply.state = k->action == Action::pause ? State::paused : k->action == Action::resume ? State::running : State::stopping;
-      send_status(host, paused ? State::paused : State::running);
+      reply.state = k->action == ControlAction::pause    ? RunState::paused
+                    : k->action == ControlAction::resume ? RunState::running
+                                                         : RunState::stopping;
+      send_status(host, paused ? RunState::paused : RunState::running);
     } else if (k) {
       if (ending) throw std::invalid_argument("the run has finished");
       const bool was_paused = paused;
-      paused = k->action == Action::pause;
+      paused = k->action == ControlAction::pause;
       try {
         host.control(k->action, "");
       } catch (...) {
@@ -463,13 +467,15 @@ struct Link::Impl {
         throw;
       }
       here();
-      reply.state = k->action == Action::pause ? State::paused : k->action == Action::resume ? State::running : State::stopping;
-      if (k->action == Action::stop) {
+      reply.state = k->action == ControlAction::pause    ? RunState::paused
+                    : k->action == ControlAction::resume ? RunState::running
+                                                         : RunState::stopping;
+      if (k->action == ControlAction::stop) {
         stopped = true;
         held = false;
         return true;
       }
-      if (k->action == Action::pause) send_status(host, State::paused);
+      if (k->action == ControlAction::pause) send_status(host, RunState::paused);
     } else if (std::holds_alternative<ParametersQuery>(c)) {
       reply.parameters = host.parameters();
     } else if (const auto* s = std::get_if<SetCommand>(&c)) {
@@ -481,14 +487,14 @@ struct Link::Impl {
         here();
       }
       reply.step += 1;  // the first step computed with them
-      send_status(host, paused ? State::paused : State::running);  // the changes in status at once, paused too
+      send_status(host, paused ? RunState::paused : RunState::running);  // the changes in status at once, paused too
     } else if (const auto* br = std::get_if<BranchCommand>(&c)) {
       if (ending) throw std::invalid_argument("the run has finished");
       try {
         host.branch(*br, reply);
       } catch (const PausedError&) {
         paused = true;
-        send_status(host, State::paused);
+        send_status(host, RunState::paused);
         throw;
       }
       held = false;
@@ -541,7 +547,7 @@ void Link::at_boundary(Host& host, bool first, bool stepped) {
   const double now = MPI_Wtime();
   if (first || now - im.last_status >= 0.05) {
     im.last_status = now;
-    im.send_status(host, im.paused ? State::paused : State::running);
+    im.send_status(host, im.paused ? RunState::paused : RunState::running);
   }
   im.serve(host, false);
 }
@@ -551,7 +557,7 @@ bool Link::pause_at_end(Host& host) {
   if (im.stopped) return false;
   im.paused = true;
   im.branched = false;
-  im.send_status(host, State::paused);
+  im.send_status(host, RunState::paused);
   im.serve(host, false);  // until resume, stop or branch
   return im.branched || !im.stopped;
 }
@@ -559,7 +565,7 @@ bool Link::pause_at_end(Host& host) {
 Link::Summary Link::finish(Host& host) {
   auto& im = *impl_;
   im.paused = im.held = false;
-  im.send_status(host, State::finished);
+  im.send_status(host, RunState::finished);
   im.serve(host, true);
   MPI_Waitall(static_cast<int>(im.sends.size()), im.sends.data(), MPI_STATUSES_IGNORE);
   // What the queries cost the run: the slowest rank's time in window commands (the next

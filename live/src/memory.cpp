@@ -12,6 +12,8 @@
 #include <system_error>
 #include <utility>
 
+#include "rewind/holder/holder.hpp"
+
 namespace rwd::live {
 
 namespace {
@@ -34,14 +36,7 @@ std::uint64_t random_token() {
 }  // namespace
 
 const std::string& node_id() {
-  static const std::string id = [] {
-    char host[256] = {};
-    ::gethostname(host, sizeof host - 1);
-    std::string boot;
-    std::ifstream in("/proc/sys/kernel/random/boot_id");
-    std::getline(in, boot);
-    return std::string(host) + "/" + boot;
-  }();
+  static const std::string id = holder::node_name() + "/" + holder::boot_id();
   return id;
 }
 

@@ -7,6 +7,8 @@
 #include "format.hpp"
 
 namespace rwd::live {
+using collector::ControlAction;
+using collector::RunState;
 
 namespace {
 
@@ -24,11 +26,11 @@ class Out : public wire::ByteWriter {
     put_count(v.size());
     for (const double d : v) put_f64(d);
   }
-  void values(const std::vector<ParamValue>& v) {
+  void values(const collector::ParamValues& v) {
     put_count(v.size());
-    for (const auto& p : v) {
-      put_string(p.name);
-      doubles(p.value);
+    for (const auto& [name, value] : v) {
+      put_string(name);
+      doubles(collector::components(value));
     }
   }
 };
@@ -46,11 +48,15 @@ class In : public wire::ByteReader {
     for (auto& d : v) d = get_f64();
     return v;
   }
-  std::vector<ParamValue> values() {
-    std::vector<ParamValue> v(get_count(8));
-    for (auto& p : v) {
-      p.name = get_string();
-      p.value = doubles();
+  collector::ParamValues values() {
+    collector::ParamValues v;
+    for (std::size_t n = get_count(8); n > 0; --n) {
+      std::string name = get_string();
+      const std::vector<double> value = doubles();
+      if (value.size() != 1 && value.size() != 3)
+        wire::fail(wire::Fault::malformed, kWho, "a value of neither 1 nor 3 numbers");
+      if (!v.emplace(std::move(name), collector::param_value(value)).second)
+        wire::fail(wire::Fault::malformed, kWho, "a parameter changed twice");
     }
     return v;
   }
@@ -137,25 +143,6 @@ std::uint64_t PiecePlacement::cells() const {
   return n;
 }
 
-const char* to_string(Action a) noexcept {
-  switch (a) {
-    case Action::pause: return "pause";
-    case Action::resume: return "resume";
-    case Action::stop: return "stop";
-  }
-  return "?";
-}
-
-const char* to_string(State s) noexcept {
-  switch (s) {
-    case State::running: return "running";
-    case State::paused: return "paused";
-    case State::stopping: return "stopping";
-    case State::finished: return "finished";
-  }
-  return "?";
-}
-
 Op op_of(const Command& c) noexcept { return static_cast<Op>(c.index() + 1); }
 
 std::vector<std::byte> encode(const Command& c) {
@@ -194,7 +181,7 @@ Command decode_command(std::span<const std::byte> f) {
     case Op::release: c = Release{}; break;
     case Op::control: {
       ControlCommand m;
-      m.action = r.enumerated<Action>(static_cast<std::uint8_t>(Action::stop));
+      m.action = r.enumerated<ControlAction>(static_cast<std::uint8_t>(ControlAction::stop));
       m.file = r.get_string();
       c = std::move(m);
       break;
@@ -236,14 +223,14 @@ std::vector<std::byte> encode(const Reply& m) {
   w.put_count(m.parameters.size());
   for (const auto& p : m.parameters) {
     w.put_string(p.name);
-    w.put(static_cast<std::uint8_t>(p.vector));
+    w.put(static_cast<std::uint8_t>(std::holds_alternative<std::array<double, 3>>(p.value)));
     w.put_string(p.unit);
     w.put_f64(p.min);
     w.put_f64(p.max);
     w.put(static_cast<std::uint8_t>(p.min_open));
     w.put(static_cast<std::uint8_t>(p.max_open));
     w.put_string(p.description);
-    w.doubles(p.value);
+    w.doubles(collector::components(p.value));
   }
   w.strings(m.applied);
   w.strings(m.files);
@@ -259,18 +246,20 @@ Reply decode_reply(std::span<const std::byte> f) {
   m.time = r.get_f64();
   m.file = r.get_string();
   m.parent = r.get_string();
-  m.state = r.enumerated<State>(static_cast<std::uint8_t>(State::finished));
+  m.state = r.enumerated<RunState>(static_cast<std::uint8_t>(RunState::finished));
   m.parameters.resize(r.get_count(4 + 1 + 4 + 8 + 8 + 1 + 1 + 4 + 4));
   for (auto& p : m.parameters) {
     p.name = r.get_string();
-    p.vector = r.boolean();
+    const bool vector = r.boolean();
     p.unit = r.get_string();
     p.min = r.get_f64();
     p.max = r.get_f64();
     p.min_open = r.boolean();
     p.max_open = r.boolean();
     p.description = r.get_string();
-    p.value = r.doubles();
+    const std::vector<double> value = r.doubles();
+    // Three numbers under the vector flag make a vector; anything else, its first number.
+    p.value = vector ? collector::param_value(value) : collector::ParamValue{value.empty() ? 0.0 : value[0]};
   }
   m.applied = r.strings();
   m.files = r.strings();
@@ -306,7 +295,7 @@ std::vector<std::byte> encode(const Status& s) {
 Status decode_status(std::span<const std::byte> f) {
   In r(payload(f, kStatusType, kStatusType));
   Status s;
-  s.state = r.enumerated<State>(static_cast<std::uint8_t>(State::finished));
+  s.state = r.enumerated<RunState>(static_cast<std::uint8_t>(RunState::finished));
   s.step = r.get<std::int64_t>();
   s.time = r.get_f64();
   s.file = r.get_string();
@@ -319,7 +308,7 @@ Status decode_status(std::span<const std::byte> f) {
   for (auto& m : s.futures) {
     m.file = r.get_string();
     m.parent = r.get_string();
-    m.state = r.enumerated<State>(static_cast<std::uint8_t>(State::finished));
+    m.state = r.enumerated<RunState>(static_cast<std::uint8_t>(RunState::finished));
     m.step = r.get<std::int64_t>();
     m.time = r.get_f64();
     m.steps = r.get<std::int64_t>();

@@ -1,4 +1,4 @@
-// Where a live window's arrays live while a connection writes them (collector.cpp):
+// Where a live window's arrays live while a connection writes them (relay.cpp):
 // at most two segments shared with the compute ranks of this node (memory.hpp), which
 // extract their cells straight into them, and at most two written replies whose arrays
 // the next windows reuse (no zero fill, no fresh pages). Private to rewind::live.

@@ -1,5 +1,5 @@
 // A live window's cells, gathered from the compute ranks into the reply's arrays
-// (collector.cpp): the command with the selection's pieces, the arrays placed in a
+// (relay.cpp): the command with the selection's pieces, the arrays placed in a
 // shared slot or a kept reply's (reply_slots.hpp), and in rank mode the receives, run by
 // run, streamed to the client as they complete (codec none). Core thread. Private to
 // rewind::live.
@@ -7,13 +7,13 @@
 #include "compute_link.hpp"
 #include "reply_slots.hpp"
 #include "rewind/collector/handler.hpp"
-#include "rewind/live/collector.hpp"
+#include "rewind/live/relay.hpp"
 
 namespace rwd::live {
 
 class WindowGather {
  public:
-  WindowGather(ComputeLink& link, ReplySlots& slots, CollectorStats& stats) : link_(link), slots_(slots), stats_(stats) {}
+  WindowGather(ComputeLink& link, ReplySlots& slots, RelayStats& stats) : link_(link), slots_(slots), stats_(stats) {}
 
   /// The window of `sel` (selected for `r`), its cells from the compute ranks at their
   /// next boundary; `stream` (may be null) writes the reply while the cells arrive.
@@ -29,7 +29,7 @@ class WindowGather {
 
   ComputeLink& link_;
   ReplySlots& slots_;
-  CollectorStats& stats_;
+  RelayStats& stats_;
 };
 
 }  // namespace rwd::live

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "rewind/collector/contact.hpp"
+#include "rewind/holder/holder.hpp"
 
 using namespace rwd::collector;
 namespace fs = std::filesystem;
@@ -89,8 +90,8 @@ TEST_CASE("the doc's example contact file is what the code writes", "[collector]
 
 TEST_CASE("a listening collector's contact: a wildcard address becomes the node's name", "[collector]") {
   const Contact any = make_contact("0.0.0.0", 7400, "t");
-  CHECK(any.host == host_name());
-  CHECK(any.node == host_name());
+  CHECK(any.host == rwd::holder::node_name());
+  CHECK(any.node == rwd::holder::node_name());
   CHECK(any.pid == static_cast<long>(::getpid()));
   CHECK(std::regex_match(any.started, std::regex("\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ")));
   CHECK(make_contact("127.0.0.1", 7400, "").host == "127.0.0.1");
@@ -141,7 +142,7 @@ TEST_CASE("the contact file is private, found by the run's name, and stale once 
   CHECK(contact_is_stale(gone));
   CHECK(refusal([&] { (void)read_contact(run); }).find("is stale: the job that wrote it (pid " + std::to_string(gone.pid)) !=
         std::string::npos);
-  gone.node = host_name() + "-elsewhere";  // another node's processes cannot be seen: not stale
+  gone.node = rwd::holder::node_name() + "-elsewhere";  // another node's processes cannot be seen: not stale
   put(path, contact_json(gone), 0600);
   CHECK_FALSE(contact_is_stale(gone));
   CHECK(read_contact(run).node == gone.node);

@@ -11,18 +11,17 @@
 #include "rewind/driver/steering.hpp"
 
 using rwd::config::RunTimes;
-using rwd::driver::Parameter;
+using Parameter = rwd::collector::ParameterInfo;
 using rwd::driver::steering_override;
 
 namespace {
 Parameter seconds(const std::string& name, double value, bool min_open) {
   return {.name = name,
-          .vector = false,
+          .value = value,
           .unit = "s",
           .min = 0.0,
           .max = 1e12,
           .description = "",
-          .value = {value},
           .min_open = min_open,
           .max_open = false};
 }

@@ -437,13 +437,13 @@ TEST_CASE("dedicated: steps for a consumer reach it with their halos, written or
       else w.hand_off(step_info(i), m.describe(), i != 3, consume);  // 3: for the consumer only
       CHECK(w.last_step() == (i == 3 ? 2 : i));
     }
-    CHECK_FALSE(w.consumer_active());  // learnt when step 3 was settled
+    CHECK(w.consumer_declined());  // learnt when step 3 was settled
     w.close();
     release_io_ranks(lay.group);
     // Any other strategy refuses a step for a consumer.
     Writer c = Writer::create(lay.compute, rwd::kernel::test::test_path("consumer_collective"), ToyModel::common(), base);
     CHECK_THROWS_AS(c.hand_off(step_info(1), m.describe(), true, consume), FileError);
-    CHECK(c.consumer_active());
+    CHECK_FALSE(c.consumer_declined());
     c.close();
   }
   MPI_Barrier(MPI_COMM_WORLD);

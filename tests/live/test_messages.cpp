@@ -14,6 +14,8 @@
 #include "rewind/wire/wire.hpp"
 
 using namespace rwd::live;
+using rwd::collector::ControlAction;
+using rwd::collector::RunState;
 using rwd::wire::WireError;
 
 namespace {
@@ -27,11 +29,21 @@ std::vector<Command> sample_commands() {
   w.shm = SegmentName{"vm/6a1b-boot", 1234, 17, 0xdeadbeefcafef00dull, 123456789};
   w.file = "run.branch12.h5";
   WindowCommand bare;  // no pieces, no shared memory
-  return {w, bare, Hold{}, Release{}, ControlCommand{Action::stop}, ControlCommand{Action::resume, "a.h5"},
-          ParametersQuery{}, SetCommand{{{"physics.nu", {0.002}}, {"boundary.xmin.velocity", {1.2, 0, -0.5}}}},
-          SetCommand{{{"physics.nu", {0.003}}}, "b.h5"},
-          BranchCommand{"run.h5@t=1.5", {{{{"physics.nu", {1e-3}}}, "b.h5"}}}, BranchCommand{"x.h5@#0", {{}}},
-          BranchCommand{"@5", {{{{"physics.nu", {1e-3}}}, "a.h5"}, {{}, ""}, {{{"boundary.xmin.velocity", {2, 0, 0}}}, "c.h5"}}},
+  return {w,
+          bare,
+          Hold{},
+          Release{},
+          ControlCommand{ControlAction::stop},
+          ControlCommand{ControlAction::resume, "a.h5"},
+          ParametersQuery{},
+          SetCommand{{{"physics.nu", 0.002}, {"boundary.xmin.velocity", std::array<double, 3>{1.2, 0, -0.5}}}},
+          SetCommand{{{"physics.nu", 0.003}}, "b.h5"},
+          BranchCommand{"run.h5@t=1.5", {{{{"physics.nu", 1e-3}}, "b.h5"}}},
+          BranchCommand{"x.h5@#0", {{}}},
+          BranchCommand{"@5",
+                        {{{{"physics.nu", 1e-3}}, "a.h5"},
+                         {{}, ""},
+                         {{{"boundary.xmin.velocity", std::array<double, 3>{2, 0, 0}}}, "c.h5"}}},
           Bye{}};
 }
 
@@ -41,9 +53,9 @@ Reply sample_reply() {
   r.time = 1.0 / 3.0;
   r.file = "run.branch1234.h5";
   r.parent = "run.h5";
-  r.state = State::paused;
-  r.parameters = {{"physics.nu", false, "m^2/s", 0, 10, "kinematic viscosity", {0.001}, true, false},
-                  {"boundary.xmin.velocity", true, "m/s", -100, 100, "inflow", {1.5, 0, 0}}};
+  r.state = RunState::paused;
+  r.parameters = {{"physics.nu", 0.001, "m^2/s", 0, 10, "kinematic viscosity", true, false},
+                  {"boundary.xmin.velocity", std::array<double, 3>{1.5, 0, 0}, "m/s", -100, 100, "inflow"}};
   r.applied = {"physics.nu=0.002"};
   r.files = {"run.branch1234.h5", "b.h5"};
   return r;
@@ -63,10 +75,10 @@ TEST_CASE("every command, reply and status crosses the live link unchanged", "[l
   refused.ok = false;
   refused.message = "unknown variable 'rho'";
   CHECK(decode_reply(encode(refused)) == refused);
-  Status s{State::finished, 99, 2.5, "f.h5", "p.h5", {"p.h5", "f.h5"}, 1000, 12.5, 4};
+  Status s{RunState::finished, 99, 2.5, "f.h5", "p.h5", {"p.h5", "f.h5"}, 1000, 12.5, 4};
   CHECK(decode_status(encode(s)) == s);
-  s.futures = {{"a.h5", "p.h5", State::running, 120, 3.0, 20, 1.5, {"boundary.xmin.velocity=2,0,0"}},
-               {"b.h5", "p.h5", State::paused, 117, 2.9, 17, 1.5, {}}};
+  s.futures = {{"a.h5", "p.h5", RunState::running, 120, 3.0, 20, 1.5, {"boundary.xmin.velocity=2,0,0"}},
+               {"b.h5", "p.h5", RunState::paused, 117, 2.9, 17, 1.5, {}}};
   CHECK(decode_status(encode(s)) == s);
 }
 
@@ -85,7 +97,7 @@ TEST_CASE("a frame cut short, altered or of another kind is refused, never read 
   CHECK_THROWS_AS(decode_reply(f), WireError);   // a command is no reply
   CHECK_THROWS_AS(decode_status(encode(sample_reply())), WireError);
   // An action byte out of range.
-  auto control = encode(ControlCommand{Action::pause});
+  auto control = encode(ControlCommand{ControlAction::pause});
   control.back() = std::byte{9};
   CHECK_THROWS_AS(decode_command(control), WireError);
   // Trailing bytes.

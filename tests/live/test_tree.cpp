@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 #include "exchange_test_util.hpp"
-#include "rewind/live/collector.hpp"
+#include "rewind/live/relay.hpp"
 #include "rewind/live/tree.hpp"
 #include "compute_link.hpp"
 #include "rewind/spacetree/geometry.hpp"
@@ -21,6 +21,7 @@
 namespace st = rwd::spacetree;
 namespace rt = rwd::test;
 using namespace rwd::live;
+using rwd::collector::RunState;
 
 namespace {
 
@@ -149,10 +150,10 @@ TEST_CASE("remembering answers a window it answered lately from memory, and asks
 
 TEST_CASE("the collector naps long while a running job's boundary is far, briefly once it is due", "[live]") {
   using std::chrono::microseconds;
-  CHECK(reply_nap(State::paused, 0.0, 0.0) == microseconds(100));
-  CHECK(reply_nap(State::running, 0.0, 5.0) == microseconds(2000));    // no rate yet
-  CHECK(reply_nap(State::running, 5.0, 0.010) == microseconds(2000));  // 200 ms steps, 10 ms in
-  CHECK(reply_nap(State::running, 5.0, 0.195) == microseconds(2000));  // 5 ms before it
-  CHECK(reply_nap(State::running, 5.0, 0.197) == microseconds(100));   // 3 ms before it
-  CHECK(reply_nap(State::running, 5.0, 0.400) == microseconds(100));   // late: stays brief
+  CHECK(reply_nap(RunState::paused, 0.0, 0.0) == microseconds(100));
+  CHECK(reply_nap(RunState::running, 0.0, 5.0) == microseconds(2000));    // no rate yet
+  CHECK(reply_nap(RunState::running, 5.0, 0.010) == microseconds(2000));  // 200 ms steps, 10 ms in
+  CHECK(reply_nap(RunState::running, 5.0, 0.195) == microseconds(2000));  // 5 ms before it
+  CHECK(reply_nap(RunState::running, 5.0, 0.197) == microseconds(100));   // 3 ms before it
+  CHECK(reply_nap(RunState::running, 5.0, 0.400) == microseconds(100));   // late: stays brief
 }

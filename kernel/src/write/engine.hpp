@@ -30,7 +30,7 @@ class Engine {
   virtual void prepare(const StepInfo& info, const LocalGrids& grids, const std::vector<FieldSpec>* consume) = 0;
   virtual WriteStats hand_off(const StepInfo& info, const LocalGrids& grids, bool write,
                               const std::vector<FieldSpec>& consume) = 0;
-  [[nodiscard]] virtual bool consumer_active() const = 0;
+  [[nodiscard]] virtual bool consumer_declined() const = 0;
   virtual void settle() = 0;
   virtual void close() = 0;
   [[nodiscard]] virtual const std::string& path() const = 0;
@@ -56,7 +56,7 @@ class InPlaceEngine final : public Engine {
   void prepare(const StepInfo&, const LocalGrids&, const std::vector<FieldSpec>*) override {}
   WriteStats hand_off(const StepInfo& info, const LocalGrids& grids, bool write,
                       const std::vector<FieldSpec>& consume) override;
-  [[nodiscard]] bool consumer_active() const override { return true; }
+  [[nodiscard]] bool consumer_declined() const override { return false; }
   void settle() override {}
   void close() override;
   [[nodiscard]] const std::string& path() const override;

@@ -300,7 +300,7 @@ detail::Engine& Writer::engine() const {
 const std::string& Writer::path() const { return engine().path(); }
 const CommonInfo& Writer::common() const { return engine().common(); }
 std::int64_t Writer::last_step() const { return engine().last_step(); }
-bool Writer::consumer_active() const { return engine().consumer_active(); }
+bool Writer::consumer_declined() const { return engine().consumer_declined(); }
 WriteStats Writer::write_step(const StepInfo& info, const LocalGrids& grids) {
   return engine().write_step(info, grids);
 }

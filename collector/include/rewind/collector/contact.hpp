@@ -14,7 +14,8 @@
 // on SIGTERM, SIGINT and SIGHUP; a job killed by SIGKILL leaves it behind). A file left
 // behind is *stale*: on the node it names, its pid is gone; readers say so.
 //
-// Pure but for the file system, the host name and kill(pid, 0); no MPI, no sockets.
+// Pure but for the file system and the holder's checks (rewind/holder/holder.hpp: the
+// node's name, whether a process runs); no MPI, no sockets.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -32,16 +33,13 @@ struct Contact {
   std::string host;  ///< where clients connect (the listen address; the node's name for a wildcard)
   std::uint16_t port = 0;
   std::string token;    ///< "" = none
-  std::string node;     ///< the collector's host name
+  std::string node;     ///< the collector's machine (holder::node_name() there)
   long pid = 0;         ///< the collector's process id on `node`
   std::string started;  ///< when it began to listen, ISO 8601 UTC ("2025-01-31T12:00:00Z")
 };
 
 /// RUN.h5.contact for the run file RUN.h5.
 std::string contact_path(const std::string& run_file);
-
-/// This machine's host name (gethostname), as the contact file's `node`.
-std::string host_name();
 
 /// The contact of a collector listening on `listen_host`:`port` (a wildcard address,
 /// 0.0.0.0 or ::, becomes this node's host name), this process and now.
@@ -58,9 +56,9 @@ Contact parse_contact(const std::string& text, const std::string& path);
 /// naming the file.
 void write_contact(const std::string& run_file, const Contact& c);
 
-/// True if `c` was written on this node (its `node` is this host name) by a process that
-/// no longer exists: the job ended without removing it. False when it is alive or on
-/// another node (whose processes cannot be seen from here).
+/// True if `c` was written on this node (its `node` is this machine's) by a process that
+/// no longer runs (holder::alive: gone, or a zombie): the job ended without removing it.
+/// False when it is alive or on another node (whose processes cannot be seen from here).
 bool contact_is_stale(const Contact& c);
 
 /// The contact of the job writing `run_file` (a path to RUN.h5 or to RUN.h5.contact).

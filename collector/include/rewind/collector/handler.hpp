@@ -2,7 +2,7 @@
 // sockets), so every validation rule is unit-tested without a network.
 //
 // The data behind the server is an abstract Service: an offline FileService over Rewind
-// files, a fake in tests, the live collector rank of `rewind run`. The handler validates
+// files, a fake in tests, the live relay of `rewind run` (live/relay.hpp). The handler validates
 // every field before the service sees it, and turns the service's exceptions into
 // ErrorReply.
 #pragma once

@@ -106,22 +106,11 @@ enum class ErrorCode : std::uint32_t {
 /// "malformed", "bad_version", ... (the names used in the docs and in error replies).
 const char* to_string(ErrorCode c) noexcept;
 
-/// Base of the collector's exceptions: a message plus the protocol's error code.
-class CodedError : public std::runtime_error {
- public:
-  CodedError(ErrorCode code, const std::string& what) : std::runtime_error(what), code_(code) {}
-  [[nodiscard]] ErrorCode code() const { return code_; }
+/// Base of the collector's exceptions: a message plus this protocol's error code (why
+/// the neighbourhood server's protocol has its own: wire::CodedError).
+using CodedError = wire::CodedError<ErrorCode>;
 
- private:
-  ErrorCode code_;
-};
-
-/// Thrown by encode()/decode(); code() says why, in this protocol's numbering
-/// (ErrorCode above; docs/collector-protocol.md, "Error codes": too_large = 4). The
-/// neighbourhood server's protocol has its own nbserver::ProtocolError and ErrorCode
-/// (docs/protocol.md, "Messages": too_large = 6 there): each code is its protocol's
-/// wire contract, so the two numberings stay as they are and are never converted into
-/// each other.
+/// Thrown by encode()/decode(); code() says why.
 class ProtocolError : public CodedError {
  public:
   using CodedError::CodedError;
@@ -297,20 +286,27 @@ struct Bye {};
 
 // --- Steering (revision 1.1) -------------------------------------------------------------
 
-/// State of a live run. On the wire: "running", "paused", "stopping", "finished".
-enum class RunState : std::uint8_t { running, paused, stopping, finished };
+/// State of a live run. On the wire: "running", "paused", "stopping", "finished"; on the
+/// live link's frames (live/messages.hpp), the byte below.
+enum class RunState : std::uint8_t { running = 0, paused = 1, stopping = 2, finished = 3 };
 const char* to_string(RunState s) noexcept;
 /// The state named `s`, or nullopt.
 std::optional<RunState> parse_run_state(const std::string& s);
 
-/// What a control request asks. On the wire: "pause", "resume", "stop".
-enum class ControlAction : std::uint8_t { pause, resume, stop };
+/// What a control request asks. On the wire: "pause", "resume", "stop"; on the live
+/// link's frames (live/messages.hpp), the byte below.
+enum class ControlAction : std::uint8_t { pause = 0, resume = 1, stop = 2 };
 const char* to_string(ControlAction a) noexcept;
 /// The action named `s`, or nullopt.
 std::optional<ControlAction> parse_control_action(const std::string& s);
 
 /// A steerable value: a number, or a vector of 3 numbers (JSON: a number or [x,y,z]).
 using ParamValue = std::variant<double, std::array<double, 3>>;
+/// The numbers of `v`: one, or three for a vector.
+std::vector<double> components(const ParamValue& v);
+/// The value of `numbers`: three make a vector; any other count a number, the first (0
+/// if none).
+ParamValue param_value(std::span<const double> numbers);
 /// Case keys ("physics.nu", "boundary.xmin.velocity", the keys of `rewind run --set`)
 /// to values; ordered by name, as JSON objects are encoded.
 using ParamValues = std::map<std::string, ParamValue>;
@@ -358,8 +354,10 @@ struct ControlReply {
 };
 
 struct ParametersRequest {};
-/// One steerable parameter, as the ParaView plugin builds a widget from it. Its wire
-/// `type` is "number" or "vector", read off `value`; min and max bound every component.
+/// One steerable parameter, declared by the code once, as data, and as the ParaView
+/// plugin builds a widget from it. Its wire `type` is "number" or "vector", read off
+/// `value`; min and max bound every component. The live link's replies carry the same
+/// type (live/messages.hpp).
 struct ParameterInfo {
   std::string name;  ///< case key, as `rewind run --set`
   ParamValue value;  ///< the current value
@@ -367,6 +365,7 @@ struct ParameterInfo {
   double min = 0.0, max = 0.0;  ///< finite, min <= max
   std::string description;
   bool min_open = false, max_open = false;  ///< that end excluded: (0, 10] (revision 1.4; absent: closed)
+  bool operator==(const ParameterInfo&) const = default;
 };
 struct ParametersReply {
   std::vector<ParameterInfo> parameters;

@@ -137,7 +137,7 @@ class Server {
 /// keeps busy (extracting a window's cells, computing) a waking thread with the default
 /// slice waited up to that rank's slice, 1-6 ms per hop of a live window; with a shorter
 /// slice it runs at once. Its share of the CPU does not change. The server's I/O and
-/// worker threads call it; so does the live collector's core thread.
+/// worker threads call it; so does the live relay's thread.
 void prefer_short_slices() noexcept;
 
 }  // namespace rwd::collector

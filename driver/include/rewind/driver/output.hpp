@@ -168,9 +168,9 @@ class RunOutput {
   /// The run hands steps to a hook on the I/O ranks (InsituHandOff, from the first
   /// boundary on): the hand-off's memory is prepared for such steps, halos included.
   void expect_hook() { hook_expected_ = true; }
-  /// False once the I/O ranks have said the hook takes no more steps (it failed), and
-  /// without a file. The same on every rank.
-  [[nodiscard]] bool hook_active() const { return writer_ && writer_->consumer_active(); }
+  /// True once the I/O ranks have said the hook takes no more steps (it failed), and
+  /// without a file (no I/O ranks to hand steps to). The same on every rank.
+  [[nodiscard]] bool hook_declined() const { return !writer_ || writer_->consumer_declined(); }
 
  private:
   /// `hook`: the hook's fields go along (kernel::Writer::hand_off).

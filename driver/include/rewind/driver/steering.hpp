@@ -12,19 +12,16 @@
 
 #include "rewind/config/run_times.hpp"
 
+#include "rewind/collector/messages.hpp"
 #include "rewind/driver/run.hpp"
-#include "rewind/live/messages.hpp"
 
 namespace rwd::driver {
-
-/// A steerable parameter (name: the case key), as the live link carries it.
-using Parameter = live::Parameter;
 
 /// The steerable parameters of the run described by `spec`, with their current values:
 /// viscosity (and thermal diffusivity with the energy equation), the velocity of every
 /// inflow and moving wall, the temperature of every fixed-temperature face, the
 /// checkpoint and visualisation intervals, the end time. Pure.
-std::vector<Parameter> steerable_parameters(const RunSpec& spec);
+std::vector<collector::ParameterInfo> steerable_parameters(const RunSpec& spec);
 
 /// `name=value` in `--set` syntax for a change, after checking it against `params`:
 /// a known name, the right number of components, finite and inside the range; with `at`
@@ -33,7 +30,7 @@ std::vector<Parameter> steerable_parameters(const RunSpec& spec);
 /// (config/run_times.hpp; the values together are checked again when the run applies
 /// them). A branch's values are checked against its branch point when it is planned.
 /// Throws std::invalid_argument with one line naming the parameter. Pure.
-std::string steering_override(const std::vector<Parameter>& params, const std::string& name,
+std::string steering_override(const std::vector<collector::ParameterInfo>& params, const std::string& name,
                               const std::vector<double>& value, const std::optional<config::RunTimes>& at = {});
 
 }  // namespace rwd::driver

@@ -52,11 +52,11 @@ std::string claim_path(const std::string& path);
 
 /// Who claimed a file, as its record says.
 struct ClaimRecord {
-  std::string host;         ///< gethostname() of the claiming process
+  std::string node;         ///< the claiming process's machine (holder::node_name(); "host=" in the file)
   long pid = 0;             ///< its process id
   std::string since;        ///< when it claimed the file (UTC, "2025-01-31 12:00:00 UTC")
   std::string command;      ///< its command line (may be shortened)
-  std::string boot_id;      ///< the host's boot id, to tell a process of an earlier boot
+  std::string boot_id;      ///< the node's boot id, to tell a process of an earlier boot
   long long proc_start = 0; ///< the process's start time (clock ticks after boot), to tell a reused pid
   /// "rewind run ... (process 1234 on host vm, since 2025-01-31 12:00:00 UTC)"; a holder
   /// that could not be seen (pid 0, read_claim): `command` alone.

@@ -60,7 +60,7 @@ class StepConsumer {
   /// (grids.halo), in shared memory the compute ranks reuse once this returns: copy what
   /// you keep. Returns whether it wants more steps (false after an error it reported;
   /// the same on every I/O rank): the compute ranks then stop handing them over
-  /// (Writer::consumer_active). Must not throw: an exception ends the I/O rank. `file`:
+  /// (Writer::consumer_declined). Must not throw: an exception ends the I/O rank. `file`:
   /// the run file the I/O ranks write the step's timeline into.
   virtual bool consume(const StepInfo& step, const LocalGrids& grids, MPI_Comm io, const std::string& file) = 0;
 };

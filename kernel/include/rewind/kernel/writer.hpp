@@ -186,11 +186,12 @@ class Writer {
   /// info.fields are ignored. Such a step counts against steps_in_flight like any other.
   /// Throws FileError under any other strategy (invalid_argument) and as write_step.
   WriteStats hand_off(const StepInfo& info, const LocalGrids& grids, bool write, const std::vector<FieldSpec>& consume);
-  /// Strategy "dedicated": false once the I/O ranks have said that no StepConsumer takes
+  /// Strategy "dedicated": true once the I/O ranks have said that no StepConsumer takes
   /// further steps (a hook that failed, or none given to serve_io_ranks), as learnt from
-  /// their replies to the steps: every compute rank learns it at the same call. True
-  /// before the first reply and under the other strategies.
-  [[nodiscard]] bool consumer_active() const;
+  /// their replies to the steps: every compute rank learns it at the same call. False
+  /// before the first reply and under the other strategies (nothing declined: there is no
+  /// consumer to ask, and hand_off throws).
+  [[nodiscard]] bool consumer_declined() const;
 
   /// Collective. Flushes and closes. Further calls throw.
   void close();

@@ -133,7 +133,7 @@ void Forwarder::settle_one(WriteStats* into) {
   const auto written = u.get<std::int64_t>();
   const auto bytes = u.get<std::int64_t>();
   const auto seconds = u.get<double>();
-  consumer_active_ = u.get<std::uint8_t>() != 0;
+  consumer_declined_ = u.get<std::uint8_t>() == 0;  // the I/O ranks send "the consumer is active"
   if (into && written >= 0) {  // -1: a step for the consumer only
     into->handoff.written_step = written;
     into->handoff.written_seconds = seconds;

@@ -105,7 +105,7 @@ class Forwarder final : public Engine {
   /// Writer::settle: every step in flight settled; throws the first one's error.
   void settle() override;
   [[nodiscard]] bool dedicated() const { return dedicated_; }
-  [[nodiscard]] bool consumer_active() const override { return !dedicated_ || consumer_active_; }
+  [[nodiscard]] bool consumer_declined() const override { return dedicated_ && consumer_declined_; }
   [[nodiscard]] const std::string& path() const override { return path_; }
   [[nodiscard]] const CommonInfo& common() const override { return common_; }
   [[nodiscard]] std::int64_t last_step() const override { return last_step_; }
@@ -138,9 +138,9 @@ class Forwarder final : public Engine {
   std::deque<std::int64_t> in_flight_;                                ///< steps handed off and not yet settled
   std::deque<std::pair<MPI_Request, std::vector<std::byte>>> sends_;  ///< command sends in progress
   bool open_ = false;
-  bool failed_ = false;          ///< a step's error was thrown: a failing close is not news
-  bool dedicated_ = false;       ///< the server is an I/O rank (not the node leader)
-  bool consumer_active_ = true;  ///< as the last settled step's reply said
+  bool failed_ = false;             ///< a step's error was thrown: a failing close is not news
+  bool dedicated_ = false;          ///< the server is an I/O rank (not the node leader)
+  bool consumer_declined_ = false;  ///< as the last settled step's reply said
   /// The span lent for the next step (Writer::span), until a hand-off takes or drops it.
   struct Lent {
     SlotLayout layout;

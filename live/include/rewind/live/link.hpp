@@ -4,7 +4,7 @@
 // a Host says where the run is, gives its grids and carries out steering; `rewind run`'s
 // driver is one host, the C API's live calls another.
 //
-// Two places for the collector (collector.hpp):
+// Two places for the collector (relay.hpp):
 // - on a rank of its own (`Link::to_rank`, the Damaris model; `rewind run --listen` on
 //   3 or more processes): commands, replies and statuses travel on MPI between it and
 //   the compute root, and each compute rank sends its cells to it;
@@ -80,11 +80,11 @@ class Host {
   /// The slot of variable `name` in the grids' fields; throws std::invalid_argument
   /// naming it and the variables there are.
   virtual int variable(const std::string& name) = 0;
-  virtual std::vector<Parameter> parameters() = 0;
+  virtual std::vector<ParameterInfo> parameters() = 0;
   /// Applies changes from the next step on; returns them as "key=value" (recorded with
   /// the steps written from now). `file`: the future it changes ("" = every future).
   /// Throws std::invalid_argument (nothing changed).
-  virtual std::vector<std::string> set(const std::vector<ParamValue>& values, const std::string& file) = 0;
+  virtual std::vector<std::string> set(const collector::ParamValues& values, const std::string& file) = 0;
   /// Makes the future writing `file` the one where(), grids(), sync_parents() and
   /// variable() speak of until focus("") (the future at this boundary). Throws
   /// std::invalid_argument naming the futures there are. Default: "" and the file
@@ -98,7 +98,7 @@ class Host {
   /// this boundary (with a final checkpoint, as the host does at its end). Throws
   /// std::invalid_argument to refuse (the link's state is then restored). `file` not
   /// empty: that future alone (the link's state does not change; its others go on).
-  virtual void control(Action a, const std::string& file) = 0;
+  virtual void control(collector::ControlAction a, const std::string& file) = 0;
   /// Changes whenever this rank's grids change (an adaptive step, a new timeline): the
   /// link then sends the collector the whole tree again when it selects windows itself.
   virtual std::uint64_t tree_version() = 0;
@@ -120,7 +120,7 @@ class Link {
   /// the collector selects windows on the tree the compute ranks send it (tree.hpp),
   /// not through a neighbourhood server.
   static Link to_rank(MPI_Comm service, int collector, MPI_Comm compute, bool send_tree = false);
-  /// The collector is a thread of compute rank 0 (collector.hpp: ThreadCollector) that
+  /// The collector is a thread of compute rank 0 (relay.hpp: RelayThread) that
   /// shares `channel` with it; `channel` is null on the other compute ranks.
   static Link to_thread(std::shared_ptr<ThreadChannel> channel, MPI_Comm compute);
   Link(Link&&) noexcept;

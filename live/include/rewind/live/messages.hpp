@@ -21,6 +21,7 @@
 #include <variant>
 #include <vector>
 
+#include "rewind/collector/messages.hpp"
 #include "rewind/live/memory.hpp"
 
 namespace rwd::live {
@@ -43,30 +44,18 @@ struct PiecePlacement {
   bool operator==(const PiecePlacement&) const = default;
 };
 
-/// A parameter change: one number, or three for a vector parameter.
-struct ParamValue {
-  std::string name;
-  std::vector<double> value;
-  bool operator==(const ParamValue&) const = default;
-};
+// Parameter changes are the collector protocol's collector::ParamValues (name → one
+// number or three); on these frames each travels as its name and its numbers.
 
-/// A steerable parameter, declared by the code once, as data.
-struct Parameter {
-  std::string name;             ///< e.g. "physics.nu" (rewind run: a case key)
-  bool vector = false;          ///< three components (x, y, z) instead of one number
-  std::string unit;
-  double min = 0.0, max = 0.0;  ///< allowed range (per component)
-  std::string description;
-  std::vector<double> value;    ///< current value: 1 or 3 numbers
-  bool min_open = false, max_open = false;  ///< that end of the range excluded: (0, 10] is min_open
-  bool operator==(const Parameter&) const = default;
-};
+/// A steerable parameter, declared by the code once, as data: the collector protocol's
+/// collector::ParameterInfo (a client sees what the code declared). On these frames its
+/// value travels as a vector flag and its numbers.
+using collector::ParameterInfo;
 
 enum class Op : std::uint16_t { window = 1, hold, release, control, parameters, set, branch, bye };
-enum class Action : std::uint8_t { pause = 0, resume = 1, stop = 2 };
-enum class State : std::uint8_t { running = 0, paused = 1, stopping = 2, finished = 3 };
-const char* to_string(Action a) noexcept;
-const char* to_string(State s) noexcept;
+// A run's state and a control's action are the collector protocol's own types
+// (collector::RunState, collector::ControlAction): a client's word and the compute ranks'
+// are one idea. These frames carry each as its enumerator's byte.
 
 /// The cells of `pieces` for `vars`, into the collector's segment `shm` when a rank can
 /// map it (link.hpp); `slots` names the segments the collector still has.
@@ -85,7 +74,7 @@ struct Release {
   bool operator==(const Release&) const = default;
 };
 struct ControlCommand {
-  Action action = Action::pause;
+  collector::ControlAction action = collector::ControlAction::pause;
   std::string file;  ///< the future it acts on ("" = every future)
   bool operator==(const ControlCommand&) const = default;
 };
@@ -93,13 +82,13 @@ struct ParametersQuery {
   bool operator==(const ParametersQuery&) const = default;
 };
 struct SetCommand {
-  std::vector<ParamValue> values;
+  collector::ParamValues values;
   std::string file;  ///< the future it changes ("" = every future)
   bool operator==(const SetCommand&) const = default;
 };
 /// One future of a branch: its changed values, into `output` ("" = a name the run chooses).
 struct Future {
-  std::vector<ParamValue> values;
+  collector::ParamValues values;
   std::string output;
   bool operator==(const Future&) const = default;
 };
@@ -127,8 +116,8 @@ struct Reply {
   double time = 0.0;
   std::string file;          ///< the file being written (branch: the new one)
   std::string parent;        ///< branch: the file branched from
-  State state = State::running;          ///< control
-  std::vector<Parameter> parameters;     ///< parameters
+  collector::RunState state = collector::RunState::running;  ///< control
+  std::vector<ParameterInfo> parameters;                     ///< parameters
   std::vector<std::string> applied;      ///< set: the changes as key=value
   std::vector<std::string> files;        ///< branch: every future's file (`file` is the first)
   bool operator==(const Reply&) const = default;
@@ -138,7 +127,7 @@ struct Reply {
 struct FutureStatus {
   std::string file;
   std::string parent;                ///< "" for an original run
-  State state = State::running;      ///< its own (one future may be paused, or have ended)
+  collector::RunState state = collector::RunState::running;  ///< its own (one future may be paused, or have ended)
   std::int64_t step = 0;
   double time = 0.0;
   std::int64_t steps = 0;            ///< steps it computed
@@ -149,7 +138,7 @@ struct FutureStatus {
 
 /// Where the run is, sent by the compute root.
 struct Status {
-  State state = State::running;
+  collector::RunState state = collector::RunState::running;
   std::int64_t step = 0;
   double time = 0.0;
   std::string file;                  ///< being written ("" none)

@@ -17,13 +17,9 @@
 namespace rwd::nbserver {
 
 /// Error answered by the server (ErrorReply) or a protocol violation in its reply.
-class ServerError : public std::runtime_error {
+class ServerError : public wire::CodedError<ErrorCode> {
  public:
-  ServerError(ErrorCode code, const std::string& what) : std::runtime_error(what), code_(code) {}
-  [[nodiscard]] ErrorCode code() const { return code_; }
-
- private:
-  ErrorCode code_;
+  using CodedError::CodedError;
 };
 
 struct ClientStats {

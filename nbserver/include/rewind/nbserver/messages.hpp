@@ -64,17 +64,10 @@ enum class ErrorCode : std::uint32_t {
 };
 
 /// Thrown by decode(); code() says why, in this protocol's numbering (ErrorCode above;
-/// docs/protocol.md, "Messages": too_large = 6). The TCP collector's protocol has its
-/// own collector::ProtocolError and ErrorCode (docs/collector-protocol.md, "Error
-/// codes": too_large = 4 there): each code is its protocol's wire contract, so the two
-/// numberings stay as they are and are never converted into each other.
-class ProtocolError : public std::runtime_error {
+/// why the TCP collector's protocol has its own: wire::CodedError).
+class ProtocolError : public wire::CodedError<ErrorCode> {
  public:
-  ProtocolError(ErrorCode code, const std::string& what) : std::runtime_error(what), code_(code) {}
-  [[nodiscard]] ErrorCode code() const { return code_; }
-
- private:
-  ErrorCode code_;
+  using CodedError::CodedError;
 };
 
 // --- Bodies -------------------------------------------------------------------------

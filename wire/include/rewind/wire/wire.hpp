@@ -48,6 +48,21 @@ class WireError : public std::runtime_error {
   Fault fault_;
 };
 
+/// An error with a code in one protocol's numbering (`Code`: collector::ErrorCode,
+/// nbserver::ErrorCode). The two protocols keep an ErrorCode each because each
+/// numbering is its protocol's wire contract (docs/collector-protocol.md, "Error codes":
+/// too_large = 4; docs/protocol.md, "Messages": too_large = 6): they are never converted
+/// into each other. The frame faults they share are Fault above.
+template <class Code>
+class CodedError : public std::runtime_error {
+ public:
+  CodedError(Code code, const std::string& what) : std::runtime_error(what), code_(code) {}
+  [[nodiscard]] Code code() const { return code_; }
+
+ private:
+  Code code_;
+};
+
 /// The parameters of one protocol's framing.
 struct FrameFormat {
   std::array<char, 4> magic{};

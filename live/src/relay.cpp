@@ -1,6 +1,6 @@
-// The live link, the collector's side (collector.hpp): one core for a collector rank and
-// for a collector thread of compute rank 0.
-#include "rewind/live/collector.hpp"
+// The live relay (relay.hpp): one core for a collector rank and for a collector thread
+// of compute rank 0.
+#include "rewind/live/relay.hpp"
 
 #include "rewind/collector/freed_memory.hpp"
 
@@ -32,28 +32,6 @@ namespace col = rwd::collector;
 using Bytes = std::vector<std::byte>;
 using col::ErrorCode;
 using col::ServiceError;
-
-col::RunState run_state(State s) {
-  switch (s) {
-    case State::running: return col::RunState::running;
-    case State::paused: return col::RunState::paused;
-    case State::stopping: return col::RunState::stopping;
-    case State::finished: return col::RunState::finished;
-  }
-  return col::RunState::running;
-}
-
-std::vector<ParamValue> values_of(const col::ParamValues& values) {
-  std::vector<ParamValue> out;
-  for (const auto& [name, v] : values) {
-    if (const auto* d = std::get_if<double>(&v)) out.push_back({name, {*d}});
-    else {
-      const auto& a = std::get<std::array<double, 3>>(v);
-      out.push_back({name, {a[0], a[1], a[2]}});
-    }
-  }
-  return out;
-}
 
 // One core for a collector rank and for a collector thread of compute rank 0: the
 // service's calls, run on the core thread through the queue of jobs (job_queue.hpp), to
@@ -88,9 +66,7 @@ class Core {
   }
 
   std::vector<col::StepRecord> steps() {
-    return jobs_.post([this] {
-      return with_files([](col::FileService& fs) { return fs.steps(); });
-    });
+    return jobs_.post([this] { return with_files([](col::FileService& fs) { return fs.steps(); }); });
   }
 
   col::WindowReply window(const col::WindowRequest& r, col::WindowStream* stream) {
@@ -103,7 +79,8 @@ class Core {
           if (e.code() != ErrorCode::no_such_step) throw;
           const auto now = link_.status().first;  // a time not reached yet: say where the job is
           throw ServiceError(e.code(), fmt::format("{}; the running job is at step {} (t = {:.6g}): ask for time "
-                                                   "\"live\"", e.what(), now.step, now.time));
+                                                   "\"live\"",
+                                                   e.what(), now.step, now.time));
         }
       });
     });
@@ -112,7 +89,7 @@ class Core {
   col::RunStatus status() {
     const auto [now, rate] = link_.status();
     col::RunStatus s;
-    s.state = run_state(now.state);
+    s.state = now.state;
     s.step = now.step;
     s.time = now.time;
     s.steps_per_second = s.state == col::RunState::running && std::isfinite(rate) && rate > 0 ? rate : 0.0;
@@ -121,7 +98,7 @@ class Core {
     s.ranks = static_cast<std::uint32_t>(link_.layout().compute_size);
     s.clients = server_ ? static_cast<std::uint32_t>(server_->stats().open) : 0;
     for (const auto& f : now.futures) {
-      col::FutureStatus o{f.file, f.parent, run_state(f.state), f.step, f.time, 0.0, f.changes};
+      col::FutureStatus o{f.file, f.parent, f.state, f.step, f.time, 0.0, f.changes};
       // Its rate since it started (a future's own; the job's above is over the last second).
       if (o.state == col::RunState::running && f.wall > 0 && std::isfinite(f.wall))
         o.steps_per_second = static_cast<double>(f.steps) / f.wall;
@@ -131,43 +108,25 @@ class Core {
   }
 
   col::ControlReply control(col::ControlAction a, const std::string& file) {
-    const Action action = a == col::ControlAction::pause ? Action::pause : a == col::ControlAction::resume ? Action::resume : Action::stop;
-    const Reply r = steer(ControlCommand{action, file});
+    const Reply r = steer(ControlCommand{a, file});
     // The reply is the newest word on the run's state (steer drained every status sent
     // before it); the run's own status says so only at its next boundary, and a client
     // asking at once after a resume must not read "paused".
     link_.update_status([&](Status& s) {
       for (auto& f : s.futures)
-        if ((file.empty() || f.file == r.file) && f.state != State::finished) f.state = r.state;
+        if ((file.empty() || f.file == r.file) && f.state != col::RunState::finished) f.state = r.state;
       if (!file.empty() && s.futures.size() > 1) return;  // one future of several: the job's state stays
       s.state = r.state;
       s.step = r.step;
       s.time = r.time;
     });
-    return {run_state(r.state), r.step, r.time};
+    return {r.state, r.step, r.time};
   }
 
-  std::vector<col::ParameterInfo> parameters() {
-    const Reply r = steer(ParametersQuery{});
-    std::vector<col::ParameterInfo> out;
-    for (const auto& p : r.parameters) {
-      col::ParameterInfo q;
-      q.name = p.name;
-      if (p.vector && p.value.size() == 3) q.value = std::array<double, 3>{p.value[0], p.value[1], p.value[2]};
-      else q.value = p.value.empty() ? 0.0 : p.value[0];
-      q.unit = p.unit;
-      q.min = p.min;
-      q.max = p.max;
-      q.min_open = p.min_open;
-      q.max_open = p.max_open;
-      q.description = p.description;
-      out.push_back(std::move(q));
-    }
-    return out;
-  }
+  std::vector<col::ParameterInfo> parameters() { return steer(ParametersQuery{}).parameters; }
 
   col::SetReply set(const col::ParamValues& values, const std::string& file) {
-    const Reply r = steer(SetCommand{values_of(values), file});
+    const Reply r = steer(SetCommand{values, file});
     col::SetReply out;
     out.step = r.step;
     out.time = r.time;
@@ -181,8 +140,8 @@ class Core {
     // No file asked: "@SEL", a step on the timeline of the file being written (through its
     // parents; driver/src/live.cpp on_timeline).
     BranchCommand c{(b.file.empty() ? "" : file) + "@" + b.from, {}};
-    if (b.futures.empty()) c.futures.push_back({values_of(b.values), b.output});
-    for (const auto& f : b.futures) c.futures.push_back({values_of(f.values), f.output});
+    if (b.futures.empty()) c.futures.push_back({b.values, b.output});
+    for (const auto& f : b.futures) c.futures.push_back({f.values, f.output});
     const Reply r = steer(c);
     col::BranchReply out{r.file, r.parent, r.step, r.time, r.files};
     // The run is on the branch now; its own status says so only at its next boundary,
@@ -197,7 +156,7 @@ class Core {
   }
 
   void set_server(col::Server* s) { server_ = s; }
-  [[nodiscard]] CollectorStats stats() const { return stats_; }
+  [[nodiscard]] RelayStats stats() const { return stats_; }
   ReplySlots& slots() { return slots_; }
 
   /// A command to the compute ranks, answered at their next boundary. Core thread.
@@ -230,8 +189,9 @@ class Core {
       Reply r = command(c);
       link_.drain_status();  // what the root sent before its reply: a status read next is not older
       if (!r.ok) {
-        throw ServiceError(r.message.find("has finished") != std::string::npos ? ErrorCode::conflict : ErrorCode::bad_argument,
-                           r.message.empty() ? std::string("refused") : r.message);
+        throw ServiceError(
+            r.message.find("has finished") != std::string::npos ? ErrorCode::conflict : ErrorCode::bad_argument,
+            r.message.empty() ? std::string("refused") : r.message);
       }
       return r;
     });
@@ -256,7 +216,7 @@ class Core {
   ComputeLink link_;
   JobQueue jobs_;
   ReplySlots slots_;
-  CollectorStats stats_;  ///< core thread
+  RelayStats stats_;  ///< core thread
   WindowGather gather_{link_, slots_, stats_};
   Selector selector_;
   col::ServerInfo info_;
@@ -269,7 +229,9 @@ class LiveService final : public col::Service {
   col::ServerInfo info() override { return core_.info(); }
   std::vector<col::StepRecord> steps() override { return core_.steps(); }
   col::WindowReply window(const col::WindowRequest& r) override { return core_.window(r, nullptr); }
-  col::WindowReply window(const col::WindowRequest& r, col::WindowStream* stream) override { return core_.window(r, stream); }
+  col::WindowReply window(const col::WindowRequest& r, col::WindowStream* stream) override {
+    return core_.window(r, stream);
+  }
   void recycle(col::WindowReply&& reply) noexcept override { core_.slots().recycle(std::move(reply)); }
   void release_kept() noexcept override { core_.slots().release_pool(); }
   [[nodiscard]] std::vector<std::string> capabilities() const override {
@@ -278,7 +240,9 @@ class LiveService final : public col::Service {
   col::RunStatus status() override { return core_.status(); }
   col::ControlReply control(col::ControlAction a, const std::string& file) override { return core_.control(a, file); }
   std::vector<col::ParameterInfo> parameters() override { return core_.parameters(); }
-  col::SetReply set(const col::ParamValues& values, const std::string& file) override { return core_.set(values, file); }
+  col::SetReply set(const col::ParamValues& values, const std::string& file) override {
+    return core_.set(values, file);
+  }
   col::BranchReply branch(const col::BranchRequest& b) override { return core_.branch(b); }
 
  private:
@@ -287,8 +251,8 @@ class LiveService final : public col::Service {
 
 }  // namespace
 
-CollectorStats run_collector(const RankLayout& layout, Selector selector, col::ServerInfo info,
-                             col::ServerOptions options, const std::function<void(std::uint16_t)>& on_listen) {
+RelayStats run_relay(const RankLayout& layout, Selector selector, col::ServerInfo info, col::ServerOptions options,
+                     const std::function<void(std::uint16_t)>& on_listen) {
   // Up to 512 MiB of freed reply memory stays mapped for the next window.
   col::keep_freed_memory(std::uint64_t{256} << 20);
   info.live = true;
@@ -302,13 +266,13 @@ CollectorStats run_collector(const RankLayout& layout, Selector selector, col::S
     // The run must not wait for a collector that cannot serve: stop it cleanly (it
     // writes its final checkpoint at its first boundary), release the other ranks, then
     // report.
-    core.command(ControlCommand{Action::stop, ""});
+    core.command(ControlCommand{col::ControlAction::stop, ""});
     core.loop(nullptr);
     throw;
   }
   if (on_listen) on_listen(server.port());
   core.loop(&server);
-  CollectorStats stats = core.stats();
+  RelayStats stats = core.stats();
   stats.server = server.stats();
   return stats;
 }
@@ -331,16 +295,16 @@ Selector remembering(Selector select, std::size_t keep) {
   };
 }
 
-struct ThreadCollector::Impl {
+struct RelayThread::Impl {
   std::shared_ptr<ThreadChannel> channel = std::make_shared<ThreadChannel>();
   std::unique_ptr<Core> core;
   std::unique_ptr<LiveService> service;
   std::unique_ptr<col::Server> server;
   std::thread thread;
-  CollectorStats stats;
+  RelayStats stats;
 };
 
-ThreadCollector::ThreadCollector(col::ServerInfo info, col::ServerOptions options, int compute_size)
+RelayThread::RelayThread(col::ServerInfo info, col::ServerOptions options, int compute_size)
     : impl_(std::make_unique<Impl>()) {
   info.live = true;
   auto& im = *impl_;
@@ -352,14 +316,14 @@ ThreadCollector::ThreadCollector(col::ServerInfo info, col::ServerOptions option
   im.thread = std::thread([&im] { im.core->loop(im.server.get()); });
 }
 
-ThreadCollector::~ThreadCollector() {
+RelayThread::~RelayThread() {
   if (impl_ && impl_->thread.joinable()) impl_->thread.join();
 }
 
-std::shared_ptr<ThreadChannel> ThreadCollector::channel() const { return impl_->channel; }
-std::uint16_t ThreadCollector::port() const { return impl_->server->port(); }
+std::shared_ptr<ThreadChannel> RelayThread::channel() const { return impl_->channel; }
+std::uint16_t RelayThread::port() const { return impl_->server->port(); }
 
-CollectorStats ThreadCollector::join() {
+RelayStats RelayThread::join() {
   auto& im = *impl_;
   if (im.thread.joinable()) im.thread.join();
   im.stats = im.core->stats();
