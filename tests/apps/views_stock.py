@@ -1,5 +1,5 @@
 # Stock ParaView 5.11 (pvpython, no Rewind plugin) on the views of a run, checked against
-# the run file with h5py / numpy (docs/file-format.md §7; issue 55, item 9):
+# the run file with h5py / numpy (docs/file-format.md §7):
 #  - the arrays are named with their units from /common/variable_units ("u [m∕s]");
 #  - at each time of the time toolbar (the animation scene's time) the data shown is that
 #    step's, value for value, and its field array `time` (the Information tab's data

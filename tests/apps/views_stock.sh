@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What a user meets opening a run's views in stock ParaView 5.11 (pvpython, no Rewind
-# plugin; issue 55, item 9): after *Surface* the solid cells are hidden, the arrays carry
+# plugin): after *Surface* the solid cells are hidden, the arrays carry
 # their units, and at each time of the time toolbar the data and its `time` field array are
 # that step's — against the run file (h5py / numpy), with a screenshot (the cylinder's
 # centre shows the background), kept as views_stock.png in the test directory; then the
