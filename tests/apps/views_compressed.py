@@ -18,6 +18,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import lod_oracle  # noqa: E402
 
 bound, names = float(sys.argv[1]), sys.argv[2:]
+U = "u [m\u2215s]"  # a view names u with its unit (docs/file-format.md §7)
 
 
 def values(name):
@@ -29,7 +30,7 @@ def values(name):
     it = amr.NewIterator()
     it.InitTraversal()
     while not it.IsDoneWithTraversal():
-        a = it.GetCurrentDataObject().GetCellData().GetArray("u")
+        a = it.GetCurrentDataObject().GetCellData().GetArray(U)
         out += [a.GetValue(i) for i in range(a.GetNumberOfTuples())] if a else []
         it.GoToNextItem()
     return out
@@ -41,7 +42,7 @@ def root_against_leaves(name):
     t = list(reader.TimestepValues)[1]
     reader.UpdatePipeline(t)
     amr = reader.GetClientSideObject().GetOutputDataObject(0)
-    a = amr.GetDataSet(0, 0).GetCellData().GetArray("u")
+    a = amr.GetDataSet(0, 0).GetCellData().GetArray(U)
     got = np.array([a.GetValue(i) for i in range(a.GetNumberOfTuples())])
     with h5py.File(f"{name}.h5", "r") as h5:
         step = next(s for s in lod_oracle.committed_steps(h5)

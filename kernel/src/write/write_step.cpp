@@ -108,46 +108,83 @@ void filtered_storage(const detail::DataPlan& data_plan, const std::vector<h5::D
     st.compression_ratio = static_cast<double>(cell_data) / static_cast<double>(cell_stored);
 }
 
-/// Collective. Rank 0 gets every grid's level and box, for the derived view.
-StepTopology gather_view_topology(const detail::WriterState& w, const LocalGrids& grids, const detail::StepRows& rows) {
+/// Collective. Every rank's `mine` concatenated in rank order on rank 0 (empty elsewhere).
+template <typename T>
+std::vector<T> gather_to_root(const detail::WriterState& w, const std::vector<T>& mine, MPI_Datatype type) {
+  std::vector<int> cnt(static_cast<std::size_t>(w.size)), dsp(static_cast<std::size_t>(w.size));
+  const int n = static_cast<int>(mine.size());
+  MPI_Gather(&n, 1, MPI_INT, cnt.data(), 1, MPI_INT, 0, w.comm);
+  int tot = 0;
+  if (w.rank == 0)
+    for (int r = 0; r < w.size; ++r) {
+      dsp[static_cast<std::size_t>(r)] = tot;
+      tot += cnt[static_cast<std::size_t>(r)];
+    }
+  std::vector<T> all(static_cast<std::size_t>(tot));
+  MPI_Gatherv(mine.data(), n, type, all.data(), cnt.data(), dsp.data(), type, 0, w.comm);
+  return all;
+}
+
+/// What the derived view needs on rank 0: every grid's level and box, and the cells it hides.
+struct ViewInput {
+  StepTopology topo;
+  bool types = false;           ///< the step has cell types (the view gets a vtkGhostType)
+  std::vector<CellRun> hidden;  ///< sorted
+};
+
+/// This rank's hidden cells (cell_type kHiddenCellType, interior) as (first, count) pairs,
+/// in its rows' numbering.
+std::vector<std::int64_t> local_hidden(const LocalGrids& grids, const detail::StepRows& rows, const BlockShape& b) {
+  const int h = grids.halo, px = b.sx + 2 * h, py = b.sy + 2 * h;
+  std::vector<std::uint8_t> interior(static_cast<std::size_t>(b.cells()));
+  std::vector<CellRun> runs;
+  for (std::size_t k = 0; k < rows.perm.size(); ++k) {
+    const std::uint8_t* t = grids.grids[rows.perm[k]].cell_type;
+    if (!t) continue;
+    auto* out = interior.data();
+    for (int z = 0; z < b.sz; ++z)
+      for (int y = 0; y < b.sy; ++y)
+        out = std::copy_n(t + ((static_cast<std::size_t>(z + h) * py + (y + h)) * px + h), b.sx, out);
+    append_hidden_runs(interior.data(), rows.layout.row_of[k], b.cells(), runs);
+  }
+  std::vector<std::int64_t> flat;
+  for (const auto& r : runs) flat.insert(flat.end(), {r.first, r.count});
+  return flat;
+}
+
+/// Collective. Rank 0 gets every grid's level and box and every hidden cell, for the derived view.
+ViewInput gather_view_input(const detail::WriterState& w, const StepInfo& info, const LocalGrids& grids,
+                            const detail::StepRows& rows) {
   const std::size_t nloc = rows.perm.size();
   const auto& perm = rows.perm;
   const auto& row_of = rows.layout.row_of;
   const auto& level_start = rows.layout.level_start;
   const std::int64_t n_grids = rows.layout.n_grids;
   const int n_levels = rows.layout.n_levels;
-  StepTopology view_topo;
-  {
-    std::vector<int> cnt(static_cast<std::size_t>(w.size)), dsp(static_cast<std::size_t>(w.size));
-    int n7 = static_cast<int>(nloc) * 7;
-    MPI_Gather(&n7, 1, MPI_INT, cnt.data(), 1, MPI_INT, 0, w.comm);
-    std::vector<double> mine7(nloc * 7), all7;
-    for (std::size_t k = 0; k < nloc; ++k) {
-      mine7[7 * k] = static_cast<double>(row_of[k]);
-      std::copy_n(grids.grids[perm[k]].bbox.begin(), 6, &mine7[7 * k + 1]);
-    }
-    int tot = 0;
-    if (w.rank == 0)
-      for (int r = 0; r < w.size; ++r) {
-        dsp[static_cast<std::size_t>(r)] = tot;
-        tot += cnt[static_cast<std::size_t>(r)];
-      }
-    all7.resize(static_cast<std::size_t>(tot));
-    MPI_Gatherv(mine7.data(), n7, MPI_DOUBLE, all7.data(), cnt.data(), dsp.data(), MPI_DOUBLE, 0, w.comm);
-    if (w.rank == 0) {
-      view_topo.n_grids = n_grids;
-      view_topo.bbox.resize(static_cast<std::size_t>(n_grids));
-      view_topo.level_offsets.assign(level_start.begin(), level_start.begin() + n_levels + 1);
-      for (std::size_t i = 0; i + 7 <= all7.size(); i += 7)
-        std::copy_n(&all7[i + 1], 6, view_topo.bbox[static_cast<std::size_t>(all7[i])].begin());
-      view_topo.level.resize(static_cast<std::size_t>(n_grids));
-      for (int l = 0; l < n_levels; ++l)
-        for (std::int64_t r = level_start[l]; r < level_start[l + 1]; ++r)
-          view_topo.level[static_cast<std::size_t>(r)] = l;
-    }
+  ViewInput view;
+  std::vector<double> mine7(nloc * 7);
+  for (std::size_t k = 0; k < nloc; ++k) {
+    mine7[7 * k] = static_cast<double>(row_of[k]);
+    std::copy_n(grids.grids[perm[k]].bbox.begin(), 6, &mine7[7 * k + 1]);
   }
-
-  return view_topo;
+  const std::vector<double> all7 = gather_to_root(w, mine7, MPI_DOUBLE);
+  view.types = info.write_cell_type;
+  const std::vector<std::int64_t> runs = gather_to_root(
+      w, view.types ? local_hidden(grids, rows, w.common.block) : std::vector<std::int64_t>{}, MPI_INT64_T);
+  if (w.rank != 0) return view;
+  StepTopology& topo = view.topo;
+  topo.n_grids = n_grids;
+  topo.bbox.resize(static_cast<std::size_t>(n_grids));
+  topo.level_offsets.assign(level_start.begin(), level_start.begin() + n_levels + 1);
+  for (std::size_t i = 0; i + 7 <= all7.size(); i += 7)
+    std::copy_n(&all7[i + 1], 6, topo.bbox[static_cast<std::size_t>(all7[i])].begin());
+  topo.level.resize(static_cast<std::size_t>(n_grids));
+  for (int l = 0; l < n_levels; ++l)
+    for (std::int64_t r = level_start[l]; r < level_start[l + 1]; ++r) topo.level[static_cast<std::size_t>(r)] = l;
+  for (std::size_t i = 0; i + 2 <= runs.size(); i += 2) view.hidden.push_back({runs[i], runs[i + 1]});
+  std::sort(view.hidden.begin(), view.hidden.end(),
+            [](const CellRun& a, const CellRun& b) { return a.first < b.first; });
+  return view;
 }
 
 }  // namespace
@@ -377,7 +414,7 @@ void write_checksums(const detail::WriterState& w, const detail::DataPlan& data,
 /// Phase 7: the derived view (rank 0); what went wrong, or "" — a failure here never
 /// affects the committed step.
 std::string write_view(const detail::WriterState& w, const StepInfo& info, const detail::StepCounts& n,
-                       const std::string& gpath, const StepTopology& topology) {
+                       const std::string& gpath, const ViewInput& view) {
   try {
     StepEntry e;
     e.step = info.step;
@@ -392,7 +429,7 @@ std::string write_view(const detail::WriterState& w, const StepInfo& info, const
     for (const auto& f : info.fields)
       if (f.group == "cell_data") fields.push_back({f.group, f.name, f.float32});
     w.hook("view");
-    write_step_view(w.path, w.common, e, topology, fields);
+    write_step_view(w.path, w.common, e, view.topo, fields, view.types ? &view.hidden : nullptr);
   } catch (const std::exception& ex) {
     return ex.what();
   }
@@ -444,8 +481,8 @@ WriteStats detail::write_in_place(WriterState& w, const StepInfo& info, const Lo
   st.bytes = data.bytes;
   st.bytes_local = data.bytes_local;
   filtered_storage(data, created.dsets, n.n_grids, st);
-  // Views need every grid's level and box on rank 0 (collective gather, before commit).
-  const StepTopology view_topo = w.opts.write_views ? gather_view_topology(w, grids, rows) : StepTopology{};
+  // Views need every grid's level and box and the hidden cells on rank 0 (collective gather, before commit).
+  const ViewInput view = w.opts.write_views ? gather_view_input(w, info, grids, rows) : ViewInput{};
   // ---- 6. crash protocol: flush -> committed marker + index row -> flush ----
   const IndexRow index_row{info.step, info.time, info.dt,    static_cast<std::uint8_t>(info.kind),
                            1,         n.n_grids, n.n_levels, data.bytes};
@@ -459,7 +496,7 @@ WriteStats detail::write_in_place(WriterState& w, const StepInfo& info, const Lo
   w.hook("committed");
   finish_stats(w, written, seconds, st);
   // ---- 7. derived view (rank 0) ----
-  if (w.opts.write_views && w.rank == 0 && n.n_grids > 0) st.view_error = write_view(w, info, n, gpath, view_topo);
+  if (w.opts.write_views && w.rank == 0 && n.n_grids > 0) st.view_error = write_view(w, info, n, gpath, view);
   return st;
 }
 

@@ -1,6 +1,9 @@
 // Stock-reader views: tiny VTKHDF OverlappingAMR files that ParaView 5.11 opens without
-// our plugin. A view holds no bulk data: every CellData array is a virtual dataset with
-// one mapping per level into the shared file (rows of a level are contiguous).
+// our plugin. A view holds no bulk data: every variable is a virtual dataset with one
+// mapping per level into the shared file (rows of a level are contiguous), named with its
+// unit ("u [m∕s]"); beside them a real, compressed vtkGhostType that hides the solid
+// cells (and, in a 2-D run, the cells under finer grids), and the field arrays `time` and
+// `step` (docs/file-format.md §7).
 //
 // Layout (next to run.h5):  run.views/step_00000042.hdf   (one per step)
 //                           run.views/run.hdf.series      (JSON, time-aware)
@@ -22,13 +25,34 @@ std::string views_directory(const std::string& h5_path);
 /// The .hdf.series file of `h5_path`.
 std::string series_path(const std::string& h5_path);
 
-/// Serial. Writes the view of one step and adds it to the series file.
-/// `fields`: the step's cell_data variables to expose. Throws FileError.
-void write_step_view(const std::string& h5_path, const CommonInfo& common,
-                     const StepEntry& step, const StepTopology& topo,
-                     const std::vector<FieldInfo>& fields);
+/// The cell_type code a view hides, as the ParaView plugin does: 1, solid (inside an
+/// obstacle; docs/file-format.md §9).
+inline constexpr std::uint8_t kHiddenCellType = 1;
 
-/// Serial, read-only on `h5_path`: rewrites the views of every committed step.
+/// A run of cells a view hides: cells [first, first + count) of a step, a cell numbered
+/// row * cells_per_grid + its index in the row (z, y, x order).
+struct CellRun {
+  std::int64_t first = 0;
+  std::int64_t count = 0;
+};
+
+/// Appends to `out` the runs of one row's `cells` cell types (interior, z, y, x order)
+/// that equal kHiddenCellType, numbered from `row` * `cells`. Pure.
+void append_hidden_runs(const std::uint8_t* types, std::int64_t row, std::int64_t cells, std::vector<CellRun>& out);
+
+/// A variable's array name in a view: "u [m∕s]" — its unit in brackets, each '/' of the
+/// unit as '∕' (U+2215: an HDF5 name cannot hold '/'); the bare name without a unit. Pure.
+std::string view_array_name(const std::string& name, const std::string& unit);
+
+/// Serial. Writes the view of one step and adds it to the series file.
+/// `fields`: the step's cell_data variables to expose. `hidden`: the step's cells to hide
+/// (sorted, disjoint), or nullptr when the step has no cell types. Throws FileError.
+void write_step_view(const std::string& h5_path, const CommonInfo& common, const StepEntry& step,
+                     const StepTopology& topo, const std::vector<FieldInfo>& fields,
+                     const std::vector<CellRun>* hidden = nullptr);
+
+/// Serial, read-only on `h5_path`: rewrites the views of every committed step (the
+/// hidden cells from each step's cell_type).
 void regenerate_views(const std::string& h5_path);
 
 }  // namespace rwd::kernel
