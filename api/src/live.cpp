@@ -190,6 +190,8 @@ class Host final : public live::Host {
             fmt::format("{}={}", l_.parameters[i].name, value_text(col::components(l_.parameters[i].value))));
   }
   void branch(const live::BranchCommand& b, live::Reply& reply) override;
+  void queue_branch_events(const k::StepEntry& from, const live::Future& future, const std::string& parent,
+                           const std::string& output, std::size_t saved_events);
   void control(col::ControlAction a, const std::string& file) override {
     if (!file.empty()) {
       focus(file);
@@ -278,9 +280,18 @@ void Host::branch(const live::BranchCommand& b, live::Reply& reply) {
   file_->last_time = next->last_time;  // a new file: its times start again
   delete next;
   l_.files.push_back(output);
-  // The parameters as they were at that step (the declared values, overridden by what
-  // the step records), then the branch's changes: every one that differs from now is
-  // handed to the code as a SET event after the BRANCH.
+  queue_branch_events(from, future, parent, output, saved_events);
+  reply.file = output;
+  reply.parent = parent;
+  reply.step = from.step;
+  reply.time = from.time;
+}
+
+// The parameters as they were at the branch's step (the declared values, overridden by
+// what the step records), then the branch's changes: the BRANCH event, then every one
+// that differs from now as a SET event after it.
+void Host::queue_branch_events(const k::StepEntry& from, const live::Future& future, const std::string& parent,
+                               const std::string& output, std::size_t saved_events) {
   const auto before = l_.parameters;
   l_.parameters = l_.declared;
   for (const auto& o : from.case_overrides) {
@@ -296,10 +307,6 @@ void Host::branch(const live::BranchCommand& b, live::Reply& reply) {
     if (l_.parameters[i].value != before[i].value)
       l_.events.push_back(
           {REWIND_EVENT_SET, l_.parameters[i].name, col::components(l_.parameters[i].value), {}, {}, 0, 0.0});
-  reply.file = output;
-  reply.parent = parent;
-  reply.step = from.step;
-  reply.time = from.time;
 }
 
 col::ServerOptions server_options(const std::string& listen, const char* token) {
