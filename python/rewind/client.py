@@ -561,17 +561,31 @@ def read_contact(run_file: str | os.PathLike) -> dict[str, Any]:
     if not c["host"] or not 0 < c["port"] < 65536:
         raise InvalidArgument(f"contact file {path} has no usable host and port")
     c.setdefault("token", "")
-    if c["node"] == socket.gethostname() and c["pid"] > 0:
-        try:
-            os.kill(c["pid"], 0)
-        except ProcessLookupError:
-            raise InvalidArgument(f"contact file {path} is stale: the job that wrote it (pid {c['pid']} on "
-                                  f"{c['node']}, listening since {c['started']}) has ended without removing it; "
-                                  "remove it") from None
-        except PermissionError:
-            pass  # another user's process: alive
+    if c["node"] == socket.gethostname() and c["pid"] > 0 and _process_gone(c["pid"]):
+        raise InvalidArgument(f"contact file {path} is stale: the job that wrote it (pid {c['pid']} on "
+                              f"{c['node']}, listening since {c['started']}) has ended without removing it; "
+                              "remove it")
     c["path"] = path
     return c
+
+
+def _process_gone(pid: int) -> bool:
+    """Whether process `pid` of this node has ended: its number is unused, or it is a zombie
+    (ended, not yet reaped by its parent: mpirun, a shell), as rwd::holder::alive judges it.
+    Another user's running process is not gone."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    fields = stat[stat.rfind(")") + 1:].split()  # the command name may hold spaces and ')'
+    return bool(fields) and fields[0] in ("Z", "X")
 
 
 def _names_run_file(address):

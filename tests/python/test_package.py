@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -407,6 +408,32 @@ def bad_files():
     with rewind.open("u.h5") as run:
         run[-1]["u"], run.window(None, 100)
     check("reading never changes the file", open("u.h5", "rb").read() == before)
+
+
+@section
+def contact_files():
+    """A contact file (docs/collector-protocol.md) names the live job's process: one whose
+    process has ended -- also one ended but not yet reaped by its parent (a zombie, as under
+    mpirun for a moment) -- is stale, with one line; a running one's is read."""
+    def contact(pid):
+        with open("c.h5.contact", "w") as f:
+            json.dump({"version": 1, "host": "127.0.0.1", "port": 5000, "token": "t", "node": socket.gethostname(),
+                       "pid": pid, "started": "2026-01-01T00:00:00Z"}, f)
+        os.chmod("c.h5.contact", 0o600)
+    contact(os.getpid())
+    check("a running job's contact file is read", rewind.read_contact("c.h5")["port"] == 5000)
+    child = subprocess.Popen(["true"])
+    for _ in range(500):  # not waited for: a zombie once it has ended
+        with open(f"/proc/{child.pid}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                break
+        time.sleep(0.01)
+    contact(child.pid)
+    check("a zombie's contact file is stale", raises(rewind.InvalidArgument, lambda: rewind.read_contact("c.h5"),
+                                                     "is stale", str(child.pid)))
+    child.wait()
+    check("... and so is an ended, reaped one's", raises(rewind.InvalidArgument, lambda: rewind.read_contact("c.h5"),
+                                                         "is stale"))
 
 
 @section
