@@ -92,8 +92,11 @@ Contact make_contact(const std::string& listen_host, std::uint16_t port, const s
   c.host = wildcard ? c.node : listen_host;
   c.port = port;
   c.token = token;
-  c.pid = static_cast<long>(::getpid());
+  const holder::Process self = holder::self();
+  c.pid = self.pid;
   c.started = holder::utc_iso();
+  c.boot_id = self.boot_id;
+  c.pid_start = self.start > 0 ? self.start : 0;
   return c;
 }
 
@@ -103,6 +106,8 @@ std::string contact_json(const Contact& c) {
   j["node"] = c.node;
   j["pid"] = c.pid;
   j["started"] = c.started;
+  if (!c.boot_id.empty()) j["boot_id"] = c.boot_id;
+  if (c.pid_start > 0) j["pid_start"] = c.pid_start;
   return j.dump(2) + "\n";
 }
 
@@ -133,6 +138,8 @@ Contact parse_contact(const std::string& text, const std::string& path) {
   c.node = need("node", &json::is_string).get<std::string>();
   c.pid = static_cast<long>(need("pid", &json::is_number_integer).get<long long>());
   c.started = need("started", &json::is_string).get<std::string>();
+  if (j.contains("boot_id")) c.boot_id = need("boot_id", &json::is_string).get<std::string>();
+  if (j.contains("pid_start")) c.pid_start = need("pid_start", &json::is_number_integer).get<long long>();
   return c;
 }
 
@@ -159,8 +166,8 @@ void write_contact(const std::string& run_file, const Contact& c) {
 }
 
 bool contact_is_stale(const Contact& c) {
-  // The file names no boot id or start time (version 1): a reused number looks alive.
-  return c.pid > 0 && holder::alive({c.node, c.pid, {}, 0}) == holder::Alive::no;
+  // A file without boot_id and pid_start (written before they were added): a reused pid looks alive.
+  return c.pid > 0 && holder::alive({c.node, c.pid, c.boot_id, c.pid_start}) == holder::Alive::no;
 }
 
 Contact read_contact(const std::string& run_file) {

@@ -547,9 +547,10 @@ def read_contact(run_file: str | os.PathLike) -> dict[str, Any]:
         raise InvalidArgument(f"contact file {path} is not JSON") from None
     if not isinstance(c, dict):
         raise InvalidArgument(f"contact file {path} is not a JSON object")
-    kinds = {"version": int, "host": str, "port": int, "node": str, "pid": int, "started": str, "token": str}
+    kinds = {"version": int, "host": str, "port": int, "node": str, "pid": int, "started": str, "token": str,
+             "boot_id": str, "pid_start": int}
     for key, kind in kinds.items():
-        if key == "token" and key not in c:
+        if key in ("token", "boot_id", "pid_start") and key not in c:
             continue
         if key not in c:
             raise InvalidArgument(f'contact file {path} has no "{key}"')
@@ -561,7 +562,8 @@ def read_contact(run_file: str | os.PathLike) -> dict[str, Any]:
     if not c["host"] or not 0 < c["port"] < 65536:
         raise InvalidArgument(f"contact file {path} has no usable host and port")
     c.setdefault("token", "")
-    if c["node"] == socket.gethostname() and c["pid"] > 0 and _process_gone(c["pid"]):
+    if c["node"] == socket.gethostname() and c["pid"] > 0 and _process_gone(c["pid"], c.get("boot_id", ""),
+                                                                            c.get("pid_start", 0)):
         raise InvalidArgument(f"contact file {path} is stale: the job that wrote it (pid {c['pid']} on "
                               f"{c['node']}, listening since {c['started']}) has ended without removing it; "
                               "remove it")
@@ -569,10 +571,18 @@ def read_contact(run_file: str | os.PathLike) -> dict[str, Any]:
     return c
 
 
-def _process_gone(pid: int) -> bool:
-    """Whether process `pid` of this node has ended: its number is unused, or it is a zombie
-    (ended, not yet reaped by its parent: mpirun, a shell), as rwd::holder::alive judges it.
-    Another user's running process is not gone."""
+def _process_gone(pid: int, boot_id: str = "", start: int = 0) -> bool:
+    """Whether process `pid` of this node has ended, as rwd::holder::alive judges it: the
+    machine has booted since `boot_id` ("" = unknown), the number is unused, a zombie's
+    (ended, not yet reaped by its parent: mpirun, a shell), or another process's that
+    started later than `start` (/proc/PID/stat field 22; 0 = unknown). Another user's
+    running process is not gone."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as f:
+            if boot_id and f.read().strip() not in ("", boot_id):
+                return True
+    except OSError:
+        pass
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -584,8 +594,10 @@ def _process_gone(pid: int) -> bool:
             stat = f.read()
     except OSError:
         return False
-    fields = stat[stat.rfind(")") + 1:].split()  # the command name may hold spaces and ')'
-    return bool(fields) and fields[0] in ("Z", "X")
+    fields = stat[stat.rfind(")") + 1:].split()  # the command name may hold spaces and ')'; fields[0] is field 3
+    if fields and fields[0] in ("Z", "X"):
+        return True
+    return start > 0 and len(fields) > 19 and fields[19].isdigit() and int(fields[19]) != start
 
 
 def _names_run_file(address):

@@ -81,7 +81,15 @@ TEST_CASE("the doc's example contact file is what the code writes", "[collector]
   CHECK(c.node == "cn042");
   CHECK(c.pid == 81234);
   CHECK(c.started == "2026-11-26T07:12:03Z");
+  CHECK(c.boot_id == "6f1c2e0a-5d3b-4c1e-9a7f-0b8d2c4e6a10");
+  CHECK(c.pid_start == 73524117);
   CHECK(contact_json(c) == text);
+  Contact old = c;  // written before boot_id and pid_start: no keys, and it still reads
+  old.boot_id.clear();
+  old.pid_start = 0;
+  CHECK(contact_json(old).find("boot_id") == std::string::npos);
+  CHECK(contact_json(old).find("pid_start") == std::string::npos);
+  CHECK(parse_contact(contact_json(old), "x").pid_start == 0);
   Contact none = c;  // no token: no key at all
   none.token.clear();
   CHECK(contact_json(none).find("token") == std::string::npos);
@@ -95,6 +103,9 @@ TEST_CASE("a listening collector's contact: a wildcard address becomes the node'
   CHECK(any.pid == static_cast<long>(::getpid()));
   CHECK(std::regex_match(any.started, std::regex("\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ")));
   CHECK(make_contact("127.0.0.1", 7400, "").host == "127.0.0.1");
+  CHECK(any.boot_id == rwd::holder::boot_id());
+  CHECK(any.pid_start == rwd::holder::process_start(any.pid));
+  CHECK(any.pid_start > 0);
 }
 
 TEST_CASE("a bad contact file is refused with one line naming it", "[collector]") {
@@ -103,14 +114,23 @@ TEST_CASE("a bad contact file is refused with one line naming it", "[collector]"
       {"{not json", "is not JSON"},
       {"[1, 2]", "is not a JSON object"},
       {R"({"version": 1, "port": 7400, "node": "n", "pid": 1, "started": "s"})", "has no \"host\""},
-      {R"({"version": 1, "host": "h", "port": "7400", "node": "n", "pid": 1, "started": "s"})", "has a malformed \"port\""},
+      {R"({"version": 1, "host": "h", "port": "7400", "node": "n", "pid": 1, "started": "s"})",
+       "has a malformed \"port\""},
       {R"({"version": 1, "host": "h", "port": 0, "node": "n", "pid": 1, "started": "s"})", "no usable host and port"},
-      {R"({"version": 1, "host": "h", "port": 70000, "node": "n", "pid": 1, "started": "s"})", "no usable host and port"},
+      {R"({"version": 1, "host": "h", "port": 70000, "node": "n", "pid": 1, "started": "s"})",
+       "no usable host and port"},
       {R"({"version": 1, "host": "h", "port": 1, "token": 5, "node": "n", "pid": 1, "started": "s"})",
        "has a malformed \"token\""},
-      {R"({"version": 2, "host": "h", "port": 1, "node": "n", "pid": 1, "started": "s"})", "newer than this program's 1"},
+      {R"({"version": 2, "host": "h", "port": 1, "node": "n", "pid": 1, "started": "s"})",
+       "newer than this program's 1"},
+      {R"({"version": 1, "host": "h", "port": 1, "node": "n", "pid": 1, "started": "s", "pid_start": "9"})",
+       "has a malformed \"pid_start\""},
+      {R"({"version": 1, "host": "h", "port": 1, "node": "n", "pid": 1, "started": "s", "boot_id": 3})",
+       "has a malformed \"boot_id\""},
   };
-  for (const auto& [text, why] : cases) {
+  for (const auto& bad : cases) {
+    const std::string& text = bad.first;
+    const std::string& why = bad.second;
     CAPTURE(text);
     const std::string e = refusal([&] { (void)parse_contact(text, "/x/run.h5.contact"); });
     CHECK(e.rfind("contact file /x/run.h5.contact ", 0) == 0);
@@ -146,6 +166,15 @@ TEST_CASE("the contact file is private, found by the run's name, and stale once 
   put(path, contact_json(gone), 0600);
   CHECK_FALSE(contact_is_stale(gone));
   CHECK(read_contact(run).node == gone.node);
+  Contact reused = make_contact("127.0.0.1", 4242, "");  // this process's number, another start: reused
+  CHECK_FALSE(contact_is_stale(reused));
+  reused.pid_start += 1;
+  CHECK(contact_is_stale(reused));
+  Contact rebooted = make_contact("127.0.0.1", 4242, "");  // written under another boot of this machine
+  rebooted.boot_id = "00000000-0000-0000-0000-000000000000";
+  CHECK(contact_is_stale(rebooted));
+  put(path, contact_json(reused), 0600);
+  CHECK(refusal([&] { (void)read_contact(run); }).find("is stale") != std::string::npos);
 }
 
 TEST_CASE("a contact file is removed by the process that wrote it, never another's", "[collector]") {

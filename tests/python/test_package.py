@@ -415,13 +415,25 @@ def contact_files():
     """A contact file (docs/collector-protocol.md) names the live job's process: one whose
     process has ended -- also one ended but not yet reaped by its parent (a zombie, as under
     mpirun for a moment) -- is stale, with one line; a running one's is read."""
-    def contact(pid):
+    def contact(pid, **more):
         with open("c.h5.contact", "w") as f:
             json.dump({"version": 1, "host": "127.0.0.1", "port": 5000, "token": "t", "node": socket.gethostname(),
-                       "pid": pid, "started": "2026-01-01T00:00:00Z"}, f)
+                       "pid": pid, "started": "2026-01-01T00:00:00Z", **more}, f)
         os.chmod("c.h5.contact", 0o600)
+    with open(f"/proc/{os.getpid()}/stat") as f:
+        start = int(f.read().rsplit(")", 1)[1].split()[19])  # field 22, as rewind run writes it
+    with open("/proc/sys/kernel/random/boot_id") as f:
+        boot = f.read().strip()
     contact(os.getpid())
     check("a running job's contact file is read", rewind.read_contact("c.h5")["port"] == 5000)
+    contact(os.getpid(), boot_id=boot, pid_start=start)
+    check("... also with its boot id and start", rewind.read_contact("c.h5")["port"] == 5000)
+    contact(os.getpid(), boot_id=boot, pid_start=start + 1)
+    check("a pid reused by a later process: stale", raises(rewind.InvalidArgument, lambda: rewind.read_contact("c.h5"),
+                                                           "is stale"))
+    contact(os.getpid(), boot_id="00000000-0000-0000-0000-000000000000", pid_start=start)
+    check("a contact file of an earlier boot: stale", raises(rewind.InvalidArgument, lambda: rewind.read_contact("c.h5"),
+                                                             "is stale"))
     child = subprocess.Popen(["true"])
     for _ in range(500):  # not waited for: a zombie once it has ended
         with open(f"/proc/{child.pid}/stat") as f:

@@ -36,6 +36,8 @@ struct Contact {
   std::string node;     ///< the collector's machine (holder::node_name() there)
   long pid = 0;         ///< the collector's process id on `node`
   std::string started;  ///< when it began to listen, ISO 8601 UTC ("2025-01-31T12:00:00Z")
+  std::string boot_id;  ///< `node`'s boot id (holder::boot_id); "" = not in the file
+  long long pid_start = 0;  ///< the process's start (holder::process_start), to tell a reused pid; 0 = not in the file
 };
 
 /// RUN.h5.contact for the run file RUN.h5.
