@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 #include <sys/stat.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <array>
@@ -232,28 +233,74 @@ void write_field_data(const Ctx& c, const h5::Group& fd, const StepEntry& step) 
   write_array(c, fd, "step", H5T_STD_I64LE, H5T_NATIVE_INT64, &number, 1);
 }
 
-/// The view file at `tmp_path`: one piece, /VTKHDF's unstructured grid.
+/// The file a view's geometry maps into, shared by every step with the same grids:
+/// "mesh_<XXH3-64 of the boxes, seeded with the block shape>.h5" beside the views.
+std::string mesh_name(const CommonInfo& cm, const StepTopology& topo) {
+  const BlockShape& b = cm.block;
+  const auto seed = (static_cast<std::uint64_t>(cm.dim) << 48) | (static_cast<std::uint64_t>(b.sx) << 32) |
+                    (static_cast<std::uint64_t>(b.sy) << 16) | static_cast<std::uint64_t>(b.sz);
+  return fmt::format("mesh_{:016x}.h5",
+                     XXH3_64bits_withSeed(topo.bbox.data(), topo.bbox.size() * sizeof(BoxRow), seed));
+}
+
+/// The mesh file: Points, Connectivity, Offsets, Types (VTKHDF's names and types), written
+/// to a temporary name and renamed, so a mesh file that exists is whole.
+void write_mesh_file(const Ctx& c, const std::string& path, const CommonInfo& cm, const StepTopology& topo) {
+  const std::string tmp = path + ".tmp";
+  try {
+    h5::File f(c.check(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), "create mesh file"));
+    h5::Group root(c.check(H5Gopen2(f, "/", H5P_DEFAULT), "open /"));
+    const Geometry g = build_geometry(cm, topo);
+    const auto n_cells = static_cast<std::size_t>(topo.n_grids * cm.block.cells());
+    write_array(c, root, "Points", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, g.points.data(), g.points.size() / 3, 3);
+    write_array(c, root, "Connectivity", H5T_STD_I64LE, H5T_NATIVE_INT64, g.conn.data(), g.conn.size());
+    std::vector<std::int64_t> offsets(n_cells + 1);
+    for (std::size_t i = 0; i < offsets.size(); ++i) offsets[i] = static_cast<std::int64_t>(i) * g.corners;
+    write_array(c, root, "Offsets", H5T_STD_I64LE, H5T_NATIVE_INT64, offsets.data(), offsets.size());
+    const std::vector<std::uint8_t> types(n_cells, g.vtk_type);
+    write_array(c, root, "Types", H5T_STD_U8LE, H5T_NATIVE_UINT8, types.data(), types.size());
+    c.check_status(f.close(), "close mesh file");
+  } catch (...) {
+    std::remove(tmp.c_str());
+    throw;
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) c.fail(ErrorKind::io, "cannot rename mesh file");
+}
+
+/// A virtual dataset `name` of `v` mapping the whole dataset of the same name in `src_file`.
+void map_whole(const Ctx& c, const h5::Group& v, const char* name, hid_t type, const std::string& src_file, hsize_t n,
+               hsize_t width = 1) {
+  const hsize_t dims[2] = {n, width};
+  h5::Dataspace sp(H5Screate_simple(width > 1 ? 2 : 1, dims, nullptr));
+  h5::Plist dcpl(H5Pcreate(H5P_DATASET_CREATE));
+  c.check_status(H5Pset_virtual(dcpl, sp, src_file.c_str(), (std::string("/") + name).c_str(), sp),
+                 std::string("map ") + name);
+  h5::Dataset d(c.check(H5Dcreate2(v, name, type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT), std::string("create ") + name));
+}
+
+/// The view file at `tmp_path`: one piece, /VTKHDF's unstructured grid; its geometry maps
+/// into the mesh file of its grids (written first when no earlier step wrote it).
 void write_view_file(const Ctx& c, const std::string& tmp_path, const std::string& h5_path, const CommonInfo& cm,
                      const StepEntry& step, const StepTopology& topo, const std::vector<FieldInfo>& fields,
                      const std::vector<CellRun>* hidden) {
+  const std::string mesh = mesh_name(cm, topo), mesh_path = views_directory(h5_path) + "/" + mesh;
+  struct stat st {};
+  if (::stat(mesh_path.c_str(), &st) != 0) write_mesh_file(c, mesh_path, cm, topo);
   // Default libver: virtual datasets need the 1.10 format (ParaView's HDF5 reads it).
   h5::File f(c.check(H5Fcreate(tmp_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), "create view file"));
   h5::Group v(c.check(H5Gcreate2(f, "VTKHDF", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create /VTKHDF"));
   write_vtkhdf_header(c, v);
-  const Geometry g = build_geometry(cm, topo);
-  const std::int64_t n_points = static_cast<std::int64_t>(g.points.size() / 3);
-  const std::int64_t n_cells = topo.n_grids * cm.block.cells();
-  const std::int64_t n_conn = static_cast<std::int64_t>(g.conn.size());
+  const bool flat = cm.dim == 2 && cm.block.sz == 1;  // as build_geometry
+  const std::int64_t corners = flat ? 4 : 8;
+  const std::int64_t n_points = topo.n_grids * (cm.block.sx + 1) * (cm.block.sy + 1) * (flat ? 1 : cm.block.sz + 1);
+  const std::int64_t n_cells = topo.n_grids * cm.block.cells(), n_conn = n_cells * corners;
   write_array(c, v, "NumberOfPoints", H5T_STD_I64LE, H5T_NATIVE_INT64, &n_points, 1);
   write_array(c, v, "NumberOfCells", H5T_STD_I64LE, H5T_NATIVE_INT64, &n_cells, 1);
   write_array(c, v, "NumberOfConnectivityIds", H5T_STD_I64LE, H5T_NATIVE_INT64, &n_conn, 1);
-  write_array(c, v, "Points", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, g.points.data(), static_cast<hsize_t>(n_points), 3);
-  write_array(c, v, "Connectivity", H5T_STD_I64LE, H5T_NATIVE_INT64, g.conn.data(), static_cast<hsize_t>(n_conn));
-  std::vector<std::int64_t> offsets(static_cast<std::size_t>(n_cells) + 1);
-  for (std::size_t i = 0; i < offsets.size(); ++i) offsets[i] = static_cast<std::int64_t>(i) * g.corners;
-  write_array(c, v, "Offsets", H5T_STD_I64LE, H5T_NATIVE_INT64, offsets.data(), offsets.size());
-  const std::vector<std::uint8_t> types(static_cast<std::size_t>(n_cells), g.vtk_type);
-  write_array(c, v, "Types", H5T_STD_U8LE, H5T_NATIVE_UINT8, types.data(), types.size());
+  map_whole(c, v, "Points", H5T_IEEE_F64LE, mesh, static_cast<hsize_t>(n_points), 3);  // relative to the view
+  map_whole(c, v, "Connectivity", H5T_STD_I64LE, mesh, static_cast<hsize_t>(n_conn));
+  map_whole(c, v, "Offsets", H5T_STD_I64LE, mesh, static_cast<hsize_t>(n_cells) + 1);
+  map_whole(c, v, "Types", H5T_STD_U8LE, mesh, static_cast<hsize_t>(n_cells));
   h5::Group cd(c.check(H5Gcreate2(v, "CellData", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create CellData"));
   const h5::Group pd(H5Gcreate2(v, "PointData", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));  // empty, as VTK expects
   h5::Group fd(c.check(H5Gcreate2(v, "FieldData", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create FieldData"));
