@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # What a user meets opening a run's views in stock ParaView 5.11 (pvpython, no Rewind
-# plugin): after *Surface* the solid cells are hidden, the arrays carry
-# their units, and at each time of the time toolbar the data and its `time` field array are
-# that step's — against the run file (h5py / numpy), with a screenshot (the cylinder's
-# centre shows the background), kept as views_stock.png in the test directory; then the
-# same once regenerate_views rebuilt the views offline. The views share one geometry file. Exit 77 (skipped) without pvpython
-# or Xvfb.
+# plugin): in *Surface* the solid cells are hidden, the arrays carry their units, and at
+# each time of the time toolbar the data, its `time` field array and the Information tab's
+# data time are that step's — against the run file (h5py / numpy), with a screenshot (the
+# cylinder's centre shows the background), kept as views_stock.png in the test directory;
+# then the same once regenerate_views rebuilt the views offline. The steps share one
+# geometry file. Exit 77 (skipped) without pvpython or Xvfb.
 #   views_stock.sh REWIND SOURCE_DIR MPIEXEC REGEN_VIEWS
 start_dir=$PWD
 regen=$(realpath "$4")
