@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # What a user meets opening a run's views in stock ParaView 5.11 (pvpython, no Rewind
-# plugin): after *Surface* the solid cells are hidden, the arrays carry
-# their units, and at each time of the time toolbar the data and its `time` field array are
-# that step's — against the run file (h5py / numpy), with a screenshot (the cylinder's
-# centre shows the background), kept as views_stock.png in the test directory; then the
-# same once regenerate_views rebuilt the views offline. Exit 77 (skipped) without pvpython
-# or Xvfb.
+# plugin): in *Surface* the solid cells are hidden, the arrays carry their units, and at
+# each time of the time toolbar the data, its `time` field array and the Information tab's
+# data time are that step's — against the run file (h5py / numpy), with a screenshot (the
+# cylinder's centre shows the background), kept as views_stock.png in the test directory;
+# then the same once regenerate_views rebuilt the views offline. The steps share one
+# geometry file. Exit 77 (skipped) without pvpython or Xvfb.
 #   views_stock.sh REWIND SOURCE_DIR MPIEXEC REGEN_VIEWS
 start_dir=$PWD
 regen=$(realpath "$4")
@@ -16,6 +16,8 @@ command -v Xvfb >/dev/null 2>&1 || { echo "SKIPPED: Xvfb not found"; exit 77; }
 run_compute 2 "$src/cases/default.toml" --output run.h5 --monitor run.csv -q \
   --set time.end=0.1 --set output.visualisation_interval=0.05
 check "a run of the README's case on 2 compute ranks writes its views" "[ -s run.views/run.hdf.series ]"
+check "its steps (the same grids) share one geometry file, and a view is small (< 64 KiB)" \
+  "[ \$(ls run.views/mesh_*.h5 | wc -l) = 1 ] && [ -z \"\$(find run.views -name 'step_*.hdf' -size +64k)\" ]"
 timeout 120 "$src/scripts/headless.sh" pvpython "$(dirname "$0")/views_stock.py" run.h5 "$tmp/view.png" >pv.out 2>&1
 grep -E '^(ok|FAIL|note|Traceback|  File|[A-Za-z]*Error)' pv.out
 check "stock pvpython: solid cells hidden, units in the names, each step's time and data (h5py oracle)" \

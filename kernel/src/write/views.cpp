@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 #include <sys/stat.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <array>
@@ -43,21 +44,18 @@ std::string series_path(const std::string& h5_path) {
 
 namespace {
 
-/// /VTKHDF's attributes: version, type (an ASCII fixed-length string, as VTK expects), origin.
-void write_vtkhdf_header(const Ctx& c, const h5::Group& v, const CommonInfo& cm) {
+/// /VTKHDF's attributes: version and type (an ASCII fixed-length string, as VTK expects).
+void write_vtkhdf_header(const Ctx& c, const h5::Group& v) {
   h5::write_attr_i64(c, v, "Version", {1, 0});
-  {
-    h5::Datatype t(H5Tcopy(H5T_C_S1));
-    const char type[] = "OverlappingAMR";
-    H5Tset_size(t, sizeof(type) - 1);
-    h5::Dataspace sp(H5Screate(H5S_SCALAR));
-    h5::Attribute a(c.check(H5Acreate2(v, "Type", t, sp, H5P_DEFAULT, H5P_DEFAULT), "create Type"));
-    c.check_status(H5Awrite(a, t, type), "write Type");
-  }
-  h5::write_attr_f64(c, v, "Origin", {cm.domain[0], cm.domain[2], cm.domain[4]});
+  h5::Datatype t(H5Tcopy(H5T_C_S1));
+  const char type[] = "UnstructuredGrid";
+  H5Tset_size(t, sizeof(type) - 1);
+  h5::Dataspace sp(H5Screate(H5S_SCALAR));
+  h5::Attribute a(c.check(H5Acreate2(v, "Type", t, sp, H5P_DEFAULT, H5P_DEFAULT), "create Type"));
+  c.check_status(H5Awrite(a, t, type), "write Type");
 }
 
-/// A level's Spacing and AMRBox: each block's integer cell box [i0,i1,j0,j1,k0,k1] at its level.
+/// A level's spacing and its blocks' integer cell boxes [i0,i1,j0,j1,k0,k1] at that level.
 struct LevelBoxes {
   std::array<double, 3> spacing{};
   std::vector<std::int32_t> boxes;  ///< 6 per block
@@ -83,21 +81,11 @@ LevelBoxes level_boxes(const CommonInfo& cm, const StepTopology& topo, std::int6
   return lv;
 }
 
-void write_amr_boxes(const Ctx& c, const h5::Group& lg, const LevelBoxes& lv) {
-  h5::write_attr_f64(c, lg, "Spacing", {lv.spacing[0], lv.spacing[1], lv.spacing[2]});
-  hsize_t bd[2] = {static_cast<hsize_t>(lv.boxes.size() / 6), 6};
-  h5::Dataspace bsp(H5Screate_simple(2, bd, nullptr));
-  h5::Dataset bds(
-      c.check(H5Dcreate2(lg, "AMRBox", H5T_STD_I32LE, bsp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create AMRBox"));
-  c.check_status(H5Dwrite(bds, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, lv.boxes.data()), "write AMRBox");
-}
-
 constexpr std::uint8_t kHiddenCell = 32;  // vtkDataSetAttributes::HIDDENCELL
 
 /// Hides the cells of `lv`'s blocks that `finer`'s blocks cover (`ghost`: lv's cells, block
 /// after block). Each finer block lies in one block of `lv` (a child in its parent grid).
-void hide_covered(std::vector<std::uint8_t>& ghost, const LevelBoxes& lv, const LevelBoxes& finer,
-                  const BlockShape& b) {
+void hide_covered(std::uint8_t* ghost, const LevelBoxes& lv, const LevelBoxes& finer, const BlockShape& b) {
   const int s[3] = {b.sx, b.sy, b.sz};
   int ratio[3];
   for (int a = 0; a < 3; ++a)
@@ -132,21 +120,17 @@ std::string unit_of(const CommonInfo& cm, const std::string& name) {
   return it == cm.variables.end() ? std::string() : it->unit;
 }
 
-/// A level's CellData: one virtual dataset per field, mapping rows [r0, r0 + nl) of the
-/// step's 4-D dataset in `src_file` to a 1-D array named with the field's unit.
-void write_level_fields(const Ctx& c, const h5::Group& cd, const std::string& src_file, const StepEntry& step,
-                        const StepTopology& topo, const CommonInfo& cm, std::int64_t r0, std::int64_t nl,
-                        const std::vector<FieldInfo>& fields) {
+/// CellData: one virtual dataset per field, the step's whole 4-D dataset in `src_file` as a
+/// 1-D array (cell row * cells + (z, y, x)) named with the field's unit.
+void write_fields(const Ctx& c, const h5::Group& cd, const std::string& src_file, const StepEntry& step,
+                  const StepTopology& topo, const CommonInfo& cm, const std::vector<FieldInfo>& fields) {
   const BlockShape& b = cm.block;
   const hsize_t src_dims[4] = {static_cast<hsize_t>(topo.n_grids), static_cast<hsize_t>(b.sz),
                                static_cast<hsize_t>(b.sy), static_cast<hsize_t>(b.sx)};
   for (const auto& fld : fields) {
-    hsize_t n = static_cast<hsize_t>(nl) * static_cast<hsize_t>(b.cells());
+    hsize_t n = static_cast<hsize_t>(topo.n_grids) * static_cast<hsize_t>(b.cells());
     h5::Dataspace vsp(H5Screate_simple(1, &n, nullptr));
     h5::Dataspace ssp(H5Screate_simple(4, src_dims, nullptr));
-    hsize_t start[4] = {static_cast<hsize_t>(r0), 0, 0, 0}, count[4] = {1, 1, 1, 1};
-    hsize_t block[4] = {static_cast<hsize_t>(nl), src_dims[1], src_dims[2], src_dims[3]};
-    H5Sselect_hyperslab(ssp, H5S_SELECT_SET, start, nullptr, count, block);
     h5::Plist dcpl(H5Pcreate(H5P_DATASET_CREATE));
     const std::string src_dset = step.group + "/" + fld.group + "/" + fld.name;
     c.check_status(H5Pset_virtual(dcpl, vsp, src_file.c_str(), src_dset.c_str(), ssp), "set virtual mapping");
@@ -159,83 +143,172 @@ void write_level_fields(const Ctx& c, const h5::Group& cd, const std::string& sr
   }
 }
 
-/// A level's vtkGhostType: HIDDENCELL (32, VTK's bit) on the hidden cells of rows
-/// [r0, r0 + nl), 0 elsewhere; a real array (a virtual one cannot turn cell_type's codes
-/// into VTK's bits), deflated: it is mostly zeros. ParaView 5.11's reader ORs in the
-/// blanking of the cells under finer grids that it computes itself
-/// (vtkAMRUtilities::BlankCells) — but finds no parent among boxes one cell thick (a 2-D
-/// run: vtkAMRBox::DoesBoxIntersectAlongDimension compares strictly), so for those
-/// (`finer`, the next level's boxes) the view hides the covered cells itself.
-void write_level_ghosts(const Ctx& c, const h5::Group& cd, const std::vector<CellRun>& hidden, const BlockShape& b,
-                        std::int64_t r0, std::int64_t nl, const LevelBoxes& lv, const LevelBoxes* finer) {
-  const std::int64_t cells = b.cells(), lo = r0 * cells, hi = (r0 + nl) * cells;
-  std::vector<std::uint8_t> ghost(static_cast<std::size_t>(hi - lo), 0);
-  auto it = std::lower_bound(hidden.begin(), hidden.end(), lo,
-                             [](const CellRun& r, std::int64_t v) { return r.first + r.count <= v; });
-  for (; it != hidden.end() && it->first < hi; ++it)
-    for (std::int64_t i = std::max(lo, it->first); i < std::min(hi, it->first + it->count); ++i)
-      ghost[static_cast<std::size_t>(i - lo)] = kHiddenCell;
-  if (finer) hide_covered(ghost, lv, *finer, b);
-  hsize_t n = ghost.size();
-  hsize_t chunk = std::min<hsize_t>(n, hsize_t{1} << 16);
-  h5::Dataspace sp(H5Screate_simple(1, &n, nullptr));
+/// A real 1-D or (n, 3) dataset, deflated in chunks when it is not tiny (geometry repeats).
+void write_array(const Ctx& c, const h5::Group& g, const char* name, hid_t file_type, hid_t mem_type, const void* data,
+                 hsize_t n, hsize_t width = 1) {
+  const hsize_t dims[2] = {n, width};
+  const int rank = width > 1 ? 2 : 1;
+  h5::Dataspace sp(H5Screate_simple(rank, dims, nullptr));
   h5::Plist dcpl(H5Pcreate(H5P_DATASET_CREATE));
-  if (n > 0) {  // every level needs the array (the reader looks for level 0's in each)
-    c.check_status(H5Pset_chunk(dcpl, 1, &chunk), "chunk vtkGhostType");
-    c.check_status(H5Pset_deflate(dcpl, 6), "deflate vtkGhostType");
+  if (n >= 1024) {
+    const hsize_t chunk[2] = {std::min<hsize_t>(n, hsize_t{1} << 15), width};
+    c.check_status(H5Pset_chunk(dcpl, rank, chunk), std::string("chunk ") + name);
+    c.check_status(H5Pset_shuffle(dcpl), std::string("shuffle ") + name);
+    c.check_status(H5Pset_deflate(dcpl, 1), std::string("deflate ") + name);
   }
   h5::Dataset d(
-      c.check(H5Dcreate2(cd, "vtkGhostType", H5T_STD_U8LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT), "create vtkGhostType"));
-  c.check_status(H5Dwrite(d, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, ghost.data()), "write vtkGhostType");
+      c.check(H5Dcreate2(g, name, file_type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT), std::string("create ") + name));
+  c.check_status(H5Dwrite(d, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), std::string("write ") + name);
 }
 
-/// A level's FieldData: `time` and `step`, one value per block (ParaView 5.11's reader
-/// gives each block its share of a level's field arrays and the dataset Level0's: the
-/// Information tab lists them with their range).
-void write_level_field_data(const Ctx& c, const h5::Group& fd, const StepEntry& step, std::int64_t nl) {
-  hsize_t n = static_cast<hsize_t>(nl);
-  h5::Dataspace sp(H5Screate_simple(1, &n, nullptr));
-  const std::vector<double> time(static_cast<std::size_t>(nl), step.time);
-  const std::vector<std::int64_t> number(static_cast<std::size_t>(nl), step.step);
-  h5::Dataset t(
-      c.check(H5Dcreate2(fd, "time", H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create time"));
-  c.check_status(H5Dwrite(t, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, time.data()), "write time");
-  h5::Dataset s(
-      c.check(H5Dcreate2(fd, "step", H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create step"));
-  c.check_status(H5Dwrite(s, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, number.data()), "write step");
+/// Every cell of every grid, row after row and within a row in (z, y, x) order — the order
+/// of the flattened cell_data, so the fields map without a copy. A 2-D run's cells are quads
+/// in the plane z = the domain's minimum (drawn flat, looked at from +z); else hexahedra.
+/// Each grid has its own corner points.
+struct Geometry {
+  std::vector<double> points;      ///< 3 per point
+  std::vector<std::int64_t> conn;  ///< corners per cell
+  int corners = 8;
+  std::uint8_t vtk_type = 12;  ///< VTK_HEXAHEDRON, or VTK_QUAD (9)
+};
+
+Geometry build_geometry(const CommonInfo& cm, const StepTopology& topo) {
+  const BlockShape& b = cm.block;
+  Geometry g;
+  const bool flat = cm.dim == 2 && b.sz == 1;
+  const int pz = flat ? 1 : b.sz + 1, px = b.sx + 1, py = b.sy + 1;
+  if (flat) g.corners = 4, g.vtk_type = 9;
+  const std::size_t rows = static_cast<std::size_t>(topo.n_grids);
+  g.points.reserve(rows * static_cast<std::size_t>(px * py * pz) * 3);
+  g.conn.reserve(rows * static_cast<std::size_t>(b.cells() * g.corners));
+  for (std::size_t r = 0; r < rows; ++r) {
+    const BoxRow& bb = topo.bbox[r];
+    const std::int64_t p0 = static_cast<std::int64_t>(g.points.size() / 3);
+    for (int k = 0; k < pz; ++k)
+      for (int j = 0; j < py; ++j)
+        for (int i = 0; i < px; ++i) {
+          g.points.push_back(bb[0] + (bb[1] - bb[0]) * i / b.sx);
+          g.points.push_back(bb[2] + (bb[3] - bb[2]) * j / b.sy);
+          g.points.push_back(flat ? cm.domain[4] : bb[4] + (bb[5] - bb[4]) * k / b.sz);
+        }
+    const auto at = [&](int i, int j, int k) { return p0 + (static_cast<std::int64_t>(k) * py + j) * px + i; };
+    for (int k = 0; k < b.sz; ++k)
+      for (int j = 0; j < b.sy; ++j)
+        for (int i = 0; i < b.sx; ++i) {
+          const int layers = flat ? 1 : 2;
+          for (int dk = 0; dk < layers; ++dk)
+            for (const auto& [di, dj] : {std::pair{0, 0}, {1, 0}, {1, 1}, {0, 1}})
+              g.conn.push_back(at(i + di, j + dj, flat ? 0 : k + dk));
+        }
+  }
+  return g;
 }
 
-/// The view file at `tmp_path`: /VTKHDF and a group per level.
-void write_view_file(const Ctx& c, const std::string& tmp_path, const std::string& h5_path, const CommonInfo& cm,
-                     const StepEntry& step, const StepTopology& topo, const std::vector<FieldInfo>& fields,
-                     const std::vector<CellRun>* hidden) {
-  // Default libver: virtual datasets need the 1.10 format (ParaView's HDF5 reads it).
-  h5::File f(c.check(H5Fcreate(tmp_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), "create view file"));
-  h5::Group v(c.check(H5Gcreate2(f, "VTKHDF", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create /VTKHDF"));
-  write_vtkhdf_header(c, v, cm);
-  const std::string src_file = "../" + base_of(h5_path);  // resolved relative to the view file
-  const int n_levels = static_cast<int>(topo.level_offsets.size()) - 1;
+/// vtkGhostType: HIDDENCELL (32, VTK's bit) on the hidden (solid) cells and on every cell
+/// under a finer grid, so *Surface* draws exactly the fluid leaf cells (ParaView's surface
+/// filter drops hidden cells). A real array (a virtual one cannot turn cell_type's codes
+/// into VTK's bits), deflated: it is mostly zeros.
+std::vector<std::uint8_t> ghost_types(const CommonInfo& cm, const StepTopology& topo,
+                                      const std::vector<CellRun>& hidden) {
+  const std::int64_t cells = cm.block.cells();
+  std::vector<std::uint8_t> ghost(static_cast<std::size_t>(topo.n_grids * cells), 0);
+  for (const CellRun& run : hidden)
+    for (std::int64_t i = run.first; i < std::min<std::int64_t>(run.first + run.count, topo.n_grids * cells); ++i)
+      ghost[static_cast<std::size_t>(i)] = kHiddenCell;
+  const int n_levels = topo.n_levels();
   std::vector<LevelBoxes> boxes;
   boxes.reserve(static_cast<std::size_t>(std::max(0, n_levels)));
   for (int l = 0; l < n_levels; ++l)
     boxes.push_back(level_boxes(cm, topo, topo.level_offsets[l], topo.level_offsets[l + 1] - topo.level_offsets[l]));
-  const bool thin = cm.block.sx == 1 || cm.block.sy == 1 || cm.block.sz == 1;  // see write_level_ghosts
-  const bool ghosts = hidden != nullptr || (thin && n_levels > 1);
-  const std::vector<CellRun> none;
-  for (int l = 0; l < n_levels; ++l) {
-    const std::int64_t r0 = topo.level_offsets[l], nl = topo.level_offsets[l + 1] - r0;
-    h5::Group lg(c.check(H5Gcreate2(v, fmt::format("Level{}", l).c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                         "create level group"));
-    write_amr_boxes(c, lg, boxes[static_cast<std::size_t>(l)]);
-    h5::Group cd(c.check(H5Gcreate2(lg, "CellData", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create CellData"));
-    h5::Group(H5Gcreate2(lg, "PointData", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
-    h5::Group fd(c.check(H5Gcreate2(lg, "FieldData", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create FieldData"));
-    write_level_fields(c, cd, src_file, step, topo, cm, r0, nl, fields);
-    const LevelBoxes* finer = thin && l + 1 < n_levels ? &boxes[static_cast<std::size_t>(l + 1)] : nullptr;
-    if (ghosts)
-      write_level_ghosts(c, cd, hidden ? *hidden : none, cm.block, r0, nl, boxes[static_cast<std::size_t>(l)], finer);
-    write_level_field_data(c, fd, step, nl);
+  for (int l = 0; l + 1 < n_levels; ++l)
+    hide_covered(ghost.data() + topo.level_offsets[l] * cells, boxes[static_cast<std::size_t>(l)],
+                 boxes[static_cast<std::size_t>(l + 1)], cm.block);
+  return ghost;
+}
+
+/// FieldData: the step's `time` and `step` (the Information tab's data arrays).
+void write_field_data(const Ctx& c, const h5::Group& fd, const StepEntry& step) {
+  write_array(c, fd, "time", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &step.time, 1);
+  const std::int64_t number = step.step;
+  write_array(c, fd, "step", H5T_STD_I64LE, H5T_NATIVE_INT64, &number, 1);
+}
+
+/// The file a view's geometry maps into, shared by every step with the same grids:
+/// "mesh_<XXH3-64 of the boxes, seeded with the block shape>.h5" beside the views.
+std::string mesh_name(const CommonInfo& cm, const StepTopology& topo) {
+  const BlockShape& b = cm.block;
+  const auto seed = (static_cast<std::uint64_t>(cm.dim) << 48) | (static_cast<std::uint64_t>(b.sx) << 32) |
+                    (static_cast<std::uint64_t>(b.sy) << 16) | static_cast<std::uint64_t>(b.sz);
+  return fmt::format("mesh_{:016x}.h5",
+                     XXH3_64bits_withSeed(topo.bbox.data(), topo.bbox.size() * sizeof(BoxRow), seed));
+}
+
+/// The mesh file: Points, Connectivity, Offsets, Types (VTKHDF's names and types), written
+/// to a temporary name and renamed, so a mesh file that exists is whole.
+void write_mesh_file(const Ctx& c, const std::string& path, const CommonInfo& cm, const StepTopology& topo) {
+  const std::string tmp = path + ".tmp";
+  try {
+    h5::File f(c.check(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), "create mesh file"));
+    h5::Group root(c.check(H5Gopen2(f, "/", H5P_DEFAULT), "open /"));
+    const Geometry g = build_geometry(cm, topo);
+    const auto n_cells = static_cast<std::size_t>(topo.n_grids * cm.block.cells());
+    write_array(c, root, "Points", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, g.points.data(), g.points.size() / 3, 3);
+    write_array(c, root, "Connectivity", H5T_STD_I64LE, H5T_NATIVE_INT64, g.conn.data(), g.conn.size());
+    std::vector<std::int64_t> offsets(n_cells + 1);
+    for (std::size_t i = 0; i < offsets.size(); ++i) offsets[i] = static_cast<std::int64_t>(i) * g.corners;
+    write_array(c, root, "Offsets", H5T_STD_I64LE, H5T_NATIVE_INT64, offsets.data(), offsets.size());
+    const std::vector<std::uint8_t> types(n_cells, g.vtk_type);
+    write_array(c, root, "Types", H5T_STD_U8LE, H5T_NATIVE_UINT8, types.data(), types.size());
+    c.check_status(f.close(), "close mesh file");
+  } catch (...) {
+    std::remove(tmp.c_str());
+    throw;
   }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) c.fail(ErrorKind::io, "cannot rename mesh file");
+}
+
+/// A virtual dataset `name` of `v` mapping the whole dataset of the same name in `src_file`.
+void map_whole(const Ctx& c, const h5::Group& v, const char* name, hid_t type, const std::string& src_file, hsize_t n,
+               hsize_t width = 1) {
+  const hsize_t dims[2] = {n, width};
+  h5::Dataspace sp(H5Screate_simple(width > 1 ? 2 : 1, dims, nullptr));
+  h5::Plist dcpl(H5Pcreate(H5P_DATASET_CREATE));
+  c.check_status(H5Pset_virtual(dcpl, sp, src_file.c_str(), (std::string("/") + name).c_str(), sp),
+                 std::string("map ") + name);
+  h5::Dataset d(c.check(H5Dcreate2(v, name, type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT), std::string("create ") + name));
+}
+
+/// The view file at `tmp_path`: one piece, /VTKHDF's unstructured grid; its geometry maps
+/// into the mesh file of its grids (written first when no earlier step wrote it).
+void write_view_file(const Ctx& c, const std::string& tmp_path, const std::string& h5_path, const CommonInfo& cm,
+                     const StepEntry& step, const StepTopology& topo, const std::vector<FieldInfo>& fields,
+                     const std::vector<CellRun>* hidden) {
+  const std::string mesh = mesh_name(cm, topo), mesh_path = views_directory(h5_path) + "/" + mesh;
+  struct stat st {};
+  if (::stat(mesh_path.c_str(), &st) != 0) write_mesh_file(c, mesh_path, cm, topo);
+  // Default libver: virtual datasets need the 1.10 format (ParaView's HDF5 reads it).
+  h5::File f(c.check(H5Fcreate(tmp_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), "create view file"));
+  h5::Group v(c.check(H5Gcreate2(f, "VTKHDF", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create /VTKHDF"));
+  write_vtkhdf_header(c, v);
+  const bool flat = cm.dim == 2 && cm.block.sz == 1;  // as build_geometry
+  const std::int64_t corners = flat ? 4 : 8;
+  const std::int64_t n_points = topo.n_grids * (cm.block.sx + 1) * (cm.block.sy + 1) * (flat ? 1 : cm.block.sz + 1);
+  const std::int64_t n_cells = topo.n_grids * cm.block.cells(), n_conn = n_cells * corners;
+  write_array(c, v, "NumberOfPoints", H5T_STD_I64LE, H5T_NATIVE_INT64, &n_points, 1);
+  write_array(c, v, "NumberOfCells", H5T_STD_I64LE, H5T_NATIVE_INT64, &n_cells, 1);
+  write_array(c, v, "NumberOfConnectivityIds", H5T_STD_I64LE, H5T_NATIVE_INT64, &n_conn, 1);
+  map_whole(c, v, "Points", H5T_IEEE_F64LE, mesh, static_cast<hsize_t>(n_points), 3);  // relative to the view
+  map_whole(c, v, "Connectivity", H5T_STD_I64LE, mesh, static_cast<hsize_t>(n_conn));
+  map_whole(c, v, "Offsets", H5T_STD_I64LE, mesh, static_cast<hsize_t>(n_cells) + 1);
+  map_whole(c, v, "Types", H5T_STD_U8LE, mesh, static_cast<hsize_t>(n_cells));
+  h5::Group cd(c.check(H5Gcreate2(v, "CellData", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create CellData"));
+  const h5::Group pd(H5Gcreate2(v, "PointData", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));  // empty, as VTK expects
+  h5::Group fd(c.check(H5Gcreate2(v, "FieldData", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create FieldData"));
+  write_fields(c, cd, "../" + base_of(h5_path), step, topo, cm, fields);  // resolved relative to the view file
+  const std::vector<CellRun> none;
+  const std::vector<std::uint8_t> ghost = ghost_types(cm, topo, hidden ? *hidden : none);
+  write_array(c, cd, "vtkGhostType", H5T_STD_U8LE, H5T_NATIVE_UINT8, ghost.data(), ghost.size());
+  write_field_data(c, fd, step);
   c.check_status(f.close(), "close view file");
 }
 

@@ -1,9 +1,10 @@
-// Stock-reader views: tiny VTKHDF OverlappingAMR files that ParaView 5.11 opens without
-// our plugin. A view holds no bulk data: every variable is a virtual dataset with one
-// mapping per level into the shared file (rows of a level are contiguous), named with its
-// unit ("u [m∕s]"); beside them a real, compressed vtkGhostType that hides the solid
-// cells (and, in a 2-D run, the cells under finer grids), and the field arrays `time` and
-// `step` (docs/file-format.md §7).
+// Stock-reader views: small VTKHDF UnstructuredGrid files that ParaView 5.11 opens
+// without our plugin. Every cell of every grid is a cell (quads in a 2-D run, hexahedra in
+// 3-D); the variables are virtual datasets into the shared file (no bulk data copied), named
+// with their unit ("u [m∕s]"); beside them the geometry, a compressed vtkGhostType that
+// hides the solid cells and the cells under finer grids, and the field arrays `time` and
+// `step` (docs/file-format.md §7). Not AMR: ParaView 5.11 keeps an AMR series' first data
+// time, an unstructured grid's follows the time toolbar.
 //
 // Layout (next to run.h5):  run.views/step_00000042.hdf   (one per step)
 //                           run.views/run.hdf.series      (JSON, time-aware)
