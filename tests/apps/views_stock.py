@@ -11,6 +11,8 @@
 #    many; the oracle takes each grid's cells not under a child's bounding box;
 #  - a screenshot shows the background at the cylinder's centre and the flow beside it.
 #   pvpython views_stock.py RUN.h5 SCREENSHOT.png
+# or in the paraview GUI (its --script takes no arguments): VIEWS_STOCK="RUN.h5 SHOT.png
+# OUT.txt" paraview --script=views_stock.py --exit, the lines then also written to OUT.txt.
 import os
 import sys
 
@@ -20,15 +22,24 @@ import paraview.simple as pvs
 from vtkmodules.util.numpy_support import vtk_to_numpy
 from vtkmodules.vtkIOImage import vtkPNGReader
 
-path, shot = sys.argv[1:3]
+gui = len(sys.argv) < 3  # the GUI's --script: arguments from the environment
+path, shot, *report = os.environ["VIEWS_STOCK"].split() if gui else sys.argv[1:3]
+out = open(report[0], "w", encoding="utf-8") if report else None
 stem = os.path.splitext(os.path.basename(path))[0]
 series = os.path.join(os.path.dirname(os.path.abspath(path)), stem + ".views", stem + ".hdf.series")
 SLASH = "\u2215"  # how a view writes the '/' of a unit (an HDF5 name cannot hold '/')
 fails = []
 
 
+def say(line):
+    print(line, flush=True)
+    if out:
+        out.write(line + "\n")
+        out.flush()
+
+
 def check(what, ok):
-    print(("ok   " if ok else "FAIL ") + what, flush=True)
+    say(("ok   " if ok else "FAIL ") + what)
     if not ok:
         fails.append(what)
 
@@ -74,7 +85,7 @@ with h5py.File(path, "r") as f:
 
 check("no Rewind plugin is loaded (stock ParaView)", not hasattr(pvs, "RewindRunFile"))
 r = pvs.OpenDataFile(series)
-print("reader", r.GetXMLName(), flush=True)
+say(f"reader {r.GetXMLName()}")
 times = list(r.TimestepValues)
 check(f"the time toolbar's times {times} are the run's step times {sorted(steps)}",
       np.allclose(times, sorted(steps), rtol=0, atol=1e-12))
@@ -164,4 +175,4 @@ check(f"Surface: the background (magenta) shows at the cylinder's centre ({cx:.3
       magenta(colour))
 wake = pixel_at(cx + 0.3, cy)
 check(f"Surface: the flow is drawn at ({cx + 0.3:.3f}, {cy:.3f}): {wake}", not magenta(wake))
-print("OK" if not fails else f"FAILED: {len(fails)}", flush=True)
+say("OK" if not fails else f"FAILED: {len(fails)}")

@@ -5,7 +5,8 @@
 # data time are that step's — against the run file (h5py / numpy), with a screenshot (the
 # cylinder's centre shows the background), kept as views_stock.png in the test directory;
 # then the same once regenerate_views rebuilt the views offline. The steps share one
-# geometry file. Exit 77 (skipped) without pvpython or Xvfb.
+# geometry file; the same checks in the paraview GUI (its Information tab's data time). Exit
+# 77 (skipped) without pvpython or Xvfb.
 #   views_stock.sh REWIND SOURCE_DIR MPIEXEC REGEN_VIEWS
 start_dir=$PWD
 regen=$(realpath "$4")
@@ -23,6 +24,15 @@ grep -E '^(ok|FAIL|note|Traceback|  File|[A-Za-z]*Error)' pv.out
 check "stock pvpython: solid cells hidden, units in the names, each step's time and data (h5py oracle)" \
   "grep -q '^OK' pv.out"
 cp view.png "$start_dir/views_stock.png" 2>/dev/null
+# The same in the paraview GUI (no plugin: PV_PLUGIN_PATH empty), whose Information tab
+# reads the data information these checks read: the time toolbar's times, the data time.
+if command -v paraview >/dev/null 2>&1; then
+  VIEWS_STOCK="run.h5 $tmp/gui.png $tmp/gui.txt" PV_PLUGIN_PATH= timeout 150 "$src/scripts/headless.sh" paraview --dr \
+    --script="$(dirname "$0")/views_stock.py" --exit >gui.log 2>&1
+  grep -E '^(FAIL|Traceback|  File|[A-Za-z]*Error)' gui.txt gui.log
+  check "the paraview GUI: the same checks, the data time following the time toolbar" "grep -q '^OK' gui.txt"
+  cp gui.png "$start_dir/views_stock_gui.png" 2>/dev/null
+fi
 # A crash while writing a view loses nothing: the views rebuilt from the file alone.
 mv run.views live.views
 "$regen" run.h5 >regen.log 2>&1
