@@ -303,7 +303,6 @@ WindowReply FileService::Impl::window(std::size_t f, const WindowRequest& req, c
   w.box.hi = req.hi;
   w.budget = static_cast<std::int64_t>(req.budget);
   w.max_level = opt.max_level;
-  w.lod = req.lod == "adaptive" ? win::Lod::adaptive : win::Lod::uniform;
   auto sel = win::select(tp, w);
   if (opt.pieces > 1) {
     // This caller's contiguous share of the pieces (and of the values).
@@ -325,7 +324,6 @@ WindowReply FileService::Impl::window(std::size_t f, const WindowRequest& req, c
   r.hi = sel.covered.hi;
   r.cells = static_cast<std::uint64_t>(sel.values);
   r.variables = variables;
-  r.lod = sel.lod == win::Lod::adaptive ? "adaptive" : "uniform";
   for (const auto& p : sel.pieces) {
     PieceMessage& m = r.pieces.emplace_back();
     m.row = p.row;

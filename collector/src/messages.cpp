@@ -128,14 +128,6 @@ std::string get_str(const json& j, const char* key) {
   return v.get<std::string>();
 }
 
-// A level-of-detail rule (1.10): "uniform" or "adaptive".
-std::string get_lod(const json& j, const char* message) {
-  std::string v = get_str(j, "lod");
-  if (v != "uniform" && v != "adaptive")
-    malformed(std::string(message) + " field \"lod\" is \"" + v + "\", not \"uniform\" or \"adaptive\"");
-  return v;
-}
-
 bool get_bool(const json& j, const char* key) {
   const auto& v = field(j, key);
   if (!v.is_boolean()) malformed(std::string("field \"") + key + "\" is not true/false");
@@ -322,11 +314,9 @@ json window_reply_json(const WindowReply& b, std::vector<ArrayOut>& arrays) {
   check_window_reply(b);
   for (std::size_t v = 0; v < b.variables.size(); ++v) arrays.push_back({b.variables[v], "f64", std::as_bytes(values_of(b, v))});
   arrays.push_back({"cell_type", "u8", std::as_bytes(cell_types_of(b))});
-  json j = {{"step", b.step},   {"time", b.time},          {"file", b.file},
-            {"level", b.level}, {"stride", b.stride},      {"box", box_json(b.lo, b.hi)},
-            {"cells", b.cells}, {"variables", b.variables}};
-  if (b.lod != "uniform") j["lod"] = b.lod;  // 1.10; absent = uniform
-  return j;
+  return {{"step", b.step},   {"time", b.time},          {"file", b.file},
+          {"level", b.level}, {"stride", b.stride},      {"box", box_json(b.lo, b.hi)},
+          {"cells", b.cells}, {"variables", b.variables}};
 }
 
 template <class T>
@@ -381,7 +371,6 @@ WindowReply window_reply_from(const json& j, std::vector<ArrayIn>&& arrays) {
   get_box(j, b.lo, b.hi);
   b.cells = get_int<std::uint64_t>(j, "cells");
   b.variables = get_strs(j, "variables");
-  if (j.contains("lod")) b.lod = get_lod(j, "window_reply");  // 1.10; absent: uniform
   // 1.7: the pieces as the first array (a binary table), or, as before, a JSON list.
   const bool table = !arrays.empty() && arrays.front().dtype == kPieceDtype;
   if (table) {
@@ -539,7 +528,6 @@ json to_json(const Body& body, std::vector<ArrayOut>& arrays) {
           [](const WindowRequest& b) -> json {
             json j = {{"box", box_json(b.lo, b.hi)}, {"budget", b.budget}, {"time", b.time}, {"variables", b.variables}};
             if (!b.file.empty()) j["file"] = b.file;
-            if (b.lod != "uniform") j["lod"] = b.lod;  // 1.10
             return j;
           },
           [&](const WindowReply& b) -> json { return window_reply_json(b, arrays); },
@@ -647,7 +635,6 @@ Body from_json(MessageType t, const json& j, std::vector<ArrayIn>&& arrays) {
       b.time = get_str(j, "time");
       b.variables = get_strs(j, "variables");
       if (j.contains("file")) b.file = get_str(j, "file");
-      if (j.contains("lod")) b.lod = get_lod(j, "window_request");  // 1.10
       return b;
     }
     case MessageType::window_reply: return window_reply_from(j, std::move(arrays));

@@ -1,10 +1,10 @@
 // The collector's TCP message format (docs/collector-protocol.md, version 1,
-// revision 1.10: steering messages 11-20, announced in HelloReply::capabilities (1.1);
+// revision 1.9: steering messages 11-20, announced in HelloReply::capabilities (1.1);
 // the arrays' codec, negotiated in the hello (1.2); the server's limits on what a
 // client may hold, behaviour only (1.3, server.hpp); a window reply's pieces as a
 // binary table for a client that asks in its hello (1.7); several futures of a live
-// job (1.8); a file named by its unique basename, behaviour only (1.9); the adaptive
-// level of detail of a window (1.10); kProtocolRevision lists all).
+// job (1.8); a file named by its unique basename, behaviour only (1.9);
+// kProtocolRevision lists all).
 //
 // Pure code: no sockets, no HDF5. A frame is the shared 24-byte header of
 // rewind/wire/wire.hpp with magic "RWCL", followed by
@@ -52,10 +52,8 @@ inline constexpr std::uint16_t kProtocolVersion = 1;
 /// 1.6 incompressible arrays as they are in a zstd session of a client that reads none;
 /// 1.7 a window reply's pieces as a binary table, for a client that asks in its hello;
 /// 1.8 several futures of a live job: status_reply.futures, control_request.file,
-/// set_request.file, branch_request.futures, branch_reply.files (all optional); 1.9 a
-/// file named by its unique basename (behaviour); 1.10 window_request.lod and
-/// window_reply.lod (adaptive level of detail).
-inline constexpr const char* kProtocolRevision = "1.10";
+/// set_request.file, branch_request.futures, branch_reply.files (all optional).
+inline constexpr const char* kProtocolRevision = "1.9";
 inline constexpr std::size_t kHeaderSize = wire::kHeaderSize;
 /// Default cap of a request frame (requests carry no arrays).
 inline constexpr std::uint64_t kMaxRequestBytes = std::uint64_t{64} << 10;
@@ -200,10 +198,6 @@ struct WindowRequest {
   /// live state. The reply's `variables` says which came.
   std::vector<std::string> variables;
   std::string file;  ///< which of info().files ("" = the first); optional on the wire
-  /// (1.10) The level-of-detail rule: "uniform" (the paper's: one level over the box) or
-  /// "adaptive" (window/select.hpp: refined where the first variable's detail is
-  /// largest; needs the step's statistics). Sent only when not "uniform".
-  std::string lod = "uniform";
 };
 
 /// A window::Piece (one selected grid, cropped to the box) as a window reply carries it:
@@ -268,9 +262,6 @@ struct WindowReply {
   std::uint64_t cells = 0;  ///< values returned per variable = sum of pieces' cells
   std::vector<PieceMessage> pieces;
   std::vector<std::string> variables;
-  /// (1.10) The rule that answered: "adaptive" only if asked for and the step has the
-  /// details it needs; else "uniform" (absent from an older server: uniform).
-  std::string lod = "uniform";
   /// values[v] = all pieces' cells of variables[v], in piece order (numpy-ready).
   std::vector<ValueArray> values;
   TypeArray cell_type;  ///< same layout, one byte per cell
