@@ -355,7 +355,10 @@ k::WriteStats RunOutput::write(solver::Solver& s, k::StepKind kind, bool hook) {
         kind == k::StepKind::checkpoint ? "checkpoint" : "visualisation", state.step, state.time, settings_.file,
         size_text(stats), stats.seconds, stats.bandwidth / 1048576.0, stats.in_place.buffer_bytes / 1048576.0,
         stats.all_collective ? "" : ", cell data by independent transfers");
-    if (!stats.view_error.empty()) fmt::print("output      view not written: {}\n", stats.view_error);
+    // Once until it changes: a run too large for views would say it at every step.
+    if (!stats.view_error.empty() && stats.view_error != view_error_)
+      fmt::print("output      view not written: {}\n", stats.view_error);
+    view_error_ = stats.view_error;
     std::fflush(stdout);
   }
   return stats;

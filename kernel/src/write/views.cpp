@@ -369,6 +369,11 @@ std::string view_array_name(const std::string& name, const std::string& unit) {
 
 void write_step_view(const std::string& h5_path, const CommonInfo& cm, const StepEntry& step, const StepTopology& topo,
                      const std::vector<FieldInfo>& fields, const std::vector<CellRun>* hidden) {
+  if (topo.n_grids * cm.block.cells() > kMaxViewCells)
+    throw FileError(ErrorKind::invalid_argument, views_directory(h5_path),
+                    fmt::format("a step of {} cells, more than the {} a stock-ParaView view is written for: "
+                                "open the run file with the Rewind plugin (docs/paraview.md)",
+                                topo.n_grids * cm.block.cells(), kMaxViewCells));
   h5::silence_errors();
   const std::string dir = views_directory(h5_path);
   ::mkdir(dir.c_str(), 0777);
@@ -408,7 +413,7 @@ std::unique_ptr<std::vector<CellRun>> read_hidden(const Reader& r, std::int64_t 
 void regenerate_views(const std::string& h5_path) {
   Reader r = Reader::open(h5_path);
   for (const auto& e : r.steps(true)) {
-    if (e.n_grids == 0) continue;
+    if (e.n_grids == 0 || e.n_grids * r.common().block.cells() > kMaxViewCells) continue;
     StepTopology t = r.read_topology(e.step);
     std::vector<FieldInfo> f;
     for (const auto& fi : r.fields(e.step))

@@ -190,6 +190,7 @@ class RunOutput {
   bool hook_next_ = false;
   bool hook_expected_ = false;
   bool prepared_ = false;  // Writer::prepare called (at the first boundary)
+  std::string view_error_;  // the last step's, said once until it changes
 };
 
 /// After a branch failed to start: closes its output (collective over `comm`; a failed

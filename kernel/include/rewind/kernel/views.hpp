@@ -45,15 +45,24 @@ void append_hidden_runs(const std::uint8_t* types, std::int64_t row, std::int64_
 /// unit as '∕' (U+2215: an HDF5 name cannot hold '/'); the bare name without a unit. Pure.
 std::string view_array_name(const std::string& name, const std::string& unit);
 
+/// The most cells a step's view is written for. Each cell of a view is a cell of an
+/// unstructured grid, about 100 bytes of geometry on the rank that writes it (a few bytes
+/// each once compressed): a step with more cells gets no view, and its run is opened with
+/// the Rewind plugin, whose windows stay within a budget (docs/paraview.md).
+inline constexpr std::int64_t kMaxViewCells = std::int64_t{1} << 22;
+
 /// Serial. Writes the view of one step and adds it to the series file.
 /// `fields`: the step's cell_data variables to expose. `hidden`: the step's cells to hide
-/// (sorted, disjoint), or nullptr when the step has no cell types. Throws FileError.
+/// (sorted, disjoint), or nullptr when the step has no cell types. Throws FileError
+/// (invalid_argument, before anything is written) for a step of more than kMaxViewCells
+/// cells, and FileError for a failed write.
 void write_step_view(const std::string& h5_path, const CommonInfo& common, const StepEntry& step,
                      const StepTopology& topo, const std::vector<FieldInfo>& fields,
                      const std::vector<CellRun>* hidden = nullptr);
 
 /// Serial, read-only on `h5_path`: rewrites the views of every committed step (the
-/// hidden cells from each step's cell_type).
+/// hidden cells from each step's cell_type); steps of more than kMaxViewCells cells get
+/// none, as when they were written.
 void regenerate_views(const std::string& h5_path);
 
 }  // namespace rwd::kernel
