@@ -54,9 +54,29 @@ def checked(paths, build):
             or (p.endswith((".h", ".hpp")) and re.search(headers, "/" + p))]
 
 
+def includer(header, build):
+    """A compiled source that includes `header` (by its path under include/, or its name),
+    so the header is checked with flags that find what it includes; None: none does."""
+    name = header.split("/include/", 1)[-1] if "/include/" in header else pathlib.PurePath(header).name
+    pattern = re.compile(r'#\s*include\s*"(?:[^"]*/)?' + re.escape(name) + '"')
+    sources = sorted({str(pathlib.Path(e["directory"], e["file"]).resolve())
+                      for e in json.loads((build / "compile_commands.json").read_text())})
+    module = str(ROOT / header.split("/", 1)[0])
+    for src in sorted(sources, key=lambda s: not s.startswith(module)):  # its own module's first
+        try:
+            if pattern.search(pathlib.Path(src).read_text(errors="replace")):
+                return src
+        except OSError:
+            continue
+    return None
+
+
 def tidy(tidy_binary, build, path, ranges):
+    # A header is checked through a source that includes it (its own flags: a header-only
+    # adapter's includes are not its module's); diagnostics count on the header's lines only.
+    source = includer(path, build) if path.endswith((".h", ".hpp")) else None
     line_filter = json.dumps([{"name": path, "lines": ranges}])
-    r = subprocess.run([tidy_binary, "-p", str(build), "--quiet", f"-line-filter={line_filter}", path],
+    r = subprocess.run([tidy_binary, "-p", str(build), "--quiet", f"-line-filter={line_filter}", source or path],
                        cwd=ROOT, capture_output=True, text=True)
     return [line for line in r.stdout.splitlines() if line]
 

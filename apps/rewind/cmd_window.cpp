@@ -35,6 +35,7 @@ struct WindowOptions {
   std::string token, token_file;
   std::string out;
   std::string file;  ///< a server's timeline (one of its files); "" = its first
+  std::string lod = "uniform";
   double timeout = 60;
 };
 
@@ -63,6 +64,7 @@ col::WindowRequest make_request(const WindowOptions& o) {
   }
   r.budget = o.budget;
   r.variables = split(o.vars);
+  r.lod = o.lod;
   if (const auto e = col::Handler::validate(r, col::HandlerLimits{})) throw UsageError(e->message);
   return r;
 }
@@ -97,7 +99,9 @@ int run_window(const WindowOptions& o) {
   }
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   fmt::print("step {} (t={:.6g}) of {}: level {}{}, {}, {} cells per variable ({}), {:.1f} ms\n", w.step, w.time,
-             w.file, w.level, w.stride > 1 ? fmt::format(" stride {}", w.stride) : "",
+             w.file,
+             w.lod == "adaptive" ? fmt::format("{} (adaptive: mixed levels)", w.level) : std::to_string(w.level),
+             w.stride > 1 ? fmt::format(" stride {}", w.stride) : "",
              count_of(static_cast<std::int64_t>(w.pieces.size()), "piece"), w.cells,
              count_of(static_cast<std::int64_t>(w.variables.size()), "variable"), ms);
   // What the window holds, so a coarse level's values can be told at a glance (the flow,
@@ -130,6 +134,11 @@ const Registration reg{Command{
       sub.add_option("--box", o->box, "x0,y0,z0,x1,y1,z1 (physical coordinates)")->required();
       sub.add_option("--budget", o->budget, "At most N cells (N values of each variable): the finest level of detail that fits")->required();
       sub.add_option("--vars", o->vars, "Variables, comma-separated (default: every variable the step holds)");
+      sub.add_option("--lod", o->lod,
+                     "uniform: one level over the box (the paper's rule); adaptive: the budget spent where the first "
+                     "variable changes most, on mixed levels (a file's per-grid statistics; else uniform)")
+          ->check(CLI::IsMember({"uniform", "adaptive"}))
+          ->capture_default_str();
       sub.add_option("--time", o->time,
                      "live, latest, N, #i or t=T (default: latest for a file, live for a server); live with a FILE: "
                      "the running job writing it");

@@ -70,9 +70,10 @@ void write_vtm(const fs::path& p, const WindowReply& w) {
 }
 
 void write_json(const fs::path& p, const WindowReply& w) {
-  nlohmann::json j = {{"step", w.step}, {"time", w.time}, {"file", w.file}, {"level", w.level}, {"stride", w.stride},
-                      {"lo", w.lo}, {"hi", w.hi}, {"cells", w.cells}, {"variables", w.variables}, {"values", w.values},
-                      {"cell_type", w.cell_type}};
+  nlohmann::json j = {{"step", w.step},     {"time", w.time},           {"file", w.file},
+                      {"level", w.level},   {"stride", w.stride},       {"lo", w.lo},
+                      {"hi", w.hi},         {"cells", w.cells},         {"variables", w.variables},
+                      {"values", w.values}, {"cell_type", w.cell_type}, {"lod", w.lod}};
   j["pieces"] = nlohmann::json::array();
   for (const auto& q : w.pieces)
     j["pieces"].push_back({{"row", q.row}, {"uid", q.uid}, {"level", q.level}, {"first", q.first}, {"count", q.count},

@@ -303,6 +303,9 @@ WindowReply FileService::Impl::window(std::size_t f, const WindowRequest& req, c
   w.box.hi = req.hi;
   w.budget = static_cast<std::int64_t>(req.budget);
   w.max_level = opt.max_level;
+  // Adaptive: ranked by the first variable's detail, from the step's statistics (none: uniform).
+  w.lod = req.lod == "adaptive" ? win::Lod::adaptive : win::Lod::uniform;
+  tp.use_detail(w.lod == win::Lod::adaptive && !variables.empty() ? variables.front() : std::string());
   auto sel = win::select(tp, w);
   if (opt.pieces > 1) {
     // This caller's contiguous share of the pieces (and of the values).
@@ -320,6 +323,7 @@ WindowReply FileService::Impl::window(std::size_t f, const WindowRequest& req, c
   r.file = s.paths[f];
   r.level = sel.level;
   r.stride = sel.stride;
+  r.lod = sel.lod == win::Lod::adaptive ? "adaptive" : "uniform";
   r.lo = sel.covered.lo;
   r.hi = sel.covered.hi;
   r.cells = static_cast<std::uint64_t>(sel.values);

@@ -106,6 +106,8 @@ std::optional<ErrorReply> Handler::validate(const WindowRequest& r, const Handle
   if (r.variables.size() > limits.max_variables)
     return error(ErrorCode::bad_argument, std::to_string(r.variables.size()) + " variables asked, at most " +
                                               std::to_string(limits.max_variables));
+  if (r.lod != "uniform" && r.lod != "adaptive")
+    return error(ErrorCode::bad_argument, "lod \"" + r.lod.substr(0, 32) + "\" is not uniform or adaptive");
   return std::nullopt;
 }
 
@@ -122,7 +124,8 @@ std::optional<ErrorReply> Handler::validate(const ParamValues& values, const Han
     if (name.empty() || name.size() > limits.max_name_chars)
       return error(ErrorCode::bad_argument, "parameter name \"" + name.substr(0, limits.max_name_chars) + "...\" is empty or longer than " +
                                                 std::to_string(limits.max_name_chars) + " characters");
-    const auto bad = [&] { return error(ErrorCode::bad_argument, name + " is not finite"); };
+    const std::string& key = name;  // clang 14 cannot capture a structured binding
+    const auto bad = [&key] { return error(ErrorCode::bad_argument, key + " is not finite"); };
     if (const auto* d = std::get_if<double>(&v)) {
       if (!std::isfinite(*d)) return bad();
     } else {

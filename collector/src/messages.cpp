@@ -314,9 +314,11 @@ json window_reply_json(const WindowReply& b, std::vector<ArrayOut>& arrays) {
   check_window_reply(b);
   for (std::size_t v = 0; v < b.variables.size(); ++v) arrays.push_back({b.variables[v], "f64", std::as_bytes(values_of(b, v))});
   arrays.push_back({"cell_type", "u8", std::as_bytes(cell_types_of(b))});
-  return {{"step", b.step},   {"time", b.time},          {"file", b.file},
-          {"level", b.level}, {"stride", b.stride},      {"box", box_json(b.lo, b.hi)},
-          {"cells", b.cells}, {"variables", b.variables}};
+  json j = {{"step", b.step},   {"time", b.time},          {"file", b.file},
+            {"level", b.level}, {"stride", b.stride},      {"box", box_json(b.lo, b.hi)},
+            {"cells", b.cells}, {"variables", b.variables}};
+  if (b.lod != "uniform") j["lod"] = b.lod;  // 1.10
+  return j;
 }
 
 template <class T>
@@ -361,6 +363,15 @@ void put_piece(std::string& s, const PieceMessage& p) {
   s += '}';
 }
 
+/// A window's level-of-detail rule (1.10): "uniform" or "adaptive", else malformed.
+std::string get_lod(const json& j, const char* message) {
+  std::string lod = get_str(j, "lod");
+  if (lod != "uniform" && lod != "adaptive")
+    malformed(std::string(message) + " field \"lod\" is \"" + lod.substr(0, 32) +
+              "\", not \"uniform\" or \"adaptive\"");
+  return lod;
+}
+
 WindowReply window_reply_from(const json& j, std::vector<ArrayIn>&& arrays) {
   WindowReply b;
   b.step = get_int<std::int64_t>(j, "step");
@@ -370,6 +381,7 @@ WindowReply window_reply_from(const json& j, std::vector<ArrayIn>&& arrays) {
   b.stride = get_int<std::int32_t>(j, "stride");
   get_box(j, b.lo, b.hi);
   b.cells = get_int<std::uint64_t>(j, "cells");
+  if (j.contains("lod")) b.lod = get_lod(j, "window_reply");  // 1.10
   b.variables = get_strs(j, "variables");
   // 1.7: the pieces as the first array (a binary table), or, as before, a JSON list.
   const bool table = !arrays.empty() && arrays.front().dtype == kPieceDtype;
@@ -528,6 +540,7 @@ json to_json(const Body& body, std::vector<ArrayOut>& arrays) {
           [](const WindowRequest& b) -> json {
             json j = {{"box", box_json(b.lo, b.hi)}, {"budget", b.budget}, {"time", b.time}, {"variables", b.variables}};
             if (!b.file.empty()) j["file"] = b.file;
+            if (b.lod != "uniform") j["lod"] = b.lod;  // 1.10
             return j;
           },
           [&](const WindowReply& b) -> json { return window_reply_json(b, arrays); },
@@ -635,6 +648,7 @@ Body from_json(MessageType t, const json& j, std::vector<ArrayIn>&& arrays) {
       b.time = get_str(j, "time");
       b.variables = get_strs(j, "variables");
       if (j.contains("file")) b.file = get_str(j, "file");
+      if (j.contains("lod")) b.lod = get_lod(j, "window_request");  // 1.10
       return b;
     }
     case MessageType::window_reply: return window_reply_from(j, std::move(arrays));

@@ -1,5 +1,5 @@
 """rewind.client: the Python client of the Rewind collector (docs/collector-protocol.md,
-version 1, revision 1.9) -- `rewind serve` of files, or `rewind run --listen` of a job.
+version 1, revision 1.10) -- `rewind serve` of files, or `rewind run --listen` of a job.
 
     import rewind
     with rewind.connect("127.0.0.1:7400") as c:          # or rewind.Client("127.0.0.1", 7400)
@@ -428,10 +428,13 @@ class Client(SteeringMethods):
         return self._call("steps_request", {})[0]["steps"]
 
     def window(self, box: Box, budget: int, variables: Sequence[str] | None = None, time: str | float = "live",
-               file: str | None = None, out: Window | None = None) -> Window:
+               file: str | None = None, out: Window | None = None, lod: str = "uniform") -> Window:
         """box = ((x0, y0, z0), (x1, y1, z1)); budget: at most N cells (N values of each
         variable); variables None = every variable the step
         holds (a visualisation step: the ones written; the live state: all).
+        lod: "uniform" (one level over the box) or "adaptive" (revision 1.10: refined where
+        the first variable changes most; a step without statistics, the live state or an
+        older server answer with the uniform rule: the Window's `lod` says which answered).
         file: one of info()["files"] (default: the first file's timeline); with time
         "live", the future writing it, of a job computing several (revision 1.8).
         out: a previous Window whose arrays are refilled when their sizes match (codec
@@ -445,6 +448,10 @@ class Client(SteeringMethods):
                "time": time, "variables": list(variables or [])}
         if file:
             req["file"] = file
+        if lod not in ("uniform", "adaptive"):
+            raise InvalidArgument(f'lod "{lod}" is not "uniform" or "adaptive"')
+        if lod != "uniform":
+            req["lod"] = lod
         reuse = [out.values[v] for v in out.variables] + [out.cell_type] if out is not None else ()
         deadline = _clock() + self.timeout
         while True:

@@ -40,12 +40,18 @@ class _StepRows:
     """The topology of one step read row by row as a window's walk reaches it (a row
     source for selection.select_rows: level, bounding_box and child_rows of the rows
     asked for, as h5py hyperslabs), so a cold window reads only the rows it visits, as
-    `rewind window` does (window::StepRows). rows_read counts the rows read."""
+    `rewind window` does (window::StepRows). rows_read counts the rows read. With
+    `detail` (a cell_data variable whose statistics the step stores), it also answers
+    the adaptive walk's details (column 2 of statistics/<detail>) of the rows it asks."""
 
-    def __init__(self, run, step):
+    def __init__(self, run, step, detail=None):
         self.run, self.n, self.where = run, step.n_grids, f"/simulation/step_{step.number:08d}"
         self.rows_read = 0
         self._d = [run._dataset(step, name) for name in ("level", "bounding_box", "child_rows")]
+        self.has_detail = detail is not None
+        self._detail = run._dataset(step, f"statistics/{detail}") if detail is not None else None
+        if self._detail is not None and self._detail.shape != (self.n, 3):
+            self._bad(f"statistics/{detail} does not have one row of 3 values per grid")
         if any(d.shape[:1] != (self.n,) for d in self._d):
             self._bad("topology datasets do not have one row per grid")
         if self._d[1].shape[1:] != (6,) or self._d[2].shape[1:] != (run.max_children,):
@@ -60,6 +66,9 @@ class _StepRows:
         if len(child_rows) and (child_rows.min() < -1 or child_rows.max() >= self.n):
             self._bad("parent_row or child_rows out of range")
         return level, bbox, child_rows
+
+    def detail(self, rows):
+        return self.run._read(self._detail, rows, gap=64)[:, 2]
 
 
 class Grids:

@@ -17,6 +17,7 @@ see steps committed since. Every error is a rewind.RewindError naming the file (
 step); the file is only ever opened read-only.
 """
 import collections
+import math
 import os
 
 import h5py
@@ -306,10 +307,10 @@ class RunFile:
             return step
         return self.select(step) if isinstance(step, str) else self[step]
 
-    def window(self, box=None, budget=0, variables=None, step=-1, max_level=-1):
+    def window(self, box=None, budget=0, variables=None, step=-1, max_level=-1, lod="uniform"):
         """The sliding window of `step` (a position, default the last; a selector string
         such as "t=2" or "latest"; or a Step): Step.window."""
-        return self._step_of(step).window(box, budget, variables, max_level)
+        return self._step_of(step).window(box, budget, variables, max_level, lod)
 
     # --- lineage -----------------------------------------------------------------
 
@@ -467,7 +468,34 @@ class Step:
     @property
     def fields(self):
         g = self._group
-        return {k: sorted(g[k].keys()) for k in g if isinstance(g[k], h5py.Group)}
+        return {k: sorted(g[k].keys()) for k in g if k != "statistics" and isinstance(g[k], h5py.Group)}
+
+    def statistics(self, name):
+        """The per-grid statistics of cell_data variable `name` (format 1.9; docs/file-format.md
+        §3 "Statistics"): an (n_grids, 3) float64 array in row order, each grid's minimum and
+        maximum over its non-solid cells (NaN: it has none) and its detail; None when the
+        step stores none (files before 1.9, output.io.statistics = false)."""
+        self._check_variable(name)
+        if not self._has_statistics(name):
+            return None
+        return self.run._read(self.run._dataset(self, f"statistics/{name}"))
+
+    def _has_statistics(self, name):
+        return "/" not in name and "statistics" in self._group and name in self._group["statistics"]
+
+    def range(self, name):
+        """(min, max) of cell_data variable `name` over the non-solid cells of every grid of
+        the step: from its statistics without reading a cell when it stores them, else from
+        the cells."""
+        st = self.statistics(name)
+        if st is not None:
+            lo, hi = st[:, 0], st[:, 1]
+            ok = ~np.isnan(lo)
+            return (float(lo[ok].min()), float(hi[ok].max())) if ok.any() else (math.nan, math.nan)
+        values = self.run._read(self.run._dataset(self, f"cell_data/{name}"))
+        if "cell_type" in self._group:
+            values = values[self.run._read(self.run._dataset(self, "cell_type")) != 1]
+        return (float(values.min()), float(values.max())) if values.size else (math.nan, math.nan)
 
     @property
     def variables(self):
@@ -519,13 +547,19 @@ class Step:
                                   f"(it stores {', '.join(stored) or 'nothing'} in {group})")
         return f"{group}/{var}"
 
-    def window(self, box=None, budget=0, variables=None, max_level=-1):
+    def window(self, box=None, budget=0, variables=None, max_level=-1, lod="uniform"):
         """The sliding window of this step, computed here from the file exactly as
         `rewind window FILE@STEP` and `rewind serve` compute it (window::select, same
         pieces, same values): box ((x0, y0, z0), (x1, y1, z1)), None = the whole domain
         (lo == hi on an axis: a slice); budget: at most N cells (N values of each variable), 0 = unlimited;
         variables: names (None or [] = every variable the step stores); max_level: deepest
-        level (-1 = no cap). A rewind.Window (values float64, cell_type uint8)."""
+        level (-1 = no cap); lod: "uniform" (one level over the box, the paper's rule) or
+        "adaptive" (the budget spent where the first variable changes most, pieces on
+        several levels; a step without that variable's statistics answers with the
+        uniform rule: the Window's `lod` says which answered). A rewind.Window (values
+        float64, cell_type uint8)."""
+        if lod not in selection.LODS:
+            raise InvalidArgument(f'lod "{lod}" is not "uniform" or "adaptive"')
         run = self.run
         if box is None:
             d = run.domain
@@ -540,8 +574,13 @@ class Step:
         paths = [self._check_variable(v) for v in names]
         # The whole topology if this step has read it, else only the rows the walk visits.
         t = self._topology
-        tree = selection.Arrays(t.level, t.bbox, t.child_rows) if t is not None else _StepRows(run, self)
-        sel = selection.select_rows(tree, run.block_cells, box, int(budget or 0), int(max_level))
+        detail = names[0] if lod == "adaptive" and names and self._has_statistics(names[0]) else None
+        if t is not None:
+            d = run._read(run._dataset(self, f"statistics/{detail}"))[:, 2] if detail else None
+            tree = selection.Arrays(t.level, t.bbox, t.child_rows, d)
+        else:
+            tree = _StepRows(run, self, detail)
+        sel = selection.select_rows(tree, run.block_cells, box, int(budget or 0), int(max_level), lod)
         rows = sel.rows
         uid = t.uid[rows] if t is not None else run._read(run._dataset(self, "uid"), rows)
         arrays = [self._extract(sel, run._read(run._dataset(self, p), rows), np.float64) for p in paths]
@@ -552,6 +591,8 @@ class Step:
                    ("level", "first", "count", "stride", "origin", "spacing")}} for p, u in zip(sel.pieces, uid)]
         meta = {"step": self.number, "time": self.time, "file": run.path, "level": sel.level, "stride": sel.stride,
                 "box": sel.covered, "cells": sel.values, "pieces": pieces, "variables": names}
+        if sel.lod != "uniform":
+            meta["lod"] = sel.lod
         return Window(meta, arrays + [types])
 
     @staticmethod

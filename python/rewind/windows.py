@@ -27,6 +27,8 @@ class Window:
                         gaps say their own level) and 1, or the level-0 stride k >= 2
     box                 {"lo": [x, y, z], "hi": [x, y, z]}: what the returned cells cover
     cells               values per variable (the sum over the pieces)
+    lod                 the rule that answered: "uniform", or "adaptive" (revision 1.10:
+                        pieces on several levels, refined where the flow changes)
     variables           names, the order of `values`
     values[name]        float64 array of `cells` values: piece after piece, x fastest
     cell_type           uint8 array like a variable (empty if the step stores none)
@@ -44,6 +46,7 @@ class Window:
         self.meta = meta
         for k in ("step", "time", "file", "level", "stride", "box", "cells", "variables"):
             setattr(self, k, meta[k])
+        self.lod = meta.get("lod", "uniform")  # absent (uniform, or a 1.9 server)
         self.table = table
         self._pieces = meta["pieces"] if table is None else None
         self.values = {name: arrays[i] for i, name in enumerate(self.variables)}

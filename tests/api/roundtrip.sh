@@ -4,7 +4,8 @@
 # the stock tools (rewind verify, lineage); the h5py oracle — the parents it gave no
 # arrays hold the average of their leaves; and every step the same from every rank
 # count, bit for bit. capi_roundtrip also writes its leaves from float32 arrays: the h5py
-# oracle float_oracle.py checks what the file stores.
+# oracle float_oracle.py checks what the file stores. The statistics (format 1.9) are numpy's
+# min, max and detail of the stored cells (statistics_oracle.py).
 #   roundtrip.sh PROGRAM REWIND SOURCE_DIR MPIEXEC
 set -u
 prog=$(realpath "$1")
@@ -16,6 +17,8 @@ for np in 1 2 3 4; do
   grep FAIL run$np.log | head -5
   check "np $np: rewind verify passes its file and the branch" "$rewind verify out$np.h5 >/dev/null && $rewind verify out$np.h5.branch.h5 >/dev/null"
   check "np $np: the parents given no arrays are the average of their leaves (h5py oracle)" "lod_ok out$np.h5 && lod_ok out$np.h5.branch.h5"
+  check "np $np: the per-grid statistics of every step are numpy's (h5py oracle)" \
+    "/usr/bin/python3 $src/tests/support/statistics_oracle.py out$np.h5 >stats.out 2>&1" || cat stats.out
   if [ "$(basename "$prog")" = capi_roundtrip ]; then
     check "np $np: float32 input stored as the file's type, values as given (h5py oracle)" \
       "/usr/bin/python3 $src/tests/api/float_oracle.py out$np.h5 out$np.h5.float.h5 >float.out 2>&1" || cat float.out

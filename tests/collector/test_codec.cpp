@@ -299,7 +299,10 @@ TEST_CASE("bad JSON and bad fields are malformed", "[collector]") {
            "{" + box + R"(,"budget":5,"time":"latest","variables":"p"})",
            R"({"box":{"lo":[0,0],"hi":[1,1,1]},"budget":5,"time":"latest","variables":[]})",
            R"({"box":{"lo":[0,0,null],"hi":[1,1,1]},"budget":5,"time":"latest","variables":[]})",
-           "{" + box + R"(,"budget":5,"time":"latest","variables":[],"arrays":[{"name":"x","dtype":"u8","raw":0,"zbytes":0}]})",
+           "{" + box +
+               R"(,"budget":5,"time":"latest","variables":[],"arrays":[{"name":"x","dtype":"u8","raw":0,"zbytes":0}]})",
+           "{" + box + R"(,"budget":5,"time":"latest","variables":[],"lod":"fine"})",  // 1.10
+           "{" + box + R"(,"budget":5,"time":"latest","variables":[],"lod":1})",
        }) {
     CAPTURE(j);
     CHECK(decode_error(make_frame(window_request, j)) == ErrorCode::malformed);
@@ -311,6 +314,28 @@ TEST_CASE("bad JSON and bad fields are malformed", "[collector]") {
   CHECK(decode(make_frame(error_reply, R"({"code":13,"message":"x"})")).body.index() == 8);  // conflict, 1.1
   // Unknown fields are ignored (forward compatibility within version 1).
   CHECK_NOTHROW(decode(make_frame(error_reply, R"({"code":5,"message":"x","hint":"later"})")));
+}
+
+TEST_CASE("(1.10) a window's level-of-detail rule: sent and answered only when adaptive", "[collector]") {
+  const auto round = [](const Body& b) { return decode(encode(Message{3, b})).body; };
+  WindowRequest r{{0, 0, 0}, {1, 1, 1}, 10, "latest", {"u"}, ""};
+  const auto uniform = encode(Message{3, r});
+  CHECK(std::string(reinterpret_cast<const char*>(uniform.data()), uniform.size()).find("lod") == std::string::npos);
+  CHECK(std::get<WindowRequest>(round(r)).lod == "uniform");  // absent (a 1.9 client): uniform
+  r.lod = "adaptive";
+  CHECK(std::get<WindowRequest>(round(r)).lod == "adaptive");
+  WindowReply w = sample_window();
+  CHECK(std::get<WindowReply>(round(w)).lod == "uniform");  // a 1.9 server's reply, or no details
+  w.lod = "adaptive";
+  CHECK(std::get<WindowReply>(round(w)).lod == "adaptive");
+  const std::string box = R"("box":{"lo":[0,0,0],"hi":[1,1,1]})";
+  try {
+    (void)decode(make_frame(7, "{" + box + R"(,"budget":5,"time":"latest","variables":[],"lod":"fine"})"));
+    FAIL("an unknown rule was accepted");
+  } catch (const ProtocolError& e) {
+    CHECK(std::string(e.what()).find(R"(window_request field "lod" is "fine", not "uniform" or "adaptive")") !=
+          std::string::npos);
+  }
 }
 
 TEST_CASE("steering messages with a missing or mistyped field are malformed", "[collector][steer]") {

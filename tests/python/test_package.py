@@ -113,7 +113,7 @@ def run_files(request, tmp_path_factory):
     here = os.getcwd()
     os.chdir(tmp_path_factory.mktemp("package"))
     rewind_cmd("run", CASE, "-o", "u.h5", "-q", "--set", "time.end=0.3", "--set", "output.visualisation_interval=0.1",
-               "--set", "output.checkpoint_interval=0.2")
+               "--set", "output.checkpoint_interval=0.2", "--set", "output.io.statistics=true")
     rewind_cmd("run", ADAPTIVE, "-o", "a.h5", "-q", "--steps", "4", "--set", "output.checkpoint_every=2",
                "--set", "output.visualisation_every=1", "--set", "output.float32=true")
     os.makedirs("sub")
@@ -458,9 +458,14 @@ def serve_client():
                   [v["name"] for v in c.info()["variables"]] == run.variables
                   and [s["step"] for s in c.steps()] == list(run.steps.step))
             for box, budget, t in ((((0, 0, 0), (2.2, 0.41, 0)), 3000, "latest"), (((0.1, 0.1, 0), (0.5, 0.3, 1)), 200, "t=0.15"),
-                                   (((0, 0, 0), (2.2, 0.41, 1)), 7, "95")):
-                w = c.window(box, budget, time=t)
-                mine = run.window(box, budget, step=t)
+                                   (((0, 0, 0), (2.2, 0.41, 1)), 7, "95"), (((0, 0, 0), (2.2, 0.41, 0)), 3000, "adaptive"),
+                                   (((0.1, 0.1, 0), (0.5, 0.3, 1)), 200, "adaptive")):
+                lod = "adaptive" if t == "adaptive" else "uniform"  # protocol 1.10: from the step's statistics
+                t = "latest" if t == "adaptive" else t
+                w = c.window(box, budget, time=t, lod=lod)
+                mine = run.window(box, budget, step=t, lod=lod)
+                check(f"... the rule that answered is {lod}, from the server and from the file",
+                      w.lod == mine.lod == lod and (lod == "uniform" or run.select(t).statistics("u") is not None))
                 keys = ("row", "uid", "level", "first", "count", "stride", "origin", "spacing")
                 same = ([[q[k] for k in keys] for q in w.pieces] == [[q[k] for k in keys] for q in mine.pieces]
                         and w.variables == mine.variables and w.box == mine.box and w.level == mine.level

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "integrity/checksum.hpp"
 #include "read/reader_state.hpp"
@@ -123,6 +124,14 @@ std::vector<T> read_some(const Ctx& c, hid_t g, const std::string& gpath, const 
   return v;
 }
 
+/// Refuses rows that are not ascending, distinct and in [0, n_grids) (a caller's mistake).
+void check_rows(const Ctx& c, const char* who, const std::vector<std::int64_t>& rows, std::int64_t n_grids) {
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (rows[i] < 0 || rows[i] >= n_grids || (i > 0 && rows[i] <= rows[i - 1]))
+      c.fail(ErrorKind::invalid_argument,
+             fmt::format("{}: rows must be ascending, distinct and in [0, {})", who, n_grids));
+}
+
 /// Checks rows[i]'s bytes (row_bytes each, row after row in `data`) against `name`'s checksums.
 void check_some(const Ctx& c, const std::string& gpath, const detail::StepChecksums& sums, const char* name,
                 const void* data, std::size_t row_bytes, const std::vector<std::int64_t>& rows) {
@@ -132,6 +141,33 @@ void check_some(const Ctx& c, const std::string& gpath, const detail::StepChecks
       c.fail(ErrorKind::corrupt, detail::checksum_mismatch(gpath, name, rows[i]));
 }
 }  // namespace
+
+bool Reader::has_statistics(std::int64_t step_number, const std::string& var) const {
+  const Ctx& c = impl_->ctx;
+  const StepEntry e = step(step_number, true);
+  h5::Group g = h5::open_group(c, impl_->file, e.group);
+  return h5::exists(g, kStatistics) && h5::exists(g, std::string(kStatistics) + "/" + var);
+}
+
+std::vector<std::array<double, 3>> Reader::read_statistics_rows(std::int64_t step_number, const std::string& var,
+                                                                const std::vector<std::int64_t>& rows) const {
+  const Ctx& c = impl_->ctx;
+  const StepEntry e = step(step_number, true);
+  check_rows(c, "read_statistics_rows", rows, e.n_grids);
+  h5::Group g = h5::open_group(c, impl_->file, e.group);
+  const std::string name = std::string(kStatistics) + "/" + var;
+  const auto v = read_some<double>(c, g, e.group, name.c_str(), H5T_NATIVE_DOUBLE, H5T_FLOAT,
+                                   {static_cast<hsize_t>(e.n_grids), 3}, h5::runs_of(rows), rows.size());
+  check_some(c, e.group, detail::StepChecksums::read(c, g, e.n_grids, rows), name.c_str(), v.data(), 24, rows);
+  std::vector<std::array<double, 3>> out(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    std::copy_n(&v[3 * i], 3, out[i].begin());
+    if (!(std::isfinite(out[i][2]) && out[i][2] >= 0))
+      c.fail(ErrorKind::corrupt,
+             fmt::format("{}/{} row {}: detail {} is not a finite value >= 0", e.group, name, rows[i], out[i][2]));
+  }
+  return out;
+}
 
 std::vector<std::int64_t> Reader::read_level_offsets(std::int64_t step_number) const {
   const Ctx& c = impl_->ctx;
@@ -149,10 +185,7 @@ std::vector<std::int64_t> Reader::read_level_offsets(std::int64_t step_number) c
 TopologyRows Reader::read_topology_rows(std::int64_t step_number, const std::vector<std::int64_t>& rows) const {
   const Ctx& c = impl_->ctx;
   const StepEntry e = step(step_number, true);
-  for (std::size_t i = 0; i < rows.size(); ++i)
-    if (rows[i] < 0 || rows[i] >= e.n_grids || (i > 0 && rows[i] <= rows[i - 1]))
-      c.fail(ErrorKind::invalid_argument,
-             fmt::format("read_topology_rows: rows must be ascending, distinct and in [0, {})", e.n_grids));
+  check_rows(c, "read_topology_rows", rows, e.n_grids);
   h5::Group g = h5::open_group(c, impl_->file, e.group);
   const auto ng = static_cast<hsize_t>(e.n_grids);
   const int nc = impl_->common.max_children;

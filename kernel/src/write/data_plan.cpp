@@ -4,13 +4,16 @@
 #include <algorithm>
 
 #include "format/row_layout.hpp"
+#include "write/statistics.hpp"
 
 namespace rwd::kernel::detail {
 
 namespace {
 
-/// The datasets of a step, in the file's order: the topology, cell_type, the fields.
-void list_datasets(DataPlan& data, const StepCounts& n, const StepInfo& info, const BlockShape& blk, int nc) {
+/// The datasets of a step, in the file's order: the topology, cell_type, the fields, their
+/// statistics.
+void list_datasets(DataPlan& data, const StepCounts& n, const StepInfo& info, const IoOptions& o, const BlockShape& blk,
+                   int nc) {
   const auto rows = static_cast<hsize_t>(n.n_grids);
   const std::vector<hsize_t> row_shape{rows};
   const std::vector<hsize_t> cell_shape{rows, static_cast<hsize_t>(blk.sz), static_cast<hsize_t>(blk.sy),
@@ -34,6 +37,14 @@ void list_datasets(DataPlan& data, const StepCounts& n, const StepInfo& info, co
   for (const auto& f : info.fields)
     plan.push_back({f.group + "/" + f.name, f.float32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE,
                     f.float32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE, cell_shape, f.float32 ? 4u : 8u, cells});
+  data.first_statistics = plan.size();
+  if (o.statistics && refinement_of(blk, nc).ok)
+    for (std::size_t i = 0; i < info.fields.size(); ++i)
+      if (info.fields[i].group == kCellData) {
+        plan.push_back(
+            {std::string(kStatistics) + "/" + info.fields[i].name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {rows, 3}, 8, 3});
+        data.statistics_of.push_back(i);
+      }
 }
 
 /// Storage of each dataset (IoOptions::compression, visualisation_compression): cell
@@ -46,7 +57,7 @@ void choose_storage(DataPlan& data, const StepCounts& n, const StepInfo& info, c
   data.storage.assign(count, Storage::contiguous);
   const std::size_t first_cell = info.write_cell_type ? data.first_field - 1 : data.first_field;
   if (n.n_grids > 0)
-    for (std::size_t d = first_cell; d < count; ++d) {
+    for (std::size_t d = first_cell; d < data.first_statistics; ++d) {
       if (d >= data.first_field && info.kind == StepKind::visualisation && o.visualisation_compression == Codec::zfp)
         data.storage[d] = Storage::zfp;
       else if (o.compression != Codec::none) data.storage[d] = Storage::lossless;
@@ -67,7 +78,7 @@ void choose_direct(DataPlan& data, const StepCounts& n, const StepInfo& info, co
   data.direct.assign(data.datasets.size(), 0);
   const bool halo_ok = o.zero_copy_halo && o.collective_transfer;
   if (!(o.zero_copy && o.alloc_early && (n.halo_free || halo_ok) && n.n_grids > 0)) return;
-  for (std::size_t d = 0; d < data.datasets.size(); ++d) {
+  for (std::size_t d = 0; d < data.first_statistics; ++d) {
     if (data.storage[d] != Storage::contiguous) continue;
     if (data.datasets[d].path == "cell_type") data.direct[d] = 1;
     else if (d >= data.first_field && !info.fields[d - data.first_field].float32) data.direct[d] = double_as_is ? 1 : 0;
@@ -96,7 +107,7 @@ void choose_transfers(DataPlan& data, const StepCounts& n, const IoOptions& o) {
 DataPlan plan_data(const StepCounts& n, const StepInfo& info, const IoOptions& opts, const BlockShape& block,
                    int max_children, bool double_as_is) {
   DataPlan data;
-  list_datasets(data, n, info, block, max_children);
+  list_datasets(data, n, info, opts, block, max_children);
   choose_storage(data, n, info, opts);
   choose_direct(data, n, info, opts, double_as_is);
   choose_transfers(data, n, opts);

@@ -44,6 +44,12 @@ struct StepCounts {
 struct DataPlan {
   std::vector<DatasetPlan> datasets;
   std::size_t first_field = 0;          ///< datasets[first_field + i] is StepInfo::fields[i]
+  /// datasets[first_statistics + j] is statistics/<name>, the per-grid statistics of
+  /// StepInfo::fields[statistics_of[j]]: every field of group cell_data (IoOptions::statistics,
+  /// where the block's refinement gives them a meaning: refinement_of). None: first_statistics
+  /// is datasets.size().
+  std::size_t first_statistics = 0;
+  std::vector<std::size_t> statistics_of;
   std::vector<Storage> storage;         ///< contiguous, or chunked through a filter
   std::vector<char> direct;             ///< written zero-copy from the grids' arrays (after
                                         ///< creation: only those with a file offset)

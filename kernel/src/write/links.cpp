@@ -24,6 +24,13 @@ std::string exchange_links(const WriterState& w, const LocalGrids& grids, StepRo
   MPI_Allgatherv(mine.data(), nloc_i, MPI_UINT64_T, all.data(), counts.data(), displs.data(), MPI_UINT64_T, w.comm);
   std::vector<std::pair<std::uint64_t, std::int64_t>> pairs(all.size() / 2);
   for (std::size_t i = 0; i < pairs.size(); ++i) pairs[i] = {all[2 * i], static_cast<std::int64_t>(all[2 * i + 1])};
+  std::vector<int> rank_of_row(static_cast<std::size_t>(std::max<std::int64_t>(0, rows.layout.n_grids)), -1);
+  for (int r = 0; r < w.size; ++r)
+    for (int i = displs[static_cast<std::size_t>(r)] / 2;
+         i < (displs[static_cast<std::size_t>(r)] + counts[static_cast<std::size_t>(r)]) / 2; ++i) {
+      const std::int64_t row = pairs[static_cast<std::size_t>(i)].second;
+      if (row >= 0 && row < rows.layout.n_grids) rank_of_row[static_cast<std::size_t>(row)] = r;
+    }
   all = {};
   const RowLookup lookup(std::move(pairs));
 
@@ -39,10 +46,12 @@ std::string exchange_links(const WriterState& w, const LocalGrids& grids, StepRo
     return row.value_or(-1);
   };
   rows.parent_row.assign(nloc, -1);
+  rows.parent_rank.assign(nloc, -1);
   rows.child_rows.assign(nloc * nc, -1);
   for (std::size_t k = 0; k < nloc; ++k) {
     const auto& g = grids.grids[rows.perm[k]];
     rows.parent_row[k] = row_of(g.parent_uid);
+    if (rows.parent_row[k] >= 0) rows.parent_rank[k] = rank_of_row[static_cast<std::size_t>(rows.parent_row[k])];
     for (std::size_t j = 0; j < g.child_uids.size(); ++j) rows.child_rows[k * nc + j] = row_of(g.child_uids[j]);
   }
   return bad;

@@ -24,6 +24,7 @@
 #include "io/collective.hpp"
 #include "io/direct_io.hpp"
 #include "integrity/checksum.hpp"
+#include "write/statistics.hpp"
 #include "write/write_step.hpp"
 
 namespace rwd::kernel {
@@ -164,7 +165,13 @@ class DataWriter {
         blk_(w.common.block),
         h_(grids.halo),
         nloc_(rows.perm.size()),
-        sums_(data.checksums ? nloc_ * plan_.size() : 0) {}
+        sums_(data.checksums ? nloc_ * plan_.size() : 0) {
+    if (data.first_statistics < plan_.size()) {
+      stats_ = std::make_unique<StepStatistics>(w, info, grids, rows, data.statistics_of);
+      with_statistics_.assign(info.fields.size(), 0);
+      for (const std::size_t i : data.statistics_of) with_statistics_[i] = 1;
+    }
+  }
   DataStats run();
 
  private:
@@ -191,6 +198,9 @@ class DataWriter {
   /// written (write_hashing); for one written collectively, on the helper thread while
   /// the dataset before it is written. Helpers write disjoint entries.
   std::vector<std::uint64_t> sums_;
+  /// The fields' per-grid statistics, taken where each row is hashed (null: the plan has none).
+  std::unique_ptr<StepStatistics> stats_;
+  std::vector<char> with_statistics_;  ///< by field: it has statistics
   DataStats st_;
 
   std::uint64_t& sum(std::size_t k, std::size_t d) { return sums_[k * plan_.size() + d]; }
@@ -201,21 +211,28 @@ class DataWriter {
   void size_buffer();
   void gather_node_runs();
   bool collective_at(std::size_t d) const { return w_.opts.collective_transfer && !data_.independent[d]; }
-  /// A zero-copy dataset written by independent transfers is hashed a chunk at a time as
+  /// Dataset d is a field whose grids the statistics look at.
+  bool has_statistics(std::size_t d) const {
+    return stats_ && d >= data_.first_field && d < data_.first_statistics && with_statistics_[d - data_.first_field];
+  }
+  /// Its rows are read once before or while they are written: to hash them, for the statistics.
+  bool visited(std::size_t d) const { return data_.hashed[d] || has_statistics(d); }
+  /// A zero-copy dataset written by independent transfers is visited a chunk at a time as
   /// the chunk is written (write_hashing): a separate helper pass while the dataset
   /// before it is written reads the rows from DRAM a second time, and where there is no
   /// CPU to spare it takes turns with the writers.
-  bool hashed_while_written(std::size_t d) const { return data_.direct[d] && data_.hashed[d] && !collective_at(d); }
+  bool visited_while_written(std::size_t d) const { return data_.direct[d] && visited(d) && !collective_at(d); }
   unsigned char* half(std::size_t d) const { return buffer_->data() + (pipelined_ ? (d % 2) * half_bytes_ : 0); }
   template <typename T, typename Get>
   void pack_cells(std::size_t d, T* out, Get get);
-  void hash_direct(std::size_t d, std::size_t k0, std::size_t k1);
+  void visit_direct(std::size_t d, std::size_t k0, std::size_t k1);
   void pack(std::size_t d, unsigned char* b);
   bool pack_rows(std::size_t d, unsigned char* b);
   void write_direct(std::size_t d, std::future<void>& next);
   void write_packed(std::size_t d, std::future<void>& next);
   void start_writeback(std::size_t d);
   void write_all();
+  void write_statistics();
 };
 
 /// The linear buffer: the largest packed dataset's share, twice when pipelined (pack d+1
@@ -286,15 +303,20 @@ void DataWriter::pack_cells(std::size_t d, T* out, Get get) {
           for (int x = 0; x < blk_.sx; ++x) *dst++ = static_cast<T>(row[x]);
         }
     if (data_.hashed[d]) sum(k, d) = hash_bytes(start, static_cast<std::size_t>(cells) * sizeof(T));
+    if constexpr (!std::is_same_v<T, std::uint8_t>)
+      if (has_statistics(d)) stats_->add_row(d - data_.first_field, k, start);
   }
 }
 
-/// Zero-copy datasets are hashed from the grids' arrays (a halo'd array row by row).
-void DataWriter::hash_direct(std::size_t d, std::size_t k0, std::size_t k1) {
+/// Zero-copy datasets are hashed from the grids' arrays (a halo'd array row by row), and
+/// the statistics taken from them while they are in the cache.
+void DataWriter::visit_direct(std::size_t d, std::size_t k0, std::size_t k1) {
   for (std::size_t k = k0; k < k1; ++k) {
     const GridRecord& g = grid(k);
-    sum(k, d) = plan_[d].path == "cell_type" ? hash_interior<std::uint8_t>(g.cell_type, blk_, h_)
-                                             : hash_interior<double>(field_of(g, d), blk_, h_);
+    if (data_.hashed[d])
+      sum(k, d) = plan_[d].path == "cell_type" ? hash_interior<std::uint8_t>(g.cell_type, blk_, h_)
+                                               : hash_interior<double>(field_of(g, d), blk_, h_);
+    if (has_statistics(d)) stats_->add_array(d - data_.first_field, k, field_of(g, d));
   }
 }
 
@@ -332,16 +354,20 @@ bool DataWriter::pack_rows(std::size_t d, unsigned char* b) {
   } else if (n == "bounding_box") {
     auto* o = reinterpret_cast<double*>(b);
     for (std::size_t k = 0; k < nloc_; ++k) std::copy_n(grid(k).bbox.begin(), 6, o + 6 * k);
+  } else if (stats_ && d >= data_.first_statistics) {
+    auto* o = reinterpret_cast<double*>(b);
+    const std::size_t i = data_.statistics_of[d - data_.first_statistics];
+    for (std::size_t k = 0; k < nloc_; ++k) std::copy_n(stats_->row(i, k), 3, o + 3 * k);
   } else {
     return false;
   }
   return true;
 }
 
-/// Packs dataset d into `b` (a zero-copy one is only hashed, unless its write hashes it).
+/// Packs dataset d into `b` (a zero-copy one is only visited, unless its write visits it).
 void DataWriter::pack(std::size_t d, unsigned char* b) {
   if (data_.direct[d]) {  // written straight from the arrays
-    if (data_.hashed[d] && !hashed_while_written(d)) hash_direct(d, 0, nloc_);
+    if (visited(d) && !visited_while_written(d)) visit_direct(d, 0, nloc_);
     return;
   }
   if (pack_rows(d, b)) {
@@ -373,9 +399,9 @@ void DataWriter::write_direct(std::size_t d, std::future<void>& next) {
   const InteriorType interior(blk_.sx, blk_.sy, blk_.sz, h_, p.elem_bytes == 1 ? MPI_UINT8_T : MPI_DOUBLE);
   for (auto& pc : extents) pc.layout = interior.get();
   const bool collective = collective_at(d);
-  const std::string err = hashed_while_written(d)
+  const std::string err = visited_while_written(d)
                               ? write_hashing(direct_fh_, data_.direct_at[d], extents, w_.hash_cpu,
-                                              [&](std::size_t k0, std::size_t k1) { hash_direct(d, k0, k1); })
+                                              [&](std::size_t k0, std::size_t k1) { visit_direct(d, k0, k1); })
                               : write_extents(direct_fh_, w_.comm, data_.direct_at[d], extents, collective);
   if (next.valid()) next.get();
   if (!err.empty()) c_.fail(ErrorKind::io, "write " + gpath_ + "/" + p.path + ": " + err);
@@ -417,17 +443,31 @@ void DataWriter::start_writeback([[maybe_unused]] std::size_t d) {
 #endif
 }
 
-/// Every dataset in plan order, dataset d+1 packed on a helper meanwhile when pipelined.
+/// Every dataset in plan order up to the statistics, dataset d+1 packed on a helper
+/// meanwhile when pipelined.
 void DataWriter::write_all() {
+  const std::size_t end = std::min(plan_.size(), data_.first_statistics);
   if (nloc_ > 0) pack(0, half(0));
-  for (std::size_t d = 0; d < plan_.size(); ++d) {
+  for (std::size_t d = 0; d < end; ++d) {
     std::future<void> next;
-    if (pipelined_ && nloc_ > 0 && d + 1 < plan_.size())
+    if (pipelined_ && nloc_ > 0 && d + 1 < end)
       next = std::async(std::launch::async, [this, d] { pack(d + 1, half(d + 1)); });
     if (data_.direct[d]) write_direct(d, next);
     else write_packed(d, next);
     start_writeback(d);
-    if (!pipelined_ && d + 1 < plan_.size() && nloc_ > 0) pack(d + 1, half(d + 1));
+    if (!pipelined_ && d + 1 < end && nloc_ > 0) pack(d + 1, half(d + 1));
+  }
+}
+
+/// The statistics, once every field is written: the remote children's shares exchanged
+/// (collective), then one small dataset per field.
+void DataWriter::write_statistics() {
+  stats_->finish(w_);
+  for (std::size_t d = data_.first_statistics; d < plan_.size(); ++d) {
+    if (nloc_ > 0) pack(d, half(d));
+    std::future<void> none;
+    write_packed(d, none);
+    start_writeback(d);
   }
 }
 
@@ -439,6 +479,10 @@ DataStats DataWriter::run() {
     write_all();
     w_.hook("data");  // inside the phase: a fault injected here is a failed data write
   });
+  if (stats_)
+    phase(w_.comm, w_.path, [&] {
+      if (rows_.layout.n_grids > 0) write_statistics();
+    });
   if (writeback_.valid()) writeback_.wait();  // advisory: a failed start is caught by the commit flush
   return_buffer(std::move(buffer_), w_.opts.keep_buffer);
   w_.hook("data_written");

@@ -65,7 +65,8 @@ std::string local_problem(const detail::WriterState& w, const StepInfo& info, co
     for (const auto& f : info.fields) {
       if (!valid_name(f.group) || !valid_name(f.name)) bad = "bad field name '" + f.group + "/" + f.name + "'";
       if (!seen.insert({f.group, f.name}).second) bad = "field '" + f.group + "/" + f.name + "' listed twice";
-      if (f.group == "cell_type" || f.group == "uid") bad = "field group '" + f.group + "' is reserved";
+      if (f.group == "cell_type" || f.group == "uid" || f.group == kStatistics)
+        bad = "field group '" + f.group + "' is reserved";
     }
   }
   for (const auto& g : grids.grids) {
@@ -299,6 +300,7 @@ void create_datasets(const detail::WriterState& w, const StepInfo& info, const d
   const Ctx& c = w.ctx;
   std::set<std::string> groups;
   for (const auto& f : info.fields) groups.insert(f.group);
+  if (data.first_statistics < data.datasets.size()) groups.insert(kStatistics);
   for (const auto& g : groups)
     h5::Group(c.check(H5Gcreate2(out.group, g.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create " + g));
   for (std::size_t d = 0; d < data.datasets.size(); ++d) {
@@ -312,7 +314,7 @@ void create_datasets(const detail::WriterState& w, const StepInfo& info, const d
                                    "create dataset " + p.path));
     if (storage == detail::Storage::zfp)
       h5::write_attr_f64(c, out.dsets.back(), detail::kZfpAccuracy, {w.opts.zfp_accuracy});
-    if (d >= data.first_field)
+    if (d >= data.first_field && d < data.first_statistics)
       h5::write_attr_string(c, out.dsets.back(), "units", unit_of(w.common, info.fields[d - data.first_field].name));
   }
   if (!data.checksums) return;

@@ -6,6 +6,7 @@
 //   data_plan.cpp   what phase 4 creates and how each dataset is written (pure)
 //   links.cpp       parent and child rows from one exchange of (uid, row) pairs (3)
 //   write_data.cpp  the linear buffer, packing, zero copy, early writeback (5)
+//   statistics.cpp  the fields' per-grid statistics, taken as phase 5 packs or hashes (5)
 //   commit.cpp      flush -> committed marker + index row -> flush (6)
 //   row_layout.cpp  where each grid's row lands (pure; used by 2 and 3)
 #pragma once
@@ -85,6 +86,7 @@ struct StepRows {
   std::vector<std::size_t> perm;  ///< local order (row_layout.hpp)
   RowLayout layout;
   std::vector<std::int64_t> parent_row;  ///< by local order; -1 for the root
+  std::vector<int> parent_rank;          ///< by local order: the rank writing the parent; -1 for the root
   std::vector<std::int64_t> child_rows;  ///< by local order × max_children; -1 unused
 };
 

@@ -56,6 +56,7 @@ void vtkRewindWindowSource::PrintSelf(ostream& os, vtkIndent indent) {
   os << indent << "BoxPosition: " << this->BoxPosition[0] << " " << this->BoxPosition[1] << " " << this->BoxPosition[2] << "\n";
   os << indent << "BoxSize: " << this->BoxSize[0] << " " << this->BoxSize[1] << " " << this->BoxSize[2] << "\n";
   os << indent << "Budget: " << this->Budget << "\n";
+  os << indent << "LevelOfDetail: " << (this->LevelOfDetail == 1 ? "adaptive" : "uniform") << "\n";
   os << indent << "ReadCellTypes: " << this->ReadCellTypes << "\n";
   os << indent << "LastError: " << this->LastError << "\n";
 }

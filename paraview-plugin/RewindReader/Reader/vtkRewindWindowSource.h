@@ -8,6 +8,9 @@
 //   BoxSize      extent of the box per axis; 0 on an axis = a slice there
 //   Budget       most cell values per variable (0 = unlimited / the server's cap);
 //                the window returns the finest level whose cells in the box fit it
+//   LevelOfDetail 0 uniform (the paper's rule: one level over the box), 1 adaptive
+//                (refined where the first variable changes most; needs the step's
+//                statistics, else the uniform rule answers: field data rewind_lod)
 //   CellArrays   which variables to return (an array-selection property)
 //   CellTypes    also return the cell type (boundary condition code) of every cell
 // Position and size are the Position / Scale of ParaView's box widget.
@@ -17,7 +20,7 @@
 // cell data (the variables with their units, velocity and velocity_magnitude, solid
 // cells hidden through vtkGhostType: rwd::paraview::fill_output); its field data says
 // which step was shown (rewind_step, rewind_time, rewind_level, rewind_stride,
-// rewind_file, rewind_annotation). A second output port, "Annotation", is a one-cell
+// rewind_lod, rewind_file, rewind_annotation). A second output port, "Annotation", is a one-cell
 // vtkTable with the step and time shown ("step N  t = T"): the proxies' XML marks it as
 // text, so the GUI draws it in the view's corner when the source is applied. Errors are
 // reported with vtkErrorMacro (one message) and kept in LastError; nothing throws into VTK.
@@ -54,6 +57,8 @@ class REWINDREADERS_EXPORT vtkRewindWindowSource : public vtkMultiBlockDataSetAl
   vtkGetVector3Macro(BoxSize, double);
   vtkSetClampMacro(Budget, int, 0, VTK_INT_MAX);
   vtkGetMacro(Budget, int);
+  vtkSetClampMacro(LevelOfDetail, int, 0, 1);
+  vtkGetMacro(LevelOfDetail, int);
   vtkSetMacro(ReadCellTypes, vtkTypeBool);
   vtkGetMacro(ReadCellTypes, vtkTypeBool);
   vtkBooleanMacro(ReadCellTypes, vtkTypeBool);
@@ -103,6 +108,7 @@ class REWINDREADERS_EXPORT vtkRewindWindowSource : public vtkMultiBlockDataSetAl
   double BoxPosition[3] = {0, 0, 0};
   double BoxSize[3] = {1, 1, 1};
   int Budget = 0;
+  int LevelOfDetail = 0;  ///< 0 uniform, 1 adaptive
   vtkTypeBool ReadCellTypes = 1;
   vtkNew<vtkDataArraySelection> CellArrays;
   std::string LastError;

@@ -41,6 +41,7 @@ collector::WindowRequest window_request(vtkRewindWindowSource& source, const std
     for (int a = 0; a < 3; ++a) r.lo[a] = std::min(p[a], p[a] + s[a]), r.hi[a] = std::max(p[a], p[a] + s[a]);
   }
   r.budget = static_cast<std::uint64_t>(source.GetBudget());
+  r.lod = source.GetLevelOfDetail() == 1 ? "adaptive" : "uniform";
   vtkDataArraySelection* arrays = source.GetCellArraySelection();
   for (int i = 0; i < arrays->GetNumberOfArrays(); ++i)
     if (arrays->GetArraySetting(i)) r.variables.emplace_back(arrays->GetArrayName(i));
@@ -196,6 +197,7 @@ void fill_output(const collector::WindowReply& reply, bool cell_types, const col
   add_field<vtkDoubleArray>(fd, "rewind_time", reply.time);
   add_field<vtkIntArray>(fd, "rewind_level", reply.level);
   add_field<vtkIntArray>(fd, "rewind_stride", reply.stride);
+  add_field<vtkStringArray>(fd, "rewind_lod", reply.lod);
   add_field<vtkStringArray>(fd, "rewind_file", reply.file);
   add_field<vtkStringArray>(fd, "rewind_annotation", annotation(reply));
   auto labels = vtkSmartPointer<vtkStringArray>::New();  // "u [m/s]": titles for scalar bars

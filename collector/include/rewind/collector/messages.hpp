@@ -52,8 +52,10 @@ inline constexpr std::uint16_t kProtocolVersion = 1;
 /// 1.6 incompressible arrays as they are in a zstd session of a client that reads none;
 /// 1.7 a window reply's pieces as a binary table, for a client that asks in its hello;
 /// 1.8 several futures of a live job: status_reply.futures, control_request.file,
-/// set_request.file, branch_request.futures, branch_reply.files (all optional).
-inline constexpr const char* kProtocolRevision = "1.9";
+/// set_request.file, branch_request.futures, branch_reply.files (all optional); 1.9 a
+/// served file named by its basename; 1.10 window_request.lod and window_reply.lod
+/// (optional: an adaptive level of detail from a file's per-grid statistics).
+inline constexpr const char* kProtocolRevision = "1.10";
 inline constexpr std::size_t kHeaderSize = wire::kHeaderSize;
 /// Default cap of a request frame (requests carry no arrays).
 inline constexpr std::uint64_t kMaxRequestBytes = std::uint64_t{64} << 10;
@@ -198,6 +200,10 @@ struct WindowRequest {
   /// live state. The reply's `variables` says which came.
   std::vector<std::string> variables;
   std::string file;  ///< which of info().files ("" = the first); optional on the wire
+  /// (1.10) How the budget is spent: "uniform" (one level over the box, the paper's rule,
+  /// the default) or "adaptive" (refined where the first variable's detail is largest:
+  /// window/select.hpp); optional on the wire, sent only when adaptive.
+  std::string lod = "uniform";
 };
 
 /// A window::Piece (one selected grid, cropped to the box) as a window reply carries it:
@@ -258,6 +264,10 @@ struct WindowReply {
   std::string file;
   std::int32_t level = 0;   ///< level of detail chosen
   std::int32_t stride = 1;
+  /// (1.10) The rule that answered: "adaptive" only when asked for and the step has the
+  /// variable's statistics (a live state and files before format 1.9 answer "uniform");
+  /// sent only when adaptive.
+  std::string lod = "uniform";
   std::array<double, 3> lo{}, hi{};  ///< box actually covered
   std::uint64_t cells = 0;  ///< values returned per variable = sum of pieces' cells
   std::vector<PieceMessage> pieces;

@@ -14,7 +14,11 @@ namespace rwd::kernel {
 /// minor versions only add optional objects.
 inline constexpr const char* kFormatName = "rewind-hgrid-h5";
 inline constexpr int kFormatMajor = 1;
-inline constexpr int kFormatMinor = 8;
+inline constexpr int kFormatMinor = 9;
+/// A step's group of current cell data, and its group of per-grid statistics of those
+/// fields (format 1.9; docs/file-format.md §3 "Statistics"), which is no field group.
+inline constexpr const char* kCellData = "cell_data";
+inline constexpr const char* kStatistics = "statistics";
 /// Version of this library, stored as /common code_version unless the caller sets one.
 inline constexpr const char* kKernelVersion = "rewind-kernel 0.1.0";
 

@@ -16,6 +16,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <array>
 #include <cstdint>
 #include <cstddef>
 #include <memory>
@@ -114,7 +115,16 @@ class Reader {
   /// of a big step (a window, rewind/window/kernel_view.hpp), whose cost then follows the
   /// rows visited, not the step. Local.
   [[nodiscard]] TopologyRows read_topology_rows(std::int64_t step, const std::vector<std::int64_t>& rows) const;
-  /// Cell-data datasets present in a step.
+  /// Whether a step stores the per-grid statistics of cell_data variable `var`
+  /// (statistics/<var>, format 1.9; docs/file-format.md §3 "Statistics"). Local.
+  [[nodiscard]] bool has_statistics(std::int64_t step, const std::string& var) const;
+  /// Rows `rows` (ascending, distinct, in range; else FileError(invalid_argument)) of
+  /// statistics/<var>: {min, max, detail} each, checked against their row checksums
+  /// (FileError(corrupt)), the detail finite and >= 0. Its cost follows the rows asked
+  /// for, as read_topology_rows'. Local.
+  [[nodiscard]] std::vector<std::array<double, 3>> read_statistics_rows(std::int64_t step, const std::string& var,
+                                                                        const std::vector<std::int64_t>& rows) const;
+  /// Cell-data datasets present in a step (not the statistics, which hold no cells).
   [[nodiscard]] std::vector<FieldInfo> fields(std::int64_t step) const;
   /// What a step's cell-data datasets hold (elements x element size) and what they take
   /// on disk after the compression filters (HDF5's storage size); equal without them.

@@ -12,6 +12,7 @@
 //   const auto sel = rwd::window::select(tree, w);
 #pragma once
 #include <cstddef>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -45,6 +46,15 @@ class StepRows final : public RowSource {
     max_children_ = reader.common().max_children;
   }
   void rebind(const kernel::Reader& reader) { reader_ = &reader; }
+  /// Adaptive windows rank grids by the detail of `var` (its per-grid statistics, format
+  /// 1.9), read with the rows the walk visits; "" or a step without them: no details (an
+  /// adaptive window then answers with the uniform rule).
+  void use_detail(const std::string& var) {
+    if (var == detail_var_) return;
+    detail_var_ = var;
+    detail_.clear();
+    has_detail_ = !var.empty() && reader_->has_statistics(step_, var);
+  }
   [[nodiscard]] std::int64_t step() const { return step_; }
   /// Rows read so far (a window's cost).
   [[nodiscard]] std::size_t rows_read() const { return at_.size(); }
@@ -53,6 +63,15 @@ class StepRows final : public RowSource {
   [[nodiscard]] int max_children() const override { return max_children_; }
   [[nodiscard]] std::int64_t rows() const override { return n_; }
   void load(const std::vector<std::int64_t>& rows) override {
+    if (has_detail_) {
+      std::vector<std::int64_t> need;
+      for (const auto r : rows)
+        if (detail_.find(r) == detail_.end()) need.push_back(r);
+      if (!need.empty()) {
+        const auto st = reader_->read_statistics_rows(step_, detail_var_, need);
+        for (std::size_t i = 0; i < need.size(); ++i) detail_.emplace(need[i], st[i][2]);
+      }
+    }
     std::vector<std::int64_t> missing;
     for (const auto r : rows)
       if (at_.find(r) == at_.end()) missing.push_back(r);
@@ -71,6 +90,8 @@ class StepRows final : public RowSource {
   [[nodiscard]] std::int64_t child(std::int64_t row, int slot) const override {
     return child_rows_[index(row) * static_cast<std::size_t>(max_children_) + static_cast<std::size_t>(slot)];
   }
+  [[nodiscard]] bool has_detail() const override { return has_detail_; }
+  [[nodiscard]] double detail(std::int64_t row) const override { return detail_.at(row); }
   /// The uid of a loaded row.
   [[nodiscard]] std::uint64_t uid(std::int64_t row) const { return uid_[index(row)]; }
 
@@ -86,6 +107,9 @@ class StepRows final : public RowSource {
   std::vector<std::int32_t> level_;
   std::vector<kernel::BoxRow> bbox_;
   std::vector<std::int64_t> child_rows_;
+  std::string detail_var_;
+  bool has_detail_ = false;
+  std::unordered_map<std::int64_t, double> detail_;  ///< row -> detail of detail_var_
 };
 
 }  // namespace rwd::window

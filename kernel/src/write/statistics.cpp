@@ -1,0 +1,269 @@
+// The per-grid statistics of a step's fields (statistics.hpp).
+#include "write/statistics.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "write/write_step.hpp"
+
+namespace rwd::kernel::detail {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr std::uint8_t kSolid = 1;  ///< cell_type of a solid cell (docs/file-format.md §3)
+constexpr std::size_t kHeader = 5;  ///< a remote child's message: parent row, child row, its box's lower corner
+
+}  // namespace
+
+Refinement refinement_of(const BlockShape& block, int max_children) {
+  Refinement r;
+  const int axes = max_children == 2 ? 1 : max_children == 4 ? 2 : max_children == 8 ? 3 : 0;
+  const std::array<int, 3> s{block.sx, block.sy, block.sz};
+  r.ok = axes > 0;
+  for (int a = 0; a < axes; ++a) {
+    r.f[static_cast<std::size_t>(a)] = 2;
+    if (s[static_cast<std::size_t>(a)] % 2 != 0) r.ok = false;
+  }
+  return r;
+}
+
+/// A grid's values: element (x, y, z) at base + z * sz + y * sy + x.
+struct StepStatistics::Layout {
+  std::ptrdiff_t base = 0, sy = 0, sz = 0;
+};
+
+StepStatistics::StepStatistics(const WriterState& w, const StepInfo& info, const LocalGrids& grids,
+                               const StepRows& rows, const std::vector<std::size_t>& fields)
+    : info_(info), fields_(fields), grids_(grids), rows_(rows), blk_(w.common.block), h_(grids.halo) {
+  ref_ = refinement_of(blk_, w.common.max_children);
+  const std::size_t nloc = rows.perm.size();
+  nb_ = {blk_.sx / ref_.f[0], blk_.sy / ref_.f[1], blk_.sz / ref_.f[2]};
+  nblocks_ = static_cast<std::size_t>(nb_[0]) * static_cast<std::size_t>(nb_[1]) * static_cast<std::size_t>(nb_[2]);
+  for (std::size_t k = 0; k < nloc; ++k) local_of_row_.emplace(rows.layout.row_of[k], k);
+  local_parent_.assign(nloc, -1);
+  remote_rank_.assign(nloc, -1);
+  remote_slot_.assign(nloc, -1);
+  for (std::size_t k = 0; k < nloc; ++k) {
+    const std::int64_t p = rows.parent_row[k];
+    if (p < 0) continue;
+    if (const auto it = local_of_row_.find(p); it != local_of_row_.end()) {
+      local_parent_[k] = static_cast<std::int64_t>(it->second);
+    } else {
+      remote_rank_[k] = rows.parent_rank[k];
+      remote_slot_[k] = static_cast<std::int64_t>(n_remote_++);
+    }
+  }
+  out_.resize(info.fields.size());
+  moments_.resize(info.fields.size());
+  shares_.resize(info.fields.size());
+  for (const std::size_t i : fields_) {
+    out_[i].assign(3 * nloc, 0.0);
+    moments_[i].assign(n_remote_ * nblocks_ * 2, 0.0);
+  }
+}
+
+std::array<int, 3> StepStatistics::octant(const BoxRow& child, const BoxRow& parent) const {
+  std::array<int, 3> o{0, 0, 0};
+  for (std::size_t a = 0; a < 3; ++a)
+    if (ref_.f[a] == 2) {
+      const double lo = parent[2 * a], hi = parent[2 * a + 1];
+      o[a] = child[2 * a] - lo > 0.25 * (hi - lo) ? 1 : 0;
+    }
+  return o;
+}
+
+/// The parent's value at one of its cells, as the file stores it (a float32 field's
+/// values rounded as they are written).
+double StepStatistics::parent_value(std::size_t i, std::size_t parent, const std::array<int, 3>& cell) const {
+  const GridRecord& g = grids_.grids[rows_.perm[parent]];
+  const double* a = g.fields[static_cast<std::size_t>(info_.fields[i].slot)];
+  const int px = blk_.sx + 2 * h_, py = blk_.sy + 2 * h_;
+  const double v = a[(static_cast<std::size_t>(cell[2] + h_) * static_cast<std::size_t>(py) +
+                      static_cast<std::size_t>(cell[1] + h_)) *
+                         static_cast<std::size_t>(px) +
+                     static_cast<std::size_t>(cell[0] + h_)];
+  return info_.fields[i].float32 ? static_cast<double>(static_cast<float>(v)) : v;
+}
+
+/// A child's share of its parent's detail from its block moments: the sum over its cells of
+/// (value - the parent's cell covering it)², as sum over blocks of m2 + n (mean - p)².
+double StepStatistics::share(std::size_t i, std::size_t parent, const std::array<int, 3>& o, const double* m) const {
+  const double n = ref_.cells();
+  double sum = 0.0;
+  std::size_t j = 0;
+  for (int bz = 0; bz < nb_[2]; ++bz)
+    for (int by = 0; by < nb_[1]; ++by)
+      for (int bx = 0; bx < nb_[0]; ++bx, ++j) {
+        const double pv = parent_value(i, parent, {o[0] * nb_[0] + bx, o[1] * nb_[1] + by, o[2] * nb_[2] + bz});
+        const double d = m[2 * j] - pv;
+        sum += m[2 * j + 1] + n * d * d;
+      }
+  return sum;
+}
+
+/// A child's blocks (the cells one parent cell covers): each block's mean and sum of squared
+/// deviations, into m (nblocks × 2).
+template <typename T>
+void StepStatistics::moments(const T* values, const Layout& at, double* m) const {
+  const double n = ref_.cells();
+  std::size_t b = 0;
+  for (int bz = 0; bz < nb_[2]; ++bz)
+    for (int by = 0; by < nb_[1]; ++by)
+      for (int bx = 0; bx < nb_[0]; ++bx, ++b) {
+        std::array<double, 8> v{};
+        int c = 0;
+        for (int dz = 0; dz < ref_.f[2]; ++dz)
+          for (int dy = 0; dy < ref_.f[1]; ++dy)
+            for (int dx = 0; dx < ref_.f[0]; ++dx)
+              v[static_cast<std::size_t>(c++)] =
+                  static_cast<double>(values[at.base + (bz * ref_.f[2] + dz) * at.sz + (by * ref_.f[1] + dy) * at.sy +
+                                             bx * ref_.f[0] + dx]);
+        double mean = 0.0;
+        for (int j = 0; j < c; ++j) mean += v[static_cast<std::size_t>(j)];
+        mean /= n;
+        double m2 = 0.0;
+        for (int j = 0; j < c; ++j)
+          m2 += (v[static_cast<std::size_t>(j)] - mean) * (v[static_cast<std::size_t>(j)] - mean);
+        m[2 * b] = mean;
+        m[2 * b + 1] = m2;
+      }
+}
+
+template <typename T>
+void StepStatistics::add(std::size_t i, std::size_t k, const T* values, const Layout& at) {
+  const GridRecord& g = grids_.grids[rows_.perm[k]];
+  const std::uint8_t* types = g.cell_type;
+  const int px = blk_.sx + 2 * h_, py = blk_.sy + 2 * h_;
+  // Minimum and maximum over the non-solid cells: a row with no solid cell (most) without the test.
+  std::vector<double> lo(static_cast<std::size_t>(blk_.sx), kInf), hi(static_cast<std::size_t>(blk_.sx), -kInf);
+  for (int z = 0; z < blk_.sz; ++z)
+    for (int y = 0; y < blk_.sy; ++y) {
+      const T* row = values + at.base + z * at.sz + y * at.sy;
+      const std::uint8_t* trow = types ? types +
+                                             (static_cast<std::size_t>(z + h_) * static_cast<std::size_t>(py) +
+                                              static_cast<std::size_t>(y + h_)) *
+                                                 static_cast<std::size_t>(px) +
+                                             static_cast<std::size_t>(h_)
+                                       : nullptr;
+      bool solid = false;
+      if (trow)
+        for (int x = 0; x < blk_.sx; ++x) solid |= trow[x] == kSolid;
+      if (!solid) {
+        for (int x = 0; x < blk_.sx; ++x) {
+          const double v = static_cast<double>(row[x]);
+          lo[static_cast<std::size_t>(x)] = lo[static_cast<std::size_t>(x)] < v ? lo[static_cast<std::size_t>(x)] : v;
+          hi[static_cast<std::size_t>(x)] = hi[static_cast<std::size_t>(x)] > v ? hi[static_cast<std::size_t>(x)] : v;
+        }
+      } else {
+        for (int x = 0; x < blk_.sx; ++x) {
+          if (trow[x] == kSolid) continue;
+          const double v = static_cast<double>(row[x]);
+          lo[static_cast<std::size_t>(x)] = std::min(lo[static_cast<std::size_t>(x)], v);
+          hi[static_cast<std::size_t>(x)] = std::max(hi[static_cast<std::size_t>(x)], v);
+        }
+      }
+    }
+  double mn = kInf, mx = -kInf;
+  for (std::size_t x = 0; x < lo.size(); ++x) {
+    mn = std::min(mn, lo[x]);
+    mx = std::max(mx, hi[x]);
+  }
+  double* o = &out_[i][3 * k];
+  o[0] = mn <= mx ? mn : std::numeric_limits<double>::quiet_NaN();
+  o[1] = mn <= mx ? mx : std::numeric_limits<double>::quiet_NaN();
+  if (!ref_.ok || (local_parent_[k] < 0 && remote_slot_[k] < 0)) return;
+  // Every child's share of its parent's detail goes through its block moments, wherever the
+  // parent is, and the parent sums its children's shares in row order: the file does not
+  // depend on the partition, bit for bit.
+  std::vector<double> m(nblocks_ * 2);
+  moments(values, at, m.data());
+  if (local_parent_[k] >= 0) {
+    const auto parent = static_cast<std::size_t>(local_parent_[k]);
+    const GridRecord& c = grids_.grids[rows_.perm[k]];
+    shares_[i].push_back({parent, rows_.layout.row_of[k],
+                          share(i, parent, octant(c.bbox, grids_.grids[rows_.perm[parent]].bbox), m.data())});
+  } else {
+    std::copy(m.begin(), m.end(), &moments_[i][static_cast<std::size_t>(remote_slot_[k]) * nblocks_ * 2]);
+  }
+}
+
+template <typename T>
+void StepStatistics::add_row(std::size_t i, std::size_t k, const T* values) {
+  const Layout at{0, blk_.sx, std::ptrdiff_t{blk_.sx} * blk_.sy};
+  add(i, k, values, at);
+}
+template void StepStatistics::add_row<double>(std::size_t, std::size_t, const double*);
+template void StepStatistics::add_row<float>(std::size_t, std::size_t, const float*);
+
+void StepStatistics::add_array(std::size_t i, std::size_t k, const double* padded) {
+  const std::ptrdiff_t px = blk_.sx + 2 * h_, py = blk_.sy + 2 * h_;
+  const Layout at{(h_ * py + h_) * px + h_, px, px * py};
+  add(i, k, padded, at);
+}
+
+void StepStatistics::finish(const WriterState& w) {
+  const std::size_t nf = fields_.size();
+  if (ref_.ok) {
+    // One message per remote child: its parent's row, its box's lower corner, then each
+    // field's block moments; grouped by the parent's rank.
+    const std::size_t per = kHeader + nf * nblocks_ * 2;
+    const auto size = static_cast<std::size_t>(w.size);
+    std::vector<int> scount(size, 0), sdispl(size, 0), rcount(size, 0), rdispl(size, 0);
+    for (std::size_t k = 0; k < remote_rank_.size(); ++k)
+      if (remote_rank_[k] >= 0) scount[static_cast<std::size_t>(remote_rank_[k])] += static_cast<int>(per);
+    MPI_Alltoall(scount.data(), 1, MPI_INT, rcount.data(), 1, MPI_INT, w.comm);
+    int s_total = 0, r_total = 0;
+    for (std::size_t r = 0; r < size; ++r) {
+      sdispl[r] = s_total;
+      s_total += scount[r];
+      rdispl[r] = r_total;
+      r_total += rcount[r];
+    }
+    std::vector<double> send(static_cast<std::size_t>(s_total)), recv(static_cast<std::size_t>(r_total));
+    std::vector<int> at(sdispl);
+    for (std::size_t k = 0; k < remote_rank_.size(); ++k) {
+      if (remote_rank_[k] < 0) continue;
+      double* m = &send[static_cast<std::size_t>(at[static_cast<std::size_t>(remote_rank_[k])])];
+      at[static_cast<std::size_t>(remote_rank_[k])] += static_cast<int>(per);
+      const GridRecord& g = grids_.grids[rows_.perm[k]];
+      m[0] = static_cast<double>(rows_.parent_row[k]);  // rows < 2^53: exact
+      m[1] = static_cast<double>(rows_.layout.row_of[k]);
+      m[2] = g.bbox[0];
+      m[3] = g.bbox[2];
+      m[4] = g.bbox[4];
+      for (std::size_t j = 0; j < nf; ++j)
+        std::copy_n(&moments_[fields_[j]][static_cast<std::size_t>(remote_slot_[k]) * nblocks_ * 2], nblocks_ * 2,
+                    m + kHeader + j * nblocks_ * 2);
+    }
+    MPI_Alltoallv(send.data(), scount.data(), sdispl.data(), MPI_DOUBLE, recv.data(), rcount.data(), rdispl.data(),
+                  MPI_DOUBLE, w.comm);
+    for (std::size_t off = 0; off + per <= recv.size(); off += per) {
+      const double* m = &recv[off];
+      const auto it = local_of_row_.find(static_cast<std::int64_t>(m[0]));
+      if (it == local_of_row_.end()) continue;  // cannot happen: the links named this rank
+      const std::size_t parent = it->second;
+      const GridRecord& p = grids_.grids[rows_.perm[parent]];
+      const BoxRow lower{m[2], m[2], m[3], m[3], m[4], m[4]};
+      const std::array<int, 3> o = octant(lower, p.bbox);
+      for (std::size_t jf = 0; jf < nf; ++jf) {
+        const std::size_t i = fields_[jf];
+        shares_[i].push_back(
+            {parent, static_cast<std::int64_t>(m[1]), share(i, parent, o, m + kHeader + jf * nblocks_ * 2)});
+      }
+    }
+  }
+  for (const std::size_t i : fields_) {
+    auto& sh = shares_[i];
+    std::sort(sh.begin(), sh.end(), [](const Share& a, const Share& b) {
+      return a.parent != b.parent ? a.parent < b.parent : a.child_row < b.child_row;
+    });
+    for (const Share& x : sh) out_[i][3 * x.parent + 2] += x.sum;
+    for (std::size_t k = 0; 3 * k < out_[i].size(); ++k) out_[i][3 * k + 2] = std::sqrt(out_[i][3 * k + 2]);
+  }
+}
+
+}  // namespace rwd::kernel::detail

@@ -1,0 +1,94 @@
+// Private: the per-grid statistics of a step's fields (docs/file-format.md §3,
+// "Statistics"), taken as phase 5 writes the fields: for each field and grid, the minimum
+// and maximum over the grid's non-solid cells and its detail, the L2 norm over its
+// children's cells of the children's values minus its own cells prolonged onto them.
+//
+// Each grid is looked at once, while its row is in the cache (right after it is packed or
+// hashed). Each child adds its share of its parent's detail through, per block of cells
+// one parent cell covers, the block's mean and sum of squared deviations (stable where the
+// values are close, as parents and children are); a child whose parent is elsewhere sends
+// them to the parent's rank in one exchange (finish()).
+// A parent sums its children's shares in row order, so the file does not depend on the
+// partition.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "rewind/kernel/grids.hpp"
+#include "rewind/kernel/writer.hpp"
+
+namespace rwd::kernel::detail {
+
+struct WriterState;
+struct StepRows;
+
+/// The cells a parent's cell covers in a child: 2 along each refined axis, 1 along the
+/// others. Axes are refined x first: max_children 2, 4 and 8 refine 1, 2 and 3 axes (a
+/// quadtree's grids are sx × sy × 1, an octree's sx × sy × sz). `ok` is false where a
+/// detail has no meaning: another max_children, or an odd cell count on a refined axis
+/// (a parent's cell would not cover whole child cells); such a step stores no statistics.
+struct Refinement {
+  std::array<int, 3> f{1, 1, 1};
+  bool ok = false;
+  [[nodiscard]] int cells() const { return f[0] * f[1] * f[2]; }
+};
+Refinement refinement_of(const BlockShape& block, int max_children);
+
+/// One step's statistics, filled field by field. Calls for different fields may run on
+/// different threads at once (each field's state is its own); calls for one field are
+/// never concurrent.
+class StepStatistics {
+ public:
+  /// `fields`: the indices in StepInfo::fields of the fields with statistics.
+  StepStatistics(const WriterState& w, const StepInfo& info, const LocalGrids& grids, const StepRows& rows,
+                 const std::vector<std::size_t>& fields);
+  /// Grid k (local order) of field i, as the file stores it: `values` its interior,
+  /// contiguous, x fastest (a packed row).
+  template <typename T>
+  void add_row(std::size_t i, std::size_t k, const T* values);
+  /// The same from the grid's own (halo'd) double array, for a row written zero copy.
+  void add_array(std::size_t i, std::size_t k, const double* padded);
+  /// Collective: the remote children's shares reach their parents; every detail is final.
+  void finish(const WriterState& w);
+  /// Row k of field i: {min, max, detail}; valid after finish().
+  [[nodiscard]] const double* row(std::size_t i, std::size_t k) const { return &out_[i][3 * k]; }
+
+ private:
+  struct Layout;  // how a grid's values are addressed (a packed row or a halo'd array)
+  template <typename T>
+  void add(std::size_t i, std::size_t k, const T* values, const Layout& at);
+  [[nodiscard]] double share(std::size_t i, std::size_t parent, const std::array<int, 3>& o, const double* m) const;
+  template <typename T>
+  void moments(const T* values, const Layout& at, double* m) const;
+  [[nodiscard]] std::array<int, 3> octant(const BoxRow& child, const BoxRow& parent) const;
+  [[nodiscard]] double parent_value(std::size_t i, std::size_t parent, const std::array<int, 3>& cell) const;
+
+  const StepInfo& info_;
+  std::vector<std::size_t> fields_;  ///< the fields with statistics
+  const LocalGrids& grids_;
+  const StepRows& rows_;
+  BlockShape blk_;
+  int h_ = 0;
+  Refinement ref_;
+  std::array<int, 3> nb_{};  ///< blocks (parent cells) per child, per axis
+  std::size_t nblocks_ = 0;
+  std::vector<std::int64_t> local_parent_;  ///< by local order: the parent's local index, or -1
+  std::vector<int> remote_rank_;            ///< by local order: the remote parent's rank, or -1
+  std::vector<std::int64_t> remote_slot_;   ///< by local order: index among the remote children, or -1
+  std::size_t n_remote_ = 0;
+  std::unordered_map<std::int64_t, std::size_t> local_of_row_;
+  std::vector<std::vector<double>> out_;      ///< per field: nloc × {min, max, detail², then detail}
+  std::vector<std::vector<double>> moments_;  ///< per field: n_remote × nblocks × {mean, m2}
+  /// A child's share of its parent's detail (summed per parent in child-row order).
+  struct Share {
+    std::size_t parent;
+    std::int64_t child_row;
+    double sum;
+  };
+  std::vector<std::vector<Share>> shares_;  ///< per field
+};
+
+}  // namespace rwd::kernel::detail

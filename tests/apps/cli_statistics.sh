@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Per-grid statistics (format 1.9, docs/file-format.md §3 "Statistics"), as a user's run
+# writes them under mpirun: every step's statistics/<var> equal what h5py and numpy compute
+# from the stored cells (tests/support/statistics_oracle.py: min and max over non-solid
+# cells, the detail from the children and their prolonged parent) on a uniform 2-D tree,
+# an adaptive one and a 3-D one, on 1, 2 and 3 compute ranks (children and parents on other
+# ranks than each other), with float32 visualisation steps, written by dedicated I/O ranks
+# and with deflate (output.io.statistics = true: opt-in); by default none are written and
+# the file still reads;
+# the statistics are no variable (info, diff, Python) and are checksummed (verify finds a
+# flipped byte in them); Python's Step.range is numpy's range of the cells.
+#   cli_statistics.sh REWIND SOURCE_DIR MPIEXEC
+source "$(dirname "$0")/lib.sh" "$@"
+oracle() { /usr/bin/python3 "$src/tests/support/statistics_oracle.py" "$@" >stats.out 2>&1 || { head -5 stats.out; return 1; }; }
+base=(--steps 10 --set output.checkpoint_every=5 --set output.visualisation_every=5)
+short=("${base[@]}" --set output.io.statistics=true)  # opt-in: off by default
+
+for n in 1 2 3; do
+  run_compute $n "$src/cases/cylinder-2d1.toml" -o uni$n.h5 "${short[@]}" --set output.float32=true -q || { tail -5 log; exit 1; }
+  check "uniform 2-D tree on $n compute rank(s): the statistics of every step are numpy's" "oracle uni$n.h5 --min-parents 5"
+  run_compute $n "$src/cases/cylinder-2d1-adaptive.toml" -o ada$n.h5 "${short[@]}" -q || { tail -5 log; exit 1; }
+  check "adaptive 2-D tree on $n compute rank(s): the same" "oracle ada$n.h5 --min-parents 5"
+done
+run_compute 2 "$src/cases/cavity-3d.toml" -o cube.h5 --steps 4 --set output.checkpoint_every=2 --set output.visualisation_every=2 \
+  --set output.io.statistics=true -q ||
+  { tail -5 log; exit 1; }
+check "3-D tree on 2 compute ranks: the same" "oracle cube.h5 --min-parents 2"
+"$mpiexec" -n 4 "$rewind" run "$src/cases/cylinder-2d1.toml" -o ded.h5 "${short[@]}" -q \
+  --set 'output.io.strategy="dedicated"' --set 'output.io.compression="deflate"' >>log 2>&1 || { tail -5 log; exit 1; }
+check "dedicated I/O rank with deflate: the same" "oracle ded.h5 --min-parents 5"
+
+run_compute 2 "$src/cases/cylinder-2d1.toml" -o off.h5 "${base[@]}" --set output.float32=true -q || { tail -5 log; exit 1; }
+check "by default (output.io.statistics = false): no statistics stored" "oracle off.h5 --expect-none"
+check "... the cells are those of the run with statistics, and both verify" \
+  "same uni2.h5@10 off.h5@10 && $rewind verify off.h5 >/dev/null && $rewind verify uni2.h5 >/dev/null"
+box_of() { /usr/bin/python3 -c "
+import h5py, sys
+b = h5py.File(sys.argv[1], 'r')['/simulation/step_00000010/bounding_box'][0]
+print(','.join(repr(float(v)) for v in (b[0], b[2], b[4], b[1], b[3], b[5])))" "$1"; }
+check "... and a window of it reads, adaptive asked: answered uniform (no statistics), says so" \
+  "$rewind window off.h5 --box $(box_of off.h5) --budget 2000 --lod adaptive --out off.json >off.out &&
+   ! grep -q adaptive off.out && grep -q '\"lod\": *\"uniform\"' off.json"
+
+# Adaptive windows from the statistics (rewind window --lod adaptive): over a sweep of
+# budgets, within the budget, the file's cells bit for bit, and an error against the
+# leaves (h5py + numpy, tests/support/window_error_oracle.py) never above the uniform one's.
+sweep() {  # sweep FILE: every budget of the sweep, the whole domain, variable u
+  local f=$1 b box; box=$(box_of "$f")
+  for b in 300 600 1200 2400 4800 9600 19200; do
+    "$rewind" window "$f@10" --box "$box" --budget $b --vars u --out u$b.json >/dev/null &&
+      "$rewind" window "$f@10" --box "$box" --budget $b --vars u --lod adaptive --out a$b.json >/dev/null &&
+      /usr/bin/python3 "$src/tests/support/window_error_oracle.py" "$f" u$b.json a$b.json $b >>sweep.out 2>&1 ||
+      { tail -3 sweep.out; return 1; }
+  done
+}
+check "adaptive windows of the uniform tree: within budget, the file's cells, never worse than uniform" "sweep uni2.h5"
+grep budget sweep.out
+check "adaptive windows of the adaptive tree: the same" "sweep ada2.h5"
+grep budget sweep.out | tail -7
+# Python computes its own adaptive windows from the file (Step.window, RunFile.window):
+# the pieces and values rewind window answered, cold (row by row) and with the topology read.
+check "Python Step.window(lod=\"adaptive\"): rewind window's pieces and values, cold and warm; bad lod refused" \
+  "PYTHONPATH=$src/python /usr/bin/python3 - ada2.h5 \"\$(box_of ada2.h5)\" <<'PY'
+import json, sys, numpy as np, rewind
+run = rewind.open(sys.argv[1])
+box = np.array([float(v) for v in sys.argv[2].split(',')]).reshape(2, 3)
+for b in (4800, 9600, 19200):
+    want = json.load(open(f'a{b}.json'))
+    for warm in (False, True):
+        step = run.step(10)
+        if warm:
+            step.topology
+        w = run.window(box, b, ['u'], step=step, lod='adaptive') if warm else step.window(box, b, ['u'], lod='adaptive')
+        assert w.lod == 'adaptive', w.lod
+        rows = [p['row'] for p in w.pieces]
+        assert rows == [p['row'] for p in want['pieces']], (b, warm, rows[:8])
+        assert np.array_equal(w.values['u'], np.asarray(want['values'][0])), (b, warm)
+    assert run.step(10).window(box, b, ['u']).lod == 'uniform'
+try:
+    run.step(10).window(box, 100, ['u'], lod='fine')
+    raise SystemExit('lod=fine accepted')
+except rewind.InvalidArgument as e:
+    assert 'fine' in str(e), e
+PY"
+check "the statistics are no variable: info lists u, v, p only" \
+  "$rewind info uni2.h5 --json | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); s=json.dumps(d); assert \"statistics\" not in s, s[:300]'"
+
+# Checksummed: one flipped byte in a statistics row is found by verify, named.
+/usr/bin/python3 - uni2.h5 flipped.h5 <<'PY'
+import h5py, shutil, sys, numpy as np
+shutil.copy(sys.argv[1], sys.argv[2])
+with h5py.File(sys.argv[2], "r+") as f:
+    d = f["/simulation/step_00000010/statistics/u"]
+    v = d[3]
+    v[2] = np.nextafter(v[2], np.inf)
+    d[3] = v
+PY
+"$rewind" verify flipped.h5 >verify.out 2>&1
+check "a statistics row changed by one ulp: verify fails and names it" \
+  "[ $? != 0 ] && grep -q 'statistics/u' verify.out"
+
+check "Python: Step.statistics is the stored array, Step.range numpy's range of the non-solid cells" \
+  "PYTHONPATH=$src/python /usr/bin/python3 - uni2.h5 <<'PY'
+import sys, h5py, numpy as np, rewind
+run = rewind.open(sys.argv[1])
+for step in (run.step(5), run.step(10)):
+    g = h5py.File(sys.argv[1], 'r')[f'/simulation/step_{step.number:08d}']
+    for var in ('u', 'p'):
+        cells = g[f'cell_data/{var}'][()].astype(float)[g['cell_type'][()] != 1]
+        assert step.range(var) == (cells.min(), cells.max()), (step.range(var), cells.min(), cells.max())
+        assert np.array_equal(step.statistics(var), g[f'statistics/{var}'][()], equal_nan=True)
+    assert 'statistics' not in step.fields, step.fields
+off = rewind.open('off.h5').step(10)
+assert off.statistics('u') is None
+g = h5py.File('off.h5', 'r')['/simulation/step_00000010']
+cells = g['cell_data/u'][()][g['cell_type'][()] != 1]
+assert off.range('u') == (cells.min(), cells.max())
+PY"
+exit $fail
