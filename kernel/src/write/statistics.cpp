@@ -76,70 +76,108 @@ std::array<int, 3> StepStatistics::octant(const BoxRow& child, const BoxRow& par
   return o;
 }
 
-/// The parent's value at one of its cells, as the file stores it (a float32 field's
-/// values rounded as they are written).
-double StepStatistics::parent_value(std::size_t i, std::size_t parent, const std::array<int, 3>& cell) const {
-  const GridRecord& g = grids_.grids[rows_.perm[parent]];
-  const double* a = g.fields[static_cast<std::size_t>(info_.fields[i].slot)];
-  const int px = blk_.sx + 2 * h_, py = blk_.sy + 2 * h_;
-  const double v = a[(static_cast<std::size_t>(cell[2] + h_) * static_cast<std::size_t>(py) +
-                      static_cast<std::size_t>(cell[1] + h_)) *
-                         static_cast<std::size_t>(px) +
-                     static_cast<std::size_t>(cell[0] + h_)];
-  return info_.fields[i].float32 ? static_cast<double>(static_cast<float>(v)) : v;
-}
-
 /// A child's share of its parent's detail from its block moments: the sum over its cells of
-/// (value - the parent's cell covering it)², as sum over blocks of m2 + n (mean - p)².
+/// (value - the parent's cell covering it)², as sum over blocks of m2 + n (mean - p)², the
+/// blocks in x-fastest order; the parent's cells as the file stores them (a float32 field's
+/// values rounded as they are written).
 double StepStatistics::share(std::size_t i, std::size_t parent, const std::array<int, 3>& o, const double* m) const {
   const double n = ref_.cells();
+  const GridRecord& g = grids_.grids[rows_.perm[parent]];
+  const double* a = g.fields[static_cast<std::size_t>(info_.fields[i].slot)];
+  const bool f32 = info_.fields[i].float32;
+  const auto px = static_cast<std::size_t>(blk_.sx + 2 * h_), py = static_cast<std::size_t>(blk_.sy + 2 * h_);
   double sum = 0.0;
   std::size_t j = 0;
   for (int bz = 0; bz < nb_[2]; ++bz)
-    for (int by = 0; by < nb_[1]; ++by)
+    for (int by = 0; by < nb_[1]; ++by) {
+      const double* prow =
+          a +
+          (static_cast<std::size_t>(o[2] * nb_[2] + bz + h_) * py + static_cast<std::size_t>(o[1] * nb_[1] + by + h_)) *
+              px +
+          static_cast<std::size_t>(o[0] * nb_[0] + h_);
       for (int bx = 0; bx < nb_[0]; ++bx, ++j) {
-        const double pv = parent_value(i, parent, {o[0] * nb_[0] + bx, o[1] * nb_[1] + by, o[2] * nb_[2] + bz});
+        const double pv = f32 ? static_cast<double>(static_cast<float>(prow[bx])) : prow[bx];
         const double d = m[2 * j] - pv;
         sum += m[2 * j + 1] + n * d * d;
       }
+    }
   return sum;
 }
 
 /// A child's blocks (the cells one parent cell covers): each block's mean and sum of squared
 /// deviations, into m (nblocks × 2).
+namespace {
+
+/// sum[b] += the fx values of block b in row (x fastest), in x order; fx = 2 spelled out so
+/// that the loop runs across blocks in vector lanes (each block's order of sums kept).
 template <typename T>
-void StepStatistics::moments(const T* values, const Layout& at, double* m) const {
-  const double n = ref_.cells();
-  std::size_t b = 0;
-  for (int bz = 0; bz < nb_[2]; ++bz)
-    for (int by = 0; by < nb_[1]; ++by)
-      for (int bx = 0; bx < nb_[0]; ++bx, ++b) {
-        std::array<double, 8> v{};
-        int c = 0;
-        for (int dz = 0; dz < ref_.f[2]; ++dz)
-          for (int dy = 0; dy < ref_.f[1]; ++dy)
-            for (int dx = 0; dx < ref_.f[0]; ++dx)
-              v[static_cast<std::size_t>(c++)] =
-                  static_cast<double>(values[at.base + (bz * ref_.f[2] + dz) * at.sz + (by * ref_.f[1] + dy) * at.sy +
-                                             bx * ref_.f[0] + dx]);
-        double mean = 0.0;
-        for (int j = 0; j < c; ++j) mean += v[static_cast<std::size_t>(j)];
-        mean /= n;
-        double m2 = 0.0;
-        for (int j = 0; j < c; ++j)
-          m2 += (v[static_cast<std::size_t>(j)] - mean) * (v[static_cast<std::size_t>(j)] - mean);
-        m[2 * b] = mean;
-        m[2 * b + 1] = m2;
-      }
+void add_blocks(const T* row, std::size_t nbx, int fx, double* sum) {
+  if (fx == 2) {
+    for (std::size_t b = 0; b < nbx; ++b)
+      sum[b] = (sum[b] + static_cast<double>(row[2 * b])) + static_cast<double>(row[2 * b + 1]);
+    return;
+  }
+  for (std::size_t b = 0; b < nbx; ++b)
+    for (int dx = 0; dx < fx; ++dx) sum[b] += static_cast<double>(row[b * static_cast<std::size_t>(fx) + dx]);
 }
 
+/// m2[b] += the squared deviations from mean[b] of the fx values of block b in row, in x order.
+template <typename T>
+void add_squares(const T* row, std::size_t nbx, int fx, const double* mean, double* m2) {
+  if (fx == 2) {
+    for (std::size_t b = 0; b < nbx; ++b) {
+      const double d0 = static_cast<double>(row[2 * b]) - mean[b], d1 = static_cast<double>(row[2 * b + 1]) - mean[b];
+      m2[b] = (m2[b] + d0 * d0) + d1 * d1;
+    }
+    return;
+  }
+  for (std::size_t b = 0; b < nbx; ++b)
+    for (int dx = 0; dx < fx; ++dx) {
+      const double d = static_cast<double>(row[b * static_cast<std::size_t>(fx) + dx]) - mean[b];
+      m2[b] += d * d;
+    }
+}
+
+}  // namespace
+
+template <typename T>
+void StepStatistics::moments(const T* values, const Layout& at, double* m) const {
+  // Row by row (x contiguous), each block's sums in the order of its cells (z, y, x), as a
+  // block-by-block loop would add them: the same bits, without a gather per block.
+  const double n = ref_.cells();
+  const int fx = ref_.f[0], fy = ref_.f[1], fz = ref_.f[2];
+  const auto nbx = static_cast<std::size_t>(nb_[0]);
+  thread_local std::vector<double> mean, m2;  // scratch: calls run on several threads
+  mean.resize(nbx);
+  m2.resize(nbx);
+  std::size_t b0 = 0;
+  for (int bz = 0; bz < nb_[2]; ++bz)
+    for (int by = 0; by < nb_[1]; ++by, b0 += nbx) {
+      std::fill(mean.begin(), mean.end(), 0.0);
+      std::fill(m2.begin(), m2.end(), 0.0);
+      for (int dz = 0; dz < fz; ++dz)
+        for (int dy = 0; dy < fy; ++dy)
+          add_blocks(values + at.base + (bz * fz + dz) * at.sz + (by * fy + dy) * at.sy, nbx, fx, mean.data());
+      for (std::size_t bx = 0; bx < nbx; ++bx) mean[bx] /= n;
+      for (int dz = 0; dz < fz; ++dz)
+        for (int dy = 0; dy < fy; ++dy)
+          add_squares(values + at.base + (bz * fz + dz) * at.sz + (by * fy + dy) * at.sy, nbx, fx, mean.data(),
+                      m2.data());
+      for (std::size_t bx = 0; bx < nbx; ++bx) {
+        m[2 * (b0 + bx)] = mean[bx];
+        m[2 * (b0 + bx) + 1] = m2[bx];
+      }
+    }
+}
 template <typename T>
 void StepStatistics::add(std::size_t i, std::size_t k, const T* values, const Layout& at) {
   const GridRecord& g = grids_.grids[rows_.perm[k]];
   const std::uint8_t* types = g.cell_type;
   const int px = blk_.sx + 2 * h_, py = blk_.sy + 2 * h_;
   // Minimum and maximum over the non-solid cells: a row with no solid cell (most) without the test.
-  std::vector<double> lo(static_cast<std::size_t>(blk_.sx), kInf), hi(static_cast<std::size_t>(blk_.sx), -kInf);
+  thread_local std::vector<double> lo, hi, m;  // scratch: calls run on several threads
+  lo.assign(static_cast<std::size_t>(blk_.sx), kInf);
+  hi.assign(static_cast<std::size_t>(blk_.sx), -kInf);
   for (int z = 0; z < blk_.sz; ++z)
     for (int y = 0; y < blk_.sy; ++y) {
       const T* row = values + at.base + z * at.sz + y * at.sy;
@@ -179,7 +217,7 @@ void StepStatistics::add(std::size_t i, std::size_t k, const T* values, const La
   // Every child's share of its parent's detail goes through its block moments, wherever the
   // parent is, and the parent sums its children's shares in row order: the file does not
   // depend on the partition, bit for bit.
-  std::vector<double> m(nblocks_ * 2);
+  m.resize(nblocks_ * 2);
   moments(values, at, m.data());
   if (local_parent_[k] >= 0) {
     const auto parent = static_cast<std::size_t>(local_parent_[k]);
@@ -187,7 +225,7 @@ void StepStatistics::add(std::size_t i, std::size_t k, const T* values, const La
     shares_[i].push_back({parent, rows_.layout.row_of[k],
                           share(i, parent, octant(c.bbox, grids_.grids[rows_.perm[parent]].bbox), m.data())});
   } else {
-    std::copy(m.begin(), m.end(), &moments_[i][static_cast<std::size_t>(remote_slot_[k]) * nblocks_ * 2]);
+    std::copy_n(m.begin(), nblocks_ * 2, &moments_[i][static_cast<std::size_t>(remote_slot_[k]) * nblocks_ * 2]);
   }
 }
 

@@ -64,7 +64,6 @@ class StepStatistics {
   template <typename T>
   void moments(const T* values, const Layout& at, double* m) const;
   [[nodiscard]] std::array<int, 3> octant(const BoxRow& child, const BoxRow& parent) const;
-  [[nodiscard]] double parent_value(std::size_t i, std::size_t parent, const std::array<int, 3>& cell) const;
 
   const StepInfo& info_;
   std::vector<std::size_t> fields_;  ///< the fields with statistics
