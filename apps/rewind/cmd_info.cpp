@@ -4,7 +4,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -89,6 +90,30 @@ StepData step_data(const k::Reader& r, const k::StepEntry& s) {
   return d;
 }
 
+// Each variable's range over the step's non-solid cells, from its per-grid statistics
+// (format 1.9) without reading a cell: {"u": [min, max], ...}; null for a step that stores
+// none. A variable without statistics, or whose statistics do not read (rewind verify
+// tells more), is left out; [null, null] where no grid has a non-solid cell.
+nlohmann::json ranges_json(const k::Reader& r, const k::StepEntry& s, const std::vector<std::string>& variables) {
+  nlohmann::json j = nlohmann::json::object();
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(s.n_grids));
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<std::int64_t>(i);
+  for (const auto& v : variables) {
+    try {
+      if (!r.has_statistics(s.step, v)) continue;
+      double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+      for (const auto& row : r.read_statistics_rows(s.step, v, rows))
+        if (!std::isnan(row[0])) {
+          lo = std::min(lo, row[0]);
+          hi = std::max(hi, row[1]);
+        }
+      j[v] = lo <= hi ? nlohmann::json::array({lo, hi}) : nlohmann::json::array({nullptr, nullptr});
+    } catch (const k::FileError&) {
+    }
+  }
+  return j.empty() ? nlohmann::json() : j;
+}
+
 std::string size_text(const StepData& d) {
   return human_bytes(d.on_disk) + (d.ratio > 1.0 ? fmt::format(" ({:.1f}x)", d.ratio) : "");
 }
@@ -146,12 +171,24 @@ std::string scalars_text(const std::vector<k::Scalar>& scalars) {
 nlohmann::json step_json(const k::Reader& r, const k::StepEntry& s, bool index_disagrees) {
   if (!s.damage.empty()) {
     const nlohmann::json unknown;
-    return {{"step", s.step},       {"time", unknown},          {"dt", unknown},
-            {"kind", unknown},      {"grids", unknown},         {"cells", unknown},
-            {"bytes", unknown},     {"bytes_on_disk", unknown}, {"compression_ratio", unknown},
-            {"variables", unknown}, {"levels", unknown},        {"leaf_cells_per_level", unknown},
-            {"committed", false},   {"case_overrides", unknown}, {"scalars", unknown},
-            {"damaged", true},      {"damage", s.damage}};
+    return {{"step", s.step},
+            {"time", unknown},
+            {"dt", unknown},
+            {"kind", unknown},
+            {"grids", unknown},
+            {"cells", unknown},
+            {"bytes", unknown},
+            {"bytes_on_disk", unknown},
+            {"compression_ratio", unknown},
+            {"variables", unknown},
+            {"ranges", unknown},
+            {"levels", unknown},
+            {"leaf_cells_per_level", unknown},
+            {"committed", false},
+            {"case_overrides", unknown},
+            {"scalars", unknown},
+            {"damaged", true},
+            {"damage", s.damage}};
   }
   const auto d = step_data(r, s);
   return {{"step", s.step},
@@ -164,6 +201,7 @@ nlohmann::json step_json(const k::Reader& r, const k::StepEntry& s, bool index_d
           {"bytes_on_disk", d.on_disk},
           {"compression_ratio", d.ratio},
           {"variables", d.variables},
+          {"ranges", ranges_json(r, s, d.variables)},
           {"levels", s.n_levels},
           {"leaf_cells_per_level", leaf_cells(r, s)},
           {"committed", s.committed},
@@ -316,7 +354,9 @@ const Registration reg{Command{
     [](CLI::App& sub) -> std::function<int()> {
       auto o = std::make_shared<InfoOptions>();
       sub.add_option("file", o->file, "Rewind HDF5 file")->required();
-      sub.add_flag("--json", o->json, "Print machine-readable JSON");
+      sub.add_flag("--json", o->json,
+                   "Print machine-readable JSON (per step also \"ranges\": each variable's [min, max] over the "
+                   "non-solid cells, from the per-grid statistics without reading a cell; null without them)");
       return [o] { return run_info(*o); };
     },
     40}};

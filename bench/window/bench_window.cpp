@@ -5,6 +5,10 @@
 //   rewind_bench_window run --round R FILE... [--budgets 10000,100000,1000000] [--var p] [--reps 3]
 //                           [--only rewind|rewind_open|whole]
 //   rewind_bench_window evict FILE...                 fsync + POSIX_FADV_DONTNEED, with mincore before/after
+//   rewind_bench_window lod FILE... [--budgets ...] [--var p] [--reps 30] [--rounds 5]
+//                           uniform against adaptive windows (lod), interleaved: p50/p95 per
+//                           budget and box, warm (one open FileService, --reps each) and cold
+//                           (evicted, a new FileService each, --rounds each)
 //
 // `run` prints one line per measurement:
 //   m <round> <file stem> <who> <warm|cold> <budget> <ms> <values>
@@ -21,6 +25,7 @@
 // calls; cold: the file's pages are dropped (fsync + POSIX_FADV_DONTNEED, checked with
 // mincore) right before one call. The contenders' order rotates with the round.
 #include <fcntl.h>
+#include <fmt/core.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -113,8 +118,10 @@ Domain zoom_of(const Domain& d) {
   return z;
 }
 
-col::WindowRequest request(const Domain& box, std::int64_t budget, const std::string& var) {
+col::WindowRequest request(const Domain& box, std::int64_t budget, const std::string& var,
+                           const char* lod = "uniform") {
   col::WindowRequest r;
+  r.lod = lod;
   r.lo = box.lo;
   r.hi = box.hi;
   r.budget = static_cast<std::uint64_t>(budget);
@@ -259,12 +266,71 @@ int run(const std::vector<std::string>& files, const std::vector<std::int64_t>& 
   return 0;
 }
 
+double quantile(std::vector<double> t, double q) {
+  std::sort(t.begin(), t.end());
+  return t[std::min(t.size() - 1, static_cast<std::size_t>(q * static_cast<double>(t.size())))];
+}
+
+/// Uniform against adaptive windows of the same box and budget, interleaved call by call:
+///   lod <file stem> <box> <budget> <warm|cold> <lod> <p50 ms> <p95 ms> <values> <pieces> <levels>
+int lod(const std::vector<std::string>& files, const std::vector<std::int64_t>& budgets, const std::string& var,
+        int reps, int rounds) {
+  for (const auto& file : files) {
+    const std::string name = stem(file);
+    const auto reader = k::Reader::open(file);
+    const auto st = reader.find_step("latest");
+    if (!reader.has_statistics(st.step, var))
+      throw std::runtime_error(
+          fmt::format("{} step {} has no statistics of {}: adaptive windows would answer with the uniform rule "
+                      "(regenerate it)",
+                      file, st.step, var));
+    const Domain d = domain_of(reader.common());
+    col::FileService session({file});
+    for (const auto& [bname, box] : {std::pair<const char*, Domain>{"whole", d}, {"zoom", zoom_of(d)}})
+      for (const auto b : budgets) {
+        const std::array<col::WindowRequest, 2> req{request(box, b, var, "uniform"), request(box, b, var, "adaptive")};
+        std::array<col::WindowReply, 2> probe{window(session, req[0]), window(session, req[1])};  // untimed: warms
+        for (const char* cache : {"warm", "cold"}) {
+          const bool cold = std::strcmp(cache, "cold") == 0;
+          std::array<std::vector<double>, 2> t;
+          for (int i = 0; i < (cold ? rounds : reps); ++i)
+            for (int j = 0; j < 2; ++j) {
+              const int which = (i + j) % 2;  // alternate which goes first
+              if (cold) evict(file);
+              const auto t0 = Clock::now();
+              if (cold) {
+                col::FileService s({file});
+                (void)window(s, req[static_cast<std::size_t>(which)]);
+              } else {
+                (void)window(session, req[static_cast<std::size_t>(which)]);
+              }
+              t[static_cast<std::size_t>(which)].push_back(ms_since(t0));
+            }
+          for (int j = 0; j < 2; ++j) {
+            const auto& w = probe[static_cast<std::size_t>(j)];
+            int lo = 99, hi = -1;
+            for (const auto& p : w.pieces) {
+              lo = std::min(lo, p.level);
+              hi = std::max(hi, p.level);
+            }
+            std::printf("lod %s %s %lld %s %s %.3f %.3f %llu %zu %d-%d\n", name.c_str(), bname,
+                        static_cast<long long>(b), cache, w.lod.c_str(), quantile(t[static_cast<std::size_t>(j)], 0.5),
+                        quantile(t[static_cast<std::size_t>(j)], 0.95), static_cast<unsigned long long>(w.cells),
+                        w.pieces.size(), lo, hi);
+            std::fflush(stdout);
+          }
+        }
+      }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr,
-                 "usage: rewind_bench_window plan|run|evict [--round R] [--budgets 10000,100000,1000000] [--var p] "
+                 "usage: rewind_bench_window plan|run|evict|lod [--round R] [--budgets 10000,100000,1000000] [--var p] "
                  "[--reps 3] FILE...\n");
     return 2;
   }
@@ -272,7 +338,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> files;
   std::vector<std::int64_t> budgets{10000, 100000, 1000000};
   std::string var = "p", only;
-  int round = 0, reps = 3;
+  int round = 0, reps = 3, rounds = 5;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--round" && i + 1 < argc) round = std::atoi(argv[++i]);
@@ -280,11 +346,13 @@ int main(int argc, char** argv) {
     else if (a == "--var" && i + 1 < argc) var = argv[++i];
     else if (a == "--only" && i + 1 < argc) only = argv[++i];
     else if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--rounds" && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
     else files.push_back(a);
   }
   try {
     if (mode == "plan") return plan(files, budgets, var);
     if (mode == "run") return run(files, budgets, var, round, reps, only);
+    if (mode == "lod") return lod(files, budgets, var, reps, rounds);
     if (mode == "evict") {
       for (const auto& f : files) {
         const double before = resident_fraction(f);

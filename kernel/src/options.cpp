@@ -104,7 +104,8 @@ const Entry kEntries[] = {
      "store a checksum (XXH3-64) per grid row and dataset; restarts and windows verify them"},
     {"statistics", &IoOptions::statistics,
      "store each grid's min, max and detail of every cell_data variable (statistics/<var>, format 1.9): what adaptive "
-     "windows rank by; off by default while it costs ~25 % of a durable write (docs/benchmarks.md)"},
+     "windows rank by and ranges read without the cells; taken while the step's data go to the disk "
+     "(docs/benchmarks.md)"},
     {"spare_cpus", &IoOptions::spare_cpus,
      "a rank bound to one CPU hashes rows on a node CPU no rank is bound to, in step with the write"},
     {"compression", &IoOptions::compression,

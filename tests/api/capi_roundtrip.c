@@ -74,7 +74,6 @@ int main(int argc, char** argv) {
   check(rewind_config_add_variable(cfg, "phi", "1") == REWIND_OK && rewind_config_add_variable(cfg, "psi", "m") == REWIND_OK,
         "two variables");
   check(rewind_config_set_option(cfg, "strategy", "collective") == REWIND_OK, "an [output.io] option by name");
-  check(rewind_config_set_option(cfg, "statistics", "true") == REWIND_OK, "per-grid statistics (opt-in)");
   check(rewind_config_set_option(cfg, "strategy", "fastest") == REWIND_ERR_ARGUMENT && strstr(rewind_last_error(), "strategy"),
         "a bad option value: REWIND_ERR_ARGUMENT naming the option");
   check(rewind_config_set_option(cfg, "no_such_option", "1") == REWIND_ERR_ARGUMENT, "an unknown option is refused");

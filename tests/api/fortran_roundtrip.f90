@@ -46,8 +46,6 @@ program fortran_roundtrip
   call rewind_config_set_option(cfg, 'checksums', 'maybe', ierr=rc)
   call check(rc == REWIND_ERR_ARGUMENT, 'a bad option value is refused (ierr present: the status)')
   call check(index(rewind_last_error(), 'checksums') > 0, '... and the message names the option')
-  call rewind_config_set_option(cfg, 'statistics', 'true', ierr=rc)
-  call check(rc == REWIND_OK, 'per-grid statistics (opt-in)')
   call rewind_grids_create(grids, h, ierr=rc)
   call check(rc == REWIND_OK, 'grids_create')
 

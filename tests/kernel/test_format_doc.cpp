@@ -155,7 +155,7 @@ TEST_CASE("docs/file-format.md describes exactly what the kernel writes", "[kern
   {
     IoOptions opt;
     opt.write_views = false;
-    opt.statistics = true;  // opt-in: the documented statistics/<var> rows are checked too
+    opt.statistics = true;  // the default, said here: the documented statistics/<var> rows are checked too
     ToyModel m = ToyModel::build(MPI_COMM_SELF);
     Writer w = Writer::create(MPI_COMM_SELF, path, ToyModel::common(), opt);
     // Steered steps (case_overrides): written here so that the row is checked too.

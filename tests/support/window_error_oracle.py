@@ -8,9 +8,12 @@
   its relative L2 error against the leaves, over the non-solid leaf cells, is no larger than
   the uniform one's. The error is computed on the lattice of the finest cells: each leaf
   cell and each returned cell painted onto the lattice cells it covers (equal volumes), the
-  window's value compared with the leaf's at every non-solid lattice cell the box covers.
+  window's value compared with the leaf's at every non-solid lattice cell the box covers
+  (whose centre lies in BOX when it is given, the same cells for both windows: a window's
+  cells reach past a box that cuts them, each window's by another amount; else every
+  lattice cell the window paints).
 
-usage: window_error_oracle.py FILE.h5 UNIFORM.json ADAPTIVE.json BUDGET
+usage: window_error_oracle.py FILE.h5 UNIFORM.json ADAPTIVE.json BUDGET [X0,Y0,Z0,X1,Y1,Z1]
 Prints "budget B: uniform E_u (n_u cells), adaptive E_a (n_a cells), ratio R"; exit 0 when
 every point holds, 1 otherwise (one line each), 2 on bad input.
 """
@@ -44,10 +47,11 @@ def paint(target, lo, h, box_lo, cell, values):
 
 
 def main():
-    if len(sys.argv) != 5:
+    if len(sys.argv) not in (5, 6):
         print(__doc__)
         return 2
     path, upath, apath, budget = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    box = [float(v) for v in sys.argv[5].split(",")] if len(sys.argv) == 6 else None
     problems = []
     with h5py.File(path, "r") as h5:
         block = tuple(int(v) for v in h5["/common"].attrs["block_cells"])  # (sx, sy, sz)
@@ -67,6 +71,13 @@ def main():
             cell = ((b[1] - b[0]) / block[0], (b[3] - b[2]) / block[1], (b[5] - b[4]) / block[2])
             paint(truth, lo, h, (b[0], b[2], b[4]), cell, data[r])
             paint(fluid, lo, h, (b[0], b[2], b[4]), cell, types[r] != 1)
+        inbox = np.ones(shape, dtype=bool)
+        if box is not None:  # lattice cells whose centre lies in the box (a flat axis: all)
+            for a, axis in enumerate((2, 1, 0)):  # x, y, z -> array axes
+                if box[a + 3] > box[a]:
+                    centre = lo[a] + (np.arange(shape[axis]) + 0.5) * h[a]
+                    inside = (centre >= box[a]) & (centre <= box[a + 3])
+                    inbox &= inside.reshape([-1 if i == axis else 1 for i in range(3)])
         errors = {}
         for rule, w in wins.items():
             if w["cells"] > budget:
@@ -93,7 +104,9 @@ def main():
                 problems.append(f"{rule}: {len(values)} values for pieces of {offset} cells")
             if any(p["stride"] > 1 for p in w["pieces"]):
                 continue
-            seen = fluid & ~np.isnan(got)
+            seen = fluid & ~np.isnan(got) & inbox
+            if box is not None and (fluid & inbox & np.isnan(got)).any():
+                problems.append(f"{rule}: leaves fluid cells of the box uncovered")
             if not seen.any():
                 problems.append(f"{rule}: covers no fluid cell")
                 continue

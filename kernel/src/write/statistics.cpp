@@ -108,46 +108,52 @@ double StepStatistics::share(std::size_t i, std::size_t parent, const std::array
 /// deviations, into m (nblocks × 2).
 namespace {
 
+/// A value as the file stores it (S), widened: a double array's value of a float32 field
+/// rounded as it is written, so the statistics are those of the stored cells.
+template <typename S, typename T>
+double as_stored(T v) {
+  return static_cast<double>(static_cast<S>(v));
+}
+
 /// sum[b] += the fx values of block b in row (x fastest), in x order; fx = 2 spelled out so
 /// that the loop runs across blocks in vector lanes (each block's order of sums kept).
-template <typename T>
+template <typename S, typename T>
 void add_blocks(const T* row, std::size_t nbx, int fx, double* sum) {
   if (fx == 2) {
-    for (std::size_t b = 0; b < nbx; ++b)
-      sum[b] = (sum[b] + static_cast<double>(row[2 * b])) + static_cast<double>(row[2 * b + 1]);
+    for (std::size_t b = 0; b < nbx; ++b) sum[b] = (sum[b] + as_stored<S>(row[2 * b])) + as_stored<S>(row[2 * b + 1]);
     return;
   }
   for (std::size_t b = 0; b < nbx; ++b)
-    for (int dx = 0; dx < fx; ++dx) sum[b] += static_cast<double>(row[b * static_cast<std::size_t>(fx) + dx]);
+    for (int dx = 0; dx < fx; ++dx) sum[b] += as_stored<S>(row[b * static_cast<std::size_t>(fx) + dx]);
 }
 
 /// m2[b] += the squared deviations from mean[b] of the fx values of block b in row, in x order.
-template <typename T>
+template <typename S, typename T>
 void add_squares(const T* row, std::size_t nbx, int fx, const double* mean, double* m2) {
   if (fx == 2) {
     for (std::size_t b = 0; b < nbx; ++b) {
-      const double d0 = static_cast<double>(row[2 * b]) - mean[b], d1 = static_cast<double>(row[2 * b + 1]) - mean[b];
+      const double d0 = as_stored<S>(row[2 * b]) - mean[b], d1 = as_stored<S>(row[2 * b + 1]) - mean[b];
       m2[b] = (m2[b] + d0 * d0) + d1 * d1;
     }
     return;
   }
   for (std::size_t b = 0; b < nbx; ++b)
     for (int dx = 0; dx < fx; ++dx) {
-      const double d = static_cast<double>(row[b * static_cast<std::size_t>(fx) + dx]) - mean[b];
+      const double d = as_stored<S>(row[b * static_cast<std::size_t>(fx) + dx]) - mean[b];
       m2[b] += d * d;
     }
 }
 
 }  // namespace
 
-template <typename T>
+template <typename S, typename T>
 void StepStatistics::moments(const T* values, const Layout& at, double* m) const {
   // Row by row (x contiguous), each block's sums in the order of its cells (z, y, x), as a
   // block-by-block loop would add them: the same bits, without a gather per block.
   const double n = ref_.cells();
   const int fx = ref_.f[0], fy = ref_.f[1], fz = ref_.f[2];
   const auto nbx = static_cast<std::size_t>(nb_[0]);
-  thread_local std::vector<double> mean, m2;  // scratch: calls run on several threads
+  thread_local std::vector<double> mean, m2;  // scratch, of the thread the pass runs on
   mean.resize(nbx);
   m2.resize(nbx);
   std::size_t b0 = 0;
@@ -157,25 +163,25 @@ void StepStatistics::moments(const T* values, const Layout& at, double* m) const
       std::fill(m2.begin(), m2.end(), 0.0);
       for (int dz = 0; dz < fz; ++dz)
         for (int dy = 0; dy < fy; ++dy)
-          add_blocks(values + at.base + (bz * fz + dz) * at.sz + (by * fy + dy) * at.sy, nbx, fx, mean.data());
+          add_blocks<S>(values + at.base + (bz * fz + dz) * at.sz + (by * fy + dy) * at.sy, nbx, fx, mean.data());
       for (std::size_t bx = 0; bx < nbx; ++bx) mean[bx] /= n;
       for (int dz = 0; dz < fz; ++dz)
         for (int dy = 0; dy < fy; ++dy)
-          add_squares(values + at.base + (bz * fz + dz) * at.sz + (by * fy + dy) * at.sy, nbx, fx, mean.data(),
-                      m2.data());
+          add_squares<S>(values + at.base + (bz * fz + dz) * at.sz + (by * fy + dy) * at.sy, nbx, fx, mean.data(),
+                         m2.data());
       for (std::size_t bx = 0; bx < nbx; ++bx) {
         m[2 * (b0 + bx)] = mean[bx];
         m[2 * (b0 + bx) + 1] = m2[bx];
       }
     }
 }
-template <typename T>
+template <typename S, typename T>
 void StepStatistics::add(std::size_t i, std::size_t k, const T* values, const Layout& at) {
   const GridRecord& g = grids_.grids[rows_.perm[k]];
   const std::uint8_t* types = g.cell_type;
   const int px = blk_.sx + 2 * h_, py = blk_.sy + 2 * h_;
   // Minimum and maximum over the non-solid cells: a row with no solid cell (most) without the test.
-  thread_local std::vector<double> lo, hi, m;  // scratch: calls run on several threads
+  thread_local std::vector<double> lo, hi, m;  // scratch, of the thread the pass runs on
   lo.assign(static_cast<std::size_t>(blk_.sx), kInf);
   hi.assign(static_cast<std::size_t>(blk_.sx), -kInf);
   for (int z = 0; z < blk_.sz; ++z)
@@ -192,14 +198,14 @@ void StepStatistics::add(std::size_t i, std::size_t k, const T* values, const La
         for (int x = 0; x < blk_.sx; ++x) solid |= trow[x] == kSolid;
       if (!solid) {
         for (int x = 0; x < blk_.sx; ++x) {
-          const double v = static_cast<double>(row[x]);
+          const double v = as_stored<S>(row[x]);
           lo[static_cast<std::size_t>(x)] = lo[static_cast<std::size_t>(x)] < v ? lo[static_cast<std::size_t>(x)] : v;
           hi[static_cast<std::size_t>(x)] = hi[static_cast<std::size_t>(x)] > v ? hi[static_cast<std::size_t>(x)] : v;
         }
       } else {
         for (int x = 0; x < blk_.sx; ++x) {
           if (trow[x] == kSolid) continue;
-          const double v = static_cast<double>(row[x]);
+          const double v = as_stored<S>(row[x]);
           lo[static_cast<std::size_t>(x)] = std::min(lo[static_cast<std::size_t>(x)], v);
           hi[static_cast<std::size_t>(x)] = std::max(hi[static_cast<std::size_t>(x)], v);
         }
@@ -218,7 +224,7 @@ void StepStatistics::add(std::size_t i, std::size_t k, const T* values, const La
   // parent is, and the parent sums its children's shares in row order: the file does not
   // depend on the partition, bit for bit.
   m.resize(nblocks_ * 2);
-  moments(values, at, m.data());
+  moments<S>(values, at, m.data());
   if (local_parent_[k] >= 0) {
     const auto parent = static_cast<std::size_t>(local_parent_[k]);
     const GridRecord& c = grids_.grids[rows_.perm[k]];
@@ -229,18 +235,18 @@ void StepStatistics::add(std::size_t i, std::size_t k, const T* values, const La
   }
 }
 
-template <typename T>
-void StepStatistics::add_row(std::size_t i, std::size_t k, const T* values) {
-  const Layout at{0, blk_.sx, std::ptrdiff_t{blk_.sx} * blk_.sy};
-  add(i, k, values, at);
-}
-template void StepStatistics::add_row<double>(std::size_t, std::size_t, const double*);
-template void StepStatistics::add_row<float>(std::size_t, std::size_t, const float*);
-
-void StepStatistics::add_array(std::size_t i, std::size_t k, const double* padded) {
+void StepStatistics::add_all() {
   const std::ptrdiff_t px = blk_.sx + 2 * h_, py = blk_.sy + 2 * h_;
   const Layout at{(h_ * py + h_) * px + h_, px, px * py};
-  add(i, k, padded, at);
+  for (const std::size_t i : fields_) {
+    const auto slot = static_cast<std::size_t>(info_.fields[i].slot);
+    const bool f32 = info_.fields[i].float32;
+    for (std::size_t k = 0; k < rows_.perm.size(); ++k) {
+      const double* a = grids_.grids[rows_.perm[k]].fields[slot];
+      if (f32) add<float>(i, k, a, at);
+      else add<double>(i, k, a, at);
+    }
+  }
 }
 
 void StepStatistics::finish(const WriterState& w) {

@@ -1,15 +1,16 @@
 // Private: the per-grid statistics of a step's fields (docs/file-format.md §3,
-// "Statistics"), taken as phase 5 writes the fields: for each field and grid, the minimum
-// and maximum over the grid's non-solid cells and its detail, the L2 norm over its
-// children's cells of the children's values minus its own cells prolonged onto them.
+// "Statistics"): for each field and grid, the minimum and maximum over the grid's
+// non-solid cells and its detail, the L2 norm over its children's cells of the children's
+// values minus its own cells prolonged onto them.
 //
-// Each grid is looked at once, while its row is in the cache (right after it is packed or
-// hashed). Each child adds its share of its parent's detail through, per block of cells
-// one parent cell covers, the block's mean and sum of squared deviations (stable where the
-// values are close, as parents and children are); a child whose parent is elsewhere sends
-// them to the parent's rank in one exchange (finish()).
-// A parent sums its children's shares in row order, so the file does not depend on the
-// partition.
+// Taken in one pass over the grids' arrays after the step's data are written, while a
+// helper sends those to the disk (write_statistics, write_data.cpp): a durable write's CPU
+// is free there. Each child adds its share of
+// its parent's detail through, per block of cells one parent cell covers, the block's mean
+// and sum of squared deviations (stable where the values are close, as parents and
+// children are); a child whose parent is elsewhere sends them to the parent's rank in one
+// exchange (finish()). A parent sums its children's shares in row order, so the file does
+// not depend on the partition.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -37,31 +38,27 @@ struct Refinement {
 };
 Refinement refinement_of(const BlockShape& block, int max_children);
 
-/// One step's statistics, filled field by field. Calls for different fields may run on
-/// different threads at once (each field's state is its own); calls for one field are
-/// never concurrent.
+/// One step's statistics: add_all(), then finish().
 class StepStatistics {
  public:
   /// `fields`: the indices in StepInfo::fields of the fields with statistics.
   StepStatistics(const WriterState& w, const StepInfo& info, const LocalGrids& grids, const StepRows& rows,
                  const std::vector<std::size_t>& fields);
-  /// Grid k (local order) of field i, as the file stores it: `values` its interior,
-  /// contiguous, x fastest (a packed row).
-  template <typename T>
-  void add_row(std::size_t i, std::size_t k, const T* values);
-  /// The same from the grid's own (halo'd) double array, for a row written zero copy.
-  void add_array(std::size_t i, std::size_t k, const double* padded);
+  /// Every grid of every field with statistics, from the grids' own (halo'd) arrays, each
+  /// value as the file stores it (a float32 field's rounded). Touches only memory.
+  void add_all();
   /// Collective: the remote children's shares reach their parents; every detail is final.
   void finish(const WriterState& w);
   /// Row k of field i: {min, max, detail}; valid after finish().
   [[nodiscard]] const double* row(std::size_t i, std::size_t k) const { return &out_[i][3 * k]; }
 
  private:
-  struct Layout;  // how a grid's values are addressed (a packed row or a halo'd array)
-  template <typename T>
+  struct Layout;  // how a grid's values are addressed in its halo'd array
+  /// `values` of type T, each read as the file stores it: as S.
+  template <typename S, typename T>
   void add(std::size_t i, std::size_t k, const T* values, const Layout& at);
   [[nodiscard]] double share(std::size_t i, std::size_t parent, const std::array<int, 3>& o, const double* m) const;
-  template <typename T>
+  template <typename S, typename T>
   void moments(const T* values, const Layout& at, double* m) const;
   [[nodiscard]] std::array<int, 3> octant(const BoxRow& child, const BoxRow& parent) const;
 

@@ -165,13 +165,7 @@ class DataWriter {
         blk_(w.common.block),
         h_(grids.halo),
         nloc_(rows.perm.size()),
-        sums_(data.checksums ? nloc_ * plan_.size() : 0) {
-    if (data.first_statistics < plan_.size()) {
-      stats_ = std::make_unique<StepStatistics>(w, info, grids, rows, data.statistics_of);
-      with_statistics_.assign(info.fields.size(), 0);
-      for (const std::size_t i : data.statistics_of) with_statistics_[i] = 1;
-    }
-  }
+        sums_(data.checksums ? nloc_ * plan_.size() : 0) {}
   DataStats run();
 
  private:
@@ -198,9 +192,6 @@ class DataWriter {
   /// written (write_hashing); for one written collectively, on the helper thread while
   /// the dataset before it is written. Helpers write disjoint entries.
   std::vector<std::uint64_t> sums_;
-  /// The fields' per-grid statistics, taken where each row is hashed (null: the plan has none).
-  std::unique_ptr<StepStatistics> stats_;
-  std::vector<char> with_statistics_;  ///< by field: it has statistics
   DataStats st_;
 
   std::uint64_t& sum(std::size_t k, std::size_t d) { return sums_[k * plan_.size() + d]; }
@@ -211,12 +202,8 @@ class DataWriter {
   void size_buffer();
   void gather_node_runs();
   bool collective_at(std::size_t d) const { return w_.opts.collective_transfer && !data_.independent[d]; }
-  /// Dataset d is a field whose grids the statistics look at.
-  bool has_statistics(std::size_t d) const {
-    return stats_ && d >= data_.first_field && d < data_.first_statistics && with_statistics_[d - data_.first_field];
-  }
-  /// Its rows are read once before or while they are written: to hash them, for the statistics.
-  bool visited(std::size_t d) const { return data_.hashed[d] || has_statistics(d); }
+  /// Its rows are read once before or while they are written: to hash them.
+  bool visited(std::size_t d) const { return data_.hashed[d] != 0; }
   /// A zero-copy dataset written by independent transfers is visited a chunk at a time as
   /// the chunk is written (write_hashing): a separate helper pass while the dataset
   /// before it is written reads the rows from DRAM a second time, and where there is no
@@ -232,7 +219,6 @@ class DataWriter {
   void write_packed(std::size_t d, std::future<void>& next);
   void start_writeback(std::size_t d);
   void write_all();
-  void write_statistics();
 };
 
 /// The linear buffer: the largest packed dataset's share, twice when pipelined (pack d+1
@@ -303,20 +289,15 @@ void DataWriter::pack_cells(std::size_t d, T* out, Get get) {
           for (int x = 0; x < blk_.sx; ++x) *dst++ = static_cast<T>(row[x]);
         }
     if (data_.hashed[d]) sum(k, d) = hash_bytes(start, static_cast<std::size_t>(cells) * sizeof(T));
-    if constexpr (!std::is_same_v<T, std::uint8_t>)
-      if (has_statistics(d)) stats_->add_row(d - data_.first_field, k, start);
   }
 }
 
-/// Zero-copy datasets are hashed from the grids' arrays (a halo'd array row by row), and
-/// the statistics taken from them while they are in the cache.
+/// Zero-copy datasets are hashed from the grids' arrays (a halo'd array row by row).
 void DataWriter::visit_direct(std::size_t d, std::size_t k0, std::size_t k1) {
   for (std::size_t k = k0; k < k1; ++k) {
     const GridRecord& g = grid(k);
-    if (data_.hashed[d])
-      sum(k, d) = plan_[d].path == "cell_type" ? hash_interior<std::uint8_t>(g.cell_type, blk_, h_)
-                                               : hash_interior<double>(field_of(g, d), blk_, h_);
-    if (has_statistics(d)) stats_->add_array(d - data_.first_field, k, field_of(g, d));
+    sum(k, d) = plan_[d].path == "cell_type" ? hash_interior<std::uint8_t>(g.cell_type, blk_, h_)
+                                             : hash_interior<double>(field_of(g, d), blk_, h_);
   }
 }
 
@@ -354,10 +335,6 @@ bool DataWriter::pack_rows(std::size_t d, unsigned char* b) {
   } else if (n == "bounding_box") {
     auto* o = reinterpret_cast<double*>(b);
     for (std::size_t k = 0; k < nloc_; ++k) std::copy_n(grid(k).bbox.begin(), 6, o + 6 * k);
-  } else if (stats_ && d >= data_.first_statistics) {
-    auto* o = reinterpret_cast<double*>(b);
-    const std::size_t i = data_.statistics_of[d - data_.first_statistics];
-    for (std::size_t k = 0; k < nloc_; ++k) std::copy_n(stats_->row(i, k), 3, o + 3 * k);
   } else {
     return false;
   }
@@ -459,18 +436,6 @@ void DataWriter::write_all() {
   }
 }
 
-/// The statistics, once every field is written: the remote children's shares exchanged
-/// (collective), then one small dataset per field.
-void DataWriter::write_statistics() {
-  stats_->finish(w_);
-  for (std::size_t d = data_.first_statistics; d < plan_.size(); ++d) {
-    if (nloc_ > 0) pack(d, half(d));
-    std::future<void> none;
-    write_packed(d, none);
-    start_writeback(d);
-  }
-}
-
 DataStats DataWriter::run() {
   size_buffer();
   if (w_.early_writeback) gather_node_runs();
@@ -479,10 +444,6 @@ DataStats DataWriter::run() {
     write_all();
     w_.hook("data");  // inside the phase: a fault injected here is a failed data write
   });
-  if (stats_)
-    phase(w_.comm, w_.path, [&] {
-      if (rows_.layout.n_grids > 0) write_statistics();
-    });
   if (writeback_.valid()) writeback_.wait();  // advisory: a failed start is caught by the commit flush
   return_buffer(std::move(buffer_), w_.opts.keep_buffer);
   w_.hook("data_written");
@@ -495,6 +456,43 @@ DataStats DataWriter::run() {
 DataStats write_data(WriterState& w, const StepInfo& info, const LocalGrids& grids, const StepRows& rows,
                      const DataPlan& data, const std::vector<h5::Dataset>& dsets, const std::string& gpath) {
   return DataWriter(w, info, grids, rows, data, dsets, gpath).run();
+}
+
+void write_statistics(WriterState& w, const StepInfo& info, const LocalGrids& grids, const StepRows& rows,
+                      const DataPlan& data, const std::vector<h5::Dataset>& dsets, const std::string& gpath,
+                      DataStats& written) {
+  const h5::Ctx& c = w.ctx;
+  const std::size_t nloc = rows.perm.size(), n_sets = data.datasets.size();
+  // The node's data go to the disk on a helper (early writeback's descriptor, node leader)
+  // while this thread takes and writes the statistics: the commit's flush, which makes
+  // them durable before the marker as before, then finds the data written. A std::async
+  // future waits for its task when it leaves, also on a throw.
+  std::future<void> to_disk;
+  if (w.writeback_fd >= 0) to_disk = std::async(std::launch::async, [fd = w.writeback_fd] { (void)::fdatasync(fd); });
+  StepStatistics stats(w, info, grids, rows, data.statistics_of);
+  stats.add_all();
+  phase(w.comm, w.path, [&] {
+    if (rows.layout.n_grids == 0) return;  // all ranks empty: no collective write (see DataWriter::run)
+    stats.finish(w);                       // collective: the remote children's shares
+    std::vector<double> packed(3 * nloc);
+    for (std::size_t d = data.first_statistics; d < n_sets; ++d) {
+      const std::size_t i = data.statistics_of[d - data.first_statistics];
+      for (std::size_t k = 0; k < nloc; ++k) {
+        std::copy_n(stats.row(i, k), 3, &packed[3 * k]);
+        if (data.hashed[d]) written.checksums[k * n_sets + d] = hash_bytes(&packed[3 * k], 3 * sizeof(double));
+      }
+      h5::Dataspace fs(c.check(H5Dget_space(dsets[d]), "space"));
+      h5::select_rows(c, fs, rows.layout.runs);
+      hsize_t nelem = 3 * static_cast<hsize_t>(nloc);
+      h5::Dataspace ms(c.check(H5Screate_simple(1, &nelem, nullptr), "memory space"));
+      if (nelem == 0) H5Sselect_none(ms);
+      const hid_t dxpl = data.independent[d] ? w.dxpl_indep : w.dxpl_coll;
+      c.check_status(H5Dwrite(dsets[d], H5T_NATIVE_DOUBLE, ms, fs, dxpl, packed.data()),
+                     "write " + gpath + "/" + data.datasets[d].path);
+    }
+    w.hook("statistics");  // inside the phase: a fault injected here is a failed write
+  });
+  if (to_disk.valid()) to_disk.get();  // advisory: a failure is caught by the commit's flush
 }
 
 }  // namespace detail

@@ -477,7 +477,11 @@ WriteStats detail::write_in_place(WriterState& w, const StepInfo& info, const Lo
   WriteStats st;
   st.in_place.direct_datasets = locate_datasets(data, created.dsets);
   // ---- 5. the data: one linear buffer, one collective write per dataset ----
-  const DataStats written = write_data(w, info, grids, rows, data, created.dsets, gpath);
+  DataStats written = write_data(w, info, grids, rows, data, created.dsets, gpath);
+  // The statistics are taken while the data go to the disk (the CPU is free there), and
+  // written before the commit's flush.
+  if (data.first_statistics < data.datasets.size())
+    write_statistics(w, info, grids, rows, data, created.dsets, gpath, written);
   if (data.checksums) write_checksums(w, data, rows, written, n.n_grids, created.checksums, gpath);
   st.n_grids = n.n_grids;
   st.bytes = data.bytes;

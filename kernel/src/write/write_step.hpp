@@ -6,7 +6,7 @@
 //   data_plan.cpp   what phase 4 creates and how each dataset is written (pure)
 //   links.cpp       parent and child rows from one exchange of (uid, row) pairs (3)
 //   write_data.cpp  the linear buffer, packing, zero copy, early writeback (5)
-//   statistics.cpp  the fields' per-grid statistics, taken as phase 5 packs or hashes (5)
+//   statistics.cpp  the fields' per-grid statistics, taken while phase 5's data go to the disk (5)
 //   commit.cpp      flush -> committed marker + index row -> flush (6)
 //   row_layout.cpp  where each grid's row lands (pure; used by 2 and 3)
 #pragma once
@@ -105,9 +105,19 @@ struct DataStats {
   std::vector<std::uint64_t> checksums;
 };
 
-/// Collective. Writes every dataset of the step (created, in `dsets`) from the grids.
+/// Collective. Writes every dataset of the step (created, in `dsets`) from the grids but
+/// the statistics (write_statistics).
 DataStats write_data(WriterState& w, const StepInfo& info, const LocalGrids& grids, const StepRows& rows,
                      const DataPlan& plan, const std::vector<h5::Dataset>& dsets, const std::string& gpath);
+
+/// Collective, after write_data, for a plan with statistics: takes them from the grids'
+/// arrays, exchanges the remote children's shares, writes the small statistics datasets
+/// and puts their rows' hashes in `written` — while the node leader's helper sends the
+/// step's data to the disk (a durable write's disk time, in which the CPU is free; the
+/// commit's flush makes data and statistics durable before the marker).
+void write_statistics(WriterState& w, const StepInfo& info, const LocalGrids& grids, const StepRows& rows,
+                      const DataPlan& plan, const std::vector<h5::Dataset>& dsets, const std::string& gpath,
+                      DataStats& written);
 
 /// Collective, before a step with compressed datasets is created: rank 0 holds room for
 /// all of its bytes past the file's end (fallocate, the file's size unchanged), so that

@@ -98,9 +98,9 @@ struct IoOptions {
   bool checksums = true;                   ///< store an XXH3-64 hash of every row of every
                                            ///< dataset (format 1.4), computed while the row is
                                            ///< cache-hot; readers verify what they read
-  bool statistics = false;  ///< store per-grid statistics of the cell_data fields (opt-in: see options.cpp)
-                            ///< (format 1.9: min, max, detail; docs/file-format.md
-                            ///< §3), taken as the rows are packed or hashed
+  bool statistics = true;                  ///< store per-grid statistics of the cell_data fields
+                                           ///< (format 1.9: min, max, detail; docs/file-format.md
+                                           ///< §3), taken while the data go to the disk
   bool spare_cpus = true;                  ///< a rank bound to one CPU hashes its zero-copy rows
                                            ///< on a helper thread pinned to an online CPU that
                                            ///< no rank of the writer's communicator on this node

@@ -115,7 +115,8 @@ struct WriterEnv {
   /// writer dying), and inside the step's phases, where an exception is what a failing
   /// write there would be — agreed by every rank, the step abandoned (its group unlinked,
   /// its space given back), the earlier steps kept: "data" (after the data writes),
-  /// "checksums", "commit" (the flush before the committed marker), "index" (the marker,
+  /// "statistics" (after the statistics' write, with IoOptions::statistics), "checksums",
+  /// "commit" (the flush before the committed marker), "index" (the marker,
   /// before the index row); on rank 0 only, where a failure costs the step nothing:
   /// "view" (the step's VTKHDF view) and "registry" (a branch's line in its parent's
   /// F.branches). A std::system_error(ENOSPC) thrown there reads as a full disk
