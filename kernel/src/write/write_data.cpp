@@ -14,6 +14,7 @@
 #include <future>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <thread>
 #include <type_traits>
 
@@ -469,16 +470,18 @@ void write_statistics(WriterState& w, const StepInfo& info, const LocalGrids& gr
   // future waits for its task when it leaves, also on a throw.
   std::future<void> to_disk;
   if (w.writeback_fd >= 0) to_disk = std::async(std::launch::async, [fd = w.writeback_fd] { (void)::fdatasync(fd); });
-  StepStatistics stats(w, info, grids, rows, data.statistics_of);
-  stats.add_all();
+  // The pass is local: a failure of it (memory) is agreed on before any rank enters the
+  // exchange, which the others would otherwise wait in.
+  std::optional<StepStatistics> stats;
+  phase(w.comm, w.path, [&] { stats.emplace(w, info, grids, rows, data.statistics_of).add_all(); });
   phase(w.comm, w.path, [&] {
     if (rows.layout.n_grids == 0) return;  // all ranks empty: no collective write (see DataWriter::run)
-    stats.finish(w);                       // collective: the remote children's shares
+    stats->finish(w);                      // collective: the remote children's shares
     std::vector<double> packed(3 * nloc);
     for (std::size_t d = data.first_statistics; d < n_sets; ++d) {
       const std::size_t i = data.statistics_of[d - data.first_statistics];
       for (std::size_t k = 0; k < nloc; ++k) {
-        std::copy_n(stats.row(i, k), 3, &packed[3 * k]);
+        std::copy_n(stats->row(i, k), 3, &packed[3 * k]);
         if (data.hashed[d]) written.checksums[k * n_sets + d] = hash_bytes(&packed[3 * k], 3 * sizeof(double));
       }
       h5::Dataspace fs(c.check(H5Dget_space(dsets[d]), "space"));
