@@ -24,12 +24,14 @@
 //       --phase S seconds each; then --latency N windows sent at random moments.
 //
 // Options: --rounds R (5), --phase S (12), --latency N (20), --budget B (1048576),
-//          --vars p, --large-vars u,v,w,p, --warmup STEPS (3).
+//          --lod-budget B (524288), --vars p, --large-vars u,v,w,p, --warmup STEPS (3).
 // Output, one measurement per line (report.py makes the tables):
 //   tp <round> live-<codec>[-kept] <value bytes> <wire bytes> <ms>   value bytes: f64 values + u8 types
 //   tp <round> raw|rawwire <bytes> <ms>
 //   codec <round> <value bytes> <wire bytes> <encode ms> <decode ms>  (zstd, in-process, untimed above)
 //   lat paused <round> <ms> <values>
+//   lat paused-lod <round> uniform|adaptive-fresh|adaptive-kept <ms> <values> <rule that answered> <var>
+//                  (--lod-budget, default 2^19: adaptive-fresh includes the compute ranks' details pass)
 //   phase <round> idle|query <steps> <seconds> <ms per step> <windows> <median window ms>
 //   cpu <round> idle|query <ms of world rank 0> <rank 1> ... <this process>   CPU time in the phase
 //   lat running <i> <ms> <values> <step> <ms from request to the step's progress line>
@@ -333,6 +335,7 @@ struct Options {
   int rounds = 5, latency = 20, warmup = 3;
   double phase = 12.0;
   std::uint64_t budget = 1048576;
+  std::uint64_t lod_budget = 524288;  ///< paused: uniform vs adaptive windows (2^19: level 2 of 2^20 leaves, 2^17)
   std::vector<std::string> vars{"p"}, large_vars{"u", "v", "w", "p"};
   std::vector<std::string> run;
 };
@@ -460,6 +463,22 @@ int paused(const Options& o) {
     t0 = Clock::now();
     const auto w = client.window(small);
     std::printf("lat paused %d %.3f %llu\n", r, ms_since(t0), static_cast<unsigned long long>(w.cells));
+    // At --lod-budget (between two levels, where adaptive refines): uniform; adaptive
+    // with details computed now by the compute ranks (each round another variable, so
+    // none is kept from the round before); adaptive again, ranked by the details kept.
+    const std::vector<std::string> var{o.large_vars[static_cast<std::size_t>(r) % o.large_vars.size()]};
+    const auto lod = [&](const char* name, const char* rule) {
+      auto q = whole_domain(info, o.lod_budget, var);
+      q.lod = rule;
+      const auto t1 = Clock::now();
+      const auto a = client.window(q);
+      std::printf("lat paused-lod %d %s %.3f %llu %s %s\n", r, name, ms_since(t1),
+                  static_cast<unsigned long long>(a.cells), a.lod.c_str(), var.front().c_str());
+    };
+    if (r % 2 == 0) lod("uniform", "uniform");
+    lod("adaptive-fresh", "adaptive");
+    lod("adaptive-kept", "adaptive");
+    if (r % 2 == 1) lod("uniform", "uniform");
     std::fflush(stdout);
   }
   zclient.close();
@@ -541,7 +560,8 @@ int running(const Options& o) {
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
-                 "usage: rewind_bench_live paused|running [--rounds R] [--phase S] [--latency N] [--budget B] [--vars p] "
+                 "usage: rewind_bench_live paused|running [--rounds R] [--phase S] [--latency N] [--budget B] "
+                 "[--lod-budget B] [--vars p] "
                  "[--large-vars u,v,w,p] [--warmup STEPS] -- mpirun ... rewind run CASE --listen 127.0.0.1:0 ...\n");
     return 2;
   }
@@ -559,6 +579,7 @@ int main(int argc, char** argv) {
     else if (a == "--latency" && more) o.latency = std::max(1, std::atoi(argv[++i]));
     else if (a == "--budget" && more) o.budget = static_cast<std::uint64_t>(std::atof(argv[++i]));
     else if (a == "--vars" && more) o.vars = split(argv[++i]);
+    else if (a == "--lod-budget" && more) o.lod_budget = static_cast<std::uint64_t>(std::atof(argv[++i]));
     else if (a == "--large-vars" && more) o.large_vars = split(argv[++i]);
     else if (a == "--warmup" && more) o.warmup = std::max(0, std::atoi(argv[++i]));
     else {

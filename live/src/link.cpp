@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "channel.hpp"
+#include "rewind/kernel/grid_statistics.hpp"
 #include "rewind/live/tree.hpp"
 #include "rewind/mpi/backoff.hpp"
 #include "rewind/window/select.hpp"
@@ -404,6 +405,51 @@ struct Link::Impl {
     ++windows;
   }
 
+  // --- the details of a variable (adaptive windows) ----------------------------------
+
+  /// Every grid's detail of `c.var`, computed by the kernel's own code over the compute
+  /// ranks (so a paused run's equal the file's at that step, bit for bit), to the compute
+  /// root, which replies them with their uids after sending the collector the tree they
+  /// belong to (rank mode: before the reply, in order with the statuses).
+  void details(Host& host, const DetailsCommand& c, Reply& reply) {
+    host.focus(c.file);  // every rank throws alike
+    const Focus back{host};
+    const int var = host.variable(c.var);
+    const auto w = host.where();
+    reply.step = w.step;
+    reply.time = w.time;
+    reply.file = w.file;
+    const auto& grids = host.grids();
+    host.sync_parents();  // details compare each parent with its children: parents current
+    int mine = 0, max_children = 0;
+    for (const auto& g : grids.grids) mine = std::max(mine, static_cast<int>(g.child_uids.size()));
+    MPI_Allreduce(&mine, &max_children, 1, MPI_INT, MPI_MAX, compute);
+    const auto st = kernel::grid_statistics(compute, grids, max_children, var);  // throws alike
+    std::vector<std::uint64_t> uids;
+    std::vector<double> d;
+    if (!st.empty())
+      for (std::size_t k = 0; k < st.size(); ++k) {
+        uids.push_back(grids.grids[k].uid);
+        d.push_back(st[k][2]);
+      }
+    const int n = static_cast<int>(uids.size());
+    std::vector<int> counts(static_cast<std::size_t>(ranks)), displ(static_cast<std::size_t>(ranks));
+    MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, compute);
+    int total = 0;
+    for (int q = 0; q < ranks; ++q)
+      displ[static_cast<std::size_t>(q)] = total, total += counts[static_cast<std::size_t>(q)];
+    if (rank == 0) {
+      reply.uids.resize(static_cast<std::size_t>(total));
+      reply.details.resize(static_cast<std::size_t>(total));
+    }
+    MPI_Gatherv(uids.data(), n, MPI_UINT64_T, reply.uids.data(), counts.data(), displ.data(), MPI_UINT64_T, 0, compute);
+    MPI_Gatherv(d.data(), n, MPI_DOUBLE, reply.details.data(), counts.data(), displ.data(), MPI_DOUBLE, 0, compute);
+    auto tree = gather_tree(compute, grids);
+    if (rank != 0) return;
+    if (thread_mode) channel->set_tree(std::make_shared<const TreeSnapshot>(std::move(*tree)));
+    else send_to_collector(encode(*tree), kStatusTag);
+  }
+
   // --- every command ----------------------------------------------------------------
 
   /// Serves commands until none waits (or, paused / held / ending, until one lets go).
@@ -500,6 +546,8 @@ struct Link::Impl {
       held = false;
       branched = true;
       return true;
+    } else if (const auto* d = std::get_if<DetailsCommand>(&c)) {
+      details(host, *d, reply);
     } else if (std::holds_alternative<Bye>(c)) {
       return true;
     }

@@ -88,6 +88,13 @@ void fields(Io& io, M& f) {
 }
 
 template <class Io, class M>
+requires Is<M, DetailsCommand>
+void fields(Io& io, M& c) {
+  io.field(c.var);
+  io.field(c.file);
+}
+
+template <class Io, class M>
 requires Is<M, BranchCommand>
 void fields(Io& io, M& b) {
   io.field(b.from);
@@ -127,6 +134,10 @@ void fields(Io& io, M& m) {
   io.field(m.parameters);
   io.field(m.applied);
   io.field(m.files);
+  io.field(m.uids);
+  io.field(m.details);
+  if constexpr (Io::kReads)
+    if (m.uids.size() != m.details.size()) wire::fail(wire::Fault::malformed, kWho, "details without their grids");
 }
 
 template <class Io, class M>
@@ -340,7 +351,7 @@ std::vector<std::byte> encode(const Command& c) {
 std::uint16_t frame_type(std::span<const std::byte> f) { return wire::check_frame(kFormat, f).type; }
 
 Command decode_command(std::span<const std::byte> f) {
-  In r(payload(f, 1, static_cast<std::uint16_t>(Op::bye)));
+  In r(payload(f, 1, static_cast<std::uint16_t>(Op::details)));
   Command c;
   read_command(r, wire::check_frame(kFormat, f).type - 1U, c, std::make_index_sequence<std::variant_size_v<Command>>{});
   r.finish();

@@ -12,7 +12,9 @@
 #include <cmath>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 
 #include "channel.hpp"
@@ -207,14 +209,59 @@ class Core {
     w.box.lo = r.lo;
     w.box.hi = r.hi;
     w.budget = static_cast<std::int64_t>(r.budget);
+    if (r.lod == "adaptive" && !r.variables.empty()) return select_adaptive(r, w);
     if (selector_) return selector_(w);
     const auto tree = link_.tree();
     if (!tree) throw ServiceError(ErrorCode::internal, "the run has not described its tree yet; ask again");
     return live::select(*tree, w);
   }
 
+  /// The details an adaptive window of the live state ranks grids by: one variable's, of
+  /// every grid of one future's state, on the tree they were computed on.
+  struct Details {
+    std::string var, file;
+    std::int64_t step = -1;
+    std::shared_ptr<const TreeSnapshot> tree;
+    std::vector<double> by_row;  ///< empty: a step would store no statistics (uniform rule)
+  };
+
+  // An adaptive window of the live state: the details of its first variable from the
+  // compute ranks (their next boundary; at once when paused), computed by the writer's
+  // code, on the tree they send with them. Kept while the run stays paused at their step
+  // (a client looking around a paused step asks once); a running job's are asked anew.
+  Selection select_adaptive(const col::WindowRequest& r, window::Window w) {
+    w.lod = window::Lod::adaptive;
+    const std::string& var = r.variables.front();
+    const auto now = link_.status().first;
+    const bool still = now.state != col::RunState::running && details_ && details_->var == var &&
+                       details_->file == r.file && details_->step == now.step && details_->tree == link_.tree();
+    if (!still) {
+      details_.reset();
+      const Reply rep = expect_ok(command(DetailsCommand{var, r.file}));
+      link_.drain_status();  // the tree, sent before the reply
+      Details d{var, r.file, rep.step, link_.tree(), {}};
+      if (!d.tree) throw ServiceError(ErrorCode::internal, "the run sent details without its tree; ask again");
+      if (!rep.uids.empty()) {
+        std::unordered_map<std::uint64_t, double> of;
+        of.reserve(rep.uids.size());
+        for (std::size_t i = 0; i < rep.uids.size(); ++i) of.emplace(rep.uids[i], rep.details[i]);
+        const auto& uid = d.tree->topo.uid;
+        d.by_row.resize(uid.size());
+        for (std::size_t i = 0; i < uid.size(); ++i) {
+          const auto it = of.find(uid[i]);
+          if (it == of.end() || of.size() != uid.size())
+            throw ServiceError(ErrorCode::internal, "the run's tree changed while its details came; ask again");
+          d.by_row[i] = it->second;
+        }
+      }
+      details_ = std::move(d);
+    }
+    return live::select(*details_->tree, w, details_->by_row);
+  }
+
   ComputeLink link_;
   JobQueue jobs_;
+  std::optional<Details> details_;  ///< core thread
   ReplySlots slots_;
   RelayStats stats_;  ///< core thread
   WindowGather gather_{link_, slots_, stats_};

@@ -163,10 +163,13 @@ std::optional<TreeSnapshot> gather_tree(MPI_Comm compute, const k::LocalGrids& g
   return out;
 }
 
-Selection select(const TreeSnapshot& tree, const window::Window& w) {
-  const auto sel = window::select(window::view_of(tree.topo, tree.block), w);
+Selection select(const TreeSnapshot& tree, const window::Window& w, std::span<const double> detail) {
+  auto view = window::view_of(tree.topo, tree.block);
+  view.detail = detail;
+  const auto sel = window::select(view, w);
   Selection out;
   out.level = sel.level;
+  out.lod = sel.lod;
   out.stride = sel.stride;
   out.covered = sel.covered;
   out.pieces.reserve(sel.pieces.size());

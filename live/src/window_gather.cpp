@@ -100,6 +100,7 @@ col::WindowReply WindowGather::gather(const Selection& sel, const col::WindowReq
   Plan plan;
   auto& out = plan.out;
   out.level = sel.level;
+  out.lod = sel.lod == window::Lod::adaptive ? "adaptive" : "uniform";
   out.stride = sel.stride;
   out.lo = sel.covered.lo;
   out.hi = sel.covered.hi;

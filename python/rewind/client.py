@@ -433,8 +433,9 @@ class Client(SteeringMethods):
         variable); variables None = every variable the step
         holds (a visualisation step: the ones written; the live state: all).
         lod: "uniform" (one level over the box) or "adaptive" (revision 1.10: refined where
-        the first variable changes most; a step without statistics, the live state or an
-        older server answer with the uniform rule: the Window's `lod` says which answered).
+        the first variable changes most; the live state too since 1.11, from details its
+        compute ranks compute; a step without statistics or an older server answer with
+        the uniform rule: the Window's `lod` says which answered).
         file: one of info()["files"] (default: the first file's timeline); with time
         "live", the future writing it, of a job computing several (revision 1.8).
         out: a previous Window whose arrays are refilled when their sizes match (codec

@@ -8,7 +8,9 @@
 # a coarse one are taken there, and the run is stopped (its final checkpoint is that
 # step): every window equals the file's cells, and the coarse one also what numpy
 # computes from the file's leaves (check_window.py, lod_oracle.py); the run's closing
-# live: line counts the one window above the leaves. On 2 processes (the
+# live: line counts the windows above the leaves. An adaptive window at the paused step
+# (ranked by the live state's details) equals `rewind window FILE@STEP --lod adaptive` on
+# the final checkpoint (its statistics): the same grids, cells and values. On 2 processes (the
 # collector a thread of the compute rank) and 4 (a collector rank, 2 compute ranks).
 #   cli_live_lod.sh REWIND SOURCE_DIR PYTHON MPIEXEC
 set -u
@@ -40,9 +42,11 @@ for np in 2 4; do
   $win $leaves --out before$np.json >before$np.out 2>&1
   $steer pause >pause$np.out 2>&1
   $win $leaves --out leaves$np.json >leaves$np.out 2>&1 && $win $coarse --out coarse$np.json >coarse$np.out 2>&1 &&
-    $win $leaves --out again$np.json >again$np.out 2>&1
-  check "np $np: a leaf window, a coarse one and a leaf one again at the paused step" \
-    "[ $? = 0 ] && grep -q paused pause$np.out" || cat pause$np.out leaves$np.out coarse$np.out again$np.out
+    $win $leaves --out again$np.json >again$np.out 2>&1 &&
+    $win $coarse --lod adaptive --out adaptive$np.json >adaptive$np.out 2>&1
+  check "np $np: a leaf window, a coarse one, a leaf one again and an adaptive one at the paused step" \
+    "[ $? = 0 ] && grep -q paused pause$np.out" ||
+    cat pause$np.out leaves$np.out coarse$np.out again$np.out adaptive$np.out
   check "np $np: the leaf window holds the leaves alone (level 3), the coarse one none of them" \
     "[ '$(levels leaves$np.json)' = 3 ] && ! levels coarse$np.json | grep -q 3"
   s=$(field leaves$np.json step)
@@ -52,10 +56,19 @@ for np in 2 4; do
   $steer stop >/dev/null 2>&1
   wait_job 120
   check "np $np: stop ends the run cleanly" "[ -n '$ended' ] && [ '$rc' = 0 ]" || tail -5 serve.log
-  check "np $np: its live: line counts 4 windows, 1 of them above the leaves (the others restricted nothing)" \
-    "grep -Eq '^live: +4 windows .*; windows above the leaves: 1 \([0-9.]+ s restricting' serve.log" || grep live: serve.log
+  check "np $np: its live: line counts 5 windows, 2 of them above the leaves (the others restricted nothing)" \
+    "grep -Eq '^live: +5 windows .*; windows above the leaves: 2 \([0-9.]+ s restricting' serve.log" || grep live: serve.log
   check "np $np: the coarse window after a leaf window equals the file and its leaves' averages (numpy)" \
     "$py $src/tests/collector/check_window.py lod$np.h5 coarse$np.json >chk$np.out 2>&1" || cat chk$np.out
+  # Issue 54: the live state's details (computed by the compute ranks with the writer's
+  # code) equal the file's statistics at that step, so the adaptive selections agree:
+  # the same grids, cropped alike, the same values -- on mixed levels, not uniform.
+  "$rewind" window "lod$np.h5@$s" $coarse --lod adaptive --out fadaptive$np.json >fadaptive$np.out 2>&1
+  check "np $np: the live adaptive window equals the file's adaptive window at the paused step, on mixed levels" \
+    "$py $src/tests/collector/check_same_window.py adaptive$np.json fadaptive$np.json --mixed --budget 3000 \
+     >same$np.out 2>&1" || cat same$np.out fadaptive$np.out
+  check "np $np: the live adaptive window equals the file's cells and its leaves' averages (numpy)" \
+    "$py $src/tests/collector/check_window.py lod$np.h5 adaptive$np.json >>chk$np.out 2>&1" || cat chk$np.out
   check "np $np: the leaf windows equal the file's cells" \
     "$py $src/tests/collector/check_window.py lod$np.h5 leaves$np.json again$np.json >>chk$np.out 2>&1" || cat chk$np.out
 done

@@ -108,12 +108,21 @@ if [ -n "$port" ]; then
   check "heat, collector rank: status counts the 2 compute ranks" "grep -q '2 compute ranks' status.out"
   "$rewind" steer 127.0.0.1:$port set kappa=0.02 >/dev/null 2>&1
   "$rewind" window 127.0.0.1:$port --box 0,0,0,1,1,0 --budget 2000 --out rank.json >/dev/null 2>&1
+  "$rewind" window 127.0.0.1:$port --box 0,0,0,1,1,0 --budget 2000 --lod adaptive --out rank.adaptive.json \
+    >/dev/null 2>&1
   "$rewind" steer 127.0.0.1:$port stop >/dev/null 2>&1
   wait $job
   check "heat, collector rank: the job ends cleanly" "[ $? = 0 ]"
   check "heat, collector rank: the set shows in the code's output" "grep -q 'heat: kappa = 0.02' rank.log"
   check "heat, collector rank: the window equals the file and the leaves' averages" \
     "$py $src/tests/collector/check_window.py rank.h5 rank.json >chk.out 2>&1 || { tail -2 chk.out; false; }"
+  # Its adaptive window at the paused step: ranked by the details the C API's compute
+  # ranks computed, the same as the file's (its statistics) at that step.
+  "$rewind" window "rank.h5@$($py -c "import json; print(json.load(open('rank.adaptive.json'))['step'])")" \
+    --box 0,0,0,1,1,0 --budget 2000 --lod adaptive --out rank.fadaptive.json >/dev/null 2>&1
+  check "heat, collector rank: the live adaptive window equals the file's at that step, on mixed levels" \
+    "$py $src/tests/collector/check_same_window.py rank.adaptive.json rank.fadaptive.json --mixed --budget 2000 \
+     >same.out 2>&1 || { tail -2 same.out; false; }"
 else
   kill $job
 fi

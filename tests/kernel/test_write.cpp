@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <numeric>
 #include <set>
@@ -519,5 +520,62 @@ TEST_CASE("a step the ranks describe differently is refused on every rank, nothi
     Reader r = Reader::open(path);
     REQUIRE(r.steps().size() == 1);
     CHECK(r.steps()[0].time == 0.1);
+  }
+}
+
+TEST_CASE("grid_statistics gives each grid the statistics a written step stores, bit for bit", "[kernel][mpi]") {
+  // The live state's adaptive windows rank grids by these (rewind::live): equal to the
+  // file's, a paused run's window equals the file's at that step.
+  const std::string path = rwd::kernel::test::test_path("grid_statistics");
+  ToyModel m = ToyModel::build(MPI_COMM_WORLD);
+  IoOptions opt;
+  opt.write_views = false;
+  const LocalGrids grids = m.describe();
+  {
+    Writer w = Writer::create(MPI_COMM_WORLD, path, ToyModel::common(), opt);
+    // u stored as double, v as float32.
+    w.write_step(ToyModel::step_info(5, 0.05, 0.01, StepKind::visualisation,
+                                     {{"cell_data", "u", 0, false}, {"cell_data", "v", 1, true}}, true),
+                 grids);
+    w.close();
+  }
+  const auto u = grid_statistics(MPI_COMM_WORLD, grids, 8, 0, false);
+  const auto v = grid_statistics(MPI_COMM_WORLD, grids, 8, 1, true);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const Reader r = Reader::open(path);
+  const StepTopology t = r.read_topology(5);
+  REQUIRE(r.has_statistics(5, "u"));
+  REQUIRE(u.size() == grids.grids.size());
+  REQUIRE(v.size() == grids.grids.size());
+  std::vector<std::int64_t> rows;
+  for (const auto& g : grids.grids) rows.push_back(std::find(t.uid.begin(), t.uid.end(), g.uid) - t.uid.begin());
+  const auto fu = r.read_statistics_rows(5, "u", rows), fv = r.read_statistics_rows(5, "v", rows);
+  const auto bits = [](const std::array<double, 3>& a) {  // NaN ranges compare too
+    std::array<std::uint64_t, 3> b{};
+    for (std::size_t i = 0; i < 3; ++i) b[i] = std::bit_cast<std::uint64_t>(a[i]);
+    return b;
+  };
+  int refined_with_detail = 0;
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    INFO("grid " << grids.grids[k].uid);
+    CHECK(bits(u[k]) == bits(fu[k]));
+    CHECK(bits(v[k]) == bits(fv[k]));  // float32 rounding as stored
+    if (!grids.grids[k].child_uids.empty() && u[k][2] > 0) ++refined_with_detail;
+  }
+  // Not a comparison of zeros: this rank's parents have details.
+  const bool has_parent =
+      std::any_of(grids.grids.begin(), grids.grids.end(), [](const GridRecord& g) { return !g.child_uids.empty(); });
+  CHECK((refined_with_detail > 0) == has_parent);
+  THEN("a block that does not halve gives no statistics; grids that are not one tree are refused on every rank") {
+    LocalGrids odd = grids;
+    odd.block = {3, 4, 4};  // the arrays stay valid: only the addressing changes
+    CHECK(grid_statistics(MPI_COMM_WORLD, odd, 8, 0).empty());
+    LocalGrids broken = grids;
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0 && !broken.grids.empty()) broken.grids.front().parent_uid = 12345;  // no rank has it
+    if (!broken.grids.empty() && rank == 0 && broken.grids.front().level == 0) broken.grids.front().level = 1;
+    CHECK_THROWS_AS(grid_statistics(MPI_COMM_WORLD, broken, 8, 0), std::invalid_argument);
+    CHECK_THROWS_AS(grid_statistics(MPI_COMM_WORLD, grids, 8, 9), std::invalid_argument);  // no slot 9
   }
 }

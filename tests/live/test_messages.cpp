@@ -44,7 +44,9 @@ std::vector<Command> sample_commands() {
                         {{{{"physics.nu", 1e-3}}, "a.h5"},
                          {{}, ""},
                          {{{"boundary.xmin.velocity", std::array<double, 3>{2, 0, 0}}}, "c.h5"}}},
-          Bye{}};
+          Bye{},
+          DetailsCommand{"u", ""},
+          DetailsCommand{"p", "b.h5"}};
 }
 
 Reply sample_reply() {
@@ -58,6 +60,8 @@ Reply sample_reply() {
                   {"boundary.xmin.velocity", std::array<double, 3>{1.5, 0, 0}, "m/s", -100, 100, "inflow"}};
   r.applied = {"physics.nu=0.002"};
   r.files = {"run.branch1234.h5", "b.h5"};
+  r.uids = {0, (1ull << 58) | 3, std::numeric_limits<std::uint64_t>::max() - 1};
+  r.details = {0.25, 0.0, 1e-300};
   return r;
 }
 
@@ -163,4 +167,10 @@ TEST_CASE("a window's pieces travel in runs of one owner, cut once a run holds t
     const std::vector<PiecePlacement> pieces(512, PiecePlacement{0, 0, {0, 0, 0}, {16, 16, 8}, 1});
     CHECK(runs_of(pieces).size() == 16);
   }
+}
+
+TEST_CASE("a reply whose details and grids differ in number is refused", "[live]") {
+  Reply r = sample_reply();
+  r.details.pop_back();
+  CHECK_THROWS_AS(decode_reply(encode(r)), WireError);
 }

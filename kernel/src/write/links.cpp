@@ -5,14 +5,16 @@
 
 namespace rwd::kernel::detail {
 
-std::string exchange_links(const WriterState& w, const LocalGrids& grids, StepRows& rows) {
+std::string exchange_links(MPI_Comm comm, int max_children, const LocalGrids& grids, StepRows& rows) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
   const std::size_t nloc = rows.perm.size();
-  const auto nc = static_cast<std::size_t>(w.common.max_children);
-  std::vector<int> counts(static_cast<std::size_t>(w.size)), displs(static_cast<std::size_t>(w.size));
+  const auto nc = static_cast<std::size_t>(max_children);
+  std::vector<int> counts(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
   const int nloc_i = static_cast<int>(nloc) * 2;
-  MPI_Allgather(&nloc_i, 1, MPI_INT, counts.data(), 1, MPI_INT, w.comm);
+  MPI_Allgather(&nloc_i, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
   int acc = 0;
-  for (int r = 0; r < w.size; ++r) {
+  for (int r = 0; r < size; ++r) {
     displs[static_cast<std::size_t>(r)] = acc;
     acc += counts[static_cast<std::size_t>(r)];
   }
@@ -21,11 +23,11 @@ std::string exchange_links(const WriterState& w, const LocalGrids& grids, StepRo
     mine[2 * k] = grids.grids[rows.perm[k]].uid;
     mine[2 * k + 1] = static_cast<std::uint64_t>(rows.layout.row_of[k]);
   }
-  MPI_Allgatherv(mine.data(), nloc_i, MPI_UINT64_T, all.data(), counts.data(), displs.data(), MPI_UINT64_T, w.comm);
+  MPI_Allgatherv(mine.data(), nloc_i, MPI_UINT64_T, all.data(), counts.data(), displs.data(), MPI_UINT64_T, comm);
   std::vector<std::pair<std::uint64_t, std::int64_t>> pairs(all.size() / 2);
   for (std::size_t i = 0; i < pairs.size(); ++i) pairs[i] = {all[2 * i], static_cast<std::int64_t>(all[2 * i + 1])};
   std::vector<int> rank_of_row(static_cast<std::size_t>(std::max<std::int64_t>(0, rows.layout.n_grids)), -1);
-  for (int r = 0; r < w.size; ++r)
+  for (int r = 0; r < size; ++r)
     for (int i = displs[static_cast<std::size_t>(r)] / 2;
          i < (displs[static_cast<std::size_t>(r)] + counts[static_cast<std::size_t>(r)]) / 2; ++i) {
       const std::int64_t row = pairs[static_cast<std::size_t>(i)].second;

@@ -1,12 +1,16 @@
 // The per-grid statistics of a step's fields (statistics.hpp).
 #include "write/statistics.hpp"
 
+#include <fmt/core.h>
 #include <mpi.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
+#include "rewind/kernel/grid_statistics.hpp"
 #include "write/write_step.hpp"
 
 namespace rwd::kernel::detail {
@@ -36,10 +40,11 @@ struct StepStatistics::Layout {
   std::ptrdiff_t base = 0, sy = 0, sz = 0;
 };
 
-StepStatistics::StepStatistics(const WriterState& w, const StepInfo& info, const LocalGrids& grids,
-                               const StepRows& rows, const std::vector<std::size_t>& fields)
-    : info_(info), fields_(fields), grids_(grids), rows_(rows), blk_(w.common.block), h_(grids.halo) {
-  ref_ = refinement_of(blk_, w.common.max_children);
+StepStatistics::StepStatistics(MPI_Comm comm, const BlockShape& block, int max_children,
+                               const std::vector<FieldSpec>& specs, const LocalGrids& grids, const StepRows& rows,
+                               const std::vector<std::size_t>& fields)
+    : comm_(comm), specs_(specs), fields_(fields), grids_(grids), rows_(rows), blk_(block), h_(grids.halo) {
+  ref_ = refinement_of(blk_, max_children);
   const std::size_t nloc = rows.perm.size();
   nb_ = {blk_.sx / ref_.f[0], blk_.sy / ref_.f[1], blk_.sz / ref_.f[2]};
   nblocks_ = static_cast<std::size_t>(nb_[0]) * static_cast<std::size_t>(nb_[1]) * static_cast<std::size_t>(nb_[2]);
@@ -57,9 +62,9 @@ StepStatistics::StepStatistics(const WriterState& w, const StepInfo& info, const
       remote_slot_[k] = static_cast<std::int64_t>(n_remote_++);
     }
   }
-  out_.resize(info.fields.size());
-  moments_.resize(info.fields.size());
-  shares_.resize(info.fields.size());
+  out_.resize(specs.size());
+  moments_.resize(specs.size());
+  shares_.resize(specs.size());
   for (const std::size_t i : fields_) {
     out_[i].assign(3 * nloc, 0.0);
     moments_[i].assign(n_remote_ * nblocks_ * 2, 0.0);
@@ -83,8 +88,8 @@ std::array<int, 3> StepStatistics::octant(const BoxRow& child, const BoxRow& par
 double StepStatistics::share(std::size_t i, std::size_t parent, const std::array<int, 3>& o, const double* m) const {
   const double n = ref_.cells();
   const GridRecord& g = grids_.grids[rows_.perm[parent]];
-  const double* a = g.fields[static_cast<std::size_t>(info_.fields[i].slot)];
-  const bool f32 = info_.fields[i].float32;
+  const double* a = g.fields[static_cast<std::size_t>(specs_[i].slot)];
+  const bool f32 = specs_[i].float32;
   const auto px = static_cast<std::size_t>(blk_.sx + 2 * h_), py = static_cast<std::size_t>(blk_.sy + 2 * h_);
   double sum = 0.0;
   std::size_t j = 0;
@@ -239,8 +244,8 @@ void StepStatistics::add_all() {
   const std::ptrdiff_t px = blk_.sx + 2 * h_, py = blk_.sy + 2 * h_;
   const Layout at{(h_ * py + h_) * px + h_, px, px * py};
   for (const std::size_t i : fields_) {
-    const auto slot = static_cast<std::size_t>(info_.fields[i].slot);
-    const bool f32 = info_.fields[i].float32;
+    const auto slot = static_cast<std::size_t>(specs_[i].slot);
+    const bool f32 = specs_[i].float32;
     for (std::size_t k = 0; k < rows_.perm.size(); ++k) {
       const double* a = grids_.grids[rows_.perm[k]].fields[slot];
       if (f32) add<float>(i, k, a, at);
@@ -249,17 +254,19 @@ void StepStatistics::add_all() {
   }
 }
 
-void StepStatistics::finish(const WriterState& w) {
+void StepStatistics::finish() {
   const std::size_t nf = fields_.size();
   if (ref_.ok) {
     // One message per remote child: its parent's row, its box's lower corner, then each
     // field's block moments; grouped by the parent's rank.
     const std::size_t per = kHeader + nf * nblocks_ * 2;
-    const auto size = static_cast<std::size_t>(w.size);
+    int comm_size = 1;
+    MPI_Comm_size(comm_, &comm_size);
+    const auto size = static_cast<std::size_t>(comm_size);
     std::vector<int> scount(size, 0), sdispl(size, 0), rcount(size, 0), rdispl(size, 0);
     for (std::size_t k = 0; k < remote_rank_.size(); ++k)
       if (remote_rank_[k] >= 0) scount[static_cast<std::size_t>(remote_rank_[k])] += static_cast<int>(per);
-    MPI_Alltoall(scount.data(), 1, MPI_INT, rcount.data(), 1, MPI_INT, w.comm);
+    MPI_Alltoall(scount.data(), 1, MPI_INT, rcount.data(), 1, MPI_INT, comm_);
     int s_total = 0, r_total = 0;
     for (std::size_t r = 0; r < size; ++r) {
       sdispl[r] = s_total;
@@ -284,7 +291,7 @@ void StepStatistics::finish(const WriterState& w) {
                     m + kHeader + j * nblocks_ * 2);
     }
     MPI_Alltoallv(send.data(), scount.data(), sdispl.data(), MPI_DOUBLE, recv.data(), rcount.data(), rdispl.data(),
-                  MPI_DOUBLE, w.comm);
+                  MPI_DOUBLE, comm_);
     for (std::size_t off = 0; off + per <= recv.size(); off += per) {
       const double* m = &recv[off];
       const auto it = local_of_row_.find(static_cast<std::int64_t>(m[0]));
@@ -311,3 +318,59 @@ void StepStatistics::finish(const WriterState& w) {
 }
 
 }  // namespace rwd::kernel::detail
+
+namespace rwd::kernel {
+
+namespace {
+
+/// Every rank throws `problem` (or, where it has none, a line saying another rank had
+/// one) if any rank has a problem. Collective.
+void agree_or_throw(MPI_Comm comm, const std::string& problem, const char* elsewhere) {
+  int mine = problem.empty() ? 0 : 1, any = 0;
+  MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
+  if (any) throw std::invalid_argument(problem.empty() ? std::string(elsewhere) : problem);
+}
+
+}  // namespace
+
+std::vector<GridStatistic> grid_statistics(MPI_Comm comm, const LocalGrids& grids, int max_children, int slot,
+                                           bool float32) {
+  if (!detail::refinement_of(grids.block, max_children).ok) return {};
+  constexpr int L = fmt_names::kMaxLevels;
+  std::string bad;
+  std::vector<std::int64_t> local(L + 1, 0), total(L + 1, 0), before(L, 0);
+  for (const auto& g : grids.grids) {
+    if (g.level < 0 || g.level >= L)
+      bad = fmt::format("grid statistics: grid {} has level {}, not 0..{}", g.uid, g.level, L - 1);
+    else if (slot < 0 || static_cast<std::size_t>(slot) >= g.fields.size() || !g.fields[static_cast<std::size_t>(slot)])
+      bad = fmt::format("grid statistics: grid {} has no field in slot {}", g.uid, slot);
+    else ++local[static_cast<std::size_t>(g.level)];
+  }
+  agree_or_throw(comm, bad, "grid statistics: another rank's grids are not usable");
+  MPI_Allreduce(local.data(), total.data(), L, MPI_INT64_T, MPI_SUM, comm);
+  MPI_Exscan(local.data(), before.data(), L, MPI_INT64_T, MPI_SUM, comm);
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) std::fill(before.begin(), before.end(), 0);  // Exscan leaves rank 0 undefined
+  // The rows a step written from these grids would give them: the same order of sums.
+  detail::StepRows rows;
+  rows.perm = detail::local_order(grids.grids);
+  std::vector<int> levels(rows.perm.size());
+  for (std::size_t k = 0; k < levels.size(); ++k) levels[k] = grids.grids[rows.perm[k]].level;
+  rows.layout = detail::assign_rows(levels, std::vector<std::int64_t>(total.begin(), total.begin() + L), before);
+  agree_or_throw(comm, detail::exchange_links(comm, max_children, grids, rows),
+                 "grid statistics: another rank's grids are not one tree");
+  FieldSpec spec;
+  spec.name = "field";
+  spec.slot = slot;
+  spec.float32 = float32;
+  const std::vector<FieldSpec> specs{spec};
+  detail::StepStatistics st(comm, grids.block, max_children, specs, grids, rows, {0});
+  st.add_all();
+  if (rows.layout.n_grids > 0) st.finish();  // collective; every rank has the same n_grids
+  std::vector<GridStatistic> out(grids.grids.size());
+  for (std::size_t k = 0; k < rows.perm.size(); ++k) std::copy_n(st.row(0, k), 3, out[rows.perm[k]].begin());
+  return out;
+}
+
+}  // namespace rwd::kernel

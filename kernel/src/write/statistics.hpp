@@ -12,6 +12,8 @@
 // exchange (finish()). A parent sums its children's shares in row order, so the file does
 // not depend on the partition.
 #pragma once
+#include <mpi.h>
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -23,7 +25,6 @@
 
 namespace rwd::kernel::detail {
 
-struct WriterState;
 struct StepRows;
 
 /// The cells a parent's cell covers in a child: 2 along each refined axis, 1 along the
@@ -38,17 +39,19 @@ struct Refinement {
 };
 Refinement refinement_of(const BlockShape& block, int max_children);
 
-/// One step's statistics: add_all(), then finish().
+/// One step's statistics: add_all(), then finish(). Used by the writer (write_statistics)
+/// and by kernel::grid_statistics (a running code's state, not written).
 class StepStatistics {
  public:
-  /// `fields`: the indices in StepInfo::fields of the fields with statistics.
-  StepStatistics(const WriterState& w, const StepInfo& info, const LocalGrids& grids, const StepRows& rows,
-                 const std::vector<std::size_t>& fields);
+  /// Over the ranks of `comm` (the writer's), whose grids have rows `rows`. `specs`: the
+  /// step's fields; `fields`: the indices in `specs` of the fields with statistics.
+  StepStatistics(MPI_Comm comm, const BlockShape& block, int max_children, const std::vector<FieldSpec>& specs,
+                 const LocalGrids& grids, const StepRows& rows, const std::vector<std::size_t>& fields);
   /// Every grid of every field with statistics, from the grids' own (halo'd) arrays, each
   /// value as the file stores it (a float32 field's rounded). Touches only memory.
   void add_all();
   /// Collective: the remote children's shares reach their parents; every detail is final.
-  void finish(const WriterState& w);
+  void finish();
   /// Row k of field i: {min, max, detail}; valid after finish().
   [[nodiscard]] const double* row(std::size_t i, std::size_t k) const { return &out_[i][3 * k]; }
 
@@ -62,7 +65,8 @@ class StepStatistics {
   void moments(const T* values, const Layout& at, double* m) const;
   [[nodiscard]] std::array<int, 3> octant(const BoxRow& child, const BoxRow& parent) const;
 
-  const StepInfo& info_;
+  MPI_Comm comm_;
+  const std::vector<FieldSpec>& specs_;
   std::vector<std::size_t> fields_;  ///< the fields with statistics
   const LocalGrids& grids_;
   const StepRows& rows_;

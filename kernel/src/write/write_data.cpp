@@ -473,10 +473,13 @@ void write_statistics(WriterState& w, const StepInfo& info, const LocalGrids& gr
   // The pass is local: a failure of it (memory) is agreed on before any rank enters the
   // exchange, which the others would otherwise wait in.
   std::optional<StepStatistics> stats;
-  phase(w.comm, w.path, [&] { stats.emplace(w, info, grids, rows, data.statistics_of).add_all(); });
+  phase(w.comm, w.path, [&] {
+    stats.emplace(w.comm, w.common.block, w.common.max_children, info.fields, grids, rows, data.statistics_of)
+        .add_all();
+  });
   phase(w.comm, w.path, [&] {
     if (rows.layout.n_grids == 0) return;  // all ranks empty: no collective write (see DataWriter::run)
-    stats->finish(w);                      // collective: the remote children's shares
+    stats->finish();                       // collective: the remote children's shares
     std::vector<double> packed(3 * nloc);
     for (std::size_t d = data.first_statistics; d < n_sets; ++d) {
       const std::size_t i = data.statistics_of[d - data.first_statistics];

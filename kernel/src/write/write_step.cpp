@@ -463,7 +463,7 @@ WriteStats detail::write_in_place(WriterState& w, const StepInfo& info, const Lo
   const Counted counted = count_rows(w, info, grids, rows);
   const StepCounts& n = counted.counts;
   // ---- 3. links: one exchange of (uid, row) pairs, then every rank resolves its own ----
-  const std::string link_bad = exchange_links(w, grids, rows);
+  const std::string link_bad = exchange_links(w.comm, w.common.max_children, grids, rows);
   phase(w.comm, w.path, [&] {
     if (!link_bad.empty()) w.ctx.fail(ErrorKind::invalid_argument, "bad tree: " + link_bad);
   });

@@ -93,7 +93,7 @@ struct StepRows {
 /// Collective. Fills rows.parent_row and rows.child_rows: one Allgatherv of every rank's
 /// (uid, row) pairs, then each rank resolves its own links. Returns "" or what is wrong
 /// with the tree (the same on every rank is not required: the caller agrees).
-std::string exchange_links(const WriterState& w, const LocalGrids& grids, StepRows& rows);
+std::string exchange_links(MPI_Comm comm, int max_children, const LocalGrids& grids, StepRows& rows);
 
 struct DataStats {
   std::int64_t buffer_bytes = 0;

@@ -54,8 +54,9 @@ inline constexpr std::uint16_t kProtocolVersion = 1;
 /// 1.8 several futures of a live job: status_reply.futures, control_request.file,
 /// set_request.file, branch_request.futures, branch_reply.files (all optional); 1.9 a
 /// served file named by its basename; 1.10 window_request.lod and window_reply.lod
-/// (optional: an adaptive level of detail from a file's per-grid statistics).
-inline constexpr const char* kProtocolRevision = "1.10";
+/// (optional: an adaptive level of detail from a file's per-grid statistics); 1.11 the
+/// live state's adaptive windows (details from the compute ranks; nothing on the wire).
+inline constexpr const char* kProtocolRevision = "1.11";
 inline constexpr std::size_t kHeaderSize = wire::kHeaderSize;
 /// Default cap of a request frame (requests carry no arrays).
 inline constexpr std::uint64_t kMaxRequestBytes = std::uint64_t{64} << 10;

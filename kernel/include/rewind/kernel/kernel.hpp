@@ -2,6 +2,7 @@
 #pragma once
 #include "rewind/kernel/claim.hpp"
 #include "rewind/kernel/error.hpp"
+#include "rewind/kernel/grid_statistics.hpp"
 #include "rewind/kernel/grids.hpp"
 #include "rewind/kernel/io_ranks.hpp"
 #include "rewind/kernel/lineage.hpp"

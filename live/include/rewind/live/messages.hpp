@@ -30,8 +30,9 @@ namespace rwd::live {
 /// 2: a parameter's open range ends (min_open, max_open). 3: a window's cells travel in
 /// runs cut at kRunCells (link.hpp: runs_of), so peers of 2 would expect other messages.
 /// 4: futures -- a branch forks several at once, a window, a control or a set names the
-/// future it is for, a status lists them.
-inline constexpr std::uint16_t kVersion = 4;
+/// future it is for, a status lists them. 5: the details command (adaptive live windows);
+/// a reply carries grids' details.
+inline constexpr std::uint16_t kVersion = 5;
 
 /// One selected grid of a window, cropped: cells first + stride * (i, j, k) for
 /// (i, j, k) < count, on the compute rank `owner` (its rank among the compute ranks).
@@ -52,7 +53,7 @@ struct PiecePlacement {
 /// value travels as a vector flag and its numbers.
 using collector::ParameterInfo;
 
-enum class Op : std::uint16_t { window = 1, hold, release, control, parameters, set, branch, bye };
+enum class Op : std::uint16_t { window = 1, hold, release, control, parameters, set, branch, bye, details };
 // A run's state and a control's action are the collector protocol's own types
 // (collector::RunState, collector::ControlAction): a client's word and the compute ranks'
 // are one idea. These frames carry each as its enumerator's byte.
@@ -104,7 +105,17 @@ struct BranchCommand {
 struct Bye {  ///< the collector is done: the run may end
   bool operator==(const Bye&) const = default;
 };
-using Command = std::variant<WindowCommand, Hold, Release, ControlCommand, ParametersQuery, SetCommand, BranchCommand, Bye>;
+/// The details of variable `var` (its per-grid statistics' third column, as a step written
+/// now would store them: kernel::grid_statistics) of every grid of the future writing
+/// `file` ("" = the first): what an adaptive window of the live state ranks grids by. The
+/// compute ranks also send the collector the whole tree they computed them on (tree.hpp).
+struct DetailsCommand {
+  std::string var;
+  std::string file;
+  bool operator==(const DetailsCommand&) const = default;
+};
+using Command = std::variant<WindowCommand, Hold, Release, ControlCommand, ParametersQuery, SetCommand, BranchCommand,
+                             Bye, DetailsCommand>;
 [[nodiscard]] Op op_of(const Command& c) noexcept;
 
 /// The compute root's answer to a command. `ok` false: `message` says why (one line),
@@ -120,6 +131,9 @@ struct Reply {
   std::vector<ParameterInfo> parameters;                     ///< parameters
   std::vector<std::string> applied;      ///< set: the changes as key=value
   std::vector<std::string> files;        ///< branch: every future's file (`file` is the first)
+  /// details: every grid's uid and its detail (none: a step would store no statistics).
+  std::vector<std::uint64_t> uids;
+  std::vector<double> details;
   bool operator==(const Reply&) const = default;
 };
 

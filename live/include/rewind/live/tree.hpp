@@ -32,6 +32,7 @@ struct SelectedPiece {
 /// A window's selection over the whole tree: window::Selection with owners.
 struct Selection {
   int level = 0, stride = 1;
+  window::Lod lod = window::Lod::uniform;  ///< the rule that answered
   window::Box covered = window::kZeroBox;
   std::vector<SelectedPiece> pieces;
 };
@@ -41,8 +42,10 @@ struct Selection {
 /// std::invalid_argument (on every rank) for a tree without exactly one root or with a
 /// child described on no rank.
 std::optional<TreeSnapshot> gather_tree(MPI_Comm compute, const kernel::LocalGrids& grids);
-/// window::select on the snapshot, with owners. Pure.
-Selection select(const TreeSnapshot& tree, const window::Window& w);
+/// window::select on the snapshot, with owners; `detail`: one variable's detail of each
+/// row (adaptive windows; empty: none, an adaptive window answers with the uniform rule).
+/// Pure.
+Selection select(const TreeSnapshot& tree, const window::Window& w, std::span<const double> detail = {});
 
 /// The snapshot as a live-link frame (type kTreeType; messages.hpp), for a collector on
 /// another rank, and back (child and parent rows rebuilt). decode_tree throws

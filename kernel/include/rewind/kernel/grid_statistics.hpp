@@ -1,0 +1,32 @@
+// The per-grid statistics of a running code's grids, as a step written from them would
+// store them (docs/file-format.md §3, "Statistics"), without writing anything: the live
+// state's adaptive windows rank its grids by these details (rewind::live). The writer's
+// own code computes them, so for the same grids they equal a file's bit for bit.
+#pragma once
+#include <mpi.h>
+
+#include <array>
+#include <vector>
+
+#include "rewind/kernel/grids.hpp"
+
+namespace rwd::kernel {
+
+/// One grid's statistics of one field: {minimum, maximum} over its non-solid cells (NaN
+/// when it has none) and its detail (the L2 norm over its children's cells of their
+/// values minus its own cells prolonged onto them; 0 for a leaf).
+using GridStatistic = std::array<double, 3>;
+
+/// Collective over `comm`: for each of this rank's grids (in `grids.grids` order), the
+/// statistics of the field in slot `slot` of GridRecord::fields that a step written by
+/// these ranks from these grids would store (`float32`: of the values rounded as a
+/// float32 field is stored). `max_children`: the tree's child slots (4: quadtree, 8:
+/// octree). Parents must hold their children's averages (a code restricts first).
+/// Returns an empty vector on every rank where a step would store no statistics (a
+/// max_children other than 2, 4, 8, or an odd cell count on a refined axis). Throws
+/// std::invalid_argument on every rank for grids that are not one tree (a uid twice, a
+/// link to a grid no rank has, not exactly one root, a level outside 0..63) or lack the slot.
+std::vector<GridStatistic> grid_statistics(MPI_Comm comm, const LocalGrids& grids, int max_children, int slot,
+                                           bool float32 = false);
+
+}  // namespace rwd::kernel
