@@ -319,7 +319,7 @@ json window_reply_json(const WindowReply& b, std::vector<ArrayOut>& arrays) {
             {"level", b.level}, {"stride", b.stride},      {"box", box_json(b.lo, b.hi)},
             {"cells", b.cells}, {"variables", b.variables}};
   if (b.lod != "uniform") j["lod"] = b.lod;  // 1.10
-  if (!b.ranges.empty()) {  // 1.11: {"u": [min, max], ...}; NaN goes as null
+  if (!b.ranges.empty()) {                   // 1.11: {"u": [min, max], ...}; NaN goes as null
     json ranges = json::object();
     const auto number = [](double x) { return std::isfinite(x) ? json(x) : json(nullptr); };
     for (std::size_t v = 0; v < b.variables.size(); ++v)
@@ -389,8 +389,10 @@ std::vector<std::array<double, 2>> get_ranges(const json& j, const std::vector<s
   std::vector<std::array<double, 2>> out(variables.size(), {nan, nan});
   for (const auto& [name, v] : r.items()) {
     const auto at = std::find(variables.begin(), variables.end(), name);
-    if (at == variables.end()) malformed("window_reply field \"ranges\" names \"" + name.substr(0, 32) + "\", not a variable");
-    if (!v.is_array() || v.size() != 2) malformed("window_reply range of \"" + name.substr(0, 32) + "\" is not [min, max]");
+    if (at == variables.end())
+      malformed("window_reply field \"ranges\" names \"" + name.substr(0, 32) + "\", not a variable");
+    if (!v.is_array() || v.size() != 2)
+      malformed("window_reply range of \"" + name.substr(0, 32) + "\" is not [min, max]");
     auto& o = out[static_cast<std::size_t>(at - variables.begin())];
     for (std::size_t e = 0; e < 2; ++e) o[e] = v[e].is_null() ? nan : as_f64(v[e], "ranges");
   }

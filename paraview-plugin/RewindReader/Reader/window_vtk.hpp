@@ -44,8 +44,8 @@ void offer_arrays(vtkDataArraySelection& selection, const std::vector<std::strin
 /// rewind_annotation (annotation()), rewind_units ("u [m/s]" per variable, the
 /// reply's order) and, for each variable with a finite reply.ranges entry (a file step
 /// with statistics), rewind_range_<var>: two values, min and max over the shown grids'
-/// non-solid cells (what the GUI fits the colour map to). Throws std::runtime_error if an array of the reply does not hold
-/// exactly its cells.
+/// non-solid cells (what the GUI fits the colour map to). Throws std::runtime_error if an array of the reply does not
+/// hold exactly its cells.
 void fill_output(const collector::WindowReply& reply, bool cell_types, const collector::ServerInfo& info,
                  vtkMultiBlockDataSet* out);
 

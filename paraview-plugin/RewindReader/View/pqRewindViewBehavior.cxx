@@ -48,7 +48,8 @@ bool statistics_range(pqDataRepresentation* repr, double range[2]) {
   vtkPVDataInformation* data = repr->getInputDataInformation();
   if (!name || !*name || !data || colour.GetInputArrayAssociation() != vtkDataObject::FIELD_ASSOCIATION_CELLS)
     return false;
-  vtkPVArrayInformation* a = data->GetArrayInformation(("rewind_range_" + std::string(name)).c_str(), vtkDataObject::FIELD);
+  vtkPVArrayInformation* a =
+      data->GetArrayInformation(("rewind_range_" + std::string(name)).c_str(), vtkDataObject::FIELD);
   if (!a || a->GetNumberOfComponents() != 1) return false;
   a->GetComponentRange(0, range);
   return std::isfinite(range[0]) && std::isfinite(range[1]) && range[0] <= range[1];
@@ -133,8 +134,8 @@ void pqRewindViewBehavior::followRange(pqDataRepresentation* repr) {
   if (!vtkSMPVRepresentationProxy::GetUsingScalarColoring(proxy)) return;
   vtkSMProxy* lut = vtkSMPropertyHelper(proxy, "LookupTable", true).GetAsProxy();
   // A range the user locked (the lock icon, a custom range: rescale mode "Never") stays.
-  if (!lut || vtkSMPropertyHelper(lut, "AutomaticRescaleRangeMode", true).GetAsInt() ==
-                  vtkSMTransferFunctionManager::NEVER)
+  if (!lut ||
+      vtkSMPropertyHelper(lut, "AutomaticRescaleRangeMode", true).GetAsInt() == vtkSMTransferFunctionManager::NEVER)
     return;
   double range[2];
   if (!statistics_range(repr, range)) {
