@@ -7,7 +7,10 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -255,6 +258,30 @@ std::vector<std::string> step_variables(const k::Reader& reader, std::int64_t st
   }
   return out;
 }
+
+// Each variable's {min, max} over the statistics rows of the grids shown (1.11; NaN where
+// none of them has a non-solid cell or the step lacks that variable's statistics); empty
+// when the step has none of them (format < 1.9, output.io.statistics = false).
+std::vector<std::array<double, 2>> shown_ranges(const k::Reader& reader, std::int64_t step,
+                                                const std::vector<std::string>& variables,
+                                                std::vector<std::int64_t> rows) {
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  std::sort(rows.begin(), rows.end());  // read_statistics_rows wants them ascending, distinct
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  std::vector<std::array<double, 2>> out(variables.size(), {nan, nan});
+  bool any = false;
+  for (std::size_t v = 0; v < variables.size(); ++v) {
+    if (!reader.has_statistics(step, variables[v])) continue;
+    any = true;
+    if (rows.empty()) continue;
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (const auto& row : reader.read_statistics_rows(step, variables[v], rows))
+      if (!std::isnan(row[0])) lo = std::min(lo, row[0]), hi = std::max(hi, row[1]);  // NaN: no non-solid cell
+    if (lo <= hi) out[v] = {lo, hi};
+  }
+  if (!any) out.clear();
+  return out;
+}
 }  // namespace
 
 WindowReply FileService::window(const WindowRequest& req, const WindowOptions& opt) {
@@ -345,6 +372,7 @@ WindowReply FileService::Impl::window(std::size_t f, const WindowRequest& req, c
     for (std::size_t i = 0; i < sel.pieces.size(); ++i) o = win::extract(sel.pieces[i], cells, rows_at + i * per_grid, o);
     r.values.push_back(std::move(out));
   }
+  r.ranges = shown_ranges(reader, step.step, variables, rows);
   try {
     std::uint8_t* types_at = Impl::scratch(s.types, rows.size() * per_grid);
     reader.read_cell_types(step.step, rows, types_at);

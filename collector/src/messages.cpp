@@ -306,6 +306,7 @@ void check_window_reply(const WindowReply& b) {
     if (values_of(b, v).size() != cells) fail("a value array does not have one value per cell");
   const auto types = cell_types_of(b);
   if (!types.empty() && types.size() != cells) fail("cell_type does not have one entry per cell");
+  if (!b.ranges.empty() && b.ranges.size() != b.variables.size()) fail("one range per variable expected");
 }
 
 // The pieces go into the text without a DOM (add_pieces): 512 pieces as nlohmann
@@ -318,6 +319,13 @@ json window_reply_json(const WindowReply& b, std::vector<ArrayOut>& arrays) {
             {"level", b.level}, {"stride", b.stride},      {"box", box_json(b.lo, b.hi)},
             {"cells", b.cells}, {"variables", b.variables}};
   if (b.lod != "uniform") j["lod"] = b.lod;  // 1.10
+  if (!b.ranges.empty()) {                   // 1.11: {"u": [min, max], ...}; NaN goes as null
+    json ranges = json::object();
+    const auto number = [](double x) { return std::isfinite(x) ? json(x) : json(nullptr); };
+    for (std::size_t v = 0; v < b.variables.size(); ++v)
+      ranges[b.variables[v]] = json::array({number(b.ranges[v][0]), number(b.ranges[v][1])});
+    j["ranges"] = std::move(ranges);
+  }
   return j;
 }
 
@@ -372,6 +380,25 @@ std::string get_lod(const json& j, const char* message) {
   return lod;
 }
 
+/// A window reply's optional ranges (1.11): an object naming only `variables`, each
+/// [min, max] of numbers or nulls (NaN); a variable it does not name gets NaN, NaN.
+std::vector<std::array<double, 2>> get_ranges(const json& j, const std::vector<std::string>& variables) {
+  const auto& r = field(j, "ranges");
+  if (!r.is_object()) malformed("window_reply field \"ranges\" is not an object");
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<std::array<double, 2>> out(variables.size(), {nan, nan});
+  for (const auto& [name, v] : r.items()) {
+    const auto at = std::find(variables.begin(), variables.end(), name);
+    if (at == variables.end())
+      malformed("window_reply field \"ranges\" names \"" + name.substr(0, 32) + "\", not a variable");
+    if (!v.is_array() || v.size() != 2)
+      malformed("window_reply range of \"" + name.substr(0, 32) + "\" is not [min, max]");
+    auto& o = out[static_cast<std::size_t>(at - variables.begin())];
+    for (std::size_t e = 0; e < 2; ++e) o[e] = v[e].is_null() ? nan : as_f64(v[e], "ranges");
+  }
+  return out;
+}
+
 WindowReply window_reply_from(const json& j, std::vector<ArrayIn>&& arrays) {
   WindowReply b;
   b.step = get_int<std::int64_t>(j, "step");
@@ -383,6 +410,7 @@ WindowReply window_reply_from(const json& j, std::vector<ArrayIn>&& arrays) {
   b.cells = get_int<std::uint64_t>(j, "cells");
   if (j.contains("lod")) b.lod = get_lod(j, "window_reply");  // 1.10
   b.variables = get_strs(j, "variables");
+  if (j.contains("ranges")) b.ranges = get_ranges(j, b.variables);  // 1.11
   // 1.7: the pieces as the first array (a binary table), or, as before, a JSON list.
   const bool table = !arrays.empty() && arrays.front().dtype == kPieceDtype;
   if (table) {

@@ -30,6 +30,10 @@ class Window:
     lod                 the rule that answered: "uniform", or "adaptive" (revision 1.10:
                         pieces on several levels, refined where the flow changes)
     variables           names, the order of `values`
+    ranges              (revision 1.11) {name: (min, max)} over the statistics rows of the
+                        grids shown (their non-solid cells; NaN where none): what the
+                        ParaView plugin colours by; {} when the server sent none (a live
+                        state, a step without statistics, an older server, a file window)
     values[name]        float64 array of `cells` values: piece after piece, x fastest
     cell_type           uint8 array like a variable (empty if the step stores none)
     pieces              the protocol's piece dicts: row, uid, level, first, count
@@ -47,6 +51,8 @@ class Window:
         for k in ("step", "time", "file", "level", "stride", "box", "cells", "variables"):
             setattr(self, k, meta[k])
         self.lod = meta.get("lod", "uniform")  # absent (uniform, or a 1.9 server)
+        self.ranges = {name: tuple(float("nan") if x is None else float(x) for x in r)
+                       for name, r in (meta.get("ranges") or {}).items()}  # absent: none known
         self.table = table
         self._pieces = meta["pieces"] if table is None else None
         self.values = {name: arrays[i] for i, name in enumerate(self.variables)}

@@ -1,7 +1,9 @@
 """Drives python/rewind/client.py against a running `rewind serve`: writes the window as
 the JSON dump check_window.py reads, and checks the client's errors.
 
-usage: python_client_check.py SRC_DIR PORT TOKEN OUT.json
+usage: python_client_check.py SRC_DIR PORT TOKEN OUT.json [FILE.h5]
+With FILE.h5 (the file served), the window's ranges (revision 1.11) are checked against
+its cells with h5py + numpy: min / max over the non-solid cells of the grids shown.
 """
 import json
 import struct
@@ -20,6 +22,17 @@ with Client("127.0.0.1", port, token=token, timeout=10) as c:
     w = c.window(((0, 0, 0), (2.2, 0.41, 1)), 3000, ["p", "u"], time="latest")
     assert w.values["p"].dtype.str == "<f8" and w.values["p"].size == w.cells
     assert sum(a.size for a in w.piece_arrays("u")) == w.cells
+    if len(sys.argv) > 5:  # 1.11: each variable's range over the shown grids' non-solid cells
+        import h5py
+        import numpy as np
+        with h5py.File(sys.argv[5], "r") as h5:
+            s = h5["simulation/step_%08d" % w.step]
+            rows = sorted({p["row"] for p in w.pieces})
+            fluid = s["cell_type"][()][rows] != 1
+            want = {v: (float(s["cell_data/" + v][()][rows][fluid].min()), float(s["cell_data/" + v][()][rows][fluid].max()))
+                    for v in w.variables}
+        assert sorted(w.ranges) == sorted(want) and all(np.allclose(w.ranges[v], want[v], rtol=0, atol=0) for v in want), \
+            (w.ranges, want)
     with open(out, "w") as f:
         json.dump({"step": w.step, "time": w.time, "level": w.level, "stride": w.stride, "cells": w.cells,
                    "pieces": w.pieces, "variables": w.variables,

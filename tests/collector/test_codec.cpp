@@ -4,6 +4,7 @@
 // list of what the codec refuses reads as one table.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -335,6 +336,52 @@ TEST_CASE("(1.10) a window's level-of-detail rule: sent and answered only when a
   } catch (const ProtocolError& e) {
     CHECK(std::string(e.what()).find(R"(window_request field "lod" is "fine", not "uniform" or "adaptive")") !=
           std::string::npos);
+  }
+}
+
+TEST_CASE("(1.11) a window's ranges: sent only when known, NaN as null, only of its variables", "[collector]") {
+  const auto round = [](const Body& b) { return std::get<WindowReply>(decode(encode(Message{3, b})).body); };
+  WindowReply w = sample_window();
+  REQUIRE(!w.variables.empty());
+  const auto plain = encode(Message{3, w});
+  CHECK(std::string(reinterpret_cast<const char*>(plain.data()), plain.size()).find("ranges") == std::string::npos);
+  CHECK(round(w).ranges.empty());  // a 1.10 server's reply, a live state, a step without statistics
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  w.ranges.assign(w.variables.size(), {nan, nan});
+  w.ranges.front() = {-0.25, 2.5};
+  const auto back = round(w).ranges;
+  REQUIRE(back.size() == w.variables.size());
+  CHECK(back.front() == std::array<double, 2>{-0.25, 2.5});
+  for (std::size_t v = 1; v < back.size(); ++v) CHECK((std::isnan(back[v][0]) && std::isnan(back[v][1])));
+  w.ranges.pop_back();  // not one per variable: the encoder refuses
+  CHECK_THROWS_AS(encode(Message{3, w}), ProtocolError);
+  // On the wire: an object of [min, max] per variable; a variable it leaves out is NaN.
+  const auto bytes = encode(Message{3, sample_window()});
+  std::string text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  const auto at = text.find("\"variables\":");
+  REQUIRE(at != std::string::npos);
+  const std::string name = w.variables.front();
+  const auto with = [&](const std::string& ranges) {
+    std::string t = text;
+    t.insert(at, "\"ranges\":" + ranges + ",");
+    std::vector<std::byte> b(t.size());
+    std::memcpy(b.data(), t.data(), t.size());
+    const std::size_t more = t.size() - text.size();  // the header's payload length, the JSON's
+    std::uint64_t payload = 0;
+    std::uint32_t json = 0;
+    std::memcpy(&payload, b.data() + 16, sizeof payload);
+    std::memcpy(&json, b.data() + 24, sizeof json);
+    payload += more;
+    json += static_cast<std::uint32_t>(more);
+    std::memcpy(b.data() + 16, &payload, sizeof payload);
+    std::memcpy(b.data() + 24, &json, sizeof json);
+    return b;
+  };
+  CHECK(std::get<WindowReply>(decode(with("{}")).body).ranges.size() == w.variables.size());
+  for (const std::string& bad : std::vector<std::string>{"[]", "{\"nope\":[0,1]}", "{\"" + name + "\":[0]}",
+                                                         "{\"" + name + "\":[0,\"1\"]}", "{\"" + name + "\":7}"}) {
+    CAPTURE(bad);
+    CHECK(decode_error(with(bad)) == ErrorCode::malformed);
   }
 }
 

@@ -4,20 +4,13 @@
 # auto-loads it from PV_PLUGIN_PATH. Each stage records its own error, so one failing
 # stage does not hide the others' results.
 import json
+import sys
 import time
-import traceback
 
 from paraview.simple import *
 
-out = {"errors": {}}
-
-
-def stage(f):
-    try:
-        f()
-    except Exception:
-        out["errors"][f.__name__] = traceback.format_exc(limit=2)
-    return f
+sys.path.insert(0, "@HERE@")
+from gui_stage import out, stage  # noqa: E402
 
 
 v = GetActiveViewOrCreate("RenderView")

@@ -23,7 +23,7 @@ check "the run's collector prints its address" "[ -n '$port' ]"
 # A finished run file for File → Open (the same 2-D case).
 "$rewind" run "$src/cases/default.toml" --output "$tmp/run.h5" -q --set time.end=0.1 \
   --set output.visualisation_interval=0.05 >run.log 2>&1
-sed -e "s|@PORT@|$port|g" -e "s|@TMP@|$tmp|g" "$here/gui_view.py" >gui.py
+sed -e "s|@HERE@|$here|g" -e "s|@PORT@|$port|g" -e "s|@TMP@|$tmp|g" "$here/gui_view.py" >gui.py
 events() { local f=$1; shift; { echo '<?xml version="1.0" ?>'; echo '<pqevents>'; printf '  %s\n' "$@"; echo '</pqevents>'; } >"$f"; }
 events open.xml \
   "<pqevent object=\"pqClientMainWindow/menubar/menu_File\" command=\"activate\" arguments=\"actionFileOpen\" />" \

@@ -4,7 +4,7 @@
 # time axis. Oracles: the case file (the cylinder), h5py (the branch's steps).
 # Prints "yes WHAT" / "no WHAT" per check, details indented.
 #   gui_view_check.py VIEW.json STATE.pvsm VIEW.png CASE.toml BRANCH.h5
-import json
+import os
 import sys
 import tomllib
 import xml.etree.ElementTree as ET
@@ -13,28 +13,14 @@ import h5py
 import matplotlib.image
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gui_checks import check, load_seen, say  # noqa: E402
+
 view_json, state, png, case, branch = sys.argv[1:6]
-seen = json.load(open(view_json))
+seen = load_seen(view_json)
 
 
-for name, error in seen.get("errors", {}).items():
-    print("    the GUI script's stage", name, "failed:", error.strip().splitlines()[-1])
 
-
-def say(ok, what, detail=None):
-    print(("yes " if ok else "no ") + what)
-    if detail is not None and not ok:
-        print("   ", detail)
-
-
-def check(what, test):
-    """say(*test()) for a test returning (ok, detail); an exception (something the GUI
-    script could not see) fails the check."""
-    try:
-        ok, detail = test()
-    except Exception as e:
-        ok, detail = False, "%s: %s" % (type(e).__name__, e)
-    say(ok, what, detail)
 
 
 # Item 2: coloured by the velocity magnitude.

@@ -207,6 +207,19 @@ void fill_output(const collector::WindowReply& reply, bool cell_types, const col
     labels->InsertNextValue(unit.empty() ? v : v + " [" + unit + "]");
   }
   fd->AddArray(labels);
+  // The colour range of what is shown, from the step's statistics (1.11; none without
+  // them): rewind_range_<var> = {min, max}, two values, so ParaView's data information
+  // (and pqRewindViewBehavior) takes the range over every piece of a parallel output.
+  for (std::size_t v = 0; v < reply.ranges.size() && v < reply.variables.size(); ++v) {
+    const auto& r = reply.ranges[v];
+    if (!std::isfinite(r[0]) || !std::isfinite(r[1])) continue;
+    auto a = vtkSmartPointer<vtkDoubleArray>::New();
+    a->SetName(("rewind_range_" + reply.variables[v]).c_str());
+    a->InsertNextValue(r[0]);
+    a->InsertNextValue(r[1]);
+    set_unit(a, unit_of(units, reply.variables[v]));
+    fd->AddArray(a);
+  }
 }
 
 std::size_t step_for_time(vtkInformation* request, const std::vector<double>& times) {

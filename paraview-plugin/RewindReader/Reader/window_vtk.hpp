@@ -41,9 +41,11 @@ void offer_arrays(vtkDataArraySelection& selection, const std::vector<std::strin
 /// rewind_stride, rewind_first). A 2-D case (info.dim 2) gives planes at the domain's
 /// lower z (one point layer: its cells are pixels), not slabs one cell deep. Field data
 /// of `out`: rewind_step, rewind_time, rewind_level, rewind_stride, rewind_file,
-/// rewind_annotation (annotation()) and rewind_units ("u [m/s]" per variable, the
-/// reply's order). Throws std::runtime_error if an array of the reply does not hold
-/// exactly its cells.
+/// rewind_annotation (annotation()), rewind_units ("u [m/s]" per variable, the
+/// reply's order) and, for each variable with a finite reply.ranges entry (a file step
+/// with statistics), rewind_range_<var>: two values, min and max over the shown grids'
+/// non-solid cells (what the GUI fits the colour map to). Throws std::runtime_error if an array of the reply does not
+/// hold exactly its cells.
 void fill_output(const collector::WindowReply& reply, bool cell_types, const collector::ServerInfo& info,
                  vtkMultiBlockDataSet* out);
 

@@ -1,8 +1,11 @@
 #include "pqRewindViewBehavior.h"
 
 #include <QPointer>
+#include <QTimer>
 #include <QVariant>
+#include <cmath>
 #include <cstring>
+#include <string>
 
 #include "pqApplicationCore.h"
 #include "pqDataRepresentation.h"
@@ -11,6 +14,9 @@
 #include "pqServerManagerModel.h"
 #include "pqView.h"
 #include "vtkDataObject.h"
+#include "vtkSMOutputPort.h"
+#include "vtkSMTransferFunctionManager.h"
+#include "vtkSMTransferFunctionProxy.h"
 #include "vtkPVArrayInformation.h"
 #include "vtkPVDataInformation.h"
 #include "vtkPVRenderView.h"
@@ -28,6 +34,26 @@ bool shows_rewind_window(pqDataRepresentation* repr) {
   const char* name = source->GetXMLName();
   return std::strcmp(name, "RewindReader") == 0 || std::strcmp(name, "RewindLiveSource") == 0;
 }
+
+/// The range of the cell array `repr` is coloured by over the grids shown, from the
+/// step's statistics: the source's field data rewind_range_<array> (its two values;
+/// ParaView's data information spans every piece). False when there is none (a file
+/// without statistics, the live state, a derived array such as velocity_magnitude).
+bool statistics_range(pqDataRepresentation* repr, double range[2]) {
+  vtkSMPropertyHelper colour(repr->getProxy(), "ColorArrayName", true);
+  const char* name = colour.GetInputArrayNameToProcess();
+  // The port's information is cached, and a view's update at a new time does not
+  // invalidate it (measured: the previous step's range was taken): gathered afresh.
+  if (pqOutputPort* port = repr->getOutputPortFromInput()) port->getOutputPortProxy()->InvalidateDataInformation();
+  vtkPVDataInformation* data = repr->getInputDataInformation();
+  if (!name || !*name || !data || colour.GetInputArrayAssociation() != vtkDataObject::FIELD_ASSOCIATION_CELLS)
+    return false;
+  vtkPVArrayInformation* a =
+      data->GetArrayInformation(("rewind_range_" + std::string(name)).c_str(), vtkDataObject::FIELD);
+  if (!a || a->GetNumberOfComponents() != 1) return false;
+  a->GetComponentRange(0, range);
+  return std::isfinite(range[0]) && std::isfinite(range[1]) && range[0] <= range[1];
+}
 }  // namespace
 
 pqRewindViewBehavior::pqRewindViewBehavior(QObject* parent) : QObject(parent) {}
@@ -44,6 +70,17 @@ void pqRewindViewBehavior::watch(pqView* view) {
   // The view's own signal: the representation is in the view by then (the model's
   // representationAdded comes before it has a view).
   QObject::connect(view, &pqView::representationAdded, this, &pqRewindViewBehavior::representationAdded);
+  // At every update of the view that executes (a new time, a new window, Refresh, the
+  // steering panel's Follow), before it draws: the colour maps of the Rewind windows it
+  // shows are fitted, nothing else changes. The view's event, not the representation's
+  // dataUpdated: a new time updates the view, not the representation's proxy.
+  QObject::connect(view, &pqView::updateDataEvent, this, [view = QPointer<pqView>(view)] {
+    if (!view) return;
+    for (auto* r : view->getRepresentations()) {
+      auto* repr = qobject_cast<pqDataRepresentation*>(r);
+      if (repr && repr->isVisible() && repr->property("rewind_watched").toBool()) followRange(repr);
+    }
+  });
 }
 
 void pqRewindViewBehavior::representationAdded(pqRepresentation* r) {
@@ -51,11 +88,16 @@ void pqRewindViewBehavior::representationAdded(pqRepresentation* r) {
   if (!shows_rewind_window(repr) || repr->property("rewind_watched").toBool()) return;
   repr->setProperty("rewind_watched", true);
   firstShow(repr);
-  // At every update of the window, inside the view's update and before it draws: the
-  // colour map's range is set, nothing else changes.
-  QObject::connect(repr, &pqDataRepresentation::dataUpdated, this, [repr = QPointer<pqDataRepresentation>(repr)] {
-    if (repr) followRange(repr);
-  });
+  // Another array picked: after ParaView's own rescale (the colour box's, ColorBy's),
+  // hence queued, the range of the new array as shown.
+  QObject::connect(repr, &pqDataRepresentation::colorArrayNameModified, this,
+                   [repr = QPointer<pqDataRepresentation>(repr)] {
+                     QTimer::singleShot(0, [repr] {
+                       if (!repr) return;
+                       followRange(repr);
+                       repr->renderViewEventually();
+                     });
+                   });
 }
 
 void pqRewindViewBehavior::firstShow(pqDataRepresentation* repr) {
@@ -66,7 +108,7 @@ void pqRewindViewBehavior::firstShow(pqDataRepresentation* repr) {
   if (!vtkSMPVRepresentationProxy::GetUsingScalarColoring(proxy) &&
       data->GetArrayInformation("velocity_magnitude", vtkDataObject::CELL)) {
     vtkSMPVRepresentationProxy::SetScalarColoring(proxy, "velocity_magnitude", vtkDataObject::CELL);
-    vtkSMPVRepresentationProxy::RescaleTransferFunctionToDataRange(proxy, false, false);
+    followRange(repr);
     vtkSMPVRepresentationProxy::SetScalarBarVisibility(proxy, view, true);
     proxy->UpdateVTKObjects();
   }
@@ -88,7 +130,20 @@ void pqRewindViewBehavior::firstShow(pqDataRepresentation* repr) {
 }
 
 void pqRewindViewBehavior::followRange(pqDataRepresentation* repr) {
-  // force = false: a range the user locked stays.
-  if (vtkSMPVRepresentationProxy::GetUsingScalarColoring(repr->getProxy()))
-    vtkSMPVRepresentationProxy::RescaleTransferFunctionToDataRange(repr->getProxy(), false, false);
+  vtkSMProxy* proxy = repr->getProxy();
+  if (!vtkSMPVRepresentationProxy::GetUsingScalarColoring(proxy)) return;
+  vtkSMProxy* lut = vtkSMPropertyHelper(proxy, "LookupTable", true).GetAsProxy();
+  // A range the user locked (the lock icon, a custom range: rescale mode "Never") stays.
+  if (!lut ||
+      vtkSMPropertyHelper(lut, "AutomaticRescaleRangeMode", true).GetAsInt() == vtkSMTransferFunctionManager::NEVER)
+    return;
+  double range[2];
+  if (!statistics_range(repr, range)) {
+    // No statistics of this array: the range of the data shown, as ParaView takes it.
+    vtkSMPVRepresentationProxy::RescaleTransferFunctionToDataRange(proxy, false, false);
+    return;
+  }
+  vtkSMTransferFunctionProxy::RescaleTransferFunction(lut, range, false);
+  if (vtkSMProxy* opacity = vtkSMPropertyHelper(lut, "ScalarOpacityFunction", true).GetAsProxy())
+    vtkSMTransferFunctionProxy::RescaleTransferFunction(opacity, range, false);
 }

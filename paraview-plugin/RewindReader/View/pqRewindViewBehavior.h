@@ -3,9 +3,12 @@
 // window is first shown in a view, it is coloured by velocity_magnitude with its scalar
 // bar (unless something already colours it), and a 2-D case (flat in z) is shown as 2-D:
 // the view's interaction mode 2D, the camera looking down z. Whenever the window is
-// updated (a new time, Refresh, the steering panel's Follow), the colour range follows
-// the data shown (the range of the windows shown), unless the user locked the range
-// (the colour map's "Never" rescale mode).
+// updated (a new time, a new window, Refresh, the steering panel's Follow) and when
+// another array is picked, the colour range follows the data shown, unless the user
+// locked the range (the colour map's "Never" rescale mode): for an array with
+// statistics in the step (field data rewind_range_<array>: min and max over the
+// non-solid cells of the grids shown, window_vtk.hpp), that range; else (no statistics,
+// the live state, velocity_magnitude) ParaView's range of the data shown.
 #pragma once
 #include <QObject>
 

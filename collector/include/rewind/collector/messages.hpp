@@ -54,8 +54,9 @@ inline constexpr std::uint16_t kProtocolVersion = 1;
 /// 1.8 several futures of a live job: status_reply.futures, control_request.file,
 /// set_request.file, branch_request.futures, branch_reply.files (all optional); 1.9 a
 /// served file named by its basename; 1.10 window_request.lod and window_reply.lod
-/// (optional: an adaptive level of detail from a file's per-grid statistics); 1.11 the
-/// live state's adaptive windows (details from the compute ranks; nothing on the wire).
+/// (optional: an adaptive level of detail from a file's per-grid statistics); 1.11
+/// window_reply.ranges (optional: each variable's range over the shown grids' statistics)
+/// and the live state's adaptive windows (details from the compute ranks).
 inline constexpr const char* kProtocolRevision = "1.11";
 inline constexpr std::size_t kHeaderSize = wire::kHeaderSize;
 /// Default cap of a request frame (requests carry no arrays).
@@ -276,6 +277,13 @@ struct WindowReply {
   /// values[v] = all pieces' cells of variables[v], in piece order (numpy-ready).
   std::vector<ValueArray> values;
   TypeArray cell_type;  ///< same layout, one byte per cell
+  /// (1.11) ranges[v] = {min, max} of variables[v] over the shown grids' statistics rows
+  /// (docs/file-format.md §3 "Statistics": each grid's non-solid cells, the whole grid
+  /// even where the window crops or strides it, so never narrower than the values
+  /// sent); NaN, NaN where no shown grid has a non-solid cell or the step has no
+  /// statistics of that variable. Empty: not known (a live state, a step without
+  /// statistics, a 1.10 server); sent only when not empty.
+  std::vector<std::array<double, 2>> ranges;
 
   /// Arrays that live outside the reply (server side only: the live collector's memory
   /// shared with the compute ranks, live/src/window_gather.cpp). When set, `values` and
