@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The live source and steering from pvpython, on a running job: `mpiexec -n 4 rewind run
 # --listen 127.0.0.1:0` (rank 1 the collector, 2 compute ranks). pvpython pauses the run
-# (rewind_steering), fetches a live window and a past step through the Rewind Live
-# Source, browses the run's steps on ParaView's time axis, lists the parameters, sets
+# (rewind_steering), fetches a live window (uniform and adaptive) and a past step through
+# the Rewind Live Source, browses the run's steps on ParaView's time axis, lists the parameters, sets
 # one, branches, and stops the run; then every window value is checked against the
 # file's same step, and the set and the branch against the files.
 #   live_source.sh REWIND PLUGIN SOURCE_DIR MPIEXEC
@@ -66,6 +66,14 @@ w = dump(live.GetClientSideObject().GetOutputDataObject(0), variables, "live.jso
 print("live window: step", w["step"], "level", w["level"], "cells", w["cells"])
 assert 0 < w["cells"] <= 3000 and w["file"].endswith("live.h5"), (w["cells"], w["file"])
 assert w["step"] > applied["step"], (w["step"], applied)
+# The Level of Detail combo on the live source: adaptive, ranked by the details the
+# compute ranks compute from the paused state (checked against the file's below).
+live.LevelOfDetail = 1
+live.UpdatePipeline()
+a = dump(live.GetClientSideObject().GetOutputDataObject(0), variables, "adaptive.json")
+print("adaptive live window: step", a["step"], "levels", sorted({p["level"] for p in a["pieces"]}), "cells", a["cells"])
+assert a["lod"] == "adaptive" and a["step"] == w["step"], (a["lod"], a["step"], w["step"])
+live.LevelOfDetail = 0
 print("branch:", steer.branch("#0", {"physics.nu": 0.0015}, output=os.path.join(out, "b.h5")))
 print("stop:", steer.stop())
 print("OK")
@@ -83,6 +91,16 @@ for w in live past; do
     "/usr/bin/python3 $src/tests/collector/check_window.py live.h5 $w.json >$w.chk 2>&1"
   cat $w.chk
 done
+# The adaptive window the live source showed equals `rewind window --lod adaptive` of
+# the file at that step (its statistics; the branch checkpointed the paused state), over
+# the box the source starts with: the case's whole channel.
+astep=$(/usr/bin/python3 -c "import json; print(json.load(open('adaptive.json'))['step'])" 2>/dev/null)
+avars=$(/usr/bin/python3 -c "import json; print(','.join(json.load(open('adaptive.json'))['variables']))" 2>/dev/null)
+"$rewind" window "live.h5@$astep" --box 0,0,0,2.2,0.41,0 --budget 3000 --lod adaptive \
+  --vars "$avars" --out fadaptive.json >fadaptive.out 2>&1
+check "the live source's adaptive window equals the file's adaptive window at that step, on mixed levels" \
+  "/usr/bin/python3 $src/tests/collector/check_same_window.py adaptive.json fadaptive.json --mixed --budget 3000 \
+   >same.out 2>&1" || cat same.out fadaptive.out
 check "the branch made from pvpython names live.h5 and the change in its lineage" \
   "\"$rewind\" lineage b.h5 >lineage.out 2>&1 && grep -q 'live.h5' lineage.out && grep -q 'physics.nu=0.0015' lineage.out"
 # Steps written after the set record it (case_overrides: "key=value" lines).

@@ -43,6 +43,8 @@ def window_of(mb, variables):
         if t is not None:
             w["cell_type"] += [t.GetValue(j) for j in range(t.GetNumberOfTuples())]
     w["cells"] = sum(p["count"][0] * p["count"][1] * p["count"][2] for p in w["pieces"])
+    lod = mb.GetFieldData().GetAbstractArray("rewind_lod")
+    w["lod"] = lod.GetValue(0) if lod is not None else "uniform"
     return w
 
 
