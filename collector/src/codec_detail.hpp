@@ -44,6 +44,8 @@ void put_piece_table(const std::vector<PieceMessage>& pieces, wire::ByteWriter& 
 /// The pieces of a received piece table; throws ProtocolError(malformed) if it is not
 /// whole records, or a piece's count, stride, level or geometry is out of range.
 std::vector<PieceMessage> pieces_from_table(std::span<const std::uint8_t> table);
+/// Most cells per axis of one piece: keeps count products far from overflow.
+inline constexpr std::int32_t kMaxAxisCells = 1 << 20;
 /// Throws ProtocolError(malformed) for a piece count above 2^20 per axis or below 0, a
 /// stride below 1, a negative level (either form of the pieces).
 void check_piece(const PieceMessage& p);

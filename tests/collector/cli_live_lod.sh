@@ -60,7 +60,7 @@ for np in 2 4; do
     "grep -Eq '^live: +5 windows .*; windows above the leaves: 2 \([0-9.]+ s restricting' serve.log" || grep live: serve.log
   check "np $np: the coarse window after a leaf window equals the file and its leaves' averages (numpy)" \
     "$py $src/tests/collector/check_window.py lod$np.h5 coarse$np.json >chk$np.out 2>&1" || cat chk$np.out
-  # Issue 54: the live state's details (computed by the compute ranks with the writer's
+  # The live state's details (computed by the compute ranks with the writer's
   # code) equal the file's statistics at that step, so the adaptive selections agree:
   # the same grids, cropped alike, the same values -- on mixed levels, not uniform.
   "$rewind" window "lod$np.h5@$s" $coarse --lod adaptive --out fadaptive$np.json >fadaptive$np.out 2>&1

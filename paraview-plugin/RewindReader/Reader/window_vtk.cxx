@@ -137,6 +137,45 @@ void fill_annotation(const std::string& text, vtkTable* out) {
   out->AddColumn(column);
 }
 
+namespace {
+
+/// The window's own field data: which step, level and rule, the file, the annotation,
+/// the variables' units and, from the step's statistics, their colour ranges.
+void add_step_fields(const collector::WindowReply& reply, const std::vector<collector::VariableInfo>& units,
+                     vtkFieldData* fd) {
+  add_field<vtkIdTypeArray>(fd, "rewind_step", static_cast<vtkIdType>(reply.step));
+  add_field<vtkDoubleArray>(fd, "rewind_time", reply.time);
+  add_field<vtkIntArray>(fd, "rewind_level", reply.level);
+  add_field<vtkIntArray>(fd, "rewind_stride", reply.stride);
+  add_field<vtkStringArray>(fd, "rewind_lod", reply.lod);
+  add_field<vtkStringArray>(fd, "rewind_file", reply.file);
+  add_field<vtkStringArray>(fd, "rewind_annotation", annotation(reply));
+  auto labels = vtkSmartPointer<vtkStringArray>::New();  // "u [m/s]": titles for scalar bars
+  labels->SetName("rewind_units");
+  for (const auto& v : reply.variables) {
+    const std::string unit = unit_of(units, v);
+    std::string label = v;
+    if (!unit.empty()) label.append(" [").append(unit).append("]");
+    labels->InsertNextValue(label);
+  }
+  fd->AddArray(labels);
+  // The colour range of what is shown, from the step's statistics (1.11; none without
+  // them): rewind_range_<var> = {min, max}, two values, so ParaView's data information
+  // (and pqRewindViewBehavior) takes the range over every piece of a parallel output.
+  for (std::size_t v = 0; v < reply.ranges.size() && v < reply.variables.size(); ++v) {
+    const auto& r = reply.ranges[v];
+    if (!std::isfinite(r[0]) || !std::isfinite(r[1])) continue;
+    auto a = vtkSmartPointer<vtkDoubleArray>::New();
+    a->SetName(("rewind_range_" + reply.variables[v]).c_str());
+    a->InsertNextValue(r[0]);
+    a->InsertNextValue(r[1]);
+    set_unit(a, unit_of(units, reply.variables[v]));
+    fd->AddArray(a);
+  }
+}
+
+}  // namespace
+
 void fill_output(const collector::WindowReply& reply, bool cell_types, const collector::ServerInfo& info,
                  vtkMultiBlockDataSet* out) {
   const auto& units = info.variables;
@@ -192,34 +231,7 @@ void fill_output(const collector::WindowReply& reply, bool cell_types, const col
     auto* mp = vtkMultiPieceDataSet::SafeDownCast(out->GetBlock(static_cast<unsigned>(p.level)));
     mp->SetPiece(mp->GetNumberOfPieces(), img);
   }
-  vtkFieldData* fd = out->GetFieldData();
-  add_field<vtkIdTypeArray>(fd, "rewind_step", static_cast<vtkIdType>(reply.step));
-  add_field<vtkDoubleArray>(fd, "rewind_time", reply.time);
-  add_field<vtkIntArray>(fd, "rewind_level", reply.level);
-  add_field<vtkIntArray>(fd, "rewind_stride", reply.stride);
-  add_field<vtkStringArray>(fd, "rewind_lod", reply.lod);
-  add_field<vtkStringArray>(fd, "rewind_file", reply.file);
-  add_field<vtkStringArray>(fd, "rewind_annotation", annotation(reply));
-  auto labels = vtkSmartPointer<vtkStringArray>::New();  // "u [m/s]": titles for scalar bars
-  labels->SetName("rewind_units");
-  for (const auto& v : reply.variables) {
-    const std::string unit = unit_of(units, v);
-    labels->InsertNextValue(unit.empty() ? v : v + " [" + unit + "]");
-  }
-  fd->AddArray(labels);
-  // The colour range of what is shown, from the step's statistics (1.11; none without
-  // them): rewind_range_<var> = {min, max}, two values, so ParaView's data information
-  // (and pqRewindViewBehavior) takes the range over every piece of a parallel output.
-  for (std::size_t v = 0; v < reply.ranges.size() && v < reply.variables.size(); ++v) {
-    const auto& r = reply.ranges[v];
-    if (!std::isfinite(r[0]) || !std::isfinite(r[1])) continue;
-    auto a = vtkSmartPointer<vtkDoubleArray>::New();
-    a->SetName(("rewind_range_" + reply.variables[v]).c_str());
-    a->InsertNextValue(r[0]);
-    a->InsertNextValue(r[1]);
-    set_unit(a, unit_of(units, reply.variables[v]));
-    fd->AddArray(a);
-  }
+  add_step_fields(reply, units, out->GetFieldData());
 }
 
 std::size_t step_for_time(vtkInformation* request, const std::vector<double>& times) {
