@@ -9,7 +9,7 @@
 #     windows are queried (whole channel, and a zoom that comes back finer);
 #  2. ONE steering `branch` command to the running job forks two futures from its step
 #     at t = 1 s: A, a faster inflow (Re 150), and B, a tilted inflow; the job computes
-#     them together (a step of each in turn, on the same compute ranks), each to t = 2 s
+#     them together (side by side, each on one of the two compute ranks), each to t = 2 s
 #     into its own branch file that remembers its parent; halfway, the live windows of
 #     both are drawn side by side (futures-live.png);
 #  3. the lineage of the three files, the Fig. 8 figure (three timelines at t = 1 s and
@@ -105,20 +105,21 @@ echo "future B: tilted inflow (1.5, 0.45) m/s, into tilted.h5"
   --output fast.h5 --output tilted.h5
 "$bin" steer "$srv" status | sed 's/^/  /'
 "$bin" steer "$srv" resume >/dev/null
-# futures AT END: a line "P D" (P = 1: every future is at t >= AT; D = 1: every future
+# futures AT END: a line "P D" (P = 1: a future is at t >= AT; D = 1: every future
 # has reached END and none runs: paused there or finished), then one progress line.
 futures() {
   "$bin" steer "$srv" status --json | $py -c '
 import json, sys
 at, end = float(sys.argv[1]), float(sys.argv[2])
 fs = json.load(sys.stdin).get("futures", [])
-print(int(bool(fs) and all(f["time"] >= at for f in fs)),
+print(int(any(f["time"] >= at for f in fs)),
       int(bool(fs) and all(f["state"] in ("paused", "finished") and f["time"] >= end - 1e-9 for f in fs)))
 print("  " + "  |  ".join("%s %-8s t = %5.3f s  step %4d  %3d steps/s" %
                           (f["file"], f["state"], f["time"], f["step"], f["steps_per_second"]) for f in fs))' "$1" "$2"
 }
 # follow_futures END AT CMD...: progress lines of every future until all have reached
-# t = END; once all are past AT, CMD runs (once).
+# t = END; once the first is past AT (the futures step in lockstep: the one with the
+# larger time step leads), CMD runs (once).
 follow_futures() {
   local end=$1 at=$2 last=0 now past done
   shift 2
@@ -139,7 +140,10 @@ follow_futures() {
   done
 }
 futures_windows() {
-  echo "  live windows of both futures as they compute, drawn side by side into futures-live.png:"
+  # Paused for the two windows: both futures at one boundary each (side by side they
+  # run at the same pace), compared at about one time; resumed after.
+  "$bin" steer "$srv" pause >/dev/null
+  echo "  live windows of both futures as they compute (paused for them), drawn side by side into futures-live.png:"
   for f in fast tilted; do
     "$bin" window "$srv" --time live --file $f.h5 --box 0,0,0,2.2,0.41,0 --budget 25000 --vars u,v,p \
       --out live-$f.json | sed 's/^/    /'
@@ -148,6 +152,7 @@ futures_windows() {
     --labels "A: faster inflow,B: tilted inflow" --title "Two futures of one run, live as they compute" >/dev/null
   echo "  a past step while they run: t = $t1 s of base.h5, read from the file"
   "$bin" window "$srv" --box 0,0,0,2.2,0.41,0 --budget 20000 --vars u --time t=$t1 --file base.h5 | sed 's/^/    /'
+  "$bin" steer "$srv" resume >/dev/null
 }
 follow_futures $t2 $t_half futures_windows
 "$bin" steer "$srv" stop

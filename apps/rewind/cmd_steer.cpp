@@ -109,6 +109,13 @@ std::string show(const col::ParamValues& values) {
 
 std::string at_step(std::int64_t step, double time) { return fmt::format("step {} (t = {:.6g})", step, time); }
 
+// ", on compute ranks 2-3" when a future computes on part of the job's ranks (1.12).
+std::string on_ranks(const col::FutureStatus& f, std::uint32_t job) {
+  if (f.ranks == 0 || f.ranks >= job) return "";
+  if (f.ranks == 1) return fmt::format(", on compute rank {}", f.first_rank);
+  return fmt::format(", on compute ranks {}-{}", f.first_rank, f.first_rank + f.ranks - 1);
+}
+
 void print_parameters(const std::vector<col::ParameterInfo>& params) {
   std::size_t w = 4;
   for (const auto& p : params) w = std::max(w, p.name.size());
@@ -157,8 +164,9 @@ int run_steer(const SteerOptions& o, const std::string& command) {
     } else {
       fmt::print("{} futures:\n", st.futures.size());
       for (const auto& f : st.futures)
-        fmt::print("  {}  {} at {}, {:.3g} steps/s{}\n", f.file, col::to_string(f.state), at_step(f.step, f.time),
-                   f.steps_per_second, f.changes.empty() ? "" : fmt::format(", changes {}", fmt::join(f.changes, " ")));
+        fmt::print("  {}  {} at {}, {:.3g} steps/s{}{}\n", f.file, col::to_string(f.state), at_step(f.step, f.time),
+                   f.steps_per_second, on_ranks(f, st.ranks),
+                   f.changes.empty() ? "" : fmt::format(", changes {}", fmt::join(f.changes, " ")));
     }
   } else if (const auto* c = std::get_if<col::ControlReply>(&reply)) {
     fmt::print("{} at {}\n", col::to_string(c->state), at_step(c->step, c->time));

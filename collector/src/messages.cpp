@@ -250,8 +250,18 @@ json status_json(const RunStatus& s) {
   for (const auto& f : s.futures) {
     if (!(finite(f.steps_per_second, "steps_per_second") >= 0))
       throw ProtocolError(ErrorCode::bad_argument, "collector: steps_per_second is negative");
-    list.push_back({{"file", f.file}, {"parent", f.parent}, {"state", to_string(f.state)}, {"step", f.step},
-                    {"time", finite(f.time, "time")}, {"steps_per_second", f.steps_per_second}, {"changes", f.changes}});
+    json e = {{"file", f.file},
+              {"parent", f.parent},
+              {"state", to_string(f.state)},
+              {"step", f.step},
+              {"time", finite(f.time, "time")},
+              {"steps_per_second", f.steps_per_second},
+              {"changes", f.changes}};
+    if (f.ranks > 0) {  // 1.12
+      e["first_rank"] = f.first_rank;
+      e["ranks"] = f.ranks;
+    }
+    list.push_back(std::move(e));
   }
   j["futures"] = std::move(list);  // 1.8
   return j;
@@ -279,6 +289,11 @@ RunStatus status_from(const json& j) {
     o.steps_per_second = get_f64(f, "steps_per_second");
     if (o.steps_per_second < 0) malformed("field \"steps_per_second\" is negative");
     o.changes = get_strs(f, "changes");
+    if (f.contains("ranks")) {  // 1.12
+      o.first_rank = get_int<std::uint32_t>(f, "first_rank");
+      o.ranks = get_int<std::uint32_t>(f, "ranks");
+      if (o.ranks == 0) malformed("field \"ranks\" of a future is 0");
+    }
     s.futures.push_back(std::move(o));
   }
   return s;

@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "agree.hpp"
 #include "rewind/driver/output.hpp"
 #include "rewind/driver/restart.hpp"
 #include "rewind/driver/steering.hpp"
@@ -32,38 +33,12 @@ std::vector<std::string> overrides_of(Run& run, const collector::ParamValues& va
   std::optional<config::RunTimes> at;
   if (set) {
     const auto& t = run.spec().solver_case.time;
-    at = config::RunTimes{.end = t.end, .dt = t.dt, .now = run.solver().scalar_state().time};
+    at = config::RunTimes{.end = t.end, .dt = t.dt, .now = run.now().time};
   }
   std::vector<std::string> out;
   for (const auto& [name, value] : values)
     out.push_back(steering_override(params, name, collector::components(value), at));
   return out;
-}
-
-// Runs `f` on every compute rank; if it throws on any, every rank throws the message
-// of the lowest failing rank. Collective over `comm`.
-template <class F>
-void agreed(MPI_Comm comm, F f) {
-  std::string message;
-  bool failed = false;
-  try {
-    f();
-  } catch (const std::exception& e) {
-    failed = true;
-    message = e.what();
-  }
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  const int mine = failed ? rank : size;
-  int first = size;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
-  if (first == size) return;
-  long long n = static_cast<long long>(message.size());
-  MPI_Bcast(&n, 1, MPI_LONG_LONG, first, comm);
-  message.resize(static_cast<std::size_t>(n));
-  if (n > 0) MPI_Bcast(message.data(), static_cast<int>(n), MPI_CHAR, first, comm);
-  throw std::runtime_error(message);
 }
 
 // At most this many futures from one branch command (each a solver and a file).
@@ -134,9 +109,9 @@ void steer_branch(Run& run, const live::BranchCommand& c, MPI_Comm compute, live
   std::vector<std::vector<std::string>> changes;
   for (const auto& f : c.futures) changes.push_back(overrides_of(run, f.values, false));
   std::string from = c.from;  // resolved on the timeline below, once the file is closed
-  const auto now = run.solver().scalar_state();
+  const auto now = run.now();
   std::optional<PendingCheckpoint> pending;
-  if (!run.spec().output.file.empty() && now.step > run.output().last_written_step()) {
+  if (!run.spec().output.file.empty() && now.step > run.last_written_step()) {
     kernel::StepEntry e;
     e.step = now.step;
     e.time = now.time;
@@ -170,9 +145,11 @@ void steer_branch(Run& run, const live::BranchCommand& c, MPI_Comm compute, live
       if (rank == 0)
         for (const auto& f : files) probe_create(f);
     });
-    run.reopen_output();
-    run.output().checkpoint_now(run.solver());  // nothing is lost
-    run.close_output();
+    agreed(compute, [&] {  // nothing is lost (on the future's ranks)
+      run.reopen_output();
+      run.checkpoint_now();
+      run.close_output();
+    });
     agreed(compute, [&] {
       rp = find_restart_point(from);
       specs.clear();
@@ -204,7 +181,7 @@ class LiveLink::Host final : public live::Host {
   Host(Run& run, std::uint64_t timeline) : run_(run), timeline_(timeline) {}
 
   live::Status where() override {
-    const auto st = run_.solver().scalar_state();
+    const auto st = run_.now();
     const auto& spec = run_.spec();
     live::Status s;
     s.step = st.step;
@@ -217,7 +194,7 @@ class LiveLink::Host final : public live::Host {
                          : f.stopping ? collector::RunState::stopping
                          : f.paused   ? collector::RunState::paused
                                       : collector::RunState::running;
-      s.futures.push_back({f.file, f.parent, state, f.step, f.time, f.steps, f.wall, f.changes});
+      s.futures.push_back({f.file, f.parent, state, f.step, f.time, f.steps, f.wall, f.changes, f.first_rank, f.ranks});
     }
     return s;
   }
@@ -227,12 +204,21 @@ class LiveLink::Host final : public live::Host {
     run_.focus(future(file));
   }
   const kernel::LocalGrids& grids() override {
+    if (!run_.member()) {  // the future computes on other ranks: none of its grids here
+      const auto& sh = run_.spec().solver_case.tree.shape;
+      grids_ = {};
+      grids_.block = {sh.s[0], sh.s[1], sh.s[2]};
+      grids_.halo = kGridHalo;
+      return grids_;
+    }
     auto& s = run_.solver();
     if (types_.size() != s.forest().size()) types_ = padded_cell_types(s);
     grids_ = describe_grids_as_they_are(s, solver::state_fields(), types_);  // parents: sync_parents()
     return grids_;
   }
-  void sync_parents() override { run_.solver().sync_coarse_levels(); }
+  void sync_parents() override {
+    if (run_.member()) run_.solver().sync_coarse_levels();
+  }
   int variable(const std::string& name) override {
     const auto fields = solver::state_fields();
     for (std::size_t i = 0; i < fields.size(); ++i)
@@ -266,7 +252,7 @@ class LiveLink::Host final : public live::Host {
       run_.focus(static_cast<std::size_t>(run_.future_of(file)));
     }
     run_.reopen_output();
-    steer_branch(run_, b, run_.comm(), reply);  // the new timeline's first boundary shares its tree
+    steer_branch(run_, b, run_.job_comm(), reply);  // the new timeline's first boundary shares its tree
     run_.refocus();
   }
   void control(collector::ControlAction a, const std::string& file) override {
@@ -337,7 +323,7 @@ void LiveLink::at_end(Run& run) {
   if (pause_at_end_ && !run.stop_requested()) {
     const bool goes_on = link_.pause_at_end(host);
     timeline_ = host.timeline();
-    if (goes_on && !run.stop_requested() && !run.solver().finished()) return;  // resumed with more to do, or branched
+    if (goes_on && !run.stop_requested() && !run.finished()) return;  // resumed with more to do, or branched
   }
   const auto s = link_.finish(host);
   if (run.print() && !run.spec().quiet && s.windows > 0)

@@ -1,5 +1,6 @@
-// The Run (run.hpp): its futures, each a solver and an output on the job's compute
-// ranks, stepped in turn, and the loop that calls the observers at their boundaries.
+// The Run (run.hpp): its futures, each a solver and an output, stepped in turn on the
+// same ranks or side by side on groups of them (run_groups.cpp), and the loop that calls
+// the observers at their boundaries.
 #include <fmt/core.h>
 #include <fmt/format.h>
 
@@ -12,16 +13,13 @@
 #include <thread>
 #include <utility>
 
+#include "agree.hpp"
 #include "plan.hpp"
-#include "rewind/driver/run.hpp"
+#include "run_impl.hpp"
 
 namespace rwd::driver {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 // The [output.io] options that differ from the defaults, or "defaults".
 std::string describe_io(const kernel::IoOptions& io) {
@@ -48,133 +46,112 @@ std::string describe_io(const kernel::IoOptions& io) {
   }
 }
 
-// Futures share the compute ranks and write their files in turn: only writers that
-// finish a step on the compute ranks (in place) can be open side by side.
+// Futures write their files side by side: only writers that finish a step on the compute
+// ranks (in place) can be open side by side.
 bool in_place(const kernel::IoOptions& io) {
   return io.strategy != kernel::Strategy::aggregated && io.strategy != kernel::Strategy::dedicated;
 }
 
 }  // namespace
 
-/// One future: a timeline with its own solver and output.
-struct Lane {
-  RunSpec spec;
-  std::unique_ptr<solver::Solver> solver;
-  std::unique_ptr<RunOutput> output;
-  std::uint64_t id = 0;
-  bool fresh = true;    ///< its first boundary is due
-  bool stop = false;
-  bool paused = false;  ///< alone (Run::pause_future)
-  bool ended = false;
-  bool timed = false;  ///< started by the last fork, its first step not computed yet (ForkClock)
-  std::int64_t steps = 0;
-  Clock::time_point started = Clock::now();
-};
+std::size_t Run::Impl::running() const {
+  return static_cast<std::size_t>(std::count_if(lanes.begin(), lanes.end(), [](const Lane& x) { return !x.ended; }));
+}
 
-struct Run::Impl {
-  spacetree::LocalPlan plan;
-  MPI_Comm comm;
-  bool print;
-  /// Of in-job branch files (on the compute root): released after the outputs (below) have
-  /// closed the last of them.
-  std::vector<kernel::FileClaim> claims;
-  std::vector<Lane> lanes;
-  std::size_t cur = 0;  ///< the focused future
-  std::size_t at = 0;   ///< the future whose boundary (or end) the loop is at
-  std::uint64_t next_id = 0;
-  std::vector<Observer*> observers;
-  std::vector<std::string> files;
-  std::int64_t cells = 0;
-  bool branched = false;
-  double setup_seconds = 0.0;
-  /// The last fork's clock, until every future it started has computed a step: then the
-  /// reporting rank prints one `fork` line (docs/benchmarks.md, "Futures").
-  struct ForkClock {
-    Clock::time_point began;
-    double made = 0.0;     ///< the futures' solvers made
-    double read = 0.0;     ///< the branch point read once, copied into every future, restored
-    double written = 0.0;  ///< the futures' files opened and their first boundaries written
-    std::int64_t step = 0;
-    std::size_t futures = 0, waiting = 0;
-  };
-  std::optional<ForkClock> fork_clock;
-  void fork_started(const std::array<Clock::time_point, 3>& began_made_read, std::size_t futures, std::int64_t step);
-  void first_step_of(Lane& l);
+bool Run::Impl::grouped() const {
+  return std::any_of(lanes.begin(), lanes.end(), [&](const Lane& x) { return x.group != whole; });
+}
 
-  Lane& lane() { return lanes[cur]; }
-  [[nodiscard]] std::size_t running() const {
-    return static_cast<std::size_t>(std::count_if(lanes.begin(), lanes.end(), [](const Lane& x) { return !x.ended; }));
+// The solver of a future on `g` (its members), the steps it may take.
+std::unique_ptr<solver::Solver> Run::Impl::make_solver(RunSpec& spec, const Group& g) {
+  if (spec.steps >= 0) spec.solver_case.time.max_steps = (spec.restart ? spec.restart->step.step : 0) + spec.steps;
+  return std::make_unique<solver::Solver>(spec.solver_case, g.plan, g.comm);
+}
+
+// A new future, on every rank of the job: its id, its file among the job's.
+void Run::Impl::name_output(Lane& l) {
+  if (!l.spec.output.file.empty()) files.push_back(l.spec.output.file);
+  l.id = ++next_id;
+  if (l.spec.restart) {
+    l.word.step = static_cast<double>(l.spec.restart->step.step);
+    l.word.time = l.spec.restart->step.time;
   }
+}
 
-  // The solver of `l` restored from its restart point (if any), the steps it may take.
-  std::unique_ptr<solver::Solver> make_solver(RunSpec& spec) {
-    if (spec.steps >= 0) spec.solver_case.time.max_steps = (spec.restart ? spec.restart->step.step : 0) + spec.steps;
-    return std::make_unique<solver::Solver>(spec.solver_case, plan, comm);
+// Opens `l`'s output (its solver made and restored) and says so; its members.
+void Run::Impl::open_output(Lane& l) {
+  const auto t0 = Clock::now();
+  const bool talk = prints(l) && !l.spec.quiet;
+  const auto& spec = l.spec;
+  if (spec.restart && talk)
+    fmt::print("restart     from {} step {} (t = {:.6g})\n", spec.restart->file, spec.restart->step.step,
+               spec.restart->step.time);
+  l.output = std::make_unique<RunOutput>(l.group->comm, spec.output, spec.common, spec.mode, talk);
+  l.output->set_overrides(spec.recorded_overrides);
+  if (talk && !l.output->path().empty()) {
+    fmt::print("output      {} {}\n", spec.mode == RunOutput::Mode::append ? "continuing" : "writing",
+               l.output->path());
+    fmt::print("output      io: {}\n", describe_io(spec.output.io));
+  } else if (talk) {
+    fmt::print("output      none: the case names no output.file (--output FILE writes one)\n");
   }
+  cells = l.solver->global_leaf_cells();
+  setup_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
-  // Opens `l`'s output (its solver made and restored) and says so.
-  void open_output(Lane& l) {
-    const auto t0 = Clock::now();
-    const bool talk = print && !l.spec.quiet;
-    const auto& spec = l.spec;
-    if (spec.restart && talk)
-      fmt::print("restart     from {} step {} (t = {:.6g})\n", spec.restart->file, spec.restart->step.step,
-                 spec.restart->step.time);
-    l.output = std::make_unique<RunOutput>(comm, spec.output, spec.common, spec.mode, talk);
-    l.output->set_overrides(spec.recorded_overrides);
-    if (talk && !l.output->path().empty()) {
-      fmt::print("output      {} {}\n", spec.mode == RunOutput::Mode::append ? "continuing" : "writing", l.output->path());
-      fmt::print("output      io: {}\n", describe_io(spec.output.io));
-    } else if (talk) {
-      fmt::print("output      none: the case names no output.file (--output FILE writes one)\n");
-    }
-    if (!spec.output.file.empty()) files.push_back(spec.output.file);
-    cells = l.solver->global_leaf_cells();
-    l.id = ++next_id;
-    setup_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
-  }
+// The loop's parts, for the focused future (its members).
+void Run::Impl::schedule() {
+  auto& l = lane();
+  if (l.member() && l.output) l.solver->set_event_time(l.output->next_event_time(l.solver->scalar_state().time));
+}
 
-  // The loop's parts, for the focused future.
-  void schedule() {
-    auto& l = lane();
-    l.solver->set_event_time(l.output->next_event_time(l.solver->scalar_state().time));
+void Run::Impl::boundary(Run& run, const Boundary& b) {
+  branched = false;
+  for (auto* o : observers) {
+    o->at_boundary(run, b);
+    if (branched) return;  // forked: the futures start at their turn
   }
-  void boundary(Run& run, const Boundary& b) {
-    branched = false;
-    for (auto* o : observers) {
-      o->at_boundary(run, b);
-      if (branched) return;  // forked: the futures start at their turn
-    }
+  schedule();
+}
+
+// The focused future has reached its end or a stop: the observers' at_end, in reverse
+// order (the live link, added first, ends last). One of them may still steer: a fork
+// starts futures, a later end time continues this one.
+void Run::Impl::end(Run& run) {
+  branched = false;
+  for (auto o = observers.rbegin(); o != observers.rend() && !branched; ++o) (*o)->at_end(run);
+  if (branched) return;
+  auto& l = lane();
+  if (!l.stop && !l.solver->finished()) {
     schedule();
+    return;
   }
-  // The focused future has reached its end or a stop: the observers' at_end, in reverse
-  // order (the live link, added first, ends last). One of them may still steer: a fork
-  // starts futures, a later end time continues this one.
-  void end(Run& run) {
-    branched = false;
-    for (auto o = observers.rbegin(); o != observers.rend() && !branched; ++o) (*o)->at_end(run);
-    if (branched) return;
-    auto& l = lane();
-    if (!l.stop && !l.solver->finished()) {
-      schedule();
-      return;
-    }
-    l.ended = true;
-    if (l.output) l.output->close();  // the last steps handed off are committed, or their error thrown
-  }
-};
+  l.ended = true;
+  if (l.output) l.output->close();  // the last steps handed off are committed, or their error thrown
+}
 
 Run::Run(RunSpec spec, spacetree::LocalPlan plan, MPI_Comm comm, bool print) : impl_(std::make_unique<Impl>()) {
   auto& im = *impl_;
-  im.plan = std::move(plan);
   im.comm = comm;
+  MPI_Comm_rank(comm, &im.rank);
+  MPI_Comm_size(comm, &im.ranks);
   im.print = print;
+  int any = print ? 1 : 0, some = 0;
+  MPI_Allreduce(&any, &some, 1, MPI_INT, MPI_MAX, comm);
+  im.reporting = some != 0;  // the job's root reports: so does each group's first rank
+  im.whole = std::make_shared<Group>();
+  im.whole->size = im.ranks;
+  im.whole->member = true;
+  im.whole->comm = comm;
+  im.whole->plan = std::move(plan);
   const auto t0 = Clock::now();
   Lane l;
   l.spec = std::move(spec);
-  l.solver = im.make_solver(l.spec);
+  l.group = im.whole;
+  l.solver = im.make_solver(l.spec, *l.group);
   if (l.spec.restart) restore_solver(*l.solver, *l.spec.restart, comm);
   im.setup_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+  im.name_output(l);
   im.open_output(l);
   im.lanes.push_back(std::move(l));
 }
@@ -182,11 +159,48 @@ Run::Run(RunSpec spec, spacetree::LocalPlan plan, MPI_Comm comm, bool print) : i
 Run::~Run() = default;
 
 void Run::add(Observer& o) { impl_->observers.push_back(&o); }
-solver::Solver& Run::solver() { return *impl_->lane().solver; }
-RunOutput& Run::output() { return *impl_->lane().output; }
+
+solver::Solver& Run::solver() {
+  if (!member()) throw std::logic_error("Run::solver: this rank does not compute the focused future");
+  return *impl_->lane().solver;
+}
+
+RunOutput& Run::output() {
+  if (!member() || !impl_->lane().output) throw std::logic_error("Run::output: not open on this rank");
+  return *impl_->lane().output;
+}
+
 const RunSpec& Run::spec() const { return impl_->lanes[impl_->cur].spec; }
-MPI_Comm Run::comm() const { return impl_->comm; }
-bool Run::print() const { return impl_->print; }
+MPI_Comm Run::comm() const { return member() ? impl_->lanes[impl_->cur].group->comm : impl_->comm; }
+MPI_Comm Run::job_comm() const { return impl_->comm; }
+bool Run::member() const { return impl_->lanes[impl_->cur].member(); }
+bool Run::print() const { return impl_->prints(impl_->lanes[impl_->cur]); }
+
+solver::ScalarState Run::now() const {
+  const auto& l = impl_->lanes[impl_->cur];
+  if (l.member()) return l.solver->scalar_state();
+  solver::ScalarState s;
+  s.step = static_cast<std::int64_t>(l.word.step);
+  s.time = l.word.time;
+  return s;
+}
+
+bool Run::finished() const {
+  const auto& l = impl_->lanes[impl_->cur];
+  return l.member() ? l.solver->finished() : l.word.finished != 0;
+}
+
+std::int64_t Run::last_written_step() const {
+  const auto& l = impl_->lanes[impl_->cur];
+  if (!l.member()) return static_cast<std::int64_t>(l.word.written);
+  return l.output ? l.output->last_written_step() : -1;
+}
+
+void Run::checkpoint_now() {
+  auto& l = impl_->lane();
+  if (l.member() && l.output) l.output->checkpoint_now(*l.solver);
+}
+
 std::int64_t Run::leaf_cells() const { return impl_->cells; }
 const std::vector<std::string>& Run::files() const { return impl_->files; }
 void Run::request_stop() { impl_->lane().stop = true; }
@@ -218,16 +232,21 @@ std::vector<Run::Future> Run::futures() const {
     f.file = l.spec.output.file;
     f.parent = l.spec.restart && l.spec.mode == RunOutput::Mode::create ? l.spec.restart->file : "";
     f.changes = l.spec.overrides;
-    if (l.solver) {
+    if (l.member() && l.solver) {
       const auto st = l.solver->scalar_state();
       f.step = st.step;
       f.time = st.time;
+    } else {
+      f.step = static_cast<std::int64_t>(l.word.step);
+      f.time = l.word.time;
     }
     f.steps = l.steps;
     f.wall = std::chrono::duration<double>(Clock::now() - l.started).count();
     f.paused = l.paused;
     f.stopping = l.stop;
     f.ended = l.ended;
+    f.first_rank = l.group->first;
+    f.ranks = l.group->size;
     out.push_back(std::move(f));
   }
   return out;
@@ -240,10 +259,12 @@ void Run::apply(const std::vector<std::string>& changes) {
   // Parse first: a bad value throws here, identically on every rank, and nothing changed.
   auto parsed = reparse(l.spec, overrides);
   const auto& c = parsed.solver_case;
-  l.solver->set_physics(c.physics);
-  for (int f = 0; f < 6; ++f) l.solver->set_boundary(f, c.boundary[static_cast<std::size_t>(f)]);
-  l.solver->set_time_limits(c.time.end, l.solver->config().time.max_steps);  // --steps stays
-  l.output->set_intervals(parsed.output);
+  if (l.member()) {
+    l.solver->set_physics(c.physics);
+    for (int f = 0; f < 6; ++f) l.solver->set_boundary(f, c.boundary[static_cast<std::size_t>(f)]);
+    l.solver->set_time_limits(c.time.end, l.solver->config().time.max_steps);  // --steps stays
+    if (l.output) l.output->set_intervals(parsed.output);
+  }
   const auto max_steps = l.spec.solver_case.time.max_steps;
   l.spec.solver_case = std::move(parsed.solver_case);
   l.spec.solver_case.time.max_steps = max_steps;
@@ -251,7 +272,7 @@ void Run::apply(const std::vector<std::string>& changes) {
   l.spec.output = std::move(parsed.output);
   l.spec.overrides = std::move(overrides);
   l.spec.recorded_overrides = concat(l.spec.recorded_overrides, changes);
-  l.output->set_overrides(l.spec.recorded_overrides);
+  if (l.member() && l.output) l.output->set_overrides(l.spec.recorded_overrides);
 }
 
 void Run::close_output() {
@@ -263,8 +284,8 @@ void Run::close_output() {
 void Run::reopen_output() {
   auto& im = *impl_;
   auto& l = im.lane();
-  if (l.output || l.ended) return;
-  l.output = std::make_unique<RunOutput>(im.comm, l.spec.output, l.spec.common, RunOutput::Mode::append, false);
+  if (l.output || l.ended || !l.member()) return;
+  l.output = std::make_unique<RunOutput>(l.group->comm, l.spec.output, l.spec.common, RunOutput::Mode::append, false);
   l.output->set_overrides(l.spec.recorded_overrides);
 }
 
@@ -302,39 +323,44 @@ void Run::fork(std::vector<RunSpec> specs, std::vector<kernel::FileClaim> claims
   // All or nothing: the previous timeline stays in memory, untouched, until every future
   // has started and written its first step; if any fails they are gone and it is back.
   const auto previous_files = im.files.size();
+  const auto groups = im.groups_for(specs.size());
+  // On part of the job's ranks only those compute, and may fail: every rank must agree.
+  const bool split = std::any_of(groups.begin(), groups.end(), [&](const auto& g) { return g != im.whole; });
   std::vector<Lane> made(specs.size());
-  std::size_t opened = 0;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    made[i].spec = std::move(specs[i]);
+    made[i].group = groups[i];
+    im.name_output(made[i]);
+  }
+  std::exception_ptr error;
   try {
-    const auto t0 = Clock::now();
-    std::vector<solver::Solver*> solvers;
-    for (std::size_t i = 0; i < specs.size(); ++i) {
-      made[i].spec = std::move(specs[i]);
-      made[i].solver = im.make_solver(made[i].spec);
-      solvers.push_back(made[i].solver.get());
-    }
-    const auto solvers_made = Clock::now();
-    restore_solvers(solvers, *made.front().spec.restart, im.comm);  // read once (one branch point)
-    const auto read = Clock::now();
-    im.setup_seconds += seconds(read - t0);
-    for (auto& l : made) {
-      ++opened;
-      im.open_output(l);
-      l.output->after_step(*l.solver, true, l.solver->finished());  // what the first boundary writes
-      l.output->settle();  // ... written, also by I/O ranks
-    }
-    for (auto& l : made) l.timed = true;
-    im.fork_started({t0, solvers_made, read}, made.size(), made.front().spec.restart->step.step);
+    im.start_futures(made);
   } catch (...) {
+    error = std::current_exception();
+  }
+  if (split) {  // every group's word: all started, or none
+    try {
+      agree_error(im.comm, error);
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }
+  if (error) {
     std::string removed;
-    for (std::size_t i = 0; i < opened; ++i) {
+    for (std::size_t i = 0; i < made.size(); ++i) {
+      if (!made[i].output) continue;
       const std::string file = made[i].spec.output.file;
-      discard_output(im.comm, std::move(made[i].output), existed[i] ? std::string() : file);
+      discard_output(made[i].group->comm, std::move(made[i].output), existed[i] ? std::string() : file);
       if (!existed[i] && removed.empty()) removed = file;
     }
     im.files.resize(previous_files);
     im.claims.resize(first_claim);  // the branch files are gone: so are their claims
-    if (!removed.empty()) rethrow_removed(removed);
-    throw;
+    try {
+      std::rethrow_exception(error);
+    } catch (...) {
+      if (!removed.empty()) rethrow_removed(removed);
+      throw;
+    }
   }
   const auto c = static_cast<std::ptrdiff_t>(im.cur);
   im.lanes.erase(im.lanes.begin() + c);
@@ -346,11 +372,41 @@ void Run::fork(std::vector<RunSpec> specs, std::vector<kernel::FileClaim> claims
   im.cur = im.at;
 }
 
+// The futures of a fork, on this rank's groups: solvers made, restored from their branch
+// point (read once for the futures that share ranks, once per group for futures on groups),
+// files opened, first boundaries written.
+void Run::Impl::start_futures(std::vector<Lane>& made) {
+  const auto t0 = Clock::now();
+  std::vector<solver::Solver*> solvers;
+  const Group* on = nullptr;
+  std::size_t groups = 0;
+  for (std::size_t i = 0; i < made.size(); ++i) {
+    if (i == 0 || made[i].group != made[i - 1].group) ++groups;
+    if (!made[i].member()) continue;
+    made[i].solver = make_solver(made[i].spec, *made[i].group);
+    solvers.push_back(made[i].solver.get());
+    on = made[i].group.get();
+  }
+  const auto solvers_made = Clock::now();
+  if (on) restore_solvers(solvers, *made.front().spec.restart, on->comm);
+  const auto read = Clock::now();
+  setup_seconds += seconds(read - t0);
+  for (auto& l : made) {
+    if (!l.member()) continue;
+    open_output(l);
+    l.output->after_step(*l.solver, true, l.solver->finished());  // what the first boundary writes
+    l.output->settle();                                           // ... written, also by I/O ranks
+  }
+  for (auto& l : made) l.timed = true;
+  fork_started({t0, solvers_made, read}, made.size(), made.front().spec.restart->step.step, groups);
+}
+
 // A fork's clock (one at a time: a later fork's futures replace the earlier one's on it).
-void Run::Impl::fork_started(const std::array<Clock::time_point, 3>& t, std::size_t futures, std::int64_t step) {
+void Run::Impl::fork_started(const std::array<Clock::time_point, 3>& t, std::size_t futures, std::int64_t step,
+                             std::size_t groups) {
   for (auto& l : lanes) l.timed = false;
-  fork_clock = ForkClock{t[0], seconds(t[1] - t[0]), seconds(t[2] - t[1]), seconds(Clock::now() - t[2]), step, futures,
-                         futures};
+  fork_clock = ForkClock{
+      t[0], seconds(t[1] - t[0]), seconds(t[2] - t[1]), seconds(Clock::now() - t[2]), step, futures, futures, groups};
 }
 
 // A future's step computed: the last of a fork's futures to compute its first says how long
@@ -361,9 +417,11 @@ void Run::Impl::first_step_of(Lane& l) {
   if (--fork_clock->waiting > 0) return;
   const auto& f = *fork_clock;
   if (print && !l.spec.quiet)
-    fmt::print("fork        {} futures from step {}: every one's first step computed {:.4g} s after the fork began "
-               "(solvers made {:.4g} s, branch point read once and restored {:.4g} s, first boundaries written {:.4g} s)\n",
-               f.futures, f.step, seconds(Clock::now() - f.began), f.made, f.read, f.written);
+    fmt::print(
+        "fork        {} futures from step {}{}: every one's first step computed {:.4g} s after the fork began "
+        "(solvers made {:.4g} s, branch point read {} and restored {:.4g} s, first boundaries written {:.4g} s)\n",
+        f.futures, f.step, f.groups > 1 ? fmt::format(" on {} groups of compute ranks", f.groups) : "",
+        seconds(Clock::now() - f.began), f.made, f.groups > 1 ? "by each group" : "once", f.read, f.written);
   fork_clock.reset();
 }
 
@@ -376,7 +434,8 @@ RunSummary Run::run() {
     // its end), in order. A fork replaces the future at its place; the new futures take
     // their first turn in this round or the next.
     bool moved = false;
-    for (std::size_t k = 0; k < im.lanes.size(); k = im.at + 1) {
+    if (im.grouped()) moved = im.grouped_round(*this, sum);  // futures side by side (run_groups.cpp)
+    for (std::size_t k = 0; k < im.lanes.size() && !im.grouped(); k = im.at + 1) {
       im.cur = im.at = k;
       auto& l = im.lanes[k];
       if (l.ended) continue;
@@ -410,6 +469,12 @@ RunSummary Run::run() {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   }
+  // Its accessors speak of a future this rank computed, the last (groups: its group's).
+  for (std::size_t k = im.lanes.size(); k-- > 0;)
+    if (im.lanes[k].member()) {
+      im.cur = im.at = k;
+      break;
+    }
   sum.wall_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   sum.setup_seconds = im.setup_seconds;
   return sum;

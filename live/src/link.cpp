@@ -545,6 +545,8 @@ struct Link::Impl {
       }
       held = false;
       branched = true;
+      // The new futures in the status before the reply: a client asking at once lists them.
+      send_status(host, paused ? RunState::paused : RunState::running);
       return true;
     } else if (const auto* d = std::get_if<DetailsCommand>(&c)) {
       details(host, *d, reply);

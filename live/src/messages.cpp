@@ -151,6 +151,8 @@ void fields(Io& io, M& f) {
   io.field(f.steps);
   io.field(f.wall);
   io.field(f.changes);
+  io.field(f.first_rank);
+  io.field(f.ranks);
 }
 
 template <class Io, class M>

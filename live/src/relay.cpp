@@ -24,6 +24,7 @@
 #include "rewind/collector/file_service.hpp"
 #include "rewind/collector/handler.hpp"
 #include "rewind/live/messages.hpp"
+#include "rewind/spacetree/partition.hpp"
 #include "window_gather.hpp"
 
 namespace rwd::live {
@@ -72,7 +73,17 @@ class Core {
   }
 
   col::WindowReply window(const col::WindowRequest& r, col::WindowStream* stream) {
-    if (r.time == "live") return jobs_.post([this, r, stream] { return gather_.gather(select(r), r, stream); });
+    if (r.time == "live")
+      return jobs_.post([this, r, stream] {
+        auto q = r;
+        const auto now = link_.status().first;  // of several futures, the first running unless one is named
+        if (q.file.empty() && now.futures.size() > 1) {
+          const auto f = std::find_if(now.futures.begin(), now.futures.end(),
+                                      [](const FutureStatus& x) { return x.state != col::RunState::finished; });
+          q.file = f != now.futures.end() ? f->file : now.file;
+        }
+        return gather_.gather(select(q), q, stream);
+      });
     return jobs_.post([this, r] {
       return with_files([&](col::FileService& fs) {
         try {
@@ -100,7 +111,15 @@ class Core {
     s.ranks = static_cast<std::uint32_t>(link_.layout().compute_size);
     s.clients = server_ ? static_cast<std::uint32_t>(server_->stats().open) : 0;
     for (const auto& f : now.futures) {
-      col::FutureStatus o{f.file, f.parent, f.state, f.step, f.time, 0.0, f.changes};
+      col::FutureStatus o{f.file,
+                          f.parent,
+                          f.state,
+                          f.step,
+                          f.time,
+                          0.0,
+                          f.changes,
+                          static_cast<std::uint32_t>(f.first_rank),
+                          static_cast<std::uint32_t>(f.ranks)};
       // Its rate since it started (a future's own; the job's above is over the last second).
       if (o.state == col::RunState::running && f.wall > 0 && std::isfinite(f.wall))
         o.steps_per_second = static_cast<double>(f.steps) / f.wall;
@@ -210,10 +229,23 @@ class Core {
     w.box.hi = r.hi;
     w.budget = static_cast<std::int64_t>(r.budget);
     if (r.lod == "adaptive" && !r.variables.empty()) return select_adaptive(r, w);
-    if (selector_) return selector_(w);
+    if (selector_) return on_group(selector_(w), r.file);
     const auto tree = link_.tree();
     if (!tree) throw ServiceError(ErrorCode::internal, "the run has not described its tree yet; ask again");
     return live::select(*tree, w);
+  }
+
+  // The neighbourhood server's selection names the grids' ranks in the job's partition; a
+  // future forked onto a group of the compute ranks holds them on its group, the job's
+  // consecutive pieces joined (spacetree::join_ranks, driver/src/groups.hpp).
+  Selection on_group(Selection s, const std::string& file) {
+    const auto now = link_.status().first;
+    const int ranks = link_.layout().compute_size;
+    const auto f = std::find_if(now.futures.begin(), now.futures.end(),
+                                [&](const FutureStatus& x) { return x.file == (file.empty() ? now.file : file); });
+    if (f == now.futures.end() || f->ranks >= ranks || f->ranks < 1) return s;
+    for (auto& p : s.pieces) p.owner = f->first_rank + spacetree::joined_rank(p.owner, ranks, f->ranks);
+    return s;
   }
 
   /// The details an adaptive window of the live state ranks grids by: one variable's, of

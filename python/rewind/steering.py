@@ -71,7 +71,9 @@ class SteeringMethods:
         """Every future of the job (revision 1.8; one for a job that never forked, ended
         ones included): a list of {"file", "parent", "state" (its own), "step", "time",
         "steps_per_second" (its own rate), "changes" (["key=value", ...]: its changes
-        against the parent, then what was set on it)}. [] from a server before 1.8."""
+        against the parent, then what was set on it), and since 1.12 "first_rank" and
+        "ranks" (the compute ranks it computes on: a fork of K futures on at least K ranks
+        gives each its own group)}. [] from a server before 1.8."""
         return self.status()["futures"]
 
     def control(self, action: str, file: str | None = None) -> dict[str, Any]:

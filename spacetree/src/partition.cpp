@@ -44,4 +44,24 @@ Partition partition_morton(const Tree& tree, int ranks) {
   return p;
 }
 
+int joined_rank(int owner, int from, int ranks) {
+  // The largest j with floor(j*from/ranks) <= owner, i.e. j*from < (owner+1)*ranks.
+  return static_cast<int>((static_cast<std::int64_t>(owner + 1) * ranks - 1) / from);
+}
+
+Partition join_ranks(const Partition& p, int ranks) {
+  if (ranks < 1 || ranks > p.ranks)
+    throw std::invalid_argument("join_ranks: " + std::to_string(p.ranks) + " ranks cannot be joined into " +
+                                std::to_string(ranks));
+  Partition out;
+  out.ranks = ranks;
+  out.owner.reserve(p.owner.size());
+  for (const int o : p.owner) out.owner.push_back(joined_rank(o, p.ranks, ranks));
+  out.cells_per_rank.assign(static_cast<std::size_t>(ranks), 0);
+  for (int r = 0; r < p.ranks; ++r)
+    out.cells_per_rank[static_cast<std::size_t>(joined_rank(r, p.ranks, ranks))] +=
+        p.cells_per_rank[static_cast<std::size_t>(r)];
+  return out;
+}
+
 }  // namespace rwd::spacetree

@@ -6,13 +6,17 @@
 #  - two futures from one step, one changed and one not: `status` lists both; each writes
 #    its own file, lineage (parent, step, its changes) and monitor CSV;
 #  - one future paused alone takes no step while the other goes on;
-#  - a future forked again (`branch --file a.h5 --future ... --future ...`): three futures;
+#  - a future forked again (`branch --file a.h5 --future ... x3`): four futures;
 #    one of them stopped alone while the others run on;
 #  - every future's steps equal, bit for bit (h5py: same_steps.py, grids matched by UID),
 #    those of `rewind run --restart PARENT@STEP --set ...` of the same changes, on the
 #    same (4) and on another (1) compute rank count; the unchanged future equals the
 #    parent continued;
-#  - four futures from one step, the run's `fork` line when all four have computed a step;
+#  - with 4 compute ranks, two futures compute on 2 ranks each (status says which), a
+#    future forked again into three splits its group (1 rank each: two futures on one,
+#    stepped in turn);
+#  - four futures from one step (1 rank each), the run's `fork` line when all four have computed a step;
+#    an adaptive live window of one of them equals the file's adaptive window at that step;
 #    live windows of two of them (--file) equal their files' final checkpoints; then kill
 #    -9 of one compute rank: every file's committed steps verify (`rewind verify`), read
 #    with h5py and, for the two killed futures, equal their branches alone as far as both
@@ -59,6 +63,9 @@ check "fork: two futures from step $s" "grep -q \"^forked 2 futures from step $s
 check "status lists both futures, the changed one with its change" \
   "grep -q '^2 futures:' status2.out && grep -q 'a.h5  paused at step $s.*boundary.xmin.velocity=' status2.out && grep -q 'b.h5  paused at step $s' status2.out" ||
   cat status2.out
+check "each computes on a group of its own: 2 of the 4 compute ranks" \
+  "grep -q 'a.h5  .*, on compute ranks 0-1' status2.out && grep -q 'b.h5  .*, on compute ranks 2-3' status2.out" ||
+  cat status2.out
 "${steer[@]}" resume >/dev/null 2>&1
 check "pause one future alone" "${steer[*]} pause --file b.h5 >/dev/null 2>&1"
 sb=$(future b.h5 step)
@@ -68,10 +75,14 @@ check "the one paused alone has not moved (b.h5 at step $sb, $(future b.h5 state
   "[ \"\$(future b.h5 step)\" = $sb ] && [ \"\$(future b.h5 state)\" = paused ]"
 "${steer[@]}" resume --file b.h5 >/dev/null 2>&1
 "${steer[@]}" branch --file a.h5 --from latest --future 'physics.nu=0.002' --future 'physics.nu=0.004' \
-  --output a1.h5 --output a2.h5 >fork2.out 2>&1
-check "a future forked again" "grep -q '^forked 2 futures from step .* of a.h5: a1.h5, a2.h5' fork2.out" || cat fork2.out
-f=$(sed -n 's/^forked 2 futures from step \([0-9]*\) .*/\1/p' fork2.out)
-check "status lists three futures" "${steer[*]} status | grep -q '^3 futures:'"
+  --future 'physics.nu=0.003' --output a1.h5 --output a2.h5 --output a3.h5 >fork2.out 2>&1
+check "a future forked again, into more futures than it has ranks" \
+  "grep -q '^forked 3 futures from step .* of a.h5: a1.h5, a2.h5, a3.h5' fork2.out" || cat fork2.out
+f=$(sed -n 's/^forked 3 futures from step \([0-9]*\) .*/\1/p' fork2.out)
+"${steer[@]}" status >status3.out 2>&1
+check "status lists four futures, a's two ranks one each for a1 and a2 (in turn) and a3" \
+  "grep -q '^4 futures:' status3.out && grep -q 'a1.h5  .*, on compute rank 0' status3.out && grep -q 'a2.h5  .*, on compute rank 0' status3.out && grep -q 'a3.h5  .*, on compute rank 1' status3.out && grep -q 'b.h5  .*, on compute ranks 2-3' status3.out" ||
+  cat status3.out
 wait_future_step a2.h5 $((f + 5))  # past a regular checkpoint
 check "stop one future alone" "${steer[*]} stop --file a2.h5 >/dev/null 2>&1"
 wait_future_step a1.h5 $((f + 2))
@@ -80,7 +91,7 @@ check "the others run on after it stopped ($(future a2.h5 state))" \
   "[ \"\$(future a2.h5 state)\" = finished ] && [ \"\$(future a1.h5 step)\" -ge $((f + 2)) ]"
 wait_job 180
 check "the job ends by itself when every future has ended" "[ -n '$ended' ] && [ '$rc' = 0 ]" || tail -5 serve.log
-for x in p a b a1 a2; do
+for x in p a b a1 a2 a3; do
   check "$x.h5 verifies" "\"$rewind\" verify -q $x.h5"
 done
 check "each future writes its own monitor CSV" \
@@ -91,7 +102,8 @@ check "each future writes its own monitor CSV" \
 "$mpiexec" -n 2 "$rewind" run --restart "p.h5@$s" -o b_solo.h5 --steps 40 -q >>solo.log 2>&1
 "$mpiexec" -n 2 "$rewind" run --restart "a.h5@$f" --set physics.nu=0.002 -o a1_solo.h5 --steps 40 -q >>solo.log 2>&1
 "$mpiexec" -n 5 "$rewind" run --restart "a.h5@$f" --set physics.nu=0.004 -o a2_solo.h5 --steps 40 -q >>solo.log 2>&1
-check "the solo branches run" "[ -s a2_solo.h5 ]" || cat solo.log
+"$mpiexec" -n 3 "$rewind" run --restart "a.h5@$f" --set physics.nu=0.003 -o a3_solo.h5 --steps 40 -q >>solo.log 2>&1
+check "the solo branches run" "[ -s a2_solo.h5 ] && [ -s a3_solo.h5 ]" || cat solo.log
 check "future a (until it forked) = its branch alone on 4 compute ranks" \
   "same a.h5 a_solo.h5 p.h5 $s 'boundary.xmin.velocity=[1.2, 0, 0]' --subset >same_a.out 2>&1" || cat same_a.out
 check "future b (no changes) = the parent continued, alone on 1 compute rank" \
@@ -100,6 +112,8 @@ check "future a1 (forked from a) = its branch alone on 1 compute rank" \
   "same a1.h5 a1_solo.h5 a.h5 $f 'physics.nu=0.002' >same_a1.out 2>&1" || cat same_a1.out
 check "future a2 (stopped early) = its branch alone on 4 compute ranks, up to the stop" \
   "same a2.h5 a2_solo.h5 a.h5 $f 'physics.nu=0.004' --subset >same_a2.out 2>&1" || cat same_a2.out
+check "future a3 (alone on its rank) = its branch alone on 2 compute ranks" \
+  "same a3.h5 a3_solo.h5 a.h5 $f 'physics.nu=0.003' >same_a3.out 2>&1" || cat same_a3.out
 
 # --- Four futures, live windows, kill -9 ------------------------------------------------
 start_live 6 q.h5 "$case_file" --steps 400 "${run[@]:0:6}"  # not -q: the run's fork line
@@ -112,13 +126,15 @@ check "four futures from one step" "grep -q '^forked 4 futures' fork4.out && ${s
 "${steer[@]}" resume >/dev/null 2>&1
 wait_future_step q1.3.h5 $(($(status | cut -d' ' -f2) + 5))
 check "the run says when every future had computed its first step (docs/benchmarks.md, Futures)" \
-  "grep -Eq '^fork +4 futures from step [0-9]+: every one.s first step computed [0-9.e+-]+ s after the fork began \(solvers made [0-9.e+-]+ s, branch point read once and restored [0-9.e+-]+ s, first boundaries written [0-9.e+-]+ s\)$' serve.log" ||
+  "grep -Eq '^fork +4 futures from step [0-9]+ on 4 groups of compute ranks: every one.s first step computed [0-9.e+-]+ s after the fork began \(solvers made [0-9.e+-]+ s, branch point read by each group and restored [0-9.e+-]+ s, first boundaries written [0-9.e+-]+ s\)$' serve.log" ||
   grep -E '^fork|^forked' serve.log
 "${steer[@]}" pause >/dev/null 2>&1
 box=(--box 0,0,0,2.2,0.41,0 --budget 4000)
 "$rewind" window "127.0.0.1:$port" --time live --file q1.0.h5 "${box[@]}" --out w10.json >w.out 2>&1
 "$rewind" window "127.0.0.1:$port" --time live --file q1.3.h5 "${box[@]}" --out w13.json >>w.out 2>&1
-check "live windows of two futures (--file)" "[ -s w10.json ] && [ -s w13.json ]" || cat w.out
+"$rewind" window "127.0.0.1:$port" --time live --file q1.3.h5 "${box[@]}" --lod adaptive --out a13.json >>w.out 2>&1
+check "live windows of two futures (--file), one of them adaptive" "[ -s w10.json ] && [ -s w13.json ] && [ -s a13.json ]" ||
+  cat w.out
 "${steer[@]}" stop --file q1.0.h5 >/dev/null 2>&1
 "${steer[@]}" stop --file q1.3.h5 >/dev/null 2>&1
 "${steer[@]}" resume >/dev/null 2>&1
@@ -126,6 +142,13 @@ sleep 1
 check "each window equals its future's final checkpoint (written where it stopped), value by value" \
   "$py $src/tests/collector/check_window.py q1.0.h5 w10.json >chk.out 2>&1 && $py $src/tests/collector/check_window.py q1.3.h5 w13.json >>chk.out 2>&1" ||
   tail -4 chk.out
+# The adaptive window of a future on one rank of four: ranked by the details its rank
+# computed of its own state, the same as the file's statistics at that step.
+s13=$($py -c "import json,sys; print(json.load(open(sys.argv[1]))['step'])" a13.json)
+"$rewind" window "q1.3.h5@$s13" "${box[@]}" --lod adaptive --out fa13.json >fa13.out 2>&1
+check "its adaptive window equals the file's adaptive window at that step (step $s13), on mixed levels" \
+  "$py $src/tests/collector/check_same_window.py a13.json fa13.json --mixed --budget 4000 >same13.out 2>&1" ||
+  cat same13.out fa13.out
 wait_future_step q1.1.h5 $(($(future q1.1.h5 step) + 4))
 victim=$(ps -o pid= --ppid "$server_pid" | tail -1)
 kill -9 $victim

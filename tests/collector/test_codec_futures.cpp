@@ -126,3 +126,34 @@ TEST_CASE("(1.8) encode refuses a future's status the decoder would refuse", "[c
   CHECK(refused(INFINITY, 0.1));
   CHECK(refused(1.0, std::nan("")));
 }
+
+TEST_CASE("(1.12) a future's compute ranks: sent when said, absent as not said, 0 ranks malformed",
+          "[collector][steer][futures]") {
+  RunStatus st{RunState::running, 9, 0.9, 1.0, "a.h5", "p.h5", 4, 1};
+  st.futures = {{"a.h5", "p.h5", RunState::running, 9, 0.9, 1.0, {}, 0, 3},
+                {"b.h5", "p.h5", RunState::paused, 9, 0.9, 0.0, {}, 3, 1},
+                {"c.h5", "p.h5", RunState::running, 9, 0.9, 0.0, {}, 0, 0}};
+  const auto s = std::get<StatusReply>(round_trip(StatusReply{st})).status;
+  REQUIRE(s.futures.size() == 3);
+  CHECK((s.futures[0].first_rank == 0 && s.futures[0].ranks == 3));
+  CHECK((s.futures[1].first_rank == 3 && s.futures[1].ranks == 1));
+  CHECK((s.futures[2].first_rank == 0 && s.futures[2].ranks == 0));  // not said: not sent
+  CHECK(json_text(StatusReply{st}).find(R"("changes":[],"file":"c.h5")") != std::string::npos);
+  const std::string status =
+      R"("state":"running","step":1,"time":0.5,"steps_per_second":2,"file":"f","parent":"","ranks":2,"clients":1)";
+  const std::string future =
+      R"("file":"a.h5","parent":"f","state":"paused","step":1,"time":0.5,"steps_per_second":0,"changes":[])";
+  CHECK_NOTHROW(decode(make_frame(12, "{" + status + R"(,"futures":[{)" + future + R"(,"first_rank":1,"ranks":1}]})")));
+  for (const std::string& bad :
+       std::vector<std::string>{R"("first_rank":0,"ranks":0)", R"("ranks":1)", R"("first_rank":-1,"ranks":1)",
+                                R"("first_rank":0,"ranks":"2")"}) {
+    CAPTURE(bad);
+    std::string frame = "{" + status;
+    frame += R"(,"futures":[{)";
+    frame += future;
+    frame += ",";
+    frame += bad;
+    frame += "}]}";
+    CHECK(malformed(12, frame));
+  }
+}

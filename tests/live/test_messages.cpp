@@ -82,7 +82,7 @@ TEST_CASE("every command, reply and status crosses the live link unchanged", "[l
   Status s{RunState::finished, 99, 2.5, "f.h5", "p.h5", {"p.h5", "f.h5"}, 1000, 12.5, 4};
   CHECK(decode_status(encode(s)) == s);
   s.futures = {{"a.h5", "p.h5", RunState::running, 120, 3.0, 20, 1.5, {"boundary.xmin.velocity=2,0,0"}},
-               {"b.h5", "p.h5", RunState::paused, 117, 2.9, 17, 1.5, {}}};
+               {"b.h5", "p.h5", RunState::paused, 117, 2.9, 17, 1.5, {}, 2, 2}};  // on compute ranks 2-3
   CHECK(decode_status(encode(s)) == s);
 }
 

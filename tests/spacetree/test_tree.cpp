@@ -251,3 +251,38 @@ SCENARIO("A tree rebuilt from its UIDs is the same tree; broken lists are refuse
   CHECK_THROWS_WITH(Tree::from_uids(sh, {Uid::make(0, {0, 0, 0}), Uid::make(0, {0, 0, 0})}),
                     Catch::Contains("duplicate"));
 }
+
+SCENARIO("Joining a partition's consecutive pieces gives a partition on fewer ranks", "[spacetree][partition]") {
+  const Tree t = random_tree(unit_shape(3, 4, 4), 11);
+  for (int from : {1, 2, 3, 4, 5, 7}) {
+    const Partition p = partition_morton(t, from);
+    for (int ranks = 1; ranks <= from; ++ranks) {
+      INFO("from " << from << " to " << ranks);
+      const Partition j = join_ranks(p, ranks);
+      REQUIRE(j.ranks == ranks);
+      // Brute force: rank r of the joined partition takes the pieces [floor(r*from/ranks),
+      // floor((r+1)*from/ranks)); every piece goes to exactly one rank.
+      std::vector<int> taker(static_cast<std::size_t>(from), -1);
+      for (int r = 0; r < ranks; ++r)
+        for (int q = r * from / ranks; q < (r + 1) * from / ranks; ++q) {
+          REQUIRE(taker[static_cast<std::size_t>(q)] < 0);
+          taker[static_cast<std::size_t>(q)] = r;
+        }
+      for (int q = 0; q < from; ++q) REQUIRE(joined_rank(q, from, ranks) == taker[static_cast<std::size_t>(q)]);
+      std::vector<std::int64_t> cells(static_cast<std::size_t>(ranks), 0);
+      for (std::size_t i = 0; i < t.size(); ++i) {
+        REQUIRE(j.owner[i] == taker[static_cast<std::size_t>(p.owner[i])]);
+        cells[static_cast<std::size_t>(j.owner[i])] += t.shape().cells_per_grid();
+      }
+      CHECK(j.cells_per_rank == cells);
+      int last = 0;  // still contiguous along the curve
+      for (auto idx : t.sfc_order()) {
+        REQUIRE(j.owner[static_cast<std::size_t>(idx)] >= last);
+        last = j.owner[static_cast<std::size_t>(idx)];
+      }
+      if (ranks == from) CHECK(j.owner == p.owner);
+    }
+    CHECK_THROWS_AS(join_ranks(p, 0), std::invalid_argument);
+    CHECK_THROWS_AS(join_ranks(p, from + 1), std::invalid_argument);
+  }
+}

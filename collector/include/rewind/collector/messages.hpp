@@ -57,7 +57,7 @@ inline constexpr std::uint16_t kProtocolVersion = 1;
 /// (optional: an adaptive level of detail from a file's per-grid statistics); 1.11
 /// window_reply.ranges (optional: each variable's range over the shown grids' statistics)
 /// and the live state's adaptive windows (details from the compute ranks).
-inline constexpr const char* kProtocolRevision = "1.11";
+inline constexpr const char* kProtocolRevision = "1.12";
 inline constexpr std::size_t kHeaderSize = wire::kHeaderSize;
 /// Default cap of a request frame (requests carry no arrays).
 inline constexpr std::uint64_t kMaxRequestBytes = std::uint64_t{64} << 10;
@@ -340,6 +340,9 @@ struct FutureStatus {
   double time = 0.0;
   double steps_per_second = 0.0;  ///< its own rate (finite, >= 0)
   std::vector<std::string> changes;  ///< "key=value": its changes against the parent, then steering
+  /// (1.12) the compute ranks it computes on: [first_rank, first_rank + ranks) of the job's;
+  /// ranks = 0: not said (a 1.11 server).
+  std::uint32_t first_rank = 0, ranks = 0;
 };
 /// What a live run is doing.
 struct RunStatus {

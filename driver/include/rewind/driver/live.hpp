@@ -30,6 +30,8 @@ class LiveLink final : public Observer {
   void at_end(Run& run) override;
   /// While every future left is paused alone: serves the collector's commands.
   void idle(Run& run) override;
+  /// Every compute rank meets the collector at every future's boundary.
+  [[nodiscard]] bool job_wide() const override { return true; }
 
  private:
   class Host;

@@ -2,12 +2,15 @@
 // boundaries, and the branch policy that decides what a run writes.
 //
 // Futures. A job computes one timeline, or after a fork (Run::fork, `rewind steer branch
-// --future ... --future ...`) several: each future its own solver, file and monitor CSV,
-// on the same compute ranks and the same grids, stepped in turn (one step of each, in
-// order), so each computes exactly what it would alone. Observers are called at every
-// future's boundaries with that future focused: solver(), output(), spec(), apply(),
-// request_stop() speak of it; Run::timeline() tells one future's boundaries from
-// another's.
+// --future ... --future ...`) several: each future its own solver, file and monitor CSV.
+// K futures forked from a future on G compute ranks each get a group of those ranks
+// (floor(G/K) or one more, the job's partition joined onto it; with K > G one rank, which
+// consecutive futures share) and compute side by side, those on one rank stepped in turn;
+// with an in-situ hook (collective over the job) they share all the ranks and grids. Either way each computes exactly
+// what it would alone (restarts are bit-exact across rank counts). Observers are called at every future's boundaries
+// with that future focused: solver(), output(), spec(), apply(), request_stop() speak of it, on the ranks that compute
+// it (member()); a job_wide() observer (the live link) is called on every rank, which know where each future is (now(),
+// finished()) from its ranks' word once a round. Run::timeline() tells one future's boundaries from another's.
 //
 //   plan_run(request)      which case, which restart point, which file, create or
 //                          append, branch lineage (serial, reads files; one error line)
@@ -129,7 +132,8 @@ struct Boundary {
   std::optional<solver::StepResult> step; ///< the step just taken (none when first)
 };
 
-/// Something called at every step boundary. Collective over the compute ranks.
+/// Something called at every step boundary. Collective over the ranks that compute the
+/// future (Run::comm()); a job_wide() one over the job's compute ranks.
 class Observer {
  public:
   virtual ~Observer() = default;
@@ -142,6 +146,11 @@ class Observer {
   /// While every future left is paused alone (Run::pause_future), instead of boundaries,
   /// about every millisecond: a live link serves its commands here. Collective.
   virtual void idle(Run&) {}
+  /// Called on every rank of the job at every future's boundary (the live link), not only
+  /// on the ranks that compute it: once futures compute on groups of ranks, such an
+  /// observer may use only Run's calls that every rank answers (now(), spec(), ...).
+  /// Default: the observer belongs to the future's ranks (output, monitors, progress).
+  [[nodiscard]] virtual bool job_wide() const { return false; }
 };
 
 struct RunSummary {
@@ -167,10 +176,29 @@ class Run {
   /// The loop until the end time, the step limit or a stop request. Collective.
   RunSummary run();
 
+  /// The focused future's solver and output: only on the ranks that compute it
+  /// (member()); std::logic_error elsewhere.
   [[nodiscard]] solver::Solver& solver();
   [[nodiscard]] RunOutput& output();
   [[nodiscard]] const RunSpec& spec() const;
+  /// The ranks that compute the focused future (the job's compute ranks, or after a fork
+  /// onto groups its group's); job_comm() is always the job's.
   [[nodiscard]] MPI_Comm comm() const;
+  [[nodiscard]] MPI_Comm job_comm() const;
+  /// This rank computes the focused future. Every rank does until a fork puts futures on
+  /// groups of ranks (see fork); the others know where it is (now(), finished(),
+  /// last_written_step()) from its ranks' word at the end of each round.
+  [[nodiscard]] bool member() const;
+  /// The focused future's step and time, whether its solver has finished, the last step
+  /// its file holds (-1: none): on every rank.
+  [[nodiscard]] solver::ScalarState now() const;
+  [[nodiscard]] bool finished() const;
+  [[nodiscard]] std::int64_t last_written_step() const;
+  /// The focused future's ranks write its state now as a checkpoint (RunOutput::checkpoint_now);
+  /// nothing on the others. Collective over the job.
+  void checkpoint_now();
+  /// This rank reports on the focused future: the job's compute root, or the first rank of
+  /// the future's group.
   [[nodiscard]] bool print() const;
   /// Leaf cells over all ranks (constant: the tree does not change).
   [[nodiscard]] std::int64_t leaf_cells() const;
@@ -188,6 +216,7 @@ class Run {
     std::int64_t steps = 0;            ///< steps it computed
     double wall = 0.0;                 ///< seconds since it started
     bool paused = false, stopping = false, ended = false;
+    int first_rank = 0, ranks = 1;  ///< the compute ranks it computes on: [first_rank, first_rank + ranks)
   };
   [[nodiscard]] std::vector<Future> futures() const;
   /// Futures not ended yet.
@@ -231,10 +260,14 @@ class Run {
   /// Collective.
   void branch(RunSpec spec, kernel::FileClaim claim);
   /// Continues the focused future as several (a fork), each as branch() continues one:
-  /// `specs[i]` from plan_branch, `claims[i]` its claim. The futures are restored from
-  /// their (common) branch point read once, then started in order; all or nothing, as
-  /// branch(). Several futures need an in-place output strategy (auto, collective,
-  /// independent): refused otherwise (std::invalid_argument), nothing changed. Collective.
+  /// `specs[i]` from plan_branch, `claims[i]` its claim. The focused future's G ranks are
+  /// split into min(K, G) groups (floor(G/K) ranks each, the first G % K one more; with
+  /// K > G one rank each, taken by consecutive futures; the job's partition joined onto
+  /// each group, spacetree::join_ranks) and the futures compute side by side, each group
+  /// restoring the branch point once for its own grids, its futures stepped in turn. With
+  /// one rank, or an in-situ hook in the run, they all share the ranks. All or nothing, as branch(), on every rank of
+  /// the job. Several futures need an in-place output strategy (auto, collective, independent): refused otherwise
+  /// (std::invalid_argument), nothing changed. Collective over the job.
   void fork(std::vector<RunSpec> specs, std::vector<kernel::FileClaim> claims);
   /// Closes the output file, e.g. so the job can read it for a branch; reopen_output()
   /// continues it (append). output() must not be used in between. Both collective.

@@ -31,8 +31,9 @@ namespace rwd::live {
 /// runs cut at kRunCells (link.hpp: runs_of), so peers of 2 would expect other messages.
 /// 4: futures -- a branch forks several at once, a window, a control or a set names the
 /// future it is for, a status lists them. 5: the details command (adaptive live windows);
-/// a reply carries grids' details.
-inline constexpr std::uint16_t kVersion = 5;
+/// a reply carries grids' details. 6: a future's status says which compute ranks compute it
+/// (futures on groups of ranks).
+inline constexpr std::uint16_t kVersion = 6;
 
 /// One selected grid of a window, cropped: cells first + stride * (i, j, k) for
 /// (i, j, k) < count, on the compute rank `owner` (its rank among the compute ranks).
@@ -147,6 +148,8 @@ struct FutureStatus {
   std::int64_t steps = 0;            ///< steps it computed
   double wall = 0.0;                 ///< seconds since it started
   std::vector<std::string> changes;  ///< "key=value": against its parent, then steered
+  std::int32_t first_rank = 0;       ///< it computes on the compute ranks [first_rank, first_rank + ranks)
+  std::int32_t ranks = 1;
   bool operator==(const FutureStatus&) const = default;
 };
 

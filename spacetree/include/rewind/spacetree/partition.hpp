@@ -25,4 +25,15 @@ struct Partition {
 /// depend on the current partition. Throws std::invalid_argument if ranks < 1.
 Partition partition_morton(const Tree& tree, int ranks);
 
+/// The rank, of `ranks`, that takes over what rank `owner` of a partition on `from` ranks
+/// owns when consecutive pieces are joined: rank j takes the pieces
+/// [floor(j*from/ranks), floor((j+1)*from/ranks)). Needs 1 <= ranks <= from, 0 <= owner < from.
+int joined_rank(int owner, int from, int ranks);
+
+/// `p` on fewer ranks (1 <= ranks <= p.ranks), its consecutive pieces joined (joined_rank):
+/// still contiguous along the curve, as balanced as `p` within one piece. A future of a
+/// forked run computes on part of the job's compute ranks with it (driver/README.md).
+/// Throws std::invalid_argument for a bad `ranks`.
+Partition join_ranks(const Partition& p, int ranks);
+
 }  // namespace rwd::spacetree
