@@ -348,7 +348,7 @@ void Run::fork(std::vector<RunSpec> specs, std::vector<kernel::FileClaim> claims
   if (error) {
     std::string removed;
     for (std::size_t i = 0; i < made.size(); ++i) {
-      if (!made[i].output) continue;
+      if (!made[i].opening) continue;  // this rank's futures whose files were (being) opened
       const std::string file = made[i].spec.output.file;
       discard_output(made[i].group->comm, std::move(made[i].output), existed[i] ? std::string() : file);
       if (!existed[i] && removed.empty()) removed = file;
@@ -393,6 +393,7 @@ void Run::Impl::start_futures(std::vector<Lane>& made) {
   setup_seconds += seconds(read - t0);
   for (auto& l : made) {
     if (!l.member()) continue;
+    l.opening = true;
     open_output(l);
     l.output->after_step(*l.solver, true, l.solver->finished());  // what the first boundary writes
     l.output->settle();                                           // ... written, also by I/O ranks
