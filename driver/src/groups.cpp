@@ -64,8 +64,6 @@ std::vector<std::shared_ptr<Group>> split_group(const Group& parent, std::size_t
   return out;
 }
 
-int owner_on(const Group& g, int owner, int ranks) { return g.first + spacetree::joined_rank(owner, ranks, g.size); }
-
 std::vector<LaneWord> share_lanes(const std::vector<LaneWord>& mine, const std::vector<bool>& member, MPI_Comm job) {
   constexpr int kFields = 5;
   const double none = std::numeric_limits<double>::lowest();

@@ -1,5 +1,6 @@
-// The compute ranks a future computes on (run.hpp, "Futures"): the job's, or after a fork
-// of K futures on G >= K ranks a contiguous stretch of them each. Private to rewind::driver.
+// The compute ranks a future computes on (run.hpp, "Futures"): the job's, or after a fork a
+// contiguous stretch of the forked future's (with more futures than ranks, one rank that
+// consecutive futures share). Private to rewind::driver.
 #pragma once
 #include <mpi.h>
 
@@ -33,13 +34,9 @@ JobTree gather_job_tree(const spacetree::LocalPlan& plan, MPI_Comm job);
 /// `parent` cut into `k` groups (1 <= k <= parent.size): its ranks in order, floor(size/k)
 /// each, the first size % k one more. A member's plan is the job's partition with its
 /// consecutive pieces joined onto its group (spacetree::join_ranks), so a grid's rank on a
-/// group follows from its rank in the job (owner_on). Collective over the parent's members;
-/// other ranks only learn where the groups are.
+/// group follows from its rank in the job (the live relay maps windows so). Collective
+/// over the parent's members; other ranks only learn where the groups are.
 std::vector<std::shared_ptr<Group>> split_group(const Group& parent, std::size_t k, const JobTree& job, int job_rank);
-
-/// The job's compute rank that holds, on `g`, the grid rank `owner` of the job's `ranks`
-/// holds in the job's partition.
-int owner_on(const Group& g, int owner, int ranks);
 
 /// What every rank must know of a future its group computes: shared by its members once a
 /// round (share_lanes): what happened at its turn, its step and time, whether its solver has

@@ -29,7 +29,7 @@ struct Lane {
   bool stop = false;
   bool paused = false;  ///< alone (Run::pause_future)
   bool ended = false;
-  bool timed = false;  ///< started by the last fork, its first step not computed yet (ForkClock)
+  bool timed = false;    ///< started by the last fork, its first step not computed yet (ForkClock)
   bool opening = false;  ///< its file's opening was tried (a failed fork removes it)
   std::int64_t steps = 0;
   Clock::time_point started = Clock::now();
