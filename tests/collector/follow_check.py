@@ -26,9 +26,13 @@ def alive(pid):
         os.kill(pid, 0)
     except OSError:
         return False
-    # A finished child the shell has not reaped yet is a zombie: gone for us.
-    with open(f"/proc/{pid}/stat") as f:
-        return f.read().split(")")[-1].split()[0] != "Z"
+    # A finished child the shell has not reaped yet is a zombie: gone for us; reaped
+    # between the two looks (the read fails): gone too.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def dump(w, path):
