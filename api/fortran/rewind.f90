@@ -57,7 +57,7 @@ module rewind
   public :: rewind_file_create, rewind_file_create_branch, rewind_file_append, rewind_file_set_scalar, &
             rewind_file_write, rewind_file_last_step, rewind_file_close
   public :: rewind_live_start, rewind_live_port, rewind_live_declare, rewind_live_boundary, rewind_live_next_event, &
-            rewind_live_finish
+            rewind_live_finish, rewind_live_allow_futures
   public :: rewind_reader_open, rewind_reader_close, rewind_reader_step_count, rewind_reader_step_at, &
             rewind_reader_find_step, rewind_reader_find_checkpoint, rewind_reader_topology, rewind_reader_partition, &
             rewind_reader_read, rewind_reader_read_into, rewind_reader_lineage, rewind_reader_variable_count, &

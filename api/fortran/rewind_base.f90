@@ -7,7 +7,7 @@ module rewind_base
   implicit none
   public
 
-  integer, parameter, public :: REWIND_API_VERSION = 3
+  integer, parameter, public :: REWIND_API_VERSION = 4
   integer, parameter, public :: REWIND_OK = 0, REWIND_ERR_ARGUMENT = 1, REWIND_ERR_NOT_FOUND = 2, &
                                 REWIND_ERR_FORMAT = 3, REWIND_ERR_NO_SUCH_STEP = 4, REWIND_ERR_CORRUPT = 5, &
                                 REWIND_ERR_IO = 6, REWIND_ERR_STATE = 7, REWIND_ERR_VERSION = 8, &
@@ -61,6 +61,10 @@ module rewind_base
     integer(c_int64_t) :: step = 0           ! BRANCH: its step
     real(c_double) :: time = 0               ! BRANCH: that step's time
     character(len=:), allocatable :: file    ! BRANCH: the branch file now written
+    integer :: future = 0                    ! BRANCH: which future of the fork this rank computes (0-based)
+    integer :: futures = 1                   ! BRANCH: how many the fork started
+    character(len=:), allocatable :: changes ! BRANCH: its changes, 'key=value;key=value'
+    integer :: comm = 0                      ! BRANCH: the communicator it computes on from now on
   end type
 
 contains

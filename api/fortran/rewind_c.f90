@@ -22,6 +22,9 @@ module rewind_c
     integer(c_int64_t) :: step
     real(c_double) :: time
     type(c_ptr) :: file
+    integer(c_int32_t) :: future, futures
+    type(c_ptr) :: changes
+    type(c_ptr) :: comm  ! MPI_Comm (a pointer or an int): read through c_live_event_comm
   end type
 
   type, bind(c), public :: c_topology
@@ -284,6 +287,11 @@ module rewind_c
       type(c_ptr), value :: cfg
       integer(c_int), intent(out) :: compute, is_compute
     end function
+    integer(c_int) function c_live_allow_futures(live, max_futures) bind(c, name='rewind_live_allow_futures')
+      import :: c_ptr, c_int
+      type(c_ptr), value :: live
+      integer(c_int), value :: max_futures
+    end function
     integer(c_int) function c_live_port(live, port) bind(c, name='rewind_live_port')
       import :: c_ptr, c_int
       type(c_ptr), value :: live
@@ -309,6 +317,11 @@ module rewind_c
       type(c_ptr), value :: live
       type(c_event), intent(out) :: event
       integer(c_int), intent(out) :: has_event
+    end function
+    integer(c_int) function c_live_event_comm(live, comm) bind(c, name='rewind_live_event_comm_f')
+      import :: c_ptr, c_int
+      type(c_ptr), value :: live
+      integer(c_int), intent(out) :: comm
     end function
     integer(c_int) function c_live_finish(live) bind(c, name='rewind_live_finish')
       import :: c_ptr, c_int

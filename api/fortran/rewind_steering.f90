@@ -7,7 +7,7 @@ module rewind_steering
   implicit none
   private
   public :: rewind_live_start, rewind_live_port, rewind_live_declare, rewind_live_boundary, rewind_live_next_event, &
-            rewind_live_finish
+            rewind_live_finish, rewind_live_allow_futures
 
 contains
 
@@ -44,6 +44,15 @@ contains
   end subroutine
 
   !> A steerable parameter of 1 or 3 components (size(value)) in [min, max].
+  !> How many futures one fork may start on this code (default 1): a code that computes
+  !> on its BRANCH event's comm allows more (rewind.h: rewind_live_allow_futures).
+  subroutine rewind_live_allow_futures(live, max_futures, ierr)
+    type(rewind_live), intent(in) :: live
+    integer, intent(in) :: max_futures
+    integer, intent(out), optional :: ierr
+    call done(c_live_allow_futures(live%p, int(max_futures, c_int)), ierr)
+  end subroutine
+
   subroutine rewind_live_declare(live, name, unit, min, max, value, description, ierr)
     type(rewind_live), intent(in) :: live
     character(len=*), intent(in) :: name, unit, description
@@ -75,7 +84,7 @@ contains
     logical, intent(out) :: has_event
     integer, intent(out), optional :: ierr
     type(c_event) :: e
-    integer(c_int) :: has, rc
+    integer(c_int) :: has, rc, comm
     has = 0
     rc = c_live_next_event(live%p, e, has)
     has_event = rc == REWIND_OK .and. has == 1
@@ -89,6 +98,14 @@ contains
     event%step = e%step
     event%time = e%time
     event%file = f_str(e%file)
+    event%future = int(e%future)
+    event%futures = int(e%futures)
+    event%changes = f_str(e%changes)
+    event%comm = 0
+    if (event%kind == REWIND_EVENT_BRANCH) then
+      rc = c_live_event_comm(live%p, comm)
+      event%comm = int(comm)
+    end if
   end subroutine
 
   subroutine rewind_live_finish(live, ierr)

@@ -480,6 +480,7 @@ rewind_status rewind_file_write(rewind_file* file, int64_t step, double time, do
     for (const int v : slots) info.fields.push_back({"cell_data", common.variables[static_cast<std::size_t>(v)].name, v, f32});
     f.writer.write_step(info, lg);
     f.last_time = time;
+    f.last_dt = dt;
   });
 }
 

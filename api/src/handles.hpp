@@ -50,6 +50,7 @@ struct rewind_file {
   std::vector<std::string> overrides;
   /// The last committed step's time (-inf: none): times never go backwards in a file.
   double last_time = -std::numeric_limits<double>::infinity();
+  double last_dt = 0.0;  ///< the last step's dt (a fork's "nothing is lost" checkpoint writes it again)
   /// The named scalars of the next write (rewind_file_set_scalar), in the order first set.
   std::vector<k::Scalar> scalars;
   std::uint64_t checked_tree = 0;  ///< the grids' generation this file last found a tree

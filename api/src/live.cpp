@@ -1,6 +1,7 @@
 // The C API's live windows and steering (rewind/rewind.h, "Live windows and steering"):
-// a live::Host over the code's grids, its declared parameters and its rewind_file, and the
-// collector on a thread of rank 0 or on a rank of its own (rewind/live/*.hpp).
+// the C calls over the live service of live_impl.hpp (a live::Host over the code's grids,
+// its declared parameters and its rewind_file, per future), and the collector on a
+// thread of rank 0 or on a rank of its own (rewind/live/*.hpp).
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 
 #include "agree.hpp"
 #include "handles.hpp"
+#include "live_impl.hpp"
 #include "tree_check.hpp"
 #include "rewind/collector/contact.hpp"
 #include "rewind/collector/file_service.hpp"
@@ -29,285 +31,8 @@
 
 using namespace rwd::api;
 namespace live = rwd::live;
-namespace col = rwd::collector;
 
 namespace {
-
-struct Declared {
-  col::ParameterInfo p;
-};
-
-// An event as the library keeps it (its strings live here until the next boundary).
-struct Event {
-  int kind = 0;
-  std::string name;
-  std::vector<double> value;
-  std::string parent, file;
-  std::int64_t step = 0;
-  double time = 0.0;
-};
-
-std::string branch_name(const std::string& file, std::int64_t step) {
-  const std::filesystem::path p(file);
-  for (int n = 1;; ++n) {
-    const auto stem = p.stem().string() + fmt::format(".branch{}{}", step, n == 1 ? "" : fmt::format("-{}", n));
-    auto candidate = (p.parent_path() / (stem + p.extension().string())).string();
-    if (!std::filesystem::exists(candidate)) return candidate;
-  }
-}
-
-std::string value_text(const std::vector<double>& v) {
-  std::string text;
-  for (const double x : v) text += fmt::format("{}{}", text.empty() ? "" : ", ", x);
-  return v.size() == 1 ? text : "[" + text + "]";
-}
-
-// The numbers of a "name=value" override as value_text writes them.
-std::vector<double> parse_value(const std::string& text) {
-  std::vector<double> out;
-  std::string t = text;
-  for (char& c : t)
-    if (c == '[' || c == ']' || c == ',') c = ' ';
-  std::size_t at = 0;
-  while (at < t.size()) {
-    std::size_t used = 0;
-    const auto rest = t.substr(at);
-    if (rest.find_first_not_of(' ') == std::string::npos) break;
-    out.push_back(std::stod(rest, &used));
-    at += used;
-  }
-  return out;
-}
-
-}  // namespace
-
-struct rewind_live {
-  MPI_Comm compute = MPI_COMM_NULL;
-  MPI_Comm service = MPI_COMM_NULL;  ///< with a collector rank: it and the compute ranks
-  bool own_compute = false;
-  std::int64_t last_step = 0;  ///< the last boundary's, for the closing status
-  double last_time = 0.0;
-  std::string last_file;
-  k::CommonInfo common;  ///< the variables windows may ask for, the geometry
-  std::optional<live::RelayThread> thread;
-  std::optional<live::Link> link;
-  std::vector<col::ParameterInfo> parameters;
-  std::vector<col::ParameterInfo> declared;  ///< with their initial values
-  std::vector<std::string> files;  ///< every file this run wrote (the timelines)
-  std::deque<Event> events;
-  Event current;  ///< the one last handed out (its strings)
-  bool stopped = false;
-  int port = 0;
-  std::uint64_t checked_tree = 0;  ///< the grids' generation last found a tree
-};
-
-namespace {
-
-// The live link's view of a C code at one boundary.
-class Host final : public live::Host {
- public:
-  Host(rewind_live& l, std::int64_t step, double time, const rewind_grids& g, rewind_file* file)
-      : l_(l), step_(step), time_(time), g_(g), file_(file) {}
-
-  live::Status where() override {
-    live::Status s;
-    s.step = step_;
-    s.time = time_;
-    s.file = file_ != nullptr ? file_->writer.path() : l_.last_file;
-    if (file_ != nullptr) s.parent = file_->writer.common().lineage.parent_file;
-    s.files = l_.files;
-    return s;
-  }
-  const k::LocalGrids& grids() override {
-    if (!ready_) {
-      grids_.block = l_.common.block;
-      grids_.halo = g_.halo;
-      grids_.grids = records_of(g_, l_.common.block);
-      const auto nv = l_.common.variables.size();
-      std::vector<int> slots;
-      for (std::size_t v = 0; v < nv; ++v) slots.push_back(static_cast<int>(v));
-      for (auto& r : grids_.grids) r.fields.resize(std::max(nv, r.fields.size()), nullptr);
-      averages_.check(l_.compute, grids_, slots, refinement());  // the parents are averaged on demand
-      ready_ = true;
-    }
-    return grids_;
-  }
-  /// The level of detail: parents without arrays get their children's averages, once per
-  /// boundary and only for a window above the leaves (the link asks).
-  void sync_parents() override {
-    if (averaged_) return;
-    std::vector<int> slots(l_.common.variables.size());
-    std::iota(slots.begin(), slots.end(), 0);
-    averages_.fill(l_.compute, grids_, slots, refinement());
-    averaged_ = true;
-  }
-  [[nodiscard]] std::array<int, 3> refinement() const {
-    const int r = l_.common.refinement;
-    return {r, r, l_.common.dim == 3 ? r : 1};
-  }
-  int variable(const std::string& name) override {
-    const auto& v = l_.common.variables;
-    for (std::size_t i = 0; i < v.size(); ++i)
-      if (v[i].name == name) return static_cast<int>(i);
-    std::string names;
-    for (const auto& x : v) names += (names.empty() ? "" : ", ") + x.name;
-    throw std::invalid_argument(fmt::format("unknown variable '{}' (there are {})", name, names));
-  }
-  std::vector<col::ParameterInfo> parameters() override { return l_.parameters; }
-  std::vector<std::string> set(const col::ParamValues& values, const std::string& file) override {
-    focus(file);  // this code's one future, or refused naming it
-    auto changed = l_.parameters;
-    std::vector<std::string> applied;
-    for (const auto& change : values) {
-      const std::string& name = change.first;  // not a structured binding: the lambda below captures it
-      const col::ParamValue& value = change.second;
-      const std::vector<double> v = col::components(value);
-      auto it =
-          std::find_if(changed.begin(), changed.end(), [&](const col::ParameterInfo& p) { return p.name == name; });
-      if (it == changed.end())
-        throw std::invalid_argument(fmt::format("'{}' is not a steerable parameter of this run", name));
-      const std::size_t n = col::components(it->value).size();
-      if (v.size() != n) throw std::invalid_argument(fmt::format("{}: {} components, not {}", name, n, v.size()));
-      for (const double x : v)
-        if (!std::isfinite(x) || x < it->min || x > it->max)
-          throw std::invalid_argument(fmt::format("{} = {}: outside [{}, {}]", name, x, it->min, it->max));
-      it->value = value;
-      applied.push_back(fmt::format("{}={}", name, value_text(v)));
-    }
-    l_.parameters = std::move(changed);  // all or nothing
-    for (const auto& [name, value] : values)
-      l_.events.push_back({REWIND_EVENT_SET, name, col::components(value), {}, {}, 0, 0.0});
-    record();
-    return applied;
-  }
-  /// The steered parameters in force go with every step the file writes from now on.
-  void record() {
-    if (file_ == nullptr) return;
-    file_->overrides.clear();
-    for (std::size_t i = 0; i < l_.parameters.size(); ++i)
-      if (l_.parameters[i].value != l_.declared[i].value)
-        file_->overrides.push_back(
-            fmt::format("{}={}", l_.parameters[i].name, value_text(col::components(l_.parameters[i].value))));
-  }
-  void branch(const live::BranchCommand& b, live::Reply& reply) override;
-  void queue_branch_events(const k::StepEntry& from, const live::Future& future, const std::string& parent,
-                           const std::string& output, std::size_t saved_events);
-  void control(col::ControlAction a, const std::string& file) override {
-    if (!file.empty()) {
-      focus(file);
-      if (a == col::ControlAction::pause)
-        throw std::invalid_argument("this code computes one future: pause the run (no file named)");
-    }
-    if (a != col::ControlAction::stop) return;
-    l_.stopped = true;
-    l_.events.push_back({REWIND_EVENT_STOP, {}, {}, {}, {}, 0, 0.0});
-  }
-  std::uint64_t tree_version() override { return g_.generation; }
-
- private:
-  rewind_live& l_;
-  std::int64_t step_;
-  double time_;
-  const rewind_grids& g_;
-  rewind_file* file_;
-  bool ready_ = false;
-  bool averaged_ = false;
-  k::LocalGrids grids_;
-  ParentAverages averages_;
-};
-
-// Go back to FILE@SELECTOR with the changes, into a new file: checked on every rank before
-// anything changes; the current state is written first; then `file` writes the branch.
-void Host::branch(const live::BranchCommand& b, live::Reply& reply) {
-  if (file_ == nullptr) throw std::invalid_argument("this run writes no file: there is nothing to branch from");
-  // The values are checked (and kept aside) like a set, but take effect with the branch.
-  const auto saved = l_.parameters;
-  const auto saved_overrides = file_->overrides;
-  const auto saved_events = l_.events.size();
-  std::vector<std::string> changes;
-  k::StepEntry from;
-  std::string parent, output;
-  std::string problem;
-  const auto& future = b.futures.empty() ? live::Future{} : b.futures.front();
-  try {
-    if (b.futures.size() > 1)
-      throw std::invalid_argument(fmt::format(
-          "this code takes one future at a time ({} asked): branch once, or fork with `rewind run --listen`",
-          b.futures.size()));
-    changes = set(future.values, "");
-    // No file ("@SEL", the collector's default): a step on the timeline of the file being
-    // written, through its parents (docs/file-format.md §6, "A branch's timeline").
-    const bool named = !k::split_step_spec(b.from).first.empty();
-    const auto spec =
-        k::split_step_spec(named ? b.from : k::timeline_spec(l_.files.back(), k::split_step_spec(b.from).second));
-    const std::string& path = spec.first;  // not a structured binding: the lambda below captures it
-    const auto& sel = spec.second;
-    if (named && std::none_of(l_.files.begin(), l_.files.end(), [&](const std::string& f) {
-          std::error_code ec;
-          return std::filesystem::equivalent(f, path, ec);
-        }))
-      throw std::invalid_argument(fmt::format("{} is not one of this run's files", path));
-    parent = path;
-    from = k::Reader::open(path).find_step(sel);
-    if (from.kind != k::StepKind::checkpoint)
-      throw std::invalid_argument(fmt::format("{}: step {} is a visualisation output; a branch needs a checkpoint", path, from.step));
-    output = future.output.empty() ? branch_name(path, from.step) : future.output;
-    if (!future.output.empty()) k::check_output_target(output);  // before anything opens it (a FIFO, a device)
-    if (std::filesystem::exists(output)) throw std::invalid_argument(fmt::format("{} exists; a branch never overwrites a file", output));
-  } catch (const std::exception& e) {
-    problem = e.what();
-  }
-  l_.parameters = saved;  // until the branch starts
-  file_->overrides = saved_overrides;
-  l_.events.resize(saved_events);
-  agree_or_throw(l_.compute, problem);
-  // Nothing is lost: the current state goes into the current file first.
-  if (step_ > file_->writer.last_step())
-    if (rewind_file_write(file_, step_, time_, 0.0, REWIND_CHECKPOINT, &g_, 0, nullptr, 0) != REWIND_OK)
-      throw std::runtime_error(rewind_last_error());
-  rewind_file* next = nullptr;
-  std::vector<const char*> kv;
-  for (const auto& c : changes) kv.push_back(c.c_str());
-  rewind_config options;
-  options.io = file_->io;
-  if (rewind_file_create_branch(&next, l_.compute, output.c_str(), parent.c_str(), from.step, static_cast<int>(kv.size()),
-                                kv.data(), &options) != REWIND_OK)
-    throw std::runtime_error(rewind_last_error());  // the same on every rank; the run goes on where it was
-  // The code's handle now writes the branch (the old file closed, its claim released).
-  file_->writer.close();
-  std::swap(file_->writer, next->writer);
-  std::swap(file_->claim, next->claim);
-  file_->last_time = next->last_time;  // a new file: its times start again
-  delete next;
-  l_.files.push_back(output);
-  queue_branch_events(from, future, parent, output, saved_events);
-  reply.file = output;
-  reply.parent = parent;
-  reply.step = from.step;
-  reply.time = from.time;
-}
-
-// The parameters as they were at the branch's step (the declared values, overridden by
-// what the step records), then the branch's changes: the BRANCH event, then every one
-// that differs from now as a SET event after it.
-void Host::queue_branch_events(const k::StepEntry& from, const live::Future& future, const std::string& parent,
-                               const std::string& output, std::size_t saved_events) {
-  const auto before = l_.parameters;
-  l_.parameters = l_.declared;
-  for (const auto& o : from.case_overrides) {
-    const auto eq = o.find('=');
-    for (auto& p : l_.parameters)
-      if (eq != std::string::npos && p.name == o.substr(0, eq))
-        p.value = col::param_value(parse_value(o.substr(eq + 1)));
-  }
-  (void)set(future.values, "");
-  l_.events.resize(saved_events);
-  l_.events.push_back(Event{REWIND_EVENT_BRANCH, {}, {}, parent, output, from.step, from.time});
-  for (std::size_t i = 0; i < l_.parameters.size(); ++i)
-    if (l_.parameters[i].value != before[i].value)
-      l_.events.push_back(
-          {REWIND_EVENT_SET, l_.parameters[i].name, col::components(l_.parameters[i].value), {}, {}, 0, 0.0});
-}
 
 col::ServerOptions server_options(const std::string& listen, const char* token) {
   const auto colon = listen.rfind(':');
@@ -353,6 +78,15 @@ void announce_token(col::ServerOptions& so, const char* token) {
       "to rewind_live_start, or set REWIND_TOKEN_FILE, to keep it out of the output)\n",
       so.token.c_str());
   std::fflush(stdout);
+}
+
+// One future at the start: the code's, on every compute rank.
+void start_futures(rewind_live& l) {
+  MPI_Comm_rank(l.compute, &l.rank);
+  auto& f = l.my();
+  MPI_Comm_size(l.compute, &f.size);
+  f.first = 0;
+  f.comm = l.compute;
 }
 
 }  // namespace
@@ -405,6 +139,7 @@ rewind_status rewind_live_start(rewind_live** live, MPI_Comm world, int where, c
         throw Status(REWIND_ERR_NETWORK, e.what());
       }
       l->link.emplace(live::Link::to_thread(l->thread ? l->thread->channel() : nullptr, l->compute));
+      start_futures(*l);
       *compute = l->compute;
       *is_compute = 1;
       *live = l.release();
@@ -430,6 +165,7 @@ rewind_status rewind_live_start(rewind_live** live, MPI_Comm world, int where, c
       return;
     }
     l->link.emplace(live::Link::to_rank(l->service, size - 1, l->compute, /*send_tree=*/true));
+    start_futures(*l);
     *compute = l->compute;
     *is_compute = 1;
     *live = l.release();
@@ -440,6 +176,15 @@ rewind_status rewind_live_port(const rewind_live* live, int* port) {
   return guarded([&] { need(port, "port") = need(live, "live").port; });
 }
 
+rewind_status rewind_live_allow_futures(rewind_live* live, int max_futures) {
+  return guarded([&] {
+    auto& l = need(live, "live");
+    if (max_futures < 1 || max_futures > 16)
+      throw Status(REWIND_ERR_ARGUMENT, fmt::format("max_futures = {}: 1 to 16", max_futures));
+    l.max_futures = max_futures;
+  });
+}
+
 rewind_status rewind_live_declare(rewind_live* live, const char* name, const char* unit, double min, double max, int n,
                         const double* value, const char* description) {
   return guarded([&] {
@@ -448,7 +193,10 @@ rewind_status rewind_live_declare(rewind_live* live, const char* name, const cha
     if (n != 1 && n != 3) throw Status(REWIND_ERR_ARGUMENT, fmt::format("{}: n = {}: 1 or 3 components", nm, n));
     need(value, "value");
     if (!(min <= max)) throw Status(REWIND_ERR_ARGUMENT, fmt::format("{}: min {} above max {}", nm, min, max));
-    for (const auto& p : l.parameters)
+    if (l.futures.size() > 1)
+      throw Status(REWIND_ERR_ARGUMENT,
+                   fmt::format("{}: declared after a fork (declare before the first boundary)", nm));
+    for (const auto& p : l.declared)
       if (p.name == nm) throw Status(REWIND_ERR_ARGUMENT, fmt::format("{} is declared twice", nm));
     col::ParameterInfo p;
     p.name = nm;
@@ -458,7 +206,7 @@ rewind_status rewind_live_declare(rewind_live* live, const char* name, const cha
     p.description = description != nullptr ? description : "";
     p.value = col::param_value(std::span<const double>(value, static_cast<std::size_t>(n)));
     l.declared.push_back(p);
-    l.parameters.push_back(std::move(p));
+    l.my().parameters.push_back(std::move(p));
   });
 }
 
@@ -472,21 +220,30 @@ rewind_status rewind_live_boundary(rewind_live* live, int64_t step, double time,
       if (!std::isfinite(time)) throw Status(REWIND_ERR_ARGUMENT, fmt::format("time = {}: not a finite number", time));
     });
     call.arg("step", step).arg("time", time).arg("file", std::string(file != nullptr ? file->writer.path() : ""));
-    // A window walks the tree: it is checked when any rank's grids changed since the last.
-    if (agree(l.compute, call, grids != nullptr && grids->generation != l.checked_tree)) {
-      agree_problem(l.compute, "rewind_live_boundary", REWIND_ERR_ARGUMENT,
-                    tree_problem(l.compute, l.common, grids->records), false);
+    // The ranks of this rank's future make the same call (after a fork, a future's
+    // step, time and file are its own). A window walks the tree: it is checked when any
+    // rank's grids changed since the last.
+    const MPI_Comm group = l.my().comm;
+    const bool changed = agree(group, call, grids != nullptr && grids->generation != l.checked_tree);
+    if (changed && grids != nullptr) {  // agreed: every rank gave its grids
+      agree_problem(group, "rewind_live_boundary", REWIND_ERR_ARGUMENT, tree_problem(group, l.common, grids->records),
+                    false);
       l.checked_tree = grids->generation;
     }
-    const auto& g = *grids;
     l.events.clear();
-    if (file != nullptr && std::find(l.files.begin(), l.files.end(), file->writer.path()) == l.files.end())
-      l.files.push_back(file->writer.path());
-    l.last_step = step;
-    l.last_time = time;
-    if (file != nullptr) l.last_file = file->writer.path();
-    Host host(l, step, time, g, file);
-    l.link->at_boundary(host, false, true);
+    auto& f = l.my();
+    if (file != nullptr) {
+      if (std::find(l.files.begin(), l.files.end(), file->writer.path()) == l.files.end())
+        l.files.push_back(file->writer.path());
+      l.last_file = file->writer.path();
+      if (l.futures.size() == 1) {  // a fork's futures are named by it
+        f.file = l.last_file;
+        f.parent = file->writer.common().lineage.parent_file;
+      }
+    }
+    f.step = l.last_step = step;
+    f.time = l.last_time = time;
+    (void)round(l, grids, file);
   });
 }
 
@@ -507,6 +264,10 @@ rewind_status rewind_live_next_event(rewind_live* live, rewind_event* event, int
   event->step = e.step;
   event->time = e.time;
   event->file = e.file.c_str();
+  event->future = e.future;
+  event->futures = e.futures;
+  event->changes = e.changes.c_str();
+  event->comm = e.comm;
   *has_event = 1;
   return REWIND_OK;
 }
@@ -514,10 +275,15 @@ rewind_status rewind_live_next_event(rewind_live* live, rewind_event* event, int
 rewind_status rewind_live_finish(rewind_live* live) {
   if (live == nullptr) return REWIND_OK;
   // As rewind_file_close: ranks in another call would be left behind; the service goes on.
-  if (const rewind_status rc = guarded([&] { agree(live->compute, Call("rewind_live_finish")); }); rc != REWIND_OK) return rc;
+  // After a fork, the ranks of this rank's future (the others may still compute theirs).
+  if (const rewind_status rc = guarded([&] { agree(live->my().comm, Call("rewind_live_finish")); }); rc != REWIND_OK)
+    return rc;
   const rewind_status rc = guarded([&] {
-    rewind_grids none{0, {}, 0, {}, {}};
-    Host host(*live, live->last_step, live->last_time, none, nullptr);
+    // This future has ended; its ranks meet the others' boundaries until every one has.
+    live->my().ended = true;
+    while (round(*live, nullptr, nullptr)) {
+    }
+    Host host(*live, live->mine, nullptr, nullptr);
     (void)live->link->finish(host);
     if (live->thread) (void)live->thread->join();
   });
@@ -537,6 +303,13 @@ rewind_status rewind_live_start_f(rewind_live** live, MPI_Fint world, int where,
   const rewind_status rc = rewind_live_start(live, MPI_Comm_f2c(world), where, listen, t, cfg, &c, is_compute);
   if (compute != nullptr) *compute = MPI_Comm_c2f(c);
   return rc;
+}
+
+rewind_status rewind_live_event_comm_f(const rewind_live* live, MPI_Fint* comm) {
+  return guarded([&] {
+    const auto& c = need(live, "live").current.comm;
+    need(comm, "comm") = c == MPI_COMM_NULL ? 0 : MPI_Comm_c2f(c);
+  });
 }
 
 }  // extern "C"

@@ -34,6 +34,11 @@ rewind_status rewind_live_next_event(rewind_live*, rewind_event*, int* has_event
   return unavailable();
 }
 rewind_status rewind_live_finish(rewind_live*) { return REWIND_OK; }
+rewind_status rewind_live_allow_futures(rewind_live*, int) { return unavailable(); }
+rewind_status rewind_live_event_comm_f(const rewind_live*, MPI_Fint* comm) {
+  if (comm != nullptr) *comm = 0;
+  return unavailable();
+}
 rewind_status rewind_live_start_f(rewind_live** live, MPI_Fint, int, const char*, const char*, const rewind_config*, MPI_Fint* compute,
                         int* is_compute) {
   if (live != nullptr) *live = nullptr;

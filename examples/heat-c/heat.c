@@ -1,7 +1,9 @@
 /* heat.c — a small 2-D heat solver on its own adaptive quadtree, adopting Rewind through
  * its C API: output (checkpoints and visualisation steps in one shared HDF5 file),
- * restart on any number of ranks, live windows, steering of its parameters and branches
- * inside the running job. Written the way an outside code would: its own tree, its own
+ * restart on any number of ranks, live windows, steering of its parameters, branches
+ * inside the running job and forks into several futures at once (each on a group of the
+ * ranks: its leaves re-partitioned onto the BRANCH event's communicator, distribute()).
+ * Written the way an outside code would: its own tree, its own
  * arrays, its own partition; the lines that talk to Rewind are marked "/ * R * /".
  *
  *   dT/dt = kappa lap T + q exp(-|x - c|^2 / w^2),   T = 0 on the boundary of [0,1]^2
@@ -16,7 +18,8 @@
  * on any rank count are bit-identical.
  *
  *   mpirun -n P heat OUT.h5 STEPS [--restart FILE@SEL] [--listen HOST:PORT] [--vis N] [--cp N]
- *                  [--refine K] [--progress 1]
+ *                  [--refine K] [--progress 1] [--kappa K]
+ * --kappa K: the diffusivity (0.01), recorded as the change of a branch (--restart).
  * --progress 1: rank 0 prints "step N" after every step (a step clock for bench/live).
  * --restart FILE@SEL takes the checkpoint `rewind run --restart FILE@SEL` takes (SEL:
  * latest, the default, = the last checkpoint; t=T the last one at or before T; N; #i):
@@ -129,13 +132,44 @@ static void step(double dt, double* all, int* leaf_index, int nleaves) {
   free(counts), free(displ), free(mine);
 }
 
+/* The partition over `comm`: leaves in uid order, a contiguous share each; parents with
+ * their first child; this rank's blocks described to Rewind (*grids made anew). Again
+ * after a fork, onto the ranks of this rank's future (its event's communicator). */
+static void distribute(rewind_grids** grids, int leaves) {
+  if (leaves < 1) return; /* the tree has leaves: build() made them */
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &nranks);
+  int seen = 0;
+  for (int b = 0; b < nb; ++b)
+    if (blk[b].nchild == 0) blk[b].owner = (int)((long)seen++ * nranks / leaves);
+  for (int b = nb - 1; b >= 0; --b)
+    if (blk[b].nchild > 0) blk[b].owner = blk[blk[b].kid[0]].owner;
+  if (*grids) rewind_grids_free(*grids); /*R*/
+  rewind_grids_create(grids, 1);         /*R*/
+  for (int b = 0; b < nb; ++b) {
+    if (blk[b].owner != rank) { /* another rank's now (its values come with the reload) */
+      free(blk[b].T);
+      blk[b].T = NULL;
+      continue;
+    }
+    const double box[6] = {blk[b].x0, blk[b].x0 + blk[b].size, blk[b].y0, blk[b].y0 + blk[b].size, 0, 1};
+    int64_t i;                                                                                           /*R*/
+    rewind_grids_add(*grids, blk[b].uid, blk[b].level, morton(blk[b].ix, blk[b].iy), box, blk[b].parent, /*R*/
+                     blk[b].nchild, blk[b].child, &i);                                                   /*R*/
+    if (blk[b].nchild == 0) {
+      if (!blk[b].T) blk[b].T = calloc(PADDED, sizeof(double));
+      rewind_grids_set_field(*grids, i, 0, blk[b].T); /* a parent: no array, Rewind averages */ /*R*/
+    }
+  }
+}
+
 /* Reloads T of this rank's leaves from the checkpoint FILE@SEL names (a restart, or a
  * branch's starting point); *last: it is FILE's last checkpoint. */
 static void reload(const char* file, const char* sel, int64_t* at_step, double* at_time, int* last) { /*R*/
   rewind_reader* r;                                                                       /*R*/
-  rewind_step_entry e, latest;                                                            /*R*/
-  rewind_topology t;                                                                      /*R*/
-  const char* note;                                                                       /*R*/
+  rewind_step_entry e = {0}, latest = {0};                                                /*R*/
+  rewind_topology t = {0};                                                                /*R*/
+  const char* note = "";                                                                  /*R*/
   if (rewind_reader_open(&r, comm, file) || rewind_reader_find_checkpoint(r, "latest", &latest, NULL) || /*R*/
       rewind_reader_find_checkpoint(r, sel, &e, &note) || rewind_reader_topology(r, e.step, &t)) { /*R*/
     if (rank == 0) fprintf(stderr, "heat: %s\n", rewind_last_error());                      /*R*/
@@ -159,12 +193,16 @@ int main(int argc, char** argv) {
   comm = MPI_COMM_WORLD;
   MPI_Comm_rank(comm, &rank);
   if (argc < 3) {
-    if (rank == 0) fprintf(stderr, "usage: heat OUT.h5 STEPS [--restart FILE@SEL] [--listen HOST:PORT] [--collector thread|rank] [--vis N] [--cp N] [--refine K] [--progress 1]\n");
+    if (rank == 0)
+      fprintf(stderr,
+              "usage: heat OUT.h5 STEPS [--restart FILE@SEL] [--listen HOST:PORT] [--collector thread|rank] [--vis N] "
+              "[--cp N] [--refine K] [--progress 1] [--kappa K]\n");
     MPI_Finalize();
     return 2;
   }
   const char *out = argv[1], *restart = NULL, *listen = NULL;
   int progress = 0;
+  const char* kappa_set = NULL;
   const int64_t steps = atoll(argv[2]);
   int vis = 10, cp = 50, where = REWIND_COLLECTOR_THREAD;                            /*R*/
   for (int a = 3; a + 1 < argc; a += 2) {
@@ -175,6 +213,7 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[a], "--cp")) cp = atoi(argv[a + 1]);
     else if (!strcmp(argv[a], "--refine")) refine = atoi(argv[a + 1]);
     else if (!strcmp(argv[a], "--progress")) progress = atoi(argv[a + 1]);
+    else if (!strcmp(argv[a], "--kappa")) kappa = atof(argv[a + 1]), kappa_set = argv[a + 1];
   }
   rewind_config* cfg;                                                              /*R*/
   const int cells[3] = {S, S, 1};                                                  /*R*/
@@ -195,36 +234,16 @@ int main(int argc, char** argv) {
     int port = 0;                                                                  /*R*/
     if (rewind_live_port(live, &port)) goto fail;                                  /*R*/
     if (rank == 0 && port) printf("heat: listening on port %d\n", port), fflush(stdout);
+    rewind_live_allow_futures(live, 16); /* it continues on its BRANCH event's comm */                      /*R*/
     rewind_live_declare(live, "kappa", "m^2/s", 1e-6, 1.0, 1, &kappa, "diffusivity");                       /*R*/
     rewind_live_declare(live, "q", "K/s", 0.0, 100.0, 1, &q, "strength of the hot spot");                   /*R*/
   }
-  MPI_Comm_size(comm, &nranks);
   build(0, 0, 0, -1);
-  /* The partition: leaves in uid order, a contiguous share each; parents with their first child. */
   int leaves = 0, leaf_index[MAXB];
   for (int b = 0; b < nb; ++b) leaf_index[b] = blk[b].nchild == 0 ? leaves++ : -1;
-  int seen = 0;
-  for (int b = 0; b < nb; ++b)
-    if (blk[b].nchild == 0) blk[b].owner = (int)((long)seen++ * nranks / leaves);
-  for (int b = nb - 1; b >= 0; --b)
-    if (blk[b].nchild > 0)
-      for (int k = 0; k < nb; ++k)
-        if (blk[k].uid == blk[b].child[0]) blk[b].owner = blk[k].owner;
   double* all = malloc(sizeof(double) * S * S * (size_t)leaves);
-
-  rewind_grids* grids;                                                             /*R*/
-  rewind_grids_create(&grids, 1);                                                  /*R*/
-  for (int b = 0; b < nb; ++b) {
-    if (blk[b].owner != rank) continue;
-    const double box[6] = {blk[b].x0, blk[b].x0 + blk[b].size, blk[b].y0, blk[b].y0 + blk[b].size, 0, 1};
-    int64_t i;                                                                                       /*R*/
-    rewind_grids_add(grids, blk[b].uid, blk[b].level, morton(blk[b].ix, blk[b].iy), box, blk[b].parent, /*R*/
-                     blk[b].nchild, blk[b].child, &i);                                               /*R*/
-    if (blk[b].nchild == 0) {
-      blk[b].T = calloc(PADDED, sizeof(double));
-      rewind_grids_set_field(grids, i, 0, blk[b].T); /* a parent: no array, Rewind averages */  /*R*/
-    }
-  }
+  rewind_grids* grids = NULL; /*R*/
+  distribute(&grids, leaves);
   int64_t n = 0;
   double t = 0;
   rewind_file* file;                                                                 /*R*/
@@ -234,8 +253,11 @@ int main(int argc, char** argv) {
     snprintf(path, sizeof path, "%.*s", (int)(at ? at - restart : (long)strlen(restart)), restart);
     int last;
     reload(path, at && at[1] ? at + 1 : "latest", &n, &t, &last);
-    if (last ? rewind_file_append(&file, comm, path, cfg)                              /*R*/
-             : rewind_file_create_branch(&file, comm, out, path, n, 0, NULL, cfg))      /*R*/
+    char change[64];
+    const char* changes[1] = {change};
+    snprintf(change, sizeof change, "kappa=%s", kappa_set ? kappa_set : "");
+    if (last ? rewind_file_append(&file, comm, path, cfg)                                             /*R*/
+             : rewind_file_create_branch(&file, comm, out, path, n, kappa_set ? 1 : 0, changes, cfg)) /*R*/
       goto fail;
   } else if (rewind_file_create(&file, comm, out, cfg)) {                             /*R*/
     goto fail;
@@ -256,11 +278,18 @@ int main(int argc, char** argv) {
         if (e.kind == REWIND_EVENT_SET && rank == 0) printf("heat: %s = %g from step %lld\n", e.name, e.value[0], (long long)n + 1);
         if (e.kind == REWIND_EVENT_STOP) stop = 1;                                                       /*R*/
         if (e.kind == REWIND_EVENT_BRANCH) {                                                             /*R*/
+          if (e.comm != comm) { /* one of several futures: on its group of ranks from now on */          /*R*/
+            comm = e.comm;                                                                               /*R*/
+            distribute(&grids, leaves);
+          }
           char from[32];
           snprintf(from, sizeof from, "%lld", (long long)e.step);
           int last;
           reload(e.parent, from, &n, &t, &last);
-          if (rank == 0) printf("heat: branched %s from %s step %lld\n", e.file, e.parent, (long long)e.step);
+          if (rank == 0)
+            printf("heat: branched %s from %s step %lld (future %d of %d on %d ranks: %s)\n", e.file, /*R*/
+                   e.parent, (long long)e.step, e.future + 1, e.futures, nranks,
+                   *e.changes ? e.changes : "no changes");                                             /*R*/
           if (rewind_file_write(file, n, t, dt, REWIND_CHECKPOINT, grids, 0, NULL, 0)) goto fail;      /*R*/
           written = 1; /* the branch's first step: its parent's, bit for bit */
         }

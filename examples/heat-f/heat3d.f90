@@ -117,7 +117,9 @@ program heat3d
         case (REWIND_EVENT_BRANCH)                                                        !R
           write (arg, '(i0)') ev%step                                                     !R
           call reload(ev%parent//'@'//trim(arg), n, time)                                 !R
-          if (rank == 0) write (*, '(a, a, a, i0)') 'heat3d: branched ', ev%file, ' from step ', ev%step
+          call MPI_Comm_size(ev%comm, k, ierr)        ! its ranks: all of them (it allows one future)
+          if (rank == 0) write (*, '(a, a, a, i0, a, i0, a, i0, a, i0, 3a)') 'heat3d: branched ', ev%file, ' from step ', &
+            ev%step, ' (future ', ev%future + 1, ' of ', ev%futures, ' on ', k, ' ranks: ', ev%changes, ')'
           call set_monitors()                                                         !R
           call rewind_file_write(file, n, time, dt, REWIND_CHECKPOINT, grids)      !R
           written = .true.                              ! the branch's first step: its parent's

@@ -42,14 +42,14 @@ class ThreadChannel {
     statuses_.push_back(std::move(f));
   }
   std::optional<std::vector<std::byte>> pop_status() { return pop(statuses_); }
-  /// The run's tree, as rank 0 last gathered it (for the collector's selections).
+  /// The run's trees, as rank 0 last gathered each future's (for the collector's selections).
   void set_tree(std::shared_ptr<const TreeSnapshot> t) {
     const std::lock_guard lock(mutex_);
-    tree_ = std::move(t);
+    trees_.put(std::move(t));
   }
-  std::shared_ptr<const TreeSnapshot> tree() {
+  std::shared_ptr<const TreeSnapshot> tree(const std::string& file) {
     const std::lock_guard lock(mutex_);
-    return tree_;
+    return trees_.get(file);
   }
 
  private:
@@ -64,7 +64,7 @@ class ThreadChannel {
   std::mutex mutex_;
   std::deque<Command> commands_;
   std::deque<std::vector<std::byte>> replies_, statuses_;
-  std::shared_ptr<const TreeSnapshot> tree_;
+  TreeStore trees_;
 };
 
 }  // namespace rwd::live

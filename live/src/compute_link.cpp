@@ -80,7 +80,7 @@ void ComputeLink::drain_status() {
   while (auto b = try_receive(kStatusTag)) {
     if (!thread_mode() && frame_type(*b) == kTreeType) {
       const std::lock_guard lock(mutex_);
-      tree_ = std::make_shared<const TreeSnapshot>(decode_tree(*b));
+      trees_.put(std::make_shared<const TreeSnapshot>(decode_tree(*b)));
       continue;
     }
     take_status(decode_status(*b));
@@ -106,15 +106,20 @@ std::pair<Status, double> ComputeLink::status() {
   return {status_, rate_};
 }
 
+bool ComputeLink::described() {
+  const std::lock_guard lock(mutex_);
+  return status_at_ != std::chrono::steady_clock::time_point{};
+}
+
 bool ComputeLink::finished() {
   const std::lock_guard lock(mutex_);
   return finished_;
 }
 
-std::shared_ptr<const TreeSnapshot> ComputeLink::tree() {
-  if (thread_mode()) return channel_->tree();
+std::shared_ptr<const TreeSnapshot> ComputeLink::tree(const std::string& file) {
+  if (thread_mode()) return channel_->tree(file);
   const std::lock_guard lock(mutex_);
-  return tree_;
+  return trees_.get(file);
 }
 
 }  // namespace rwd::live

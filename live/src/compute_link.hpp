@@ -52,8 +52,11 @@ class ComputeLink {
     f(status_);
   }
   bool finished();
-  /// The run's tree as the compute ranks last gathered it (null before the first).
-  std::shared_ptr<const TreeSnapshot> tree();
+  /// True once the compute root has sent a status (its first boundary: the files it writes).
+  bool described();
+  /// The tree of the future writing `file` as the compute ranks last gathered it ("" or
+  /// none of its own: the latest; null before the first).
+  std::shared_ptr<const TreeSnapshot> tree(const std::string& file);
 
  private:
   std::optional<Bytes> try_receive(int tag);
@@ -65,7 +68,7 @@ class ComputeLink {
   std::mutex mutex_;                                ///< guards what follows
   Status status_;
   bool finished_ = false;
-  std::shared_ptr<const TreeSnapshot> tree_;  ///< rank mode
+  TreeStore trees_;  ///< rank mode
   double rate_ = 0.0, rate_wall_ = 0.0;
   std::int64_t rate_steps_ = 0;
   std::chrono::steady_clock::time_point status_at_{};  ///< when the last status came

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -149,7 +150,7 @@ struct Link::Impl {
   std::shared_ptr<ThreadChannel> channel;  ///< thread mode, on compute rank 0
   bool thread_mode = false;
   bool send_tree = false;            ///< the collector selects on the tree we send
-  std::uint64_t tree_sent = ~std::uint64_t{0};  ///< the host's tree_version() last sent
+  std::map<std::string, std::uint64_t> tree_sent;  ///< per future (file): tree_version() last sent
   MPI_Comm compute = MPI_COMM_NULL;
   int rank = 0, ranks = 1;
 
@@ -211,12 +212,15 @@ struct Link::Impl {
   void share_tree(Host& host) {
     if (!send_tree) return;
     const std::uint64_t v = host.tree_version();
-    int changed = v != tree_sent ? 1 : 0, any = 0;
+    const auto file = host.where().file;
+    const auto sent = tree_sent.find(file);
+    int changed = sent == tree_sent.end() || sent->second != v ? 1 : 0, any = 0;
     MPI_Allreduce(&changed, &any, 1, MPI_INT, MPI_MAX, compute);
     if (!any) return;
-    tree_sent = v;
+    tree_sent[file] = v;
     auto tree = gather_tree(compute, host.grids());
     if (rank != 0) return;
+    tree->file = file;
     if (thread_mode) channel->set_tree(std::make_shared<const TreeSnapshot>(std::move(*tree)));
     else send_to_collector(encode(*tree), kStatusTag);  // in order with the statuses
   }
@@ -446,6 +450,7 @@ struct Link::Impl {
     MPI_Gatherv(d.data(), n, MPI_DOUBLE, reply.details.data(), counts.data(), displ.data(), MPI_DOUBLE, 0, compute);
     auto tree = gather_tree(compute, grids);
     if (rank != 0) return;
+    tree->file = w.file;
     if (thread_mode) channel->set_tree(std::make_shared<const TreeSnapshot>(std::move(*tree)));
     else send_to_collector(encode(*tree), kStatusTag);
   }

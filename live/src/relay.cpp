@@ -188,6 +188,13 @@ class Core {
   // thread mode rank 0's main thread then waits in the link: no HDF5 call meets ours).
   template <class F>
   auto with_files(F f) -> decltype(f(std::declval<col::FileService&>())) {
+    // Right after the start the job has not yet said which files it writes (its first
+    // boundary does): a query then waits for that, not "the run writes no file".
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!link_.described() && !link_.finished() && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      link_.drain_status();
+    }
     const std::vector<std::string> files = link_.status().first.files;
     const bool running = !link_.finished();
     if (files.empty()) throw ServiceError(ErrorCode::no_such_step, "the run writes no file (output.file is empty)");
@@ -230,7 +237,7 @@ class Core {
     w.budget = static_cast<std::int64_t>(r.budget);
     if (r.lod == "adaptive" && !r.variables.empty()) return select_adaptive(r, w);
     if (selector_) return on_group(selector_(w), r.file);
-    const auto tree = link_.tree();
+    const auto tree = link_.tree(r.file);
     if (!tree) throw ServiceError(ErrorCode::internal, "the run has not described its tree yet; ask again");
     return live::select(*tree, w);
   }
@@ -266,12 +273,12 @@ class Core {
     const std::string& var = r.variables.front();
     const auto now = link_.status().first;
     const bool still = now.state != col::RunState::running && details_ && details_->var == var &&
-                       details_->file == r.file && details_->step == now.step && details_->tree == link_.tree();
+                       details_->file == r.file && details_->step == now.step && details_->tree == link_.tree(r.file);
     if (!still) {
       details_.reset();
       const Reply rep = expect_ok(command(DetailsCommand{var, r.file}));
       link_.drain_status();  // the tree, sent before the reply
-      Details d{var, r.file, rep.step, link_.tree(), {}};
+      Details d{var, r.file, rep.step, link_.tree(rep.file), {}};
       if (!d.tree) throw ServiceError(ErrorCode::internal, "the run sent details without its tree; ask again");
       if (!rep.uids.empty()) {
         std::unordered_map<std::uint64_t, double> of;

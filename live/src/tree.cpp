@@ -186,6 +186,7 @@ std::vector<std::byte> encode(const TreeSnapshot& t) {
   const auto& f = detail::frame_format();
   wire::ByteWriter w(detail::kWho);
   wire::begin_frame(w, f, kTreeType, 0);
+  w.put_string(t.file);
   w.put(t.block.sx);
   w.put(t.block.sy);
   w.put(t.block.sz);
@@ -212,6 +213,7 @@ TreeSnapshot decode_tree(std::span<const std::byte> frame) {
   if (h.type != kTreeType) wire::fail(wire::Fault::malformed, detail::kWho, "not a tree frame");
   wire::ByteReader r(frame.subspan(wire::kHeaderSize), detail::kWho);
   TreeSnapshot t;
+  t.file = r.get_string();
   t.block.sx = r.get<int>();
   t.block.sy = r.get<int>();
   t.block.sz = r.get<int>();
@@ -248,6 +250,21 @@ TreeSnapshot decode_tree(std::span<const std::byte> frame) {
   for (int l = 0; l < levels; ++l)
     topo.level_offsets[static_cast<std::size_t>(l)] = std::lower_bound(topo.level.begin(), topo.level.end(), l) - topo.level.begin();
   return t;
+}
+
+void TreeStore::put(std::shared_ptr<const TreeSnapshot> t) {
+  std::erase_if(trees_, [&](const auto& x) { return x->file == t->file; });
+  constexpr std::size_t kKeep = 64;  // futures a job has forked; older trees give way
+  if (trees_.size() >= kKeep) trees_.erase(trees_.begin());
+  trees_.push_back(std::move(t));
+}
+
+std::shared_ptr<const TreeSnapshot> TreeStore::get(const std::string& file) const {
+  if (trees_.empty()) return nullptr;
+  if (!file.empty())
+    for (const auto& t : trees_)
+      if (t->file == file) return t;
+  return trees_.back();
 }
 
 }  // namespace rwd::live

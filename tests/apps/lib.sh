@@ -21,3 +21,13 @@ same() { "$rewind" diff --all-cells "$1" "$2" >diff.out 2>&1 && grep -q '^identi
 # finds every parent grid of every committed step equal to the average of its leaves —
 # `same` alone compares Rewind with Rewind, which agree even when both are stale.
 lod_ok() { /usr/bin/python3 "$src/tests/support/lod_oracle.py" "$@" >oracle.out 2>&1 || { head -3 oracle.out; return 1; }; }
+# listen_port LOG NAME: the port a code adopting the C API (or its collector rank) printed
+# ("NAME: listening on port P", "rewind live: listening on HOST:P"), waiting up to 30 s.
+listen_port() {
+  local p
+  for _ in $(seq 300); do
+    p=$(sed -n -e "s/.*$2: listening on port \([0-9]*\).*/\1/p" -e "s/.*rewind live: listening on [^:]*:\([0-9]*\).*/\1/p" "$1")
+    [ -n "$p" ] && { echo "$p"; return; }
+    sleep 0.1
+  done
+}

@@ -7,9 +7,11 @@ byte grid by grid, the grids matched by their UID (a file written on another ran
 may order its rows differently). Also: A's lineage names PARENT, the branch step and the
 changes given (--changes, ';'-separated key=value).
 
-usage: same_steps.py A.h5 B.h5 --parent P.h5 --step N [--changes 'k=v;k=v'] [--subset]
+usage: same_steps.py A.h5 B.h5 --parent P.h5 --step N [--changes 'k=v;k=v'] [--subset] [--after M]
 (--subset: A ended early -- stopped or forked -- so its steps need only be among B's;
- --common: either may have ended first -- the steps both reach must be the same steps)
+ --common: either may have ended first -- the steps both reach must be the same steps;
+ --after M: only the steps after M of each (a code that writes its branch point first, a
+ restart alone does not; a solo continued in a copy of the parent holds the parent's too))
 Exit 0 if equal, 1 with one line per difference (at most 5), 2 on bad input.
 """
 import argparse
@@ -61,6 +63,7 @@ def main():
     p.add_argument("--changes", default="")
     p.add_argument("--subset", action="store_true")
     p.add_argument("--common", action="store_true")
+    p.add_argument("--after", type=int, default=None)
     o = p.parse_args()
     problems = []
     with h5py.File(o.a, "r") as fa, h5py.File(o.b, "r") as fb:
@@ -75,6 +78,9 @@ def main():
             if kv.replace(" ", "") not in recorded.replace(" ", ""):
                 problems.append(f"{o.a}: lineage changes {recorded!r} lack {kv!r}")
         sa, sb = steps(fa), steps(fb)
+        if o.after is not None:
+            sa = {s: g for s, g in sa.items() if s > o.after}
+            sb = {s: g for s, g in sb.items() if s > o.after}
         # --subset: A's last step may be one B did not write (where A forked or stopped).
         if o.common:
             reach = min(max(sa, default=0), max(sb, default=0))

@@ -56,7 +56,7 @@ TEST_CASE("the gathered tree selects the windows one process selects, with the p
   for (const int dim : {2, 3}) {
     const st::Tree tree = rt::random_adaptive(rt::shape_of(dim, 4, dim == 2 ? 5 : 3), 7 + static_cast<unsigned>(dim));
     const st::Topology topo(tree, st::partition_morton(tree, size));
-    const auto snap = gather_tree(MPI_COMM_WORLD, describe(topo, rank));
+    auto snap = gather_tree(MPI_COMM_WORLD, describe(topo, rank));
     CHECK(snap.has_value() == (rank == 0));
     if (!snap) continue;
     const auto& t = snap->topo;
@@ -89,14 +89,37 @@ TEST_CASE("the gathered tree selects the windows one process selects, with the p
         CHECK(got.pieces[i].piece.origin == want.pieces[i].origin);
       }
     }
-    // Over the wire (to a collector on another rank): the same rows, links rebuilt.
+    // Over the wire (to a collector on another rank): the same rows, links rebuilt, the
+    // future it describes named.
+    snap->file = "future-b.h5";
     const auto back = decode_tree(encode(*snap));
+    CHECK(back.file == "future-b.h5");
     CHECK(back.topo.uid == t.uid);
     CHECK(back.topo.child_rows == t.child_rows);
     CHECK(back.topo.parent_row == t.parent_row);
     CHECK(back.topo.level_offsets == t.level_offsets);
     CHECK(back.owner == snap->owner);
   }
+}
+
+TEST_CASE("a collector keeps one tree per future and selects on the one a window names", "[live]") {
+  const auto tree = [](const std::string& file, std::int32_t owner) {
+    auto t = std::make_shared<TreeSnapshot>();
+    t->file = file;
+    t->owner = {owner};
+    return std::shared_ptr<const TreeSnapshot>(std::move(t));
+  };
+  TreeStore store;
+  CHECK(store.get("") == nullptr);
+  store.put(tree("a.h5", 0));
+  store.put(tree("b.h5", 2));
+  CHECK(store.get("a.h5")->owner.front() == 0);  // not the latest: a's own
+  CHECK(store.get("b.h5")->owner.front() == 2);
+  CHECK(store.get("")->file == "b.h5");  // no future named: the latest
+  store.put(tree("a.h5", 1));            // a's tree again (an adaptive step): replaced
+  CHECK(store.get("a.h5")->owner.front() == 1);
+  CHECK(store.get("")->file == "a.h5");
+  CHECK(store.get("c.h5")->file == "a.h5");  // none of its own: the latest
 }
 
 TEST_CASE("a child described on no rank is refused on every rank", "[live][mpi]") {

@@ -126,7 +126,8 @@ TEST_CASE("a box shows its value whole, as short as it is, and is wide enough fo
   CHECK(nu->value() == Approx(0.0000123));
 }
 
-TEST_CASE("the Run box says the run's state, step, time, speed and ranks in words", "[plugin]") {
+TEST_CASE("the Run box says the run's state, step, time, speed and ranks in words, and each future's ranks and changes",
+          "[plugin]") {
   col::RunStatus s;
   s.state = col::RunState::paused;
   s.step = 12;
@@ -141,4 +142,12 @@ TEST_CASE("the Run box says the run's state, step, time, speed and ranks in word
   CHECK(describe_run(s).toStdString() ==
         "paused at step 12 (t = 0.25), 3 steps/s, 2 ranks\nrun.h5\nbranched from p.h5\n2 futures:\n"
         "  a.h5  running at step 14\n  b.h5  paused at step 13");
+  // A 1.12 server says where each future computes; each lists its changes.
+  s.ranks = 3;
+  s.futures = {{"a.h5", "p.h5", col::RunState::running, 14, 0.3, 1.0, {"kappa=0.02", "q=4"}, 0, 2},
+               {"b.h5", "p.h5", col::RunState::running, 14, 0.3, 1.0, {}, 2, 1}};
+  CHECK(describe_run(s).toStdString() ==
+        "paused at step 12 (t = 0.25), 3 steps/s, 3 ranks\nrun.h5\nbranched from p.h5\n2 futures:\n"
+        "  a.h5  running at step 14, on compute ranks 0-1, kappa=0.02; q=4\n  b.h5  running at step 14, on compute "
+        "rank 2");
 }

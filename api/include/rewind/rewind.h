@@ -72,7 +72,8 @@
  *
  * Versioning: REWIND_API_VERSION is bumped on any incompatible change. The create
  * functions are macros that pass the version this header declares; the library
- * refuses a mismatch (REWIND_ERR_VERSION) instead of misreading a struct.
+ * refuses a mismatch (REWIND_ERR_VERSION) instead of misreading a struct. Version 4:
+ * rewind_event gained future, futures, changes and comm (several futures at once).
  */
 #ifndef REWIND_REWIND_H
 #define REWIND_REWIND_H
@@ -86,7 +87,7 @@ extern "C" {
 #endif
 
 /** The version of this header's API. */
-#define REWIND_API_VERSION 3
+#define REWIND_API_VERSION 4
 
 /** What a call returned. */
 typedef enum rewind_status {
@@ -341,6 +342,23 @@ rewind_status rewind_reader_variable(rewind_reader* reader, int i, const char** 
  * on: until a first checkpoint the branch file holds no step to restart from, and this
  * one equals its parent's step bit for bit (examples/heat-c does so).
  *
+ * Several futures at once (`rewind steer ADDR branch --future 'k=v' --future 'k=v'`): a
+ * fork of K futures splits the G compute ranks of the future it forks into K groups of
+ * consecutive ranks (floor(G/K) each, the first G mod K one more; K > G is refused,
+ * naming how many ranks it needs; so is any fork of more futures than the code allows
+ * with rewind_live_allow_futures, default 1). Each rank gets one BRANCH event: e.future of
+ * e.futures, its changes, its file and e.comm, the communicator of its group. From then
+ * on the code computes on e.comm — its partition, its collectives, its reader for the
+ * reload — and its rewind_file writes e.file over e.comm (the library switched it). The
+ * live calls stay collective over the compute communicator rewind_live_start returned:
+ * every rank calls rewind_live_boundary once per step of its own future (each with its
+ * own step, time and grids; the library meets the ranks once per future there) and,
+ * when its future ends (a STOP for it, or its last step), rewind_live_finish, which
+ * returns once every future has ended. `rewind steer ADDR status` lists the futures and
+ * their ranks, `rewind window ADDR --file F` shows one, `stop --file F` stops one; a
+ * future can be forked again (its group split further). examples/heat-c re-partitions
+ * its leaves onto e.comm.
+ *
  * Two places for the collector: REWIND_COLLECTOR_THREAD, a thread of rank 0 of the code's
  * communicator (the Catalyst Live model: no extra process; windows are answered at the
  * next boundary); REWIND_COLLECTOR_RANK, the last rank of the communicator given, taken
@@ -352,8 +370,8 @@ typedef struct rewind_live rewind_live;
 enum { REWIND_COLLECTOR_THREAD = 0, REWIND_COLLECTOR_RANK = 1 };
 enum { REWIND_EVENT_SET = 1, REWIND_EVENT_STOP = 2, REWIND_EVENT_BRANCH = 3 };
 
-/** What a boundary hands back (rewind_live_next_event), the same on every rank. Strings are
- *  the library's, valid until the next boundary. */
+/** What a boundary hands back (rewind_live_next_event), the same on every rank of the
+ *  future it concerns. Strings are the library's, valid until the next boundary. */
 typedef struct rewind_event {
   int32_t kind;           /**< REWIND_EVENT_SET, _STOP or _BRANCH */
   int32_t n;              /**< SET: components of `value` (1 or 3) */
@@ -363,6 +381,11 @@ typedef struct rewind_event {
   int64_t step;           /**< BRANCH: its step (a checkpoint); the code continues from it */
   double time;            /**< BRANCH: that step's time */
   const char* file;       /**< BRANCH: the branch file the run's rewind_file now writes */
+  int32_t future;         /**< BRANCH: which future of the fork this rank computes, 0 .. futures-1 */
+  int32_t futures;        /**< BRANCH: how many the fork started (1: a branch) */
+  const char* changes;    /**< BRANCH: this future's changes, "key=value;key=value" ("" none) */
+  MPI_Comm comm;          /**< BRANCH: the ranks this future computes on, from now on (the library's,
+                               valid until rewind_live_finish; the previous one while futures = 1) */
 } rewind_event;
 
 /** Starts the live service of a run: listens on `listen` ("HOST:PORT", port 0: a free
@@ -383,6 +406,11 @@ rewind_status rewind_live_port(const rewind_live* live, int* port);
  *  each kept in [min, max]; `value` its current value. Local (the same on every rank). */
 rewind_status rewind_live_declare(rewind_live* live, const char* name, const char* unit, double min, double max, int n,
                         const double* value, const char* description);
+/** How many futures one fork may start on this code (default 1): a code that computes on
+ *  its BRANCH event's `comm` from then on (below, "Several futures at once") allows more
+ *  (up to 16); a fork of more futures than allowed is refused, saying so, and the run
+ *  goes on. Local (the same on every rank), before the first boundary. */
+rewind_status rewind_live_allow_futures(rewind_live* live, int max_futures);
 /** A step boundary: serves the windows, file queries and steering asked for since the
  *  last one from `grids` (the state of `step` at `time`) and `file` (the file being
  *  written, NULL if none), blocking while the run is paused. A branch writes the current
@@ -400,6 +428,9 @@ rewind_status rewind_live_finish(rewind_live* live);
 /* Fortran: communicators cross as MPI_Fint (api/fortran/rewind.f90 calls these). */
 rewind_status rewind_live_start_f(rewind_live** live, MPI_Fint world, int where, const char* listen, const char* token,
                         const rewind_config* cfg, MPI_Fint* compute, int* is_compute);
+/** The Fortran handle of the communicator of the event rewind_live_next_event handed out
+ *  last (MPI_Comm_c2f of its comm; 0 when it has none). Local. */
+rewind_status rewind_live_event_comm_f(const rewind_live* live, MPI_Fint* comm);
 rewind_status rewind_file_create_f(rewind_file** file, MPI_Fint comm, const char* path, const rewind_config* cfg);
 rewind_status rewind_file_create_branch_f(rewind_file** file, MPI_Fint comm, const char* path, const char* parent,
                                 int64_t parent_step, int n_changes, const char* const* changes,

@@ -32,8 +32,9 @@ namespace rwd::live {
 /// 4: futures -- a branch forks several at once, a window, a control or a set names the
 /// future it is for, a status lists them. 5: the details command (adaptive live windows);
 /// a reply carries grids' details. 6: a future's status says which compute ranks compute it
-/// (futures on groups of ranks).
-inline constexpr std::uint16_t kVersion = 6;
+/// (futures on groups of ranks). 7: a tree frame names the future it describes (the
+/// collector keeps one per future: futures of a C code each compute on their own tree).
+inline constexpr std::uint16_t kVersion = 7;
 
 /// One selected grid of a window, cropped: cells first + stride * (i, j, k) for
 /// (i, j, k) < count, on the compute rank `owner` (its rank among the compute ranks).

@@ -7,8 +7,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "rewind/kernel/grids.hpp"
@@ -18,6 +20,7 @@
 namespace rwd::live {
 
 struct TreeSnapshot {
+  std::string file;  ///< the future whose tree it is (Status::file when it was gathered)
   kernel::BlockShape block;
   kernel::StepTopology topo;
   std::vector<std::int32_t> owner;  ///< compute rank of each row
@@ -42,6 +45,18 @@ struct Selection {
 /// std::invalid_argument (on every rank) for a tree without exactly one root or with a
 /// child described on no rank.
 std::optional<TreeSnapshot> gather_tree(MPI_Comm compute, const kernel::LocalGrids& grids);
+
+/// The trees a collector keeps: one per future (its file), so a window of any future
+/// selects on the tree that future computes on. Not thread-safe (its owner locks).
+class TreeStore {
+ public:
+  void put(std::shared_ptr<const TreeSnapshot> t);
+  /// The tree of the future writing `file`; "" or a file with none: the latest put.
+  [[nodiscard]] std::shared_ptr<const TreeSnapshot> get(const std::string& file) const;
+
+ private:
+  std::vector<std::shared_ptr<const TreeSnapshot>> trees_;  ///< latest last, one per file
+};
 /// window::select on the snapshot, with owners; `detail`: one variable's detail of each
 /// row (adaptive windows; empty: none, an adaptive window answers with the uniform rule).
 /// Pure.
