@@ -244,6 +244,7 @@ rewind_status rewind_live_boundary(rewind_live* live, int64_t step, double time,
     f.step = l.last_step = step;
     f.time = l.last_time = time;
     (void)round(l, grids, file);
+    hold_while_paused(l, grids, file);
   });
 }
 
@@ -281,8 +282,7 @@ rewind_status rewind_live_finish(rewind_live* live) {
   const rewind_status rc = guarded([&] {
     // This future has ended; its ranks meet the others' boundaries until every one has.
     live->my().ended = true;
-    while (round(*live, nullptr, nullptr)) {
-    }
+    while (round(*live, nullptr, nullptr)) nap_if_idle(*live);
     Host host(*live, live->mine, nullptr, nullptr);
     (void)live->link->finish(host);
     if (live->thread) (void)live->thread->join();

@@ -4,10 +4,12 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <limits>
 #include <numeric>
+#include <thread>
 
 #include "live_impl.hpp"
 
@@ -69,6 +71,7 @@ live::Status Host::where() {
     for (const auto& x : l_.futures) {
       const auto state = x.ended      ? col::RunState::finished
                          : x.stopping ? col::RunState::stopping
+                         : x.paused   ? col::RunState::paused
                                       : col::RunState::running;
       const double wall = x.started > 0.0 ? MPI_Wtime() - x.started : 0.0;
       s.futures.push_back({x.file, x.parent, state, x.step, x.time, x.steps, wall, x.changes, x.first, x.size});
@@ -190,13 +193,15 @@ void Host::record() {
 }
 
 void Host::control(col::ControlAction a, const std::string& file) {
-  if (!file.empty() && a == col::ControlAction::pause)
-    throw std::invalid_argument(l_.futures.size() > 1 ? "a code's futures pause together: pause the run (no file named)"
-                                                      : "this code computes one future: pause the run (no file named)");
-  const auto targets = named(file);  // refuses a file that is no running future
-  if (a != col::ControlAction::stop) return;
-  for (const auto t : targets) {
-    l_.futures[t].stopping = true;
+  if (!file.empty() && a == col::ControlAction::pause && l_.futures.size() == 1)
+    throw std::invalid_argument("this code computes one future: pause the run (no file named)");
+  // No file: pause is the link's (the whole job); resume and stop act on every future.
+  if (file.empty() && a == col::ControlAction::pause) return;
+  for (const auto t : named(file)) {  // refuses a file that is no running future
+    auto& f = l_.futures[t];
+    f.paused = a == col::ControlAction::pause;
+    if (a != col::ControlAction::stop) continue;
+    f.stopping = true;
     if (t == l_.mine) {
       Event e;
       e.kind = REWIND_EVENT_STOP;
@@ -229,6 +234,18 @@ void share_words(rewind_live& l) {
 }
 
 }  // namespace
+
+void nap_if_idle(const rewind_live& l) {
+  if (std::all_of(l.futures.begin(), l.futures.end(), [](const Future& f) { return f.ended || f.paused; }))
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+}
+
+void hold_while_paused(rewind_live& l, const rewind_grids* g, rewind_file* file) {
+  while (l.my().paused && !l.my().ended) {
+    nap_if_idle(l);
+    (void)round(l, g, file);
+  }
+}
 
 bool round(rewind_live& l, const rewind_grids* g, rewind_file* file) {
   share_words(l);

@@ -53,7 +53,8 @@ struct Future {
   double started = 0.0;      ///< MPI_Wtime of its first boundary (0: none yet)
   bool ended = false;        ///< its ranks called rewind_live_finish
   bool stopping = false;
-  bool fresh = true;  ///< its first boundary is to come (a new timeline)
+  bool paused = false;  ///< paused alone (`pause --file`): its ranks wait in their boundary
+  bool fresh = true;    ///< its first boundary is to come (a new timeline)
   [[nodiscard]] bool has(int rank) const { return rank >= first && rank < first + size; }
 };
 
@@ -143,5 +144,11 @@ std::vector<double> parse_value(const std::string& text);
 /// its future ended, in rewind_live_finish): every future's step and time shared, then the
 /// link's boundary once for each future still running. Returns whether any still runs.
 bool round(rewind_live& l, const rewind_grids* g, rewind_file* file);
+/// While this rank's future is paused alone, the rounds of the others (its ranks take no
+/// step; windows of it are answered from their grids), until it is resumed, stopped or forked.
+void hold_while_paused(rewind_live& l, const rewind_grids* g, rewind_file* file);
+/// Nobody steps while every future still running is paused alone: the rounds then come
+/// every 2 ms, not as fast as the ranks can meet. Local.
+void nap_if_idle(const rewind_live& l);
 
 }  // namespace rwd::api

@@ -3,8 +3,9 @@
 # API: rewind_event's future, futures, changes and comm; the code re-partitions its
 # leaves onto the communicator of its future), run the way its users run it:
 #  - 4 ranks, collector on a thread: two futures from step 500, each on 2 ranks; status
-#    lists them with their ranks; a live window of each (--file) equals its file's step
-#    and the leaves' averages; one is stopped while the other is forked again onto one
+#    lists them with their ranks; one paused alone takes no step while the other goes on
+#    (its window answered meanwhile), then resumes; a live window of each (--file) equals
+#    its file's step and the leaves' averages; one is stopped while the other is forked again onto one
 #    rank each; three futures of a 2-rank future are refused, naming the ranks needed;
 #  - 3 processes, collector on its own rank (2 compute ranks, the tree sent over MPI):
 #    two futures from step 0 on one rank each, windows of each;
@@ -55,10 +56,22 @@ check "status lists both, each on its own 2 of the 4 compute ranks, with its cha
   "grep -q 'a.h5 .*on compute ranks 0-1, changes kappa=0.02' status.out &&
    grep -q 'b.h5 .*on compute ranks 2-3, changes kappa=0.005' status.out" || cat status.out
 steer resume >/dev/null 2>&1
+steer pause --file b.h5 >pauseb.out 2>&1
+check "pause --file pauses one future" "[ $? = 0 ] && grep -q paused pauseb.out" || cat pauseb.out
+sb=$(field b.h5 step)
+wait_step a.h5 $((sb + 200))
+check "... which takes no step while the other goes on (b at $sb, a at $(field a.h5 step)), status says so" \
+  "[ \"\$(field b.h5 step)\" = '$sb' ] && [ \"\$(field b.h5 state)\" = paused ] && [ \"\$(field a.h5 state)\" = running ]"
+"$rewind" window "127.0.0.1:$port" --file b.h5 --box 0,0,0,1,1,1 --budget 2000 >wpb.out 2>&1
+check "... and whose window is answered while it waits, at its step" "grep -q \"^step $sb .*of b.h5\" wpb.out" || cat wpb.out
+steer resume --file b.h5 >/dev/null 2>&1
+wait_step b.h5 $((sb + 100))
+check "resume --file lets it go on" "[ \"\$(field b.h5 step)\" -gt '$sb' ]"
 wait_step a.h5 800
 steer pause >/dev/null 2>&1
 p1=$(field a.h5 step)
-check "both futures step side by side (same step while paused: $p1)" "[ \"\$(field b.h5 step)\" = '$p1' ]"
+p1b=$(field b.h5 step)
+check "the job paused: both futures hold (a at $p1, b at $p1b)" "[ -n '$p1' ] && [ -n '$p1b' ]"
 "$rewind" window "127.0.0.1:$port" --file a.h5 --box 0,0,0,1,1,1 --budget 20000 --out wa.json >wa.out 2>&1
 "$rewind" window "127.0.0.1:$port" --file b.h5 --box 0,0,0,1,1,1 --budget 20000 --out wb.json >wb.out 2>&1
 check "a live window of each future (--file) shows that future's state" \
@@ -95,8 +108,8 @@ done
 "$mpiexec" -n 1 "$heat" as.h5 "$p1" --vis 50 --cp 500 --restart run.h5@500 --kappa 0.02 >as.log 2>&1
 check "future a (2 ranks) = heat --restart run.h5@500 --kappa 0.02 on 1 rank, bit for bit (h5py)" \
   "same a.h5 as.h5 --parent run.h5 --step 500 --changes kappa=0.02 --after 500"
-"$mpiexec" -n 3 "$heat" bs.h5 "$p1" --vis 50 --cp 500 --restart run.h5@500 --kappa 0.005 >bs.log 2>&1
-check "future b (2 ranks, stopped) = the same restart with kappa 0.005 on 3 ranks, bit for bit" \
+"$mpiexec" -n 3 "$heat" bs.h5 "$p1b" --vis 50 --cp 500 --restart run.h5@500 --kappa 0.005 >bs.log 2>&1
+check "future b (2 ranks, paused alone, then stopped) = the same restart with kappa 0.005 on 3 ranks, bit for bit" \
   "same b.h5 bs.h5 --parent run.h5 --step 500 --changes kappa=0.005 --after 500"
 p2=$(last_step a1.h5)
 cp a.h5 a1s.h5 && cp a.h5 a2s.h5  # a.h5's last checkpoint: a restart continues in its file

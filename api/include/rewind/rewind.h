@@ -355,8 +355,9 @@ rewind_status rewind_reader_variable(rewind_reader* reader, int i, const char** 
  * own step, time and grids; the library meets the ranks once per future there) and,
  * when its future ends (a STOP for it, or its last step), rewind_live_finish, which
  * returns once every future has ended. `rewind steer ADDR status` lists the futures and
- * their ranks, `rewind window ADDR --file F` shows one, `stop --file F` stops one; a
- * future can be forked again (its group split further). examples/heat-c re-partitions
+ * their ranks, `rewind window ADDR --file F` shows one, `pause --file F` holds one in
+ * rewind_live_boundary while the others step, `stop --file F` stops one; a future can be
+ * forked again (its group split further). examples/heat-c re-partitions
  * its leaves onto e.comm.
  *
  * Two places for the collector: REWIND_COLLECTOR_THREAD, a thread of rank 0 of the code's
