@@ -9,6 +9,8 @@
 #    rank each; three futures of a 2-rank future are refused, naming the ranks needed;
 #  - 3 processes, collector on its own rank (2 compute ranks, the tree sent over MPI):
 #    two futures from step 0 on one rank each, windows of each;
+#  - kill -9 of one rank of one future's group ends the job; every committed step of
+#    every file verifies;
 #  - the h5py oracle (same_steps.py, no Rewind code): every step each future wrote after
 #    its branch point equals, bit for bit, the code restarted alone from that step with
 #    the same change (--restart PARENT@STEP --kappa K) on another rank count; the
@@ -144,4 +146,27 @@ check "collector rank: each future's window (tree sent by its rank) equals its f
 "$mpiexec" -n 2 "$heat" rbs.h5 "$q" --vis 50 --cp 500 --restart r.h5@0 >rbs.log 2>&1
 check "collector rank: the future without changes = a plain restart from step 0 on 2 ranks, bit for bit" \
   "same rb.h5 rbs.h5 --parent r.h5 --step 0 --after 0"
+# --- kill -9 of one rank of one future's group --------------------------------------------
+"$mpiexec" -n 4 "$heat" k.h5 100000000 --vis 50 --cp 100 --listen 127.0.0.1:0 >k.log 2>&1 &
+job=$!
+port=$(listen_port k.log heat)
+wait_step "" 150
+steer branch --from 100 --future 'kappa=0.02' --future 'kappa=0.04' --output ka.h5 --output kb.h5 >kfork.out 2>&1
+wait_step kb.h5 450
+victim=$(ps -o pid= --ppid "$job" | sed -n 4p)  # rank 3: future kb's second rank
+[ -n "$victim" ] && kill -9 $victim
+for _ in $(seq 600); do kill -0 $job 2>/dev/null || break; sleep 0.1; done
+check "kill -9 of one rank of a future's group ends the job" "! kill -0 $job 2>/dev/null && [ -n '$victim' ]"
+wait $job 2>/dev/null
+for f in k.h5 ka.h5 kb.h5; do
+  check "after the kill, every committed step of $f verifies" "$rewind verify -q $f >verify.out 2>&1" || cat verify.out
+done
+ka=$(last_step ka.h5) kb=$(last_step kb.h5)
+# The restarts alone run on to the next checkpoint (a killed future's last step may be a
+# visualisation step, which a run ending there would write as a checkpoint).
+"$mpiexec" -n 2 "$heat" kas.h5 $((ka / 100 * 100 + 100)) --vis 50 --cp 100 --restart k.h5@100 --kappa 0.02 >kas.log 2>&1
+"$mpiexec" -n 3 "$heat" kbs.h5 $((kb / 100 * 100 + 100)) --vis 50 --cp 100 --restart k.h5@100 --kappa 0.04 >kbs.log 2>&1
+check "... and what both futures committed equals their restarts alone, bit for bit (to steps $ka, $kb)" \
+  "same ka.h5 kas.h5 --parent k.h5 --step 100 --changes kappa=0.02 --after 100 --common &&
+   same kb.h5 kbs.h5 --parent k.h5 --step 100 --changes kappa=0.04 --after 100 --common"
 exit "$fail"

@@ -346,10 +346,11 @@ rewind_status rewind_reader_variable(rewind_reader* reader, int i, const char** 
  * fork of K futures splits the G compute ranks of the future it forks into K groups of
  * consecutive ranks (floor(G/K) each, the first G mod K one more; K > G is refused,
  * naming how many ranks it needs; so is any fork of more futures than the code allows
- * with rewind_live_allow_futures, default 1). Each rank gets one BRANCH event: e.future of
- * e.futures, its changes, its file and e.comm, the communicator of its group. From then
- * on the code computes on e.comm — its partition, its collectives, its reader for the
- * reload — and its rewind_file writes e.file over e.comm (the library switched it). The
+ * with rewind_live_allow_futures, default 1). Each of those ranks gets one BRANCH event:
+ * e.future of e.futures, its changes, its file and e.comm, its group's communicator (the
+ * other futures' ranks get none and go on). From then on the code computes on e.comm —
+ * its partition, its collectives, its reader for the reload — and its rewind_file writes
+ * e.file over e.comm (the library switched it). The
  * live calls stay collective over the compute communicator rewind_live_start returned:
  * every rank calls rewind_live_boundary once per step of its own future (each with its
  * own step, time and grids; the library meets the ranks once per future there) and,
@@ -357,8 +358,8 @@ rewind_status rewind_reader_variable(rewind_reader* reader, int i, const char** 
  * returns once every future has ended. `rewind steer ADDR status` lists the futures and
  * their ranks, `rewind window ADDR --file F` shows one, `pause --file F` holds one in
  * rewind_live_boundary while the others step, `stop --file F` stops one; a future can be
- * forked again (its group split further). examples/heat-c re-partitions
- * its leaves onto e.comm.
+ * forked again (its group split further). examples/heat-c re-partitions its leaves
+ * onto e.comm.
  *
  * Two places for the collector: REWIND_COLLECTOR_THREAD, a thread of rank 0 of the code's
  * communicator (the Catalyst Live model: no extra process; windows are answered at the
