@@ -14,6 +14,7 @@
 
 #include "agree.hpp"
 #include "live_impl.hpp"
+#include "rewind/kernel/claim.hpp"
 #include "rewind/kernel/lineage.hpp"
 #include "rewind/kernel/output_target.hpp"
 #include "rewind/kernel/reader.hpp"
@@ -43,13 +44,17 @@ namespace {
 
 constexpr std::size_t kMaxFutures = 16;  // as `rewind run`'s
 
-// FILE.branchSTEP.h5 (then -2, -3, ...): a name no file has, nor any of `taken`.
+// A file's one name, whether it exists yet or not: "x.h5", "./x.h5" and a symlink to it
+// share it (the name its claim is kept under).
+std::string one_name(const std::string& path) { return k::claim_path(path); }
+
+// FILE.branchSTEP.h5 (then -2, -3, ...): a name no file has, nor any of `taken` (one_name).
 std::string branch_name(const std::string& file, std::int64_t step, const std::set<std::string>& taken) {
   const std::filesystem::path p(file);
   for (int n = 1;; ++n) {
     const auto stem = p.stem().string() + fmt::format(".branch{}{}", step, n == 1 ? "" : fmt::format("-{}", n));
     auto candidate = (p.parent_path() / (stem + p.extension().string())).string();
-    if (!std::filesystem::exists(candidate) && taken.count(candidate) == 0) return candidate;
+    if (!std::filesystem::exists(candidate) && taken.count(one_name(candidate)) == 0) return candidate;
   }
 }
 
@@ -153,7 +158,8 @@ ForkPlan plan_fork(const rewind_live& l, const live::BranchCommand& b, const std
     if (!f.output.empty()) k::check_output_target(out);  // before anything opens it (a FIFO, a device)
     if (std::filesystem::exists(out))
       throw std::invalid_argument(fmt::format("{} exists; a branch never overwrites a file", out));
-    if (!taken.insert(out).second) throw std::invalid_argument(fmt::format("two futures would write {}", out));
+    if (!taken.insert(one_name(out)).second)
+      throw std::invalid_argument(fmt::format("two futures would write {}", out));
     p.outputs.push_back(out);
   }
   return p;

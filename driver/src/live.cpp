@@ -44,12 +44,9 @@ std::vector<std::string> overrides_of(Run& run, const collector::ParamValues& va
 // At most this many futures from one branch command (each a solver and a file).
 constexpr std::size_t kMaxFutures = 16;
 
-// Two names of one file, whether it exists yet or not.
-bool same_path(const std::string& a, const std::string& b) {
-  std::error_code ea, eb;
-  const auto x = std::filesystem::weakly_canonical(a, ea), y = std::filesystem::weakly_canonical(b, eb);
-  return ea || eb ? a == b : x == y;
-}
+// Two names of one file, whether it exists yet or not ("x.h5" and "./x.h5", a symlink):
+// the same name for its claim.
+bool same_path(const std::string& a, const std::string& b) { return kernel::claim_path(a) == kernel::claim_path(b); }
 
 // The branch file can be created: made and removed again (one rank only: O_EXCL).
 void probe_create(const std::string& path) {

@@ -78,6 +78,17 @@ check "the job paused: both futures hold (a at $p1, b at $p1b)" "[ -n '$p1' ] &&
 "$rewind" window "127.0.0.1:$port" --file b.h5 --box 0,0,0,1,1,1 --budget 20000 --out wb.json >wb.out 2>&1
 check "a live window of each future (--file) shows that future's state" \
   "grep -q 'of a.h5' wa.out && grep -q 'of b.h5' wb.out && ! cmp -s wa.json wb.json"
+# Steering mistakes while the job is paused: one line each, nothing changes.
+steer set kappa=1000 --file a.h5 >badset.out 2>&1
+check "a value outside the declared range for one future: refused, one line" \
+  "[ $? != 0 ] && [ \$(wc -l <badset.out) = 1 ] && grep -q outside badset.out" || cat badset.out
+steer pause --file nothing.h5 >badfile.out 2>&1
+check "--file of no future: refused, naming the futures there are" \
+  "[ $? != 0 ] && grep -q 'nothing.h5 is not a future of this run (a.h5, b.h5)' badfile.out" || cat badfile.out
+steer branch --file a.h5 --from latest --future '' --future '' --output x.h5 --output ./x.h5 >same.out 2>&1
+check "two futures into one file under two names: refused, nothing created" \
+  "[ $? != 0 ] && grep -q 'two futures would write' same.out && [ ! -e x.h5 ]" || cat same.out
+check "... and the job is where it was" "[ \"\$(field a.h5 step)\" = '$p1' ] && [ \"\$(field a.h5 state)\" = paused ]"
 steer stop --file b.h5 >stopb.out 2>&1
 check "stop --file stops one future" "[ $? = 0 ] && grep -q stopping stopb.out"
 steer branch --file a.h5 --from latest --future 'kappa=0.03' --future 'kappa=0.04' --future 'kappa=0.05' >three.out 2>&1

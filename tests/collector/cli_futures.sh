@@ -54,6 +54,8 @@ check "misuse: two --future and one --output" \
   "one_error ${steer[*]} branch --from latest --future '' --future '' --output x.h5 && grep -q 'one --output per future' err.out"
 check "misuse: two futures into one file" \
   "one_error ${steer[*]} branch --from latest --future '' --future 'physics.nu=0.002' --output x.h5 --output x.h5 && grep -q 'two futures cannot write one file' err.out"
+check "misuse: two futures into one file under two names (x.h5, ./x.h5)" \
+  "one_error ${steer[*]} branch --from latest --future '' --future 'physics.nu=0.002' --output x.h5 --output ./x.h5 && grep -q 'two futures cannot write one file' err.out"
 check "misuse: --file of no future" "one_error ${steer[*]} pause --file nothing.h5 && grep -q 'not a future of this job' err.out"
 check "... and the run is where it was" "[ \"\$(status | cut -d' ' -f2)\" = '$s' ] && [ ! -e x.h5 ]"
 "${steer[@]}" branch --from latest --future 'boundary.xmin.velocity=[1.2, 0, 0]' --future '' \
