@@ -6,8 +6,11 @@ steer it (`rewind steer RUN.h5 branch --from latest --future ... --future ...`),
 watched through the Python client's status. Prints one `#`-free record line per job
 (key=value) and, at the end, the tables (medians over rounds). docs/benchmarks.md, "Futures"; bench/futures/HISTORY.md.
 
-  futures.py fork BUILD DATA --case demo|cavity3d [--rounds R] [--ks 1,2,4] [--np P]
+  futures.py fork BUILD DATA --case demo|cavity3d|cavity3d-256|cavity3d-320 [--rounds R] [--ks 1,2,4] [--np P]
   futures.py throughput BUILD DATA --case demo [--rounds R] [--k K] [--steps N] [--np P]
+
+P processes (default: 2 + the largest K, the neighbourhood server, the collector and one
+compute rank per future: a fork of more futures than compute ranks is refused).
 """
 import argparse
 import os
@@ -24,11 +27,15 @@ from rewind import client as rc  # noqa: E402
 
 # The cases (file, --set, steps before the fork): the demo's (cases/default.toml, 352 x 64
 # cells, the README's case) and the 3-D lid-driven cavity of cases/cavity-3d.toml at
-# 128^3 = 2 097 152 leaf cells (91 MiB of checkpoint) and 256^3 = 16 777 216 (730 MiB).
+# 128^3 = 2 097 152 leaf cells (73 MiB of checkpoint), 256^3 = 16 777 216 (730 MiB) and
+# 320^3.
 CASES = {
     "demo": ("cases/default.toml", [], 20),
     "cavity3d": ("cases/cavity-3d.toml", ["tree.depth=3"], 2),
     "cavity3d-256": ("cases/cavity-3d.toml", ["tree.depth=4"], 1),
+    # 320^3 = 32 768 000 (d-grids of 20^3): 1.2 GiB of checkpoint; K = 1 only in 23 GiB of
+    # memory (the parent's solver and the future's, ~8 GiB each).
+    "cavity3d-320": ("cases/cavity-3d.toml", ["tree.depth=4", "tree.s=[20, 20, 20]"], 1),
 }
 ROLES = {0: "nbserver", 1: "collector"}  # world ranks; the others compute
 
@@ -259,8 +266,10 @@ def main():
     p.add_argument("--ks", default="1,2,4")
     p.add_argument("--k", type=int, default=2)
     p.add_argument("--steps", type=int, default=200)
-    p.add_argument("--np", type=int, default=4)
+    p.add_argument("--np", type=int, default=0)
     a = p.parse_args()
+    if a.np <= 0:
+        a.np = 2 + max(max(int(k) for k in a.ks.split(",")) if a.mode == "fork" else a.k, 1)
     a.rewind = os.environ.get("REWIND") or os.path.join(os.path.abspath(a.build), "apps", "rewind")
     os.makedirs(a.data, exist_ok=True)
     a.data = os.path.abspath(a.data)

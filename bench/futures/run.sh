@@ -1,7 +1,9 @@
 #!/bin/sh
 # Several futures from one step: fork start against K and the state's size,
 # K futures together against one after another, memory per future. Every job is a live
-# run started and steered as users do (futures.py says how); docs/benchmarks.md, "Futures".
+# run started and steered as users do (futures.py says how), on 2 + K processes for the
+# largest K (one compute rank per future at least: more futures than compute ranks are
+# refused); docs/benchmarks.md, "Futures".
 #   bench/futures/run.sh BUILD [DATA_DIR] [--rounds R] [--rounds-3d R3] [--tp-rounds T] [--steps N]
 # R interleaved rounds of K = 1, 2, 4 on the demo's case (default 5), R3 on the 3-D cavity
 # (default 3), T rounds of each throughput pair (K = 2 and 4, N steps each; 5 and 100).

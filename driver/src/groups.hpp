@@ -1,6 +1,5 @@
 // The compute ranks a future computes on (run.hpp, "Futures"): the job's, or after a fork a
-// contiguous stretch of the forked future's (with more futures than ranks, one rank that
-// consecutive futures share). Private to rewind::driver.
+// contiguous stretch of the forked future's. Private to rewind::driver.
 #pragma once
 #include <mpi.h>
 

@@ -103,6 +103,7 @@ void steer_branch(Run& run, const live::BranchCommand& c, MPI_Comm compute, live
   MPI_Comm_rank(compute, &rank);
   if (c.futures.empty() || c.futures.size() > kMaxFutures)
     throw std::invalid_argument(fmt::format("a branch has 1 to {} futures, not {}", kMaxFutures, c.futures.size()));
+  run.check_fork(c.futures.size());
   std::vector<std::vector<std::string>> changes;
   for (const auto& f : c.futures) changes.push_back(overrides_of(run, f.values, false));
   std::string from = c.from;  // resolved on the timeline below, once the file is closed

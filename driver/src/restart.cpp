@@ -114,24 +114,6 @@ void restore_solver_fields(solver::Solver& s, const RestartPoint& rp, MPI_Comm c
   reader.read_fields_into(rp.step.step, fields, rows, arrays, 1);
 }
 
-void restore_solvers(const std::vector<solver::Solver*>& solvers, const RestartPoint& rp, MPI_Comm comm) {
-  if (solvers.empty()) return;
-  auto& first = *solvers.front();
-  // The state as read, before restore() derives anything from it: the others start from
-  // the same arrays, so each future restores exactly as a restart of its own would.
-  restore_solver_fields(first, rp, comm);
-  const auto& from = first.forest();
-  for (std::size_t i = 1; i < solvers.size(); ++i) {
-    auto& to = solvers[i]->forest();
-    if (to.size() != from.size() || to.block_size() != from.block_size())
-      throw std::logic_error("restore_solvers: the solvers' grids differ");
-    for (const auto& f : solver::state_fields())
-      for (std::size_t g = 0; g < from.size(); ++g)
-        std::copy_n(from.data(g, f.var), from.block_size(), to.data(g, f.var));
-  }
-  for (auto* s : solvers) s->restore(solver::ScalarState{rp.step.time, rp.step.step, rp.step.dt, rp.step.monitor_state});
-}
-
 std::string branch_name(const std::string& parent, std::int64_t step) { return branch_name(parent, step, {}); }
 
 std::string branch_name(const std::string& parent, std::int64_t step, const std::vector<std::string>& taken) {

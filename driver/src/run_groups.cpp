@@ -1,27 +1,37 @@
 // Futures on groups of compute ranks (run.hpp, "Futures"; run_impl.hpp): the rounds of a
 // job whose futures compute side by side, and the groups a fork puts its futures on.
+#include <fmt/core.h>
 #include <mpi.h>
 
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
 
 #include "run_impl.hpp"
 
 namespace rwd::driver {
 
+void Run::check_fork(std::size_t n) const {
+  const auto& l = impl_->lanes[impl_->cur];
+  const auto g = static_cast<std::size_t>(l.group->size);
+  if (n <= g || l.spec.insitu.enabled()) return;
+  int world = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  const auto need = static_cast<std::size_t>(world) + n - g;
+  throw std::invalid_argument(fmt::format(
+      "{} futures need {} compute ranks, one group each; {} computes on {}: start the run on {} or more processes "
+      "(mpiexec -n {}), or fork fewer futures",
+      n, n, l.spec.output.file.empty() ? std::string("this run") : l.spec.output.file, g, need, need));
+}
+
 std::vector<std::shared_ptr<Group>> Run::Impl::groups_for(std::size_t n) {
   const auto g = lane().group;
   // An in-situ hook is initialised once on the job's ranks and its every call is collective
-  // over them (docs/insitu.md): its futures share the ranks.
-  const bool hooked = lane().spec.insitu.enabled();
-  if (n < 2 || g->size < 2 || hooked) return std::vector<std::shared_ptr<Group>>(n, g);
+  // over them (docs/insitu.md): its futures share the ranks, stepped in turn.
+  if (n < 2 || lane().spec.insitu.enabled()) return std::vector<std::shared_ptr<Group>>(n, g);
+  if (n > static_cast<std::size_t>(g->size)) throw std::logic_error("Run::fork: more futures than ranks (check_fork)");
   if (!job_tree) job_tree = gather_job_tree(whole->plan, comm);  // every rank of the job forks
-  // More futures than ranks: one rank each, its futures (consecutive ones) stepped in turn.
-  const auto k = std::min(n, static_cast<std::size_t>(g->size));
-  const auto groups = split_group(*g, k, *job_tree, rank);
-  std::vector<std::shared_ptr<Group>> out;
-  for (std::size_t i = 0; i < n; ++i) out.push_back(groups[i * k / n]);
-  return out;
+  return split_group(*g, n, *job_tree, rank);
 }
 
 // One round of a grouped job. First every rank takes the turns of the futures it computes

@@ -95,9 +95,8 @@ struct Run::Impl {
   bool grouped_round(Run& run, RunSummary& sum);
   void local_turn(Run& run, Lane& l, RunSummary& sum);
   void job_turn(Run& run, std::size_t k);
-  /// The groups of `n` futures forked from the focused one: one each when its group has as
-  /// many ranks; with fewer, one rank each, shared by consecutive futures (stepped in turn);
-  /// its own group for all with one rank or an in-situ hook.
+  /// The groups of `n` futures forked from the focused one (n <= its ranks, check_fork):
+  /// one each; its own group for all with an in-situ hook.
   std::vector<std::shared_ptr<Group>> groups_for(std::size_t n);
 };
 

@@ -301,6 +301,7 @@ void Run::fork(std::vector<RunSpec> specs, std::vector<kernel::FileClaim> claims
   auto& im = *impl_;
   if (specs.empty() || claims.size() != specs.size()) throw std::logic_error("Run::fork: one claim per future");
   const auto& parent = im.lane();
+  check_fork(specs.size());
   if (im.running() - 1 + specs.size() > 1)  // several futures after the fork
     for (const auto& s : specs)
       if (!in_place(s.output.io) || !in_place(parent.spec.output.io))
@@ -373,10 +374,11 @@ void Run::fork(std::vector<RunSpec> specs, std::vector<kernel::FileClaim> claims
 }
 
 // The futures of a fork, on this rank's groups: solvers made, restored from their branch
-// point (read once for the futures that share ranks, once per group for futures on groups),
-// files opened, first boundaries written.
+// point (read once: by the ranks they share, or over the forked future's ranks and handed
+// to each group), files opened, first boundaries written.
 void Run::Impl::start_futures(std::vector<Lane>& made) {
   const auto t0 = Clock::now();
+  const auto forked = lane().group;  // the forked future's ranks
   std::vector<solver::Solver*> solvers;
   const Group* on = nullptr;
   std::size_t groups = 0;
@@ -388,7 +390,9 @@ void Run::Impl::start_futures(std::vector<Lane>& made) {
     on = made[i].group.get();
   }
   const auto solvers_made = Clock::now();
-  if (on) restore_solvers(solvers, *made.front().spec.restart, on->comm);
+  const auto& rp = *made.front().spec.restart;
+  const bool shared = groups > 1 && forked->member && restore_groups(solvers, rp, forked->comm);
+  if (!shared && on) restore_solvers(solvers, rp, on->comm);
   const auto read = Clock::now();
   setup_seconds += seconds(read - t0);
   for (auto& l : made) {
@@ -422,7 +426,8 @@ void Run::Impl::first_step_of(Lane& l) {
         "fork        {} futures from step {}{}: every one's first step computed {:.4g} s after the fork began "
         "(solvers made {:.4g} s, branch point read {} and restored {:.4g} s, first boundaries written {:.4g} s)\n",
         f.futures, f.step, f.groups > 1 ? fmt::format(" on {} groups of compute ranks", f.groups) : "",
-        seconds(Clock::now() - f.began), f.made, f.groups > 1 ? "by each group" : "once", f.read, f.written);
+        seconds(Clock::now() - f.began), f.made, f.groups > 1 ? "once, handed to each group," : "once", f.read,
+        f.written);
   fork_clock.reset();
 }
 

@@ -58,6 +58,15 @@ void restore_solver_fields(solver::Solver& s, const RestartPoint& rp, MPI_Comm c
 /// restore_solver for several solvers on the same grids (the futures of a fork): the
 /// checkpoint read once, into the first, and copied to the others. Collective.
 void restore_solvers(const std::vector<solver::Solver*>& solvers, const RestartPoint& rp, MPI_Comm comm);
+/// restore_solvers for the futures of a fork on groups of ranks (`solvers`: this rank's, on
+/// its group's grids; every rank of `comm`, the forked future's ranks, computes one of
+/// them): the step read once over `comm`, every row by one of the ranks holding its grid
+/// (one per group), straight into that grid's arrays, then sent from there into the same
+/// grid's arrays on the other groups' ranks (MPI datatypes, no buffer). Returns false,
+/// having read nothing, when the futures do not all solve the same fields (a change turned
+/// one on or off): each group then reads for itself (restore_solvers on its own ranks).
+/// Errors (a damaged row, a missing grid) are agreed over `comm`. Collective over `comm`.
+bool restore_groups(const std::vector<solver::Solver*>& solvers, const RestartPoint& rp, MPI_Comm comm);
 /// branch_name, skipping the names in `taken` (the other futures of one fork).
 std::string branch_name(const std::string& parent, std::int64_t step, const std::vector<std::string>& taken);
 

@@ -4,13 +4,13 @@
 // Futures. A job computes one timeline, or after a fork (Run::fork, `rewind steer branch
 // --future ... --future ...`) several: each future its own solver, file and monitor CSV.
 // K futures forked from a future on G compute ranks each get a group of those ranks
-// (floor(G/K) or one more, the job's partition joined onto it; with K > G one rank, which
-// consecutive futures share) and compute side by side, those on one rank stepped in turn;
-// with an in-situ hook (collective over the job) they share all the ranks and grids. Either way each computes exactly
-// what it would alone (restarts are bit-exact across rank counts). Observers are called at every future's boundaries
-// with that future focused: solver(), output(), spec(), apply(), request_stop() speak of it, on the ranks that compute
-// it (member()); a job_wide() observer (the live link) is called on every rank, which know where each future is (now(),
-// finished()) from its ranks' word once a round. Run::timeline() tells one future's boundaries from another's.
+// (floor(G/K) or one more, the job's partition joined onto it; K > G is refused) and
+// compute side by side; with an in-situ hook (collective over the job) they share all the ranks and grids. Either way
+// each computes exactly what it would alone (restarts are bit-exact across rank counts). Observers are called at every
+// future's boundaries with that future focused: solver(), output(), spec(), apply(), request_stop() speak of it, on the
+// ranks that compute it (member()); a job_wide() observer (the live link) is called on every rank, which know where
+// each future is (now(), finished()) from its ranks' word once a round. Run::timeline() tells one future's boundaries
+// from another's.
 //
 //   plan_run(request)      which case, which restart point, which file, create or
 //                          append, branch lineage (serial, reads files; one error line)
@@ -259,15 +259,21 @@ class Run {
   /// rank; the previous output stays closed (reopen_output()).
   /// Collective.
   void branch(RunSpec spec, kernel::FileClaim claim);
+  /// Throws std::invalid_argument (one line: how many ranks the fork needs, how many
+  /// processes to start) if the focused future cannot be forked into `n` futures: on G
+  /// compute ranks, every future gets a group of its own, so n <= G (a run with an in-situ
+  /// hook shares its ranks, any n). Local, the same on every rank.
+  void check_fork(std::size_t n) const;
   /// Continues the focused future as several (a fork), each as branch() continues one:
   /// `specs[i]` from plan_branch, `claims[i]` its claim. The focused future's G ranks are
-  /// split into min(K, G) groups (floor(G/K) ranks each, the first G % K one more; with
-  /// K > G one rank each, taken by consecutive futures; the job's partition joined onto
-  /// each group, spacetree::join_ranks) and the futures compute side by side, each group
-  /// restoring the branch point once for its own grids, its futures stepped in turn. With
-  /// one rank, or an in-situ hook in the run, they all share the ranks. All or nothing, as branch(), on every rank of
-  /// the job. Several futures need an in-place output strategy (auto, collective, independent): refused otherwise
-  /// (std::invalid_argument), nothing changed. Collective over the job.
+  /// split into K groups (K <= G, check_fork; floor(G/K) ranks each, the first G % K one
+  /// more; the job's partition joined onto each group, spacetree::join_ranks) and the
+  /// futures compute side by side; the branch point is read once over the focused future's
+  /// ranks and handed to each group's ranks for their grids (restore_groups).
+  /// With an in-situ hook in the run they all share the ranks, stepped in turn. All or
+  /// nothing, as branch(), on every rank of the job. Several futures need an in-place output
+  /// strategy (auto, collective, independent): refused otherwise (std::invalid_argument),
+  /// nothing changed. Collective over the job.
   void fork(std::vector<RunSpec> specs, std::vector<kernel::FileClaim> claims);
   /// Closes the output file, e.g. so the job can read it for a branch; reopen_output()
   /// continues it (append). output() must not be used in between. Both collective.

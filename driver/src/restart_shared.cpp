@@ -1,0 +1,226 @@
+// A fork's branch point, read once for all its futures (restart.hpp): restore_solvers for
+// futures on the same ranks, restore_groups for futures on groups of ranks, which each need
+// the whole step on their own partition. Instead of one read per group, every row of the
+// step is read by one of the ranks that hold its grid (one per group), straight into that
+// grid's arrays, and sent from there straight into the others' (MPI datatypes over the
+// grids' interiors): no buffer, no second read.
+#include <fmt/core.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <exception>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "agree.hpp"
+#include "rewind/driver/restart.hpp"
+
+namespace rwd::driver {
+
+namespace k = rwd::kernel;
+
+namespace {
+
+// The state fields the step stores: read by every rank, whichever its futures solve.
+std::vector<solver::Variable> stored_state(const k::Reader& reader, std::int64_t step) {
+  const auto stored = reader.fields(step);
+  std::vector<solver::Variable> out;
+  for (const auto& f : solver::state_fields())
+    if (std::any_of(stored.begin(), stored.end(),
+                    [&](const auto& x) { return x.group == "cell_data" && x.name == f.name; }))
+      out.push_back(f);
+  return out;
+}
+
+// The first solver's state (as read, before restore() derives anything from it) copied to
+// the others, so each future restores exactly as a restart of its own would; then each
+// restores its scalar state.
+void restore_copies(const std::vector<solver::Solver*>& solvers, const RestartPoint& rp) {
+  const auto& from = solvers.front()->forest();
+  for (std::size_t i = 1; i < solvers.size(); ++i) {
+    auto& to = solvers[i]->forest();
+    if (to.size() != from.size() || to.block_size() != from.block_size())
+      throw std::logic_error("restore_solvers: the solvers' grids differ");
+    for (const auto& f : solver::state_fields())
+      for (std::size_t g = 0; g < from.size(); ++g)
+        std::copy_n(from.data(g, f.var), from.block_size(), to.data(g, f.var));
+  }
+  for (auto* s : solvers)
+    s->restore(solver::ScalarState{rp.step.time, rp.step.step, rp.step.dt, rp.step.monitor_state});
+}
+
+// The rows of the grids this rank's futures compute on (every solver here has the same
+// grids), in grid order; throws if the step does not fit them.
+std::vector<std::int64_t> wanted_rows(const std::vector<solver::Solver*>& solvers, const RestartPoint& rp,
+                                      const k::Reader& reader, const k::StepTopology& topo,
+                                      const std::vector<solver::Variable>& stored) {
+  std::vector<std::int64_t> want;
+  if (solvers.empty()) return want;
+  auto& forest = solvers.front()->forest();
+  const auto& sh = forest.shape();
+  const auto& b = reader.common().block;
+  if (b != k::BlockShape{sh.s[0], sh.s[1], sh.s[2]})
+    throw std::runtime_error(
+        fmt::format("{}: d-grid size {}x{}x{} does not match the case's", rp.file, b.sx, b.sy, b.sz));
+  std::unordered_map<std::uint64_t, std::int64_t> row_of;
+  for (std::size_t r = 0; r < topo.uid.size(); ++r) row_of.emplace(topo.uid[r], static_cast<std::int64_t>(r));
+  std::int64_t missing = 0;
+  for (std::size_t g = 0; g < forest.size(); ++g) {
+    const auto it = row_of.find(forest.grid(g).uid.raw());
+    if (it == row_of.end()) ++missing;
+    else want.push_back(it->second);
+  }
+  if (missing > 0)
+    throw std::runtime_error(
+        fmt::format("{}: step {}: {} grids of the rebuilt tree are not in the file", rp.file, rp.step.step, missing));
+  for (const auto& f : solver::solved_fields(solvers.front()->config()))
+    if (std::none_of(stored.begin(), stored.end(), [&](const auto& x) { return x.var == f.var; }))
+      throw std::runtime_error(fmt::format("{}: step {} holds no {}: its run did not solve it ({})", rp.file,
+                                           rp.step.step, f.name, f.var == solver::kW ? "2-D" : "no heat"));
+  return want;
+}
+
+// One grid's interior in its halo'd array (Forest's layout: x fastest, a one-cell halo
+// on every side, also in z in 2-D), as an MPI datatype. The caller frees it.
+MPI_Datatype interior_type(const spacetree::TreeShape& sh) {
+  const int sizes[3] = {sh.s[2] + 2, sh.s[1] + 2, sh.s[0] + 2};
+  const int inner[3] = {sh.s[2], sh.s[1], sh.s[0]};
+  const int starts[3] = {1, 1, 1};
+  MPI_Datatype t = MPI_DATATYPE_NULL;
+  MPI_Type_create_subarray(3, sizes, inner, starts, MPI_ORDER_C, MPI_DOUBLE, &t);
+  MPI_Type_commit(&t);
+  return t;
+}
+
+// Where every row goes: `rows[r]`, the rows rank r holds a grid of (in its grid order), the
+// same on every rank. Each row is read by one of its holders (they take turns by row), who
+// sends it to the others.
+struct RowPlan {
+  std::vector<std::int64_t> read;                   ///< this rank's rows to read
+  std::vector<std::vector<std::int64_t>> to, from;  ///< per peer: rows sent, rows received (ascending)
+};
+RowPlan plan_rows(const std::vector<std::vector<std::int64_t>>& rows, std::int64_t n, int rank) {
+  std::vector<std::vector<int>> holders(static_cast<std::size_t>(n));
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    for (const auto row : rows[r]) holders[static_cast<std::size_t>(row)].push_back(static_cast<int>(r));
+  RowPlan p;
+  p.to.resize(rows.size());
+  p.from.resize(rows.size());
+  for (std::int64_t row = 0; row < n; ++row) {
+    const auto& h = holders[static_cast<std::size_t>(row)];
+    if (h.empty()) continue;
+    const int reader = h[static_cast<std::size_t>(row) % h.size()];
+    const bool mine = std::find(h.begin(), h.end(), rank) != h.end();
+    if (reader == rank) {
+      p.read.push_back(row);
+      for (const int r : h)
+        if (r != rank) p.to[static_cast<std::size_t>(r)].push_back(row);
+    } else if (mine) {
+      p.from[static_cast<std::size_t>(reader)].push_back(row);
+    }
+  }
+  return p;
+}
+
+// The grids of `rows` (through `grid_of`), every field of `vars`, in that order, as one
+// datatype of absolute addresses (for MPI_BOTTOM). The caller frees it.
+MPI_Datatype rows_type(const std::vector<std::int64_t>& rows,
+                       const std::unordered_map<std::int64_t, std::size_t>& grid_of, forest::Forest& forest,
+                       const std::vector<int>& vars, MPI_Datatype interior) {
+  std::vector<MPI_Aint> at;
+  for (const auto row : rows)
+    for (const int v : vars) {
+      MPI_Aint a = 0;
+      MPI_Get_address(forest.data(grid_of.at(row), v), &a);
+      at.push_back(a);
+    }
+  MPI_Datatype t = MPI_DATATYPE_NULL;
+  MPI_Type_create_hindexed_block(static_cast<int>(at.size()), 1, at.data(), interior, &t);
+  MPI_Type_commit(&t);
+  return t;
+}
+
+}  // namespace
+
+void restore_solvers(const std::vector<solver::Solver*>& solvers, const RestartPoint& rp, MPI_Comm comm) {
+  if (solvers.empty()) return;
+  restore_solver_fields(*solvers.front(), rp, comm);
+  restore_copies(solvers, rp);
+}
+
+bool restore_groups(const std::vector<solver::Solver*>& solvers, const RestartPoint& rp, MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  if (solvers.empty()) throw std::logic_error("restore_groups: every rank computes a future");
+  const auto reader = k::Reader::open(rp.file, comm);
+  const auto topo = reader.read_topology(rp.step.step);
+  const auto stored = stored_state(reader, rp.step.step);
+  std::vector<std::int64_t> want;
+  agreed(comm, [&] { want = wanted_rows(solvers, rp, reader, topo, stored); });  // before the collective read
+  // Every future solves the same fields (unless a change turned one on or off): else each
+  // group reads for itself.
+  const auto solved = solver::solved_fields(solvers.front()->config());
+  std::vector<int> vars;
+  unsigned mask = 0;
+  for (const auto& f : solved) {
+    vars.push_back(f.var);
+    mask |= 1U << static_cast<unsigned>(f.var);
+  }
+  unsigned lo = 0, hi = 0;
+  MPI_Allreduce(&mask, &lo, 1, MPI_UNSIGNED, MPI_BAND, comm);
+  MPI_Allreduce(&mask, &hi, 1, MPI_UNSIGNED, MPI_BOR, comm);
+  if (lo != hi) return false;
+
+  // Who holds which rows: every rank's list, gathered.
+  std::vector<int> counts(static_cast<std::size_t>(size)), at(static_cast<std::size_t>(size), 0);
+  const int mine = static_cast<int>(want.size());
+  MPI_Allgather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
+  for (std::size_t r = 1; r < counts.size(); ++r) at[r] = at[r - 1] + counts[r - 1];
+  std::vector<std::int64_t> all(static_cast<std::size_t>(at.back() + counts.back()));
+  MPI_Allgatherv(want.data(), mine, MPI_INT64_T, all.data(), counts.data(), at.data(), MPI_INT64_T, comm);
+  std::vector<std::vector<std::int64_t>> rows(counts.size());
+  for (std::size_t r = 0; r < counts.size(); ++r) rows[r].assign(all.begin() + at[r], all.begin() + at[r] + counts[r]);
+  const auto plan = plan_rows(rows, topo.n_grids, rank);
+  std::unordered_map<std::int64_t, std::size_t> grid_of;
+  for (std::size_t g = 0; g < want.size(); ++g) grid_of.emplace(want[g], g);
+
+  // The read: this rank's share, straight into its grids' arrays.
+  auto& forest = solvers.front()->forest();
+  std::vector<k::Reader::FieldRef> refs;
+  std::vector<std::vector<double*>> dest(vars.size());
+  for (std::size_t f = 0; f < vars.size(); ++f) {
+    refs.push_back({"cell_data", solved[f].name});
+    for (const auto row : plan.read) dest[f].push_back(forest.data(grid_of.at(row), vars[f]));
+  }
+  agreed(comm, [&] { reader.read_fields_into(rp.step.step, refs, plan.read, dest, 1); });  // a damaged row fails all
+
+  // Then from the grids that were read into the same grids on the other groups' ranks.
+  const auto interior = interior_type(forest.shape());
+  const auto ranks = static_cast<std::size_t>(size);
+  std::vector<MPI_Datatype> send(ranks, MPI_DOUBLE), recv(ranks, MPI_DOUBLE);
+  std::vector<int> send_n(ranks, 0), recv_n(ranks, 0), zero(ranks, 0);
+  for (std::size_t r = 0; r < ranks; ++r) {
+    if (!plan.to[r].empty()) {
+      send[r] = rows_type(plan.to[r], grid_of, forest, vars, interior);
+      send_n[r] = 1;
+    }
+    if (!plan.from[r].empty()) {
+      recv[r] = rows_type(plan.from[r], grid_of, forest, vars, interior);
+      recv_n[r] = 1;
+    }
+  }
+  MPI_Alltoallw(MPI_BOTTOM, send_n.data(), zero.data(), send.data(), MPI_BOTTOM, recv_n.data(), zero.data(),
+                recv.data(), comm);
+  for (std::size_t r = 0; r < ranks; ++r) {
+    if (send_n[r] > 0) MPI_Type_free(&send[r]);
+    if (recv_n[r] > 0) MPI_Type_free(&recv[r]);
+  }
+  auto t = interior;
+  MPI_Type_free(&t);
+  restore_copies(solvers, rp);
+  return true;
+}
+
+}  // namespace rwd::driver
