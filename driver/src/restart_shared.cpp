@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <exception>
+#include <map>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -22,7 +23,7 @@ namespace k = rwd::kernel;
 
 namespace {
 
-// The state fields the step stores: read by every rank, whichever its futures solve.
+// The state fields the step stores.
 std::vector<solver::Variable> stored_state(const k::Reader& reader, std::int64_t step) {
   const auto stored = reader.fields(step);
   std::vector<solver::Variable> out;
@@ -94,8 +95,9 @@ MPI_Datatype interior_type(const spacetree::TreeShape& sh) {
 }
 
 // Where every row goes: `rows[r]`, the rows rank r holds a grid of (in its grid order), the
-// same on every rank. Each row is read by one of its holders (they take turns by row), who
-// sends it to the others.
+// same on every rank. Each row is read by one of its holders, who sends it to the others;
+// the H ranks holding the same rows share them in H even stretches, in file order (each
+// reads runs of rows, not every H-th one).
 struct RowPlan {
   std::vector<std::int64_t> read;                   ///< this rank's rows to read
   std::vector<std::vector<std::int64_t>> to, from;  ///< per peer: rows sent, rows received (ascending)
@@ -104,22 +106,29 @@ RowPlan plan_rows(const std::vector<std::vector<std::int64_t>>& rows, std::int64
   std::vector<std::vector<int>> holders(static_cast<std::size_t>(n));
   for (std::size_t r = 0; r < rows.size(); ++r)
     for (const auto row : rows[r]) holders[static_cast<std::size_t>(row)].push_back(static_cast<int>(r));
+  std::map<std::vector<int>, std::vector<std::int64_t>> shared;  // holders -> their rows, ascending
+  for (std::int64_t row = 0; row < n; ++row)
+    if (!holders[static_cast<std::size_t>(row)].empty()) shared[holders[static_cast<std::size_t>(row)]].push_back(row);
   RowPlan p;
   p.to.resize(rows.size());
   p.from.resize(rows.size());
-  for (std::int64_t row = 0; row < n; ++row) {
-    const auto& h = holders[static_cast<std::size_t>(row)];
-    if (h.empty()) continue;
-    const int reader = h[static_cast<std::size_t>(row) % h.size()];
+  for (const auto& [h, list] : shared) {
     const bool mine = std::find(h.begin(), h.end(), rank) != h.end();
-    if (reader == rank) {
-      p.read.push_back(row);
-      for (const int r : h)
-        if (r != rank) p.to[static_cast<std::size_t>(r)].push_back(row);
-    } else if (mine) {
-      p.from[static_cast<std::size_t>(reader)].push_back(row);
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const int reader = h[i * h.size() / list.size()];
+      if (reader == rank) {
+        p.read.push_back(list[i]);
+        for (const int r : h)
+          if (r != rank) p.to[static_cast<std::size_t>(r)].push_back(list[i]);
+      } else if (mine) {
+        p.from[static_cast<std::size_t>(reader)].push_back(list[i]);
+      }
     }
   }
+  // Ascending everywhere: a sender's list for a peer and the peer's from it in one order.
+  std::sort(p.read.begin(), p.read.end());
+  for (auto& v : p.to) std::sort(v.begin(), v.end());
+  for (auto& v : p.from) std::sort(v.begin(), v.end());
   return p;
 }
 

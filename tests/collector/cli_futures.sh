@@ -21,6 +21,8 @@
 #    -9 of one compute rank: every file's committed steps verify (`rewind verify`), read
 #    with h5py and, for the two killed futures, equal their branches alone as far as both
 #    reach;
+#  - uneven groups (3 compute ranks, two futures: 2 + 1 ranks), each equal to its branch
+#    alone on another rank count;
 #  - misuse (one line each, the run goes on): --output count not --future count, two
 #    futures into one file, a fork of a file no future writes, --file of no future, a
 #    fork of two futures from a step with a damaged row (read once by the four ranks).
@@ -195,4 +197,26 @@ for v in 1.1 1.2; do
   check "killed future q$v.h5 = its branch alone on 1 compute rank, as far as both reach" \
     "same q$v.h5 q${v}_solo.h5 q.h5 $q0 'boundary.xmin.velocity=[$v, 0, 0]' --common >same_q$v.out 2>&1" || cat same_q$v.out
 done
+
+# --- Uneven groups: two futures of a job on 3 compute ranks ------------------------------
+# Groups of 2 and 1 rank: the branch point's rows are read once by the three ranks (those
+# holding the same rows share them) and handed across; each future still equals its branch
+# alone, bit for bit.
+start_live 5 u.h5 "$case_file" --steps 12 "${run[@]}"
+pause_at 3
+"${steer[@]}" branch --from latest --future 'physics.nu=0.002' --future '' --output u1.h5 --output u2.h5 >fork5.out 2>&1
+"${steer[@]}" status >status5.out 2>&1
+check "two futures of 3 compute ranks: groups of 2 and 1" \
+  "grep -q 'u1.h5  .*, on compute ranks 0-1' status5.out && grep -q 'u2.h5  .*, on compute rank 2' status5.out" ||
+  cat fork5.out status5.out
+u0=$(sed -n 's/^forked 2 futures from step \([0-9]*\) .*/\1/p' fork5.out)
+"${steer[@]}" resume >/dev/null 2>&1
+wait_job 120
+check "the job ends when both futures have" "[ -n '$ended' ] && [ '$rc' = 0 ]" || tail -5 serve.log
+"$mpiexec" -n 2 "$rewind" run --restart "u.h5@$u0" --set physics.nu=0.002 -o u1_solo.h5 --steps 12 -q >>solo.log 2>&1
+"$mpiexec" -n 4 "$rewind" run --restart "u.h5@$u0" -o u2_solo.h5 --steps 12 -q >>solo.log 2>&1
+check "future u1 (on 2 ranks) = its branch alone on 1 compute rank" \
+  "same u1.h5 u1_solo.h5 u.h5 $u0 'physics.nu=0.002' >same_u1.out 2>&1" || cat same_u1.out
+check "future u2 (on 1 rank) = the parent continued alone on 3 compute ranks" \
+  "same u2.h5 u2_solo.h5 u.h5 $u0 '' >same_u2.out 2>&1" || cat same_u2.out
 exit $fail

@@ -61,8 +61,8 @@ void restore_solvers(const std::vector<solver::Solver*>& solvers, const RestartP
 /// restore_solvers for the futures of a fork on groups of ranks (`solvers`: this rank's, on
 /// its group's grids; every rank of `comm`, the forked future's ranks, computes one of
 /// them): the step read once over `comm`, every row by one of the ranks holding its grid
-/// (one per group), straight into that grid's arrays, then sent from there into the same
-/// grid's arrays on the other groups' ranks (MPI datatypes, no buffer). Returns false,
+/// (one per group; the ranks holding the same rows read even stretches of them), straight into that grid's arrays, then
+/// sent from there into the same grid's arrays on the other groups' ranks (MPI datatypes, no buffer). Returns false,
 /// having read nothing, when the futures do not all solve the same fields (a change turned
 /// one on or off): each group then reads for itself (restore_solvers on its own ranks).
 /// Errors (a damaged row, a missing grid) are agreed over `comm`. Collective over `comm`.
