@@ -74,6 +74,11 @@ void write_json(const fs::path& p, const WindowReply& w) {
                       {"level", w.level},   {"stride", w.stride},       {"lo", w.lo},
                       {"hi", w.hi},         {"cells", w.cells},         {"variables", w.variables},
                       {"values", w.values}, {"cell_type", w.cell_type}, {"lod", w.lod}};
+  if (!w.ranges.empty()) {  // the colour ranges the reply carries (protocol 1.11; a live state's since 1.13)
+    j["ranges"] = nlohmann::json::object();
+    for (std::size_t v = 0; v < w.ranges.size() && v < w.variables.size(); ++v)
+      j["ranges"][w.variables[v]] = w.ranges[v];  // NaN (no non-solid cell) is written null
+  }
   j["pieces"] = nlohmann::json::array();
   for (const auto& q : w.pieces)
     j["pieces"].push_back({{"row", q.row}, {"uid", q.uid}, {"level", q.level}, {"first", q.first}, {"count", q.count},

@@ -20,6 +20,7 @@
 #include "rewind/live/tree.hpp"
 #include "rewind/mpi/backoff.hpp"
 #include "rewind/window/select.hpp"
+#include "window_ranges.hpp"
 
 namespace rwd::live {
 using collector::ControlAction;
@@ -166,6 +167,7 @@ struct Link::Impl {
   std::vector<std::uint8_t> types;
   std::vector<MPI_Request> sends;
   std::vector<SharedSegment> attached;
+  KeptRanges kept_ranges;  ///< the shown grids' colour ranges (window_ranges.hpp)
 
   // --- messages to and from the collector (compute rank 0) ---------------------------
 
@@ -391,6 +393,9 @@ struct Link::Impl {
     if (any[0])
       throw std::runtime_error(problem.empty() ? "live window: a compute rank could not place its pieces" : problem);
     if (any[1]) sync_parents(host);  // a leaf-only window (the bench's 10^6 values) skips the restriction
+    std::vector<std::size_t> shown;
+    for (const auto& m : p.mine) shown.push_back(m.grid);
+    reply.ranges = window_ranges(kept_ranges, shown, grids, vars, {reply.file, reply.step, reply.time}, compute);
     // Rank mode: the reply goes first (the collector posts its receives for the values only
     // once it has it; a large send would otherwise wait for a receive forever).
     if (!thread_mode && rank == 0) send_to_collector(encode(reply), kReplyTag);

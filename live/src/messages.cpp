@@ -136,8 +136,11 @@ void fields(Io& io, M& m) {
   io.field(m.files);
   io.field(m.uids);
   io.field(m.details);
-  if constexpr (Io::kReads)
+  io.field(m.ranges);
+  if constexpr (Io::kReads) {
     if (m.uids.size() != m.details.size()) wire::fail(wire::Fault::malformed, kWho, "details without their grids");
+    if (m.ranges.size() % 2 != 0) wire::fail(wire::Fault::malformed, kWho, "a range is two numbers");
+  }
 }
 
 template <class Io, class M>

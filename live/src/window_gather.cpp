@@ -29,6 +29,8 @@ void stamp(col::WindowReply& out, const Reply& r) {
   out.step = r.step;
   out.time = r.time;
   out.file = r.file;
+  out.ranges.clear();  // the colour ranges of what it shows (1.13)
+  for (std::size_t v = 0; v + 1 < r.ranges.size(); v += 2) out.ranges.push_back({r.ranges[v], r.ranges[v + 1]});
 }
 
 /// The receives of a window's cells (rank mode), each straight into its place in the

@@ -32,8 +32,9 @@ class Window:
     variables           names, the order of `values`
     ranges              (revision 1.11) {name: (min, max)} over the statistics rows of the
                         grids shown (their non-solid cells; NaN where none): what the
-                        ParaView plugin colours by; {} when the server sent none (a live
-                        state, a step without statistics, an older server, a file window)
+                        ParaView plugin colours by; since 1.13 a live state's too, from the
+                        grids its compute ranks hold; {} when the server sent none (a step
+                        without statistics, an older server, a file window)
     values[name]        float64 array of `cells` values: piece after piece, x fastest
     cell_type           uint8 array like a variable (empty if the step stores none)
     pieces              the protocol's piece dicts: row, uid, level, first, count

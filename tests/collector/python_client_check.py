@@ -36,7 +36,8 @@ with Client("127.0.0.1", port, token=token, timeout=10) as c:
     with open(out, "w") as f:
         json.dump({"step": w.step, "time": w.time, "level": w.level, "stride": w.stride, "cells": w.cells,
                    "pieces": w.pieces, "variables": w.variables,
-                   "values": [w.values[v].tolist() for v in w.variables], "cell_type": w.cell_type.tolist()}, f)
+                   "values": [w.values[v].tolist() for v in w.variables], "cell_type": w.cell_type.tolist(),
+                   "ranges": {k: [x if x == x else None for x in r] for k, r in w.ranges.items()}}, f)
     # Revision 1.7: the pieces came as a binary table (the default); a client asking for
     # the JSON list gets the same pieces and values (the dump above is checked against
     # the file with h5py by check_window.py).

@@ -40,7 +40,8 @@ def dump(w, path):
     with open(path, "w") as f:
         json.dump({"step": w.step, "time": w.time, "level": w.level, "stride": w.stride, "cells": w.cells,
                    "pieces": w.pieces, "variables": w.variables, "file": w.file,
-                   "values": [w.values[v].tolist() for v in w.variables], "cell_type": w.cell_type.tolist()}, f)
+                   "values": [w.values[v].tolist() for v in w.variables], "cell_type": w.cell_type.tolist(),
+                   "ranges": {k: [x if x == x else None for x in r] for k, r in w.ranges.items()}}, f)
 
 
 def main():

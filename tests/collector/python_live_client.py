@@ -33,7 +33,8 @@ def main():
         assert w.step == paused["step"], f"window step {w.step} != paused step {paused['step']}"
         dump = {"step": w.step, "time": w.time, "level": w.level, "stride": w.stride, "cells": w.cells,
                 "pieces": w.pieces, "variables": w.variables,
-                "values": [w.values[v].tolist() for v in w.variables], "cell_type": w.cell_type.tolist()}
+                "values": [w.values[v].tolist() for v in w.variables], "cell_type": w.cell_type.tolist(),
+                "ranges": {k: [x if x == x else None for x in r] for k, r in w.ranges.items()}}
         with open(os.path.join(out, "py.json"), "w") as f:
             json.dump(dump, f)
         print(f"ok window of the paused step: {w.cells} cells on level {w.level}")

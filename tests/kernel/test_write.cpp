@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <set>
+#include <stdexcept>
 
 #include "mpi_test_util.hpp"
 #include "rewind/kernel/read_breakdown.hpp"
@@ -577,5 +579,41 @@ TEST_CASE("grid_statistics gives each grid the statistics a written step stores,
     if (!broken.grids.empty() && rank == 0 && broken.grids.front().level == 0) broken.grids.front().level = 1;
     CHECK_THROWS_AS(grid_statistics(MPI_COMM_WORLD, broken, 8, 0), std::invalid_argument);
     CHECK_THROWS_AS(grid_statistics(MPI_COMM_WORLD, grids, 8, 9), std::invalid_argument);  // no slot 9
+  }
+}
+
+TEST_CASE("grid_range is a grid's min and max over its non-solid cells, none without one", "[kernel]") {
+  // The live state's colour ranges (rewind::live): checked against a plain loop over the
+  // halo'd arrays here, and against the file's statistics by the live window tests.
+  ToyModel m = ToyModel::build(MPI_COMM_WORLD);
+  const LocalGrids grids = m.describe();
+  const auto& b = grids.block;
+  const int h = grids.halo, px = b.sx + 2 * h, py = b.sy + 2 * h;
+  int solid_seen = 0;
+  for (std::size_t k = 0; k < grids.grids.size(); ++k) {
+    const auto& g = grids.grids[k];
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (int z = 0; z < b.sz; ++z)
+      for (int y = 0; y < b.sy; ++y)
+        for (int x = 0; x < b.sx; ++x) {
+          const auto i = static_cast<std::size_t>(((z + h) * py + (y + h)) * px + (x + h));
+          if (g.cell_type[i] == 1) {
+            ++solid_seen;
+            continue;
+          }
+          lo = std::min(lo, g.fields[0][i]);
+          hi = std::max(hi, g.fields[0][i]);
+        }
+    INFO("grid " << g.uid);
+    CHECK(grid_range(grids, k, 0) == std::array<double, 2>{lo, hi});
+  }
+  CHECK(solid_seen > 0);  // the solid cells were left out, not absent
+  if (!grids.grids.empty()) {
+    LocalGrids all_solid = grids;
+    const std::vector<std::uint8_t> solid(static_cast<std::size_t>(px * py * (b.sz + 2 * h)), 1);
+    all_solid.grids.front().cell_type = solid.data();
+    const auto r = grid_range(all_solid, 0, 0);
+    CHECK((std::isnan(r[0]) && std::isnan(r[1])));
+    CHECK_THROWS_AS(grid_range(grids, 0, 9), std::invalid_argument);  // no slot 9
   }
 }

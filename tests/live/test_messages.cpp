@@ -62,6 +62,7 @@ Reply sample_reply() {
   r.files = {"run.branch1234.h5", "b.h5"};
   r.uids = {0, (1ull << 58) | 3, std::numeric_limits<std::uint64_t>::max() - 1};
   r.details = {0.25, 0.0, 1e-300};
+  r.ranges = {-1.5, 2.25, 0.0, 1e-3};  // two variables' {min, max} (RWLV 8)
   return r;
 }
 
@@ -172,5 +173,11 @@ TEST_CASE("a window's pieces travel in runs of one owner, cut once a run holds t
 TEST_CASE("a reply whose details and grids differ in number is refused", "[live]") {
   Reply r = sample_reply();
   r.details.pop_back();
+  CHECK_THROWS_AS(decode_reply(encode(r)), WireError);
+}
+
+TEST_CASE("a reply with half a range (an odd count of numbers) is refused", "[live]") {
+  Reply r = sample_reply();
+  r.ranges.pop_back();
   CHECK_THROWS_AS(decode_reply(encode(r)), WireError);
 }

@@ -45,6 +45,11 @@ def window_of(mb, variables):
     w["cells"] = sum(p["count"][0] * p["count"][1] * p["count"][2] for p in w["pieces"])
     lod = mb.GetFieldData().GetAbstractArray("rewind_lod")
     w["lod"] = lod.GetValue(0) if lod is not None else "uniform"
+    w["ranges"] = {}  # the colour ranges the window carries (field data rewind_range_<var>)
+    for v in variables:
+        r = mb.GetFieldData().GetArray("rewind_range_" + v)
+        if r is not None:
+            w["ranges"][v] = [r.GetValue(0), r.GetValue(1)]
     return w
 
 

@@ -333,6 +333,42 @@ void agree_or_throw(MPI_Comm comm, const std::string& problem, const char* elsew
 
 }  // namespace
 
+std::array<double, 2> grid_range(const LocalGrids& grids, std::size_t g, int slot) {
+  const GridRecord& rec = grids.grids.at(g);
+  if (slot < 0 || static_cast<std::size_t>(slot) >= rec.fields.size() || !rec.fields[static_cast<std::size_t>(slot)])
+    throw std::invalid_argument(fmt::format("grid range: grid {} has no field in slot {}", rec.uid, slot));
+  const double* values = rec.fields[static_cast<std::size_t>(slot)];
+  const auto& b = grids.block;
+  const auto h = static_cast<std::size_t>(grids.halo);
+  const auto sx = static_cast<std::size_t>(b.sx);
+  const std::size_t px = sx + 2 * h, py = static_cast<std::size_t>(b.sy) + 2 * h;
+  // Lane by lane (x), as the writer's pass: rows without a solid cell (most) vectorise.
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  thread_local std::vector<double> lo, hi;
+  lo.assign(sx, inf);
+  hi.assign(sx, -inf);
+  for (std::size_t z = 0; z < static_cast<std::size_t>(b.sz); ++z)
+    for (std::size_t y = 0; y < static_cast<std::size_t>(b.sy); ++y) {
+      const std::size_t at = ((z + h) * py + (y + h)) * px + h;
+      const double* row = values + at;
+      bool solid = false;
+      if (rec.cell_type)
+        for (std::size_t x = 0; x < sx; ++x) solid |= rec.cell_type[at + x] == detail::kSolid;
+      for (std::size_t x = 0; x < sx; ++x) {
+        const bool skip = solid && rec.cell_type[at + x] == detail::kSolid;
+        lo[x] = skip || lo[x] < row[x] ? lo[x] : row[x];
+        hi[x] = skip || hi[x] > row[x] ? hi[x] : row[x];
+      }
+    }
+  double mn = inf, mx = -inf;
+  for (std::size_t x = 0; x < sx; ++x) {
+    mn = std::min(mn, lo[x]);
+    mx = std::max(mx, hi[x]);
+  }
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  return mn <= mx ? std::array<double, 2>{mn, mx} : std::array<double, 2>{nan, nan};
+}
+
 std::vector<GridStatistic> grid_statistics(MPI_Comm comm, const LocalGrids& grids, int max_children, int slot,
                                            bool float32) {
   if (!detail::refinement_of(grids.block, max_children).ok) return {};

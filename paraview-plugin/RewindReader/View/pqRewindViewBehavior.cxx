@@ -38,7 +38,8 @@ bool shows_rewind_window(pqDataRepresentation* repr) {
 /// The range of the cell array `repr` is coloured by over the grids shown, from the
 /// step's statistics: the source's field data rewind_range_<array> (its two values;
 /// ParaView's data information spans every piece). False when there is none (a file
-/// without statistics, the live state, a derived array such as velocity_magnitude).
+/// without statistics, an older collector's live state, a derived array such as
+/// velocity_magnitude).
 bool statistics_range(pqDataRepresentation* repr, double range[2]) {
   vtkSMPropertyHelper colour(repr->getProxy(), "ColorArrayName", true);
   const char* name = colour.GetInputArrayNameToProcess();

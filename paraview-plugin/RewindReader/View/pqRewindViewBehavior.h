@@ -7,8 +7,10 @@
 // another array is picked, the colour range follows the data shown, unless the user
 // locked the range (the colour map's "Never" rescale mode): for an array with
 // statistics in the step (field data rewind_range_<array>: min and max over the
-// non-solid cells of the grids shown, window_vtk.hpp), that range; else (no statistics,
-// the live state, velocity_magnitude) ParaView's range of the data shown.
+// non-solid cells of the grids shown, window_vtk.hpp; a file step's statistics, or the
+// live state's ranges its compute ranks take, protocol 1.13), that range; else (no
+// statistics, an older collector's live state, velocity_magnitude) ParaView's range of
+// the data shown.
 #pragma once
 #include <QObject>
 

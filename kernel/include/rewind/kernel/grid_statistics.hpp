@@ -29,4 +29,10 @@ using GridStatistic = std::array<double, 3>;
 std::vector<GridStatistic> grid_statistics(MPI_Comm comm, const LocalGrids& grids, int max_children, int slot,
                                            bool float32 = false);
 
+/// The first two columns of grid `g`'s statistics row alone: {minimum, maximum} of the
+/// field in slot `slot` over its non-solid cells (cell_type != 1; every cell without cell
+/// types), {NaN, NaN} when it has none. Local, no detail (what a live window's colour
+/// range is taken from). Throws std::invalid_argument if the grid lacks the slot.
+std::array<double, 2> grid_range(const LocalGrids& grids, std::size_t g, int slot);
+
 }  // namespace rwd::kernel

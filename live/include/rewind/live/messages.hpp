@@ -34,7 +34,8 @@ namespace rwd::live {
 /// a reply carries grids' details. 6: a future's status says which compute ranks compute it
 /// (futures on groups of ranks). 7: a tree frame names the future it describes (the
 /// collector keeps one per future: futures of a C code each compute on their own tree).
-inline constexpr std::uint16_t kVersion = 7;
+/// 8: a window's reply carries each variable's range over the grids it shows (colour ranges).
+inline constexpr std::uint16_t kVersion = 8;
 
 /// One selected grid of a window, cropped: cells first + stride * (i, j, k) for
 /// (i, j, k) < count, on the compute rank `owner` (its rank among the compute ranks).
@@ -136,6 +137,10 @@ struct Reply {
   /// details: every grid's uid and its detail (none: a step would store no statistics).
   std::vector<std::uint64_t> uids;
   std::vector<double> details;
+  /// window: per variable (in the command's order) its minimum and maximum over the
+  /// non-solid cells of the grids the window shows, whole grids, as a file's statistics
+  /// rows would say (kernel::grid_range): 2 numbers each, NaN where none has one.
+  std::vector<double> ranges;
   bool operator==(const Reply&) const = default;
 };
 
