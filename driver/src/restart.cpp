@@ -9,6 +9,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "restart_rows.hpp"
+
 namespace rwd::driver {
 
 namespace k = rwd::kernel;
@@ -73,10 +75,9 @@ void restore_solver(solver::Solver& s, const RestartPoint& rp, MPI_Comm comm) {
   s.restore(solver::ScalarState{rp.step.time, rp.step.step, rp.step.dt, rp.step.monitor_state});
 }
 
-void restore_solver_fields(solver::Solver& s, const RestartPoint& rp, MPI_Comm comm) {
-  auto& forest = s.forest();
-  const auto reader = k::Reader::open(rp.file, comm);
-  const auto topo = reader.read_topology(rp.step.step);
+std::vector<std::int64_t> rows_of_grids(const forest::Forest& forest, const std::vector<solver::Variable>& solved,
+                                        const RestartPoint& rp, const k::Reader& reader, const k::StepTopology& topo,
+                                        MPI_Comm comm) {
   std::unordered_map<std::uint64_t, std::int64_t> row_of;
   for (std::int64_t r = 0; r < topo.n_grids; ++r) row_of.emplace(topo.uid[static_cast<std::size_t>(r)], r);
   std::vector<std::int64_t> rows;
@@ -97,16 +98,26 @@ void restore_solver_fields(solver::Solver& s, const RestartPoint& rp, MPI_Comm c
   if (reader.common().block != block)
     throw std::runtime_error(fmt::format("{}: d-grid size {}x{}x{} does not match the case's", rp.file,
                                          reader.common().block.sx, reader.common().block.sy, reader.common().block.sz));
-  // Every field the case solves straight into the grids' halo'd arrays (no buffer, no
-  // unpack); the others (w in 2-D, T without heat) stay 0, as in the run that wrote them.
   const auto stored = reader.fields(rp.step.step);
-  std::vector<k::Reader::FieldRef> fields;
-  std::vector<std::vector<double*>> arrays;
-  for (const auto& f : solver::solved_fields(s.config())) {
+  for (const auto& f : solved)
     if (std::none_of(stored.begin(), stored.end(),
                      [&](const auto& x) { return x.group == "cell_data" && x.name == f.name; }))
       throw std::runtime_error(fmt::format("{}: step {} holds no {}: its run did not solve it ({})", rp.file,
                                            rp.step.step, f.name, f.var == solver::kW ? "2-D" : "no heat"));
+  return rows;
+}
+
+void restore_solver_fields(solver::Solver& s, const RestartPoint& rp, MPI_Comm comm) {
+  auto& forest = s.forest();
+  const auto reader = k::Reader::open(rp.file, comm);
+  const auto topo = reader.read_topology(rp.step.step);
+  const auto solved = solver::solved_fields(s.config());
+  const auto rows = rows_of_grids(forest, solved, rp, reader, topo, comm);
+  // Every field the case solves straight into the grids' halo'd arrays (no buffer, no
+  // unpack); the others (w in 2-D, T without heat) stay 0, as in the run that wrote them.
+  std::vector<k::Reader::FieldRef> fields;
+  std::vector<std::vector<double*>> arrays;
+  for (const auto& f : solved) {
     fields.push_back({"cell_data", f.name});
     arrays.emplace_back();
     for (std::size_t g = 0; g < forest.size(); ++g) arrays.back().push_back(forest.data(g, f.var));

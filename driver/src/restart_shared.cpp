@@ -4,17 +4,16 @@
 // step is read by one of the ranks that hold its grid (one per group), straight into that
 // grid's arrays, and sent from there straight into the others' (MPI datatypes over the
 // grids' interiors): no buffer, no second read.
-#include <fmt/core.h>
 #include <mpi.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <exception>
 #include <map>
 #include <stdexcept>
 #include <unordered_map>
 
 #include "agree.hpp"
+#include "restart_rows.hpp"
 #include "rewind/driver/restart.hpp"
 
 namespace rwd::driver {
@@ -22,17 +21,6 @@ namespace rwd::driver {
 namespace k = rwd::kernel;
 
 namespace {
-
-// The state fields the step stores.
-std::vector<solver::Variable> stored_state(const k::Reader& reader, std::int64_t step) {
-  const auto stored = reader.fields(step);
-  std::vector<solver::Variable> out;
-  for (const auto& f : solver::state_fields())
-    if (std::any_of(stored.begin(), stored.end(),
-                    [&](const auto& x) { return x.group == "cell_data" && x.name == f.name; }))
-      out.push_back(f);
-  return out;
-}
 
 // The first solver's state (as read, before restore() derives anything from it) copied to
 // the others, so each future restores exactly as a restart of its own would; then each
@@ -49,37 +37,6 @@ void restore_copies(const std::vector<solver::Solver*>& solvers, const RestartPo
   }
   for (auto* s : solvers)
     s->restore(solver::ScalarState{rp.step.time, rp.step.step, rp.step.dt, rp.step.monitor_state});
-}
-
-// The rows of the grids this rank's futures compute on (every solver here has the same
-// grids), in grid order; throws if the step does not fit them.
-std::vector<std::int64_t> wanted_rows(const std::vector<solver::Solver*>& solvers, const RestartPoint& rp,
-                                      const k::Reader& reader, const k::StepTopology& topo,
-                                      const std::vector<solver::Variable>& stored) {
-  std::vector<std::int64_t> want;
-  if (solvers.empty()) return want;
-  auto& forest = solvers.front()->forest();
-  const auto& sh = forest.shape();
-  const auto& b = reader.common().block;
-  if (b != k::BlockShape{sh.s[0], sh.s[1], sh.s[2]})
-    throw std::runtime_error(
-        fmt::format("{}: d-grid size {}x{}x{} does not match the case's", rp.file, b.sx, b.sy, b.sz));
-  std::unordered_map<std::uint64_t, std::int64_t> row_of;
-  for (std::size_t r = 0; r < topo.uid.size(); ++r) row_of.emplace(topo.uid[r], static_cast<std::int64_t>(r));
-  std::int64_t missing = 0;
-  for (std::size_t g = 0; g < forest.size(); ++g) {
-    const auto it = row_of.find(forest.grid(g).uid.raw());
-    if (it == row_of.end()) ++missing;
-    else want.push_back(it->second);
-  }
-  if (missing > 0)
-    throw std::runtime_error(
-        fmt::format("{}: step {}: {} grids of the rebuilt tree are not in the file", rp.file, rp.step.step, missing));
-  for (const auto& f : solver::solved_fields(solvers.front()->config()))
-    if (std::none_of(stored.begin(), stored.end(), [&](const auto& x) { return x.var == f.var; }))
-      throw std::runtime_error(fmt::format("{}: step {} holds no {}: its run did not solve it ({})", rp.file,
-                                           rp.step.step, f.name, f.var == solver::kW ? "2-D" : "no heat"));
-  return want;
 }
 
 // One grid's interior in its halo'd array (Forest's layout: x fastest, a one-cell halo
@@ -165,12 +122,10 @@ bool restore_groups(const std::vector<solver::Solver*>& solvers, const RestartPo
   if (solvers.empty()) throw std::logic_error("restore_groups: every rank computes a future");
   const auto reader = k::Reader::open(rp.file, comm);
   const auto topo = reader.read_topology(rp.step.step);
-  const auto stored = stored_state(reader, rp.step.step);
-  std::vector<std::int64_t> want;
-  agreed(comm, [&] { want = wanted_rows(solvers, rp, reader, topo, stored); });  // before the collective read
+  const auto solved = solver::solved_fields(solvers.front()->config());
+  const auto want = rows_of_grids(solvers.front()->forest(), solved, rp, reader, topo, comm);
   // Every future solves the same fields (unless a change turned one on or off): else each
   // group reads for itself.
-  const auto solved = solver::solved_fields(solvers.front()->config());
   std::vector<int> vars;
   unsigned mask = 0;
   for (const auto& f : solved) {
