@@ -362,6 +362,7 @@ WindowReply FileService::Impl::window(std::size_t f, const WindowRequest& req, c
     win::copy_placement(p, m);
   }
   const std::vector<std::int64_t> rows = sel.rows();
+  const std::vector<std::size_t> slot = sel.slots();  // a grid may give several pieces
   const std::array<int, 3> cells{cm.block.sx, cm.block.sy, cm.block.sz};
   const auto per_grid = static_cast<std::size_t>(cm.block.cells());
   double* rows_at = Impl::scratch(s.grids, rows.size() * per_grid);
@@ -369,7 +370,8 @@ WindowReply FileService::Impl::window(std::size_t f, const WindowRequest& req, c
     reader.read_rows(step.step, "cell_data", v, rows, rows_at);
     ValueArray out(r.cells);
     double* o = out.data();
-    for (std::size_t i = 0; i < sel.pieces.size(); ++i) o = win::extract(sel.pieces[i], cells, rows_at + i * per_grid, o);
+    for (std::size_t i = 0; i < sel.pieces.size(); ++i)
+      o = win::extract(sel.pieces[i], cells, rows_at + slot[i] * per_grid, o);
     r.values.push_back(std::move(out));
   }
   r.ranges = shown_ranges(reader, step.step, variables, rows);
@@ -378,7 +380,8 @@ WindowReply FileService::Impl::window(std::size_t f, const WindowRequest& req, c
     reader.read_cell_types(step.step, rows, types_at);
     r.cell_type.resize(r.cells);
     std::uint8_t* o = r.cell_type.data();
-    for (std::size_t i = 0; i < sel.pieces.size(); ++i) o = win::extract(sel.pieces[i], cells, types_at + i * per_grid, o);
+    for (std::size_t i = 0; i < sel.pieces.size(); ++i)
+      o = win::extract(sel.pieces[i], cells, types_at + slot[i] * per_grid, o);
   } catch (const k::FileError& e) {
     if (e.kind() != k::ErrorKind::missing_object) throw;
     r.cell_type.clear();  // a step without cell types: the reply says so with an empty array

@@ -433,7 +433,8 @@ struct Link::Impl {
     int mine = 0, max_children = 0;
     for (const auto& g : grids.grids) mine = std::max(mine, static_cast<int>(g.child_uids.size()));
     MPI_Allreduce(&mine, &max_children, 1, MPI_INT, MPI_MAX, compute);
-    const auto st = kernel::grid_statistics(compute, grids, max_children, var);  // throws alike
+    std::vector<double> sh;  // each grid's octants' shares, max_children each, or none
+    const auto st = kernel::grid_statistics(compute, grids, max_children, var, false, &sh);  // throws alike
     std::vector<std::uint64_t> uids;
     std::vector<double> d;
     if (!st.empty())
@@ -441,6 +442,10 @@ struct Link::Impl {
         uids.push_back(grids.grids[k].uid);
         d.push_back(st[k][2]);
       }
+    // Shares or none is the block's to say, but a rank without grids has none either way.
+    const int per_here = sh.empty() ? 0 : max_children;
+    int per = 0;
+    MPI_Allreduce(&per_here, &per, 1, MPI_INT, MPI_MAX, compute);
     const int n = static_cast<int>(uids.size());
     std::vector<int> counts(static_cast<std::size_t>(ranks)), displ(static_cast<std::size_t>(ranks));
     MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, compute);
@@ -453,6 +458,12 @@ struct Link::Impl {
     }
     MPI_Gatherv(uids.data(), n, MPI_UINT64_T, reply.uids.data(), counts.data(), displ.data(), MPI_UINT64_T, 0, compute);
     MPI_Gatherv(d.data(), n, MPI_DOUBLE, reply.details.data(), counts.data(), displ.data(), MPI_DOUBLE, 0, compute);
+    if (per > 0) {
+      std::vector<int> sc(counts), sd(displ);
+      for (std::size_t q = 0; q < sc.size(); ++q) sc[q] *= per, sd[q] *= per;
+      if (rank == 0) reply.shares.resize(static_cast<std::size_t>(total) * static_cast<std::size_t>(per));
+      MPI_Gatherv(sh.data(), n * per, MPI_DOUBLE, reply.shares.data(), sc.data(), sd.data(), MPI_DOUBLE, 0, compute);
+    }
     auto tree = gather_tree(compute, grids);
     if (rank != 0) return;
     tree->file = w.file;

@@ -136,9 +136,12 @@ void fields(Io& io, M& m) {
   io.field(m.files);
   io.field(m.uids);
   io.field(m.details);
+  io.field(m.shares);
   io.field(m.ranges);
   if constexpr (Io::kReads) {
     if (m.uids.size() != m.details.size()) wire::fail(wire::Fault::malformed, kWho, "details without their grids");
+    if (!m.shares.empty() && (m.uids.empty() || m.shares.size() % m.uids.size() != 0))
+      wire::fail(wire::Fault::malformed, kWho, "shares that are not the same count for every grid");
     if (m.ranges.size() % 2 != 0) wire::fail(wire::Fault::malformed, kWho, "a range is two numbers");
   }
 }

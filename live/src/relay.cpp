@@ -262,6 +262,7 @@ class Core {
     std::int64_t step = -1;
     std::shared_ptr<const TreeSnapshot> tree;
     std::vector<double> by_row;  ///< empty: a step would store no statistics (uniform rule)
+    std::vector<double> shares;  ///< by row, max_children each; empty: none (whole grids)
   };
 
   // An adaptive window of the live state: the details of its first variable from the
@@ -278,24 +279,30 @@ class Core {
       details_.reset();
       const Reply rep = expect_ok(command(DetailsCommand{var, r.file}));
       link_.drain_status();  // the tree, sent before the reply
-      Details d{var, r.file, rep.step, link_.tree(rep.file), {}};
+      Details d{var, r.file, rep.step, link_.tree(rep.file), {}, {}};
       if (!d.tree) throw ServiceError(ErrorCode::internal, "the run sent details without its tree; ask again");
       if (!rep.uids.empty()) {
-        std::unordered_map<std::uint64_t, double> of;
+        std::unordered_map<std::uint64_t, std::size_t> of;  // uid -> its index in the reply
         of.reserve(rep.uids.size());
-        for (std::size_t i = 0; i < rep.uids.size(); ++i) of.emplace(rep.uids[i], rep.details[i]);
+        for (std::size_t i = 0; i < rep.uids.size(); ++i) of.emplace(rep.uids[i], i);
         const auto& uid = d.tree->topo.uid;
+        const std::size_t per = rep.shares.size() / rep.uids.size();
+        if (per != 0 && per != static_cast<std::size_t>(d.tree->topo.max_children))
+          throw ServiceError(ErrorCode::internal, "the run's shares do not fit its tree; ask again");
         d.by_row.resize(uid.size());
+        d.shares.resize(uid.size() * per);
         for (std::size_t i = 0; i < uid.size(); ++i) {
           const auto it = of.find(uid[i]);
           if (it == of.end() || of.size() != uid.size())
             throw ServiceError(ErrorCode::internal, "the run's tree changed while its details came; ask again");
-          d.by_row[i] = it->second;
+          d.by_row[i] = rep.details[it->second];
+          std::copy_n(rep.shares.begin() + static_cast<std::ptrdiff_t>(it->second * per), per,
+                      d.shares.begin() + static_cast<std::ptrdiff_t>(i * per));
         }
       }
       details_ = std::move(d);
     }
-    return live::select(*details_->tree, w, details_->by_row);
+    return live::select(*details_->tree, w, details_->by_row, details_->shares);
   }
 
   ComputeLink link_;

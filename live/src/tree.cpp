@@ -163,9 +163,11 @@ std::optional<TreeSnapshot> gather_tree(MPI_Comm compute, const k::LocalGrids& g
   return out;
 }
 
-Selection select(const TreeSnapshot& tree, const window::Window& w, std::span<const double> detail) {
+Selection select(const TreeSnapshot& tree, const window::Window& w, std::span<const double> detail,
+                 std::span<const double> shares) {
   auto view = window::view_of(tree.topo, tree.block);
   view.detail = detail;
+  view.shares = shares;
   const auto sel = window::select(view, w);
   Selection out;
   out.level = sel.level;

@@ -1,5 +1,5 @@
 """rewind.client: the Python client of the Rewind collector (docs/collector-protocol.md,
-version 1, revision 1.13) -- `rewind serve` of files, or `rewind run --listen` of a job.
+version 1, revision 1.14) -- `rewind serve` of files, or `rewind run --listen` of a job.
 
     import rewind
     with rewind.connect("127.0.0.1:7400") as c:          # or rewind.Client("127.0.0.1", 7400)

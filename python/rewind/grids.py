@@ -44,8 +44,13 @@ class _StepRows:
     `detail` (a cell_data variable whose statistics the step stores), it also answers
     the adaptive walk's details (column 2 of statistics/<detail>) of the rows it asks."""
 
-    def __init__(self, run, step, detail=None):
+    def __init__(self, run, step, detail=None, shares=None):
         self.run, self.n, self.where = run, step.n_grids, f"/simulation/step_{step.number:08d}"
+        self.max_children = run.max_children
+        self.has_shares = shares is not None
+        self._shares = run._dataset(step, f"shares/{shares}") if shares is not None else None
+        if self._shares is not None and self._shares.shape != (self.n, run.max_children):
+            self._bad(f"shares/{shares} does not have one row of {run.max_children} values per grid")
         self.rows_read = 0
         self._d = [run._dataset(step, name) for name in ("level", "bounding_box", "child_rows")]
         self.has_detail = detail is not None
@@ -69,6 +74,9 @@ class _StepRows:
 
     def detail(self, rows):
         return self.run._read(self._detail, rows, gap=64)[:, 2]
+
+    def shares(self, rows):
+        return self.run._read(self._shares, rows, gap=64)
 
 
 class Grids:

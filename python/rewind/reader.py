@@ -468,7 +468,7 @@ class Step:
     @property
     def fields(self):
         g = self._group
-        return {k: sorted(g[k].keys()) for k in g if k != "statistics" and isinstance(g[k], h5py.Group)}
+        return {k: sorted(g[k].keys()) for k in g if k not in ("statistics", "shares") and isinstance(g[k], h5py.Group)}
 
     def statistics(self, name):
         """The per-grid statistics of cell_data variable `name` (format 1.9; docs/file-format.md
@@ -575,20 +575,22 @@ class Step:
         # The whole topology if this step has read it, else only the rows the walk visits.
         t = self._topology
         detail = names[0] if lod == "adaptive" and names and self._has_statistics(names[0]) else None
+        shares = detail if detail and "shares" in self._group and detail in self._group["shares"] else None
         if t is not None:
             d = run._read(run._dataset(self, f"statistics/{detail}"))[:, 2] if detail else None
-            tree = selection.Arrays(t.level, t.bbox, t.child_rows, d)
+            sh = run._read(run._dataset(self, f"shares/{shares}")) if shares else None
+            tree = selection.Arrays(t.level, t.bbox, t.child_rows, d, sh)
         else:
-            tree = _StepRows(run, self, detail)
+            tree = _StepRows(run, self, detail, shares)
         sel = selection.select_rows(tree, run.block_cells, box, int(budget or 0), int(max_level), lod)
-        rows = sel.rows
+        rows, slots = sel.rows, sel.slots
         uid = t.uid[rows] if t is not None else run._read(run._dataset(self, "uid"), rows)
         arrays = [self._extract(sel, run._read(run._dataset(self, p), rows), np.float64) for p in paths]
         types = np.empty(0, dtype=np.uint8)
         if "cell_type" in self._group:
             types = self._extract(sel, run._read(run._dataset(self, "cell_type"), rows), np.uint8)
-        pieces = [{"row": p["row"], "uid": int(u), **{k: p[k] for k in
-                   ("level", "first", "count", "stride", "origin", "spacing")}} for p, u in zip(sel.pieces, uid)]
+        pieces = [{"row": p["row"], "uid": int(uid[k]), **{key: p[key] for key in
+                   ("level", "first", "count", "stride", "origin", "spacing")}} for p, k in zip(sel.pieces, slots)]
         meta = {"step": self.number, "time": self.time, "file": run.path, "level": sel.level, "stride": sel.stride,
                 "box": sel.covered, "cells": sel.values, "pieces": pieces, "variables": names}
         if sel.lod != "uniform":
@@ -597,10 +599,11 @@ class Step:
 
     @staticmethod
     def _extract(sel, grids, dtype):
-        """The pieces' cells out of their grids' rows (one grid per piece, in order), x fastest."""
+        """The pieces' cells out of their grids' rows (sel.rows, in order), x fastest."""
         out = np.empty(sel.values, dtype=dtype)
         at = 0
-        for p, g in zip(sel.pieces, grids):
+        for p, k in zip(sel.pieces, sel.slots):
+            g = grids[k]
             (fx, fy, fz), (nx, ny, nz), k = p["first"], p["count"], p["stride"]
             cut = g[fz:fz + (nz - 1) * k + 1:k, fy:fy + (ny - 1) * k + 1:k, fx:fx + (nx - 1) * k + 1:k]
             out[at:at + cut.size] = cut.reshape(-1)

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from . import octants
 from .errors import FileError, InvalidArgument
 
 REL_TOL = 1e-9
@@ -31,7 +32,8 @@ class Selection:
     answered ("adaptive" only if asked for and the tree has details)."""
 
     def __init__(self, level: int, stride: int, pieces: list[dict[str, Any]], lod: str = "uniform"):
-        self.level, self.stride, self.pieces = level, stride, sorted(pieces, key=lambda p: p["row"])
+        self.level, self.stride = level, stride
+        self.pieces = sorted(pieces, key=lambda p: (p["row"], p["first"][2], p["first"][1], p["first"][0]))
         self.lod = lod
         self.values = sum(int(np.prod(p["count"])) for p in self.pieces)
         lo, hi = [0.0] * 3, [0.0] * 3
@@ -45,7 +47,21 @@ class Selection:
 
     @property
     def rows(self) -> list[int]:
-        return [p["row"] for p in self.pieces]
+        """The pieces' rows, each once (an octant walk's grid may give several pieces)."""
+        out = []
+        for p in self.pieces:
+            if not out or out[-1] != p["row"]:
+                out.append(p["row"])
+        return out
+
+    @property
+    def slots(self) -> list[int]:
+        """For each piece, the index of its row in rows."""
+        out, slot = [], -1
+        for i, p in enumerate(self.pieces):
+            slot += 1 if i == 0 or p["row"] != self.pieces[i - 1]["row"] else 0
+            out.append(slot)
+        return out
 
 
 class _Query:
@@ -116,17 +132,26 @@ class Arrays:
     """A whole topology in memory (level, bbox, child_rows: one entry per row; detail, one
     per row or None) as a row source for select_rows: what select() walks."""
 
-    def __init__(self, level: np.ndarray, bbox: np.ndarray, child_rows: np.ndarray, detail: np.ndarray | None = None):
+    def __init__(self, level: np.ndarray, bbox: np.ndarray, child_rows: np.ndarray, detail: np.ndarray | None = None,
+                 shares: np.ndarray | None = None):
         self.n, self.level, self.bbox, self.child_rows = len(level), level, bbox, child_rows
+        self.max_children = child_rows.shape[1] if child_rows.ndim == 2 else 0
         self.has_detail, self._detail = detail is not None, detail
+        self.has_shares, self._shares = shares is not None, shares
         if detail is not None and len(detail) != self.n:
             raise InvalidArgument(f"the tree has {len(detail)} details for {self.n} rows")
+        if shares is not None and shares.shape != (self.n, self.max_children):
+            raise InvalidArgument(f"the tree has shares of shape {shares.shape} for {self.n} rows of "
+                                  f"{self.max_children} octants")
 
     def read(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.level[rows], self.bbox[rows], self.child_rows[rows]
 
     def detail(self, rows: np.ndarray) -> np.ndarray:
         return self._detail[rows]
+
+    def shares(self, rows: np.ndarray) -> np.ndarray:
+        return self._shares[rows]
 
 
 def _gain(row, d, g, cells, children):
@@ -180,19 +205,19 @@ def _refine(tree, q, cells, budget, cap, hits, gain):
 
 def select(level: np.ndarray, bbox: np.ndarray, child_rows: np.ndarray, cells: Sequence[int],
            box: Sequence[Sequence[float]], budget: int = 0, max_level: int = -1, lod: str = "uniform",
-           detail: np.ndarray | None = None) -> Selection:
+           detail: np.ndarray | None = None, shares: np.ndarray | None = None) -> Selection:
     """The cells answering a window on one step's tree (select.hpp's select()).
 
     level (n,) int, bbox (n, 6), child_rows (n, nc) with -1 = none: a step's topology
     (rows level-major, row 0 the root); cells: cells per grid (sx, sy, sz); box:
     (lo, hi), each (x, y, z); budget: at most N cells (N values of each variable), 0 = unlimited;
     max_level: deepest level returned (-1 = no cap); lod: "uniform" (the paper's rule)
-    or "adaptive" (refined where `detail`, one value per row, is largest; without
-    detail, the uniform rule answers). Returns a Selection. Raises InvalidArgument for a
+    or "adaptive" (refined where `detail`, one value per row, is largest, or with
+    `shares`, (n, nc), by octants; without either, the uniform rule answers). Returns a Selection. Raises InvalidArgument for a
     box with NaN or lo > hi, a negative budget or max_level < -1, an unknown lod, a
     negative or non-finite detail, FileError for a tree whose child rows are out of
     range or on the wrong level."""
-    return select_rows(Arrays(level, bbox, child_rows, detail), cells, box, budget, max_level, lod)
+    return select_rows(Arrays(level, bbox, child_rows, detail, shares), cells, box, budget, max_level, lod)
 
 
 def select_rows(tree: Any, cells: Sequence[int], box: Sequence[Sequence[float]], budget: int = 0, max_level: int = -1,
@@ -219,7 +244,8 @@ def select_rows(tree: Any, cells: Sequence[int], box: Sequence[Sequence[float]],
     cap = deepest if max_level < 0 else min(max_level, deepest)
     limited = budget > 0
     first, end, meets = _cells_in_box(bbox[:1], q)
-    lod = "adaptive" if lod == "adaptive" and getattr(tree, "has_detail", False) else "uniform"
+    by_octants = lod == "adaptive" and octants.applies(tree, cells)
+    lod = "adaptive" if lod == "adaptive" and (getattr(tree, "has_detail", False) or by_octants) else "uniform"
     if not meets[0]:
         return Selection(cap, 1, [], lod)
     if limited and int(np.prod(end[0] - first[0])) > budget:
@@ -251,7 +277,7 @@ def select_rows(tree: Any, cells: Sequence[int], box: Sequence[Sequence[float]],
         if limited and next_leaf_values + next_values > budget:
             break  # count(at + 1) > budget: L* = at
         leaves.append(tuple(x[leaf] for x in frontier))
-        if lod == "adaptive" and (~leaf).any():
+        if lod == "adaptive" and not by_octants and (~leaf).any():
             for row, g, c, d in zip(rows[~leaf], bb[~leaf], ch[~leaf], tree.detail(rows[~leaf])):
                 uniform_gain += _gain(int(row), d, g, cells, int((c >= 0).sum()))
         leaf_values = next_leaf_values
@@ -259,6 +285,20 @@ def select_rows(tree: Any, cells: Sequence[int], box: Sequence[Sequence[float]],
         at += 1
     hits = [(int(row), int(l), g, ch, fr, er) for rows, lv, bb, chs, f, e in leaves + [frontier]
             for row, l, g, ch, fr, er in zip(rows, lv, bb, chs, f, e)]
+    if by_octants:
+        def box_range(g):
+            f, e, m = _cells_in_box(np.asarray(g, dtype=float).reshape(1, 6), q)
+            return (f[0], e[0]) if m[0] else None
+
+        def piece(row, lv, g, fr, count):
+            return _piece(row, lv, g, cells, fr, count, 1)
+
+        values = sum(int(np.prod(h[5] - h[4])) for h in hits)
+        root_range = (first[0], end[0])
+        pu, gu = octants.Walk(tree, cells, box_range, piece, budget, cap).from_uniform(root_range, at, values)
+        pr, gr = octants.Walk(tree, cells, box_range, piece, budget, cap).from_root(root_range)
+        pieces = pr if gr > gu else pu
+        return Selection(max([at] + [p["level"] for p in pieces]), 1, pieces, lod)
     if lod == "adaptive":
         hits, gain = _refine(tree, q, cells, budget, cap, hits, uniform_gain)
         root_hits, root_gain = _refine(tree, q, cells, budget, cap,

@@ -62,6 +62,7 @@ Reply sample_reply() {
   r.files = {"run.branch1234.h5", "b.h5"};
   r.uids = {0, (1ull << 58) | 3, std::numeric_limits<std::uint64_t>::max() - 1};
   r.details = {0.25, 0.0, 1e-300};
+  r.shares = {0.0, 0.0, 0.0, 0.0, 0.1, 0.2, 0.3, 0.4, 1e-300, 0.0, 5.0, 0.5};  // 4 octants each (RWLV 9)
   r.ranges = {-1.5, 2.25, 0.0, 1e-3};  // two variables' {min, max} (RWLV 8)
   return r;
 }

@@ -2,7 +2,8 @@
 --out W.json`, same box and budget), checked against the file with h5py and numpy only.
 
 - each window holds at most BUDGET cells per variable, and every piece's values are the
-  file's cells of its grid (row, first, count, stride), bit for bit;
+  file's cells of its grid (row, first, count, stride), bit for bit; no two pieces overlap
+  (an adaptive window may show a grid in several pieces, format 1.10's shares);
 - the adaptive one says it answered adaptively (lod "adaptive");
 - (unless the root alone overflows the budget: then both are the same level-0 subsample)
   its relative L2 error against the leaves, over the non-solid leaf cells, is no larger than
@@ -85,6 +86,7 @@ def main():
             if w["step"] != wins["uniform"]["step"] or w["variables"][0] != var:
                 problems.append(f"{rule}: another step or variable than the uniform window's")
             got = np.full(shape, np.nan)
+            painted = np.zeros(shape, dtype=np.int32)  # pieces over each lattice cell: at most one
             values = np.asarray(w["values"][0], dtype=np.float64)
             offset = 0
             for p in w["pieces"]:
@@ -99,9 +101,14 @@ def main():
                     cell = ((b[1] - b[0]) / block[0], (b[3] - b[2]) / block[1], (b[5] - b[4]) / block[2])
                     corner = (b[0] + fx * cell[0], b[2] + fy * cell[1], b[4] + fz * cell[2])
                     paint(got, lo, h, corner, cell, piece.reshape(cz, cy, cx))
+                    st = np.rint((np.asarray(corner) - lo) / h).astype(int)
+                    ext = np.rint(np.asarray(cell) / h).astype(int) * (cx, cy, cz)
+                    painted[st[2]:st[2] + ext[2], st[1]:st[1] + ext[1], st[0]:st[0] + ext[0]] += 1
                 offset += k
             if offset != len(values):
                 problems.append(f"{rule}: {len(values)} values for pieces of {offset} cells")
+            if painted.max(initial=0) > 1:
+                problems.append(f"{rule}: pieces overlap (a grid's parts, or two grids, shown twice)")
             if any(p["stride"] > 1 for p in w["pieces"]):
                 continue
             seen = fluid & ~np.isnan(got) & inbox

@@ -1,7 +1,8 @@
 // Writes random trees with details, adaptive windows on them and rwd::window::select's
 // answers as text, for tests/python/check_adaptive.py to compare rewind.selection with,
 // piece by piece. Not a test by itself.
-//   tree SX SY SZ MAX_CHILDREN ROWS, then a line per row: level, bbox (6), children, detail
+//   tree SX SY SZ MAX_CHILDREN ROWS SHARES, then a line per row: level, bbox (6), children,
+//   detail, and (SHARES = 1: the octant walk) its MAX_CHILDREN octants' shares
 //   window LO (3) HI (3) BUDGET MAX_LEVEL, then: answer LEVEL STRIDE PIECES, then a line per
 //   piece: row level first (3) count (3) stride origin (3) spacing (3)
 #include <cstdio>
@@ -12,7 +13,8 @@
 #include "rewind/window/tree_view.hpp"
 
 int main() {
-  for (unsigned seed = 1; seed <= 12; ++seed) {
+  for (unsigned seed = 1; seed <= 24; ++seed) {
+    const bool octants = seed > 12;  // the same kinds of trees again, with shares
     const int dim = seed % 2 ? 2 : 3;
     auto shape = rwd::test::unit_shape(dim, dim == 2 ? 5 : 3, 4);
     if (seed % 3 == 0) {  // faces that are not binary fractions
@@ -26,14 +28,20 @@ int main() {
     for (auto& d : detail) d = seed % 4 == 1 ? static_cast<double>(rng() % 3) : u(rng) * 10;
     auto view = arrays.view();
     view.detail = detail;
-    std::printf("tree %d %d %d %d %zu\n", view.cells[0], view.cells[1], view.cells[2], view.max_children,
-                arrays.level.size());
+    std::vector<double> shares(octants ? detail.size() * static_cast<std::size_t>(view.max_children) : 0);
+    for (auto& s : shares) s = seed % 4 == 1 ? static_cast<double>(rng() % 3) : u(rng) * 10;
+    view.shares = shares;
+    std::printf("tree %d %d %d %d %zu %d\n", view.cells[0], view.cells[1], view.cells[2], view.max_children,
+                arrays.level.size(), octants ? 1 : 0);
     for (std::size_t r = 0; r < arrays.level.size(); ++r) {
       std::printf("%d", arrays.level[r]);
       for (const double b : arrays.bbox[r]) std::printf(" %.17g", b);
       for (int c = 0; c < view.max_children; ++c)
         std::printf(" %lld", static_cast<long long>(arrays.child_rows[r * static_cast<std::size_t>(view.max_children) + static_cast<std::size_t>(c)]));
-      std::printf(" %.17g\n", detail[r]);
+      std::printf(" %.17g", detail[r]);
+      for (int o = 0; octants && o < view.max_children; ++o)
+        std::printf(" %.17g", shares[r * static_cast<std::size_t>(view.max_children) + static_cast<std::size_t>(o)]);
+      std::printf("\n");
     }
     const std::int64_t budgets[] = {0, 10, 64, 150, 300, 700, 1500, 3000, 7000};
     for (int q = 0; q < 30; ++q) {

@@ -151,6 +151,10 @@ class Paged final : public window::RowSource {
   const std::array<double, 6>& bbox(std::int64_t r) const override { return t_.bbox[at(r)]; }
   bool has_detail() const override { return !t_.detail.empty(); }
   double detail(std::int64_t r) const override { return t_.detail[at(r)]; }
+  bool has_shares() const override { return !t_.shares.empty(); }
+  double share(std::int64_t r, int o) const override {
+    return t_.shares[at(r) * static_cast<std::size_t>(t_.max_children) + static_cast<std::size_t>(o)];
+  }
   std::int64_t child(std::int64_t r, int c) const override {
     return t_.child_rows[at(r) * static_cast<std::size_t>(t_.max_children) + static_cast<std::size_t>(c)];
   }

@@ -28,7 +28,23 @@ inline std::vector<std::int64_t> parents_of(const window::TreeView& t) {
 struct Field {
   std::vector<std::vector<double>> cells;
   std::vector<double> detail;
+  /// Each row's octants' shares of its parent's detail (select.hpp, "Octants"): rows *
+  /// max_children, the root's 0.
+  std::vector<double> shares;
 };
+
+/// The octant of grid cell `index` (cells `s`): its upper halves on the refined axes
+/// (max_children 4: x, y; 8: x, y, z).
+inline int octant_of(const std::array<int, 3>& s, int max_children, std::int64_t index) {
+  const int axes = max_children == 8 ? 3 : max_children == 4 ? 2 : 1;
+  int o = 0;
+  for (int a = 0; a < 3; ++a) {
+    const auto i = index % s[a];
+    index /= s[a];
+    if (a < axes && 2 * i >= s[a]) o |= 1 << a;
+  }
+  return o;
+}
 
 /// Index of the cell of grid `g` (cells `s`) holding point x.
 inline std::int64_t cell_at(const std::array<double, 6>& g, const std::array<int, 3>& s, const std::array<double, 3>& x) {
@@ -53,8 +69,10 @@ inline std::array<double, 3> centre(const std::array<double, 6>& g, const std::a
 template <class F>
 Field make_field(const window::TreeView& t, F f) {
   const std::int64_t per = std::int64_t{t.cells[0]} * t.cells[1] * t.cells[2];
-  Field out{std::vector<std::vector<double>>(static_cast<std::size_t>(t.rows()), std::vector<double>(static_cast<std::size_t>(per))),
-            std::vector<double>(static_cast<std::size_t>(t.rows()), 0.0)};
+  Field out{std::vector<std::vector<double>>(static_cast<std::size_t>(t.rows()),
+                                             std::vector<double>(static_cast<std::size_t>(per))),
+            std::vector<double>(static_cast<std::size_t>(t.rows()), 0.0),
+            std::vector<double>(static_cast<std::size_t>(t.rows() * t.max_children), 0.0)};
   for (std::int64_t r = t.rows() - 1; r >= 0; --r) {  // children after parents: leaves first
     auto& v = out.cells[static_cast<std::size_t>(r)];
     const auto& g = t.bbox[static_cast<std::size_t>(r)];
@@ -78,36 +96,50 @@ Field make_field(const window::TreeView& t, F f) {
         const double diff = out.cells[static_cast<std::size_t>(k)][static_cast<std::size_t>(i)] -
                             v[static_cast<std::size_t>(cell_at(g, t.cells, centre(t.bbox[static_cast<std::size_t>(k)], t.cells, i)))];
         d2 += diff * diff;
+        out.shares[static_cast<std::size_t>(k * t.max_children + octant_of(t.cells, t.max_children, i))] += diff * diff;
       }
     }
     out.detail[static_cast<std::size_t>(r)] = std::sqrt(d2);
   }
+  for (auto& s : out.shares) s = std::sqrt(s);
   return out;
 }
 
+/// The piece holding point x (its cells' boxes, half-open), or nullptr; throws if two do.
+inline const window::Piece* piece_at(const window::Selection& sel, const std::array<double, 3>& x) {
+  const window::Piece* found = nullptr;
+  for (const auto& p : sel.pieces) {
+    bool in = true;
+    for (int a = 0; a < 3 && in; ++a) in = x[a] >= p.origin[a] && x[a] < p.origin[a] + p.count[a] * p.cell[a];
+    if (!in) continue;
+    if (found) throw std::logic_error("two pieces hold one point");
+    found = &p;
+  }
+  return found;
+}
+
 /// Relative L2 error (volume-weighted) of the window against the leaf cells meeting the
-/// box: each leaf cell compared with the returned cell covering its centre.
+/// box: each leaf cell compared with the returned cell covering its centre (the one
+/// piece holding it: the pieces of a grid shown in part are found by where they lie).
 inline double window_error(const window::TreeView& t, const Field& f, const window::Window& w,
                            const window::Selection& sel) {
-  std::map<std::int64_t, const rwd::window::Piece*> piece_of;
-  for (const auto& p : sel.pieces) piece_of[p.row] = &p;
-  const auto parent = parents_of(t);
   const auto grids = bf_grids(t, w.box);
   double err = 0, norm = 0;
   for (const auto& g : grids) {
     if (!g.leaf || g.cells == 0) continue;
     const auto& b = t.bbox[static_cast<std::size_t>(g.row)];
     const double vol = (b[1] - b[0]) * (b[3] - b[2]) * (b[5] - b[4]) / (t.cells[0] * t.cells[1] * t.cells[2]);
-    auto up = g.row;
-    while (up >= 0 && !piece_of.count(up)) up = parent[static_cast<std::size_t>(up)];
-    if (up < 0) throw std::logic_error("a leaf meeting the box is under no piece");
-    const auto& pb = t.bbox[static_cast<std::size_t>(up)];
     for (const int k : g.hit[2])
       for (const int j : g.hit[1])
         for (const int i : g.hit[0]) {
           const auto index = i + t.cells[0] * (j + std::int64_t{t.cells[1]} * k);
+          const auto x = centre(b, t.cells, index);
+          const window::Piece* p = piece_at(sel, x);
+          if (!p) throw std::logic_error("a leaf cell meeting the box is under no piece");
+          const auto& pb = t.bbox[static_cast<std::size_t>(p->row)];
           const double leaf = f.cells[static_cast<std::size_t>(g.row)][static_cast<std::size_t>(index)];
-          const double shown = f.cells[static_cast<std::size_t>(up)][static_cast<std::size_t>(cell_at(pb, t.cells, centre(b, t.cells, index)))];
+          const double shown =
+              f.cells[static_cast<std::size_t>(p->row)][static_cast<std::size_t>(cell_at(pb, t.cells, x))];
           err += vol * (leaf - shown) * (leaf - shown);
           norm += vol * leaf * leaf;
         }

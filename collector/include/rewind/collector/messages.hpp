@@ -57,7 +57,7 @@ inline constexpr std::uint16_t kProtocolVersion = 1;
 /// (optional: an adaptive level of detail from a file's per-grid statistics); 1.11
 /// window_reply.ranges (optional: each variable's range over the shown grids' statistics)
 /// and the live state's adaptive windows (details from the compute ranks).
-inline constexpr const char* kProtocolRevision = "1.13";
+inline constexpr const char* kProtocolRevision = "1.14";
 inline constexpr std::size_t kHeaderSize = wire::kHeaderSize;
 /// Default cap of a request frame (requests carry no arrays).
 inline constexpr std::uint64_t kMaxRequestBytes = std::uint64_t{64} << 10;

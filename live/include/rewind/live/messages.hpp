@@ -35,7 +35,9 @@ namespace rwd::live {
 /// (futures on groups of ranks). 7: a tree frame names the future it describes (the
 /// collector keeps one per future: futures of a C code each compute on their own tree).
 /// 8: a window's reply carries each variable's range over the grids it shows (colour ranges).
-inline constexpr std::uint16_t kVersion = 8;
+/// 9: a details reply carries each grid's octants' shares of its parent's detail (adaptive
+/// windows by octants).
+inline constexpr std::uint16_t kVersion = 9;
 
 /// One selected grid of a window, cropped: cells first + stride * (i, j, k) for
 /// (i, j, k) < count, on the compute rank `owner` (its rank among the compute ranks).
@@ -137,6 +139,9 @@ struct Reply {
   /// details: every grid's uid and its detail (none: a step would store no statistics).
   std::vector<std::uint64_t> uids;
   std::vector<double> details;
+  /// details: each grid's octants' shares of its parent's detail, `details`' grids in
+  /// order, the same count each (max_children); empty where a step would store none.
+  std::vector<double> shares;
   /// window: per variable (in the command's order) its minimum and maximum over the
   /// non-solid cells of the grids the window shows, whole grids, as a file's statistics
   /// rows would say (kernel::grid_range): 2 numbers each, NaN where none has one.

@@ -58,9 +58,10 @@ class TreeStore {
   std::vector<std::shared_ptr<const TreeSnapshot>> trees_;  ///< latest last, one per file
 };
 /// window::select on the snapshot, with owners; `detail`: one variable's detail of each
-/// row (adaptive windows; empty: none, an adaptive window answers with the uniform rule).
-/// Pure.
-Selection select(const TreeSnapshot& tree, const window::Window& w, std::span<const double> detail = {});
+/// row (adaptive windows; empty: none, an adaptive window answers with the uniform rule);
+/// `shares`: its octants' shares, max_children per row (empty: none, whole grids). Pure.
+Selection select(const TreeSnapshot& tree, const window::Window& w, std::span<const double> detail = {},
+                 std::span<const double> shares = {});
 
 /// The snapshot as a live-link frame (type kTreeType; messages.hpp), for a collector on
 /// another rank, and back (child and parent rows rebuilt). decode_tree throws

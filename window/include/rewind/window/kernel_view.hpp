@@ -47,13 +47,16 @@ class StepRows final : public RowSource {
   }
   void rebind(const kernel::Reader& reader) { reader_ = &reader; }
   /// Adaptive windows rank grids by the detail of `var` (its per-grid statistics, format
-  /// 1.9), read with the rows the walk visits; "" or a step without them: no details (an
-  /// adaptive window then answers with the uniform rule).
+  /// 1.9) and its octants by their shares (format 1.10), read with the rows the walk
+  /// visits; "" or a step without them: no details (an adaptive window then answers with
+  /// the uniform rule), or no shares (with whole grids).
   void use_detail(const std::string& var) {
     if (var == detail_var_) return;
     detail_var_ = var;
     detail_.clear();
+    shares_.clear();
     has_detail_ = !var.empty() && reader_->has_statistics(step_, var);
+    has_shares_ = has_detail_ && reader_->has_shares(step_, var);
   }
   [[nodiscard]] std::int64_t step() const { return step_; }
   /// Rows read so far (a window's cost).
@@ -70,6 +73,13 @@ class StepRows final : public RowSource {
       if (!need.empty()) {
         const auto st = reader_->read_statistics_rows(step_, detail_var_, need);
         for (std::size_t i = 0; i < need.size(); ++i) detail_.emplace(need[i], st[i][2]);
+        if (has_shares_) {
+          const auto sh = reader_->read_shares_rows(step_, detail_var_, need);
+          const auto nc = static_cast<std::size_t>(max_children_);
+          for (std::size_t i = 0; i < need.size(); ++i)
+            shares_.emplace(need[i], std::vector<double>(sh.begin() + static_cast<std::ptrdiff_t>(i * nc),
+                                                         sh.begin() + static_cast<std::ptrdiff_t>((i + 1) * nc)));
+        }
       }
     }
     std::vector<std::int64_t> missing;
@@ -92,6 +102,10 @@ class StepRows final : public RowSource {
   }
   [[nodiscard]] bool has_detail() const override { return has_detail_; }
   [[nodiscard]] double detail(std::int64_t row) const override { return detail_.at(row); }
+  [[nodiscard]] bool has_shares() const override { return has_shares_; }
+  [[nodiscard]] double share(std::int64_t row, int o) const override {
+    return shares_.at(row).at(static_cast<std::size_t>(o));
+  }
   /// The uid of a loaded row.
   [[nodiscard]] std::uint64_t uid(std::int64_t row) const { return uid_[index(row)]; }
 
@@ -110,6 +124,8 @@ class StepRows final : public RowSource {
   std::string detail_var_;
   bool has_detail_ = false;
   std::unordered_map<std::int64_t, double> detail_;  ///< row -> detail of detail_var_
+  bool has_shares_ = false;
+  std::unordered_map<std::int64_t, std::vector<double>> shares_;  ///< row -> its octants' shares
 };
 
 }  // namespace rwd::window

@@ -72,6 +72,34 @@
 //   the cost follows the budget and the box. A detail that is negative or not finite
 //   on a visited row is refused (std::invalid_argument).
 //
+// Octants (an adaptive window of a tree with shares: TreeView::shares, RowSource::share;
+// for a file, the step's shares/<var>, format 1.10). The walks above buy a grid's
+// children all at once (7 grids' cells in 3-D); with shares they buy half a grid per
+// refined axis at a time, which is what answers budgets between two levels:
+// - Octants. A grid's cells split in halves along each refined axis (max_children 2, 4,
+//   8: x; x, y; x, y, z), octant o = ox + 2 oy + 4 oz (1 = the upper half); a child lies
+//   in the octant of its parent where its box's lower corner lies. Applies when
+//   max_children is 2, 4 or 8 and every refined axis's cell count divides by 4 (else the
+//   walks above answer).
+// - Units. Unit (g, o), g not the root: g's cells in its octant o shown instead of its
+//   parent p's cells there. It may be added once p shows that region (the unit (p, the
+//   octant g lies in) is added, or p is the root); it adds values = g's cells in octant o
+//   meeting the box minus p's cells there meeting the box, and gains share(g, o)^2 * (the
+//   volume of one of g's cells). A unit whose own cells miss the box is never offered.
+// - Walks. As above, from the root (showing everything) and from the uniform answer
+//   (every unit meeting the box of every grid on levels 1..L* meeting it; gains summed
+//   level by level, grids in row order, children and units in octant order); each adds
+//   the offered unit with the largest gain (ties: the smaller row, then octant) if the
+//   values still fit, and offers the units of the child in that octant (levels <= cap);
+//   otherwise drops it. The larger total gain answers (a tie: the uniform one).
+// - Pieces. A grid shows the blocks of its 4 x 4 x 4 lattice (one block along an axis it
+//   does not refine) that lie in its added octants (the root: all) and not in an added
+//   unit of its child there. Each grid's shown blocks become boxes: in z, y, x order,
+//   from each shown block not yet taken, grown along x, then y, then z over blocks that
+//   are shown or meet no cell of the box; each box cropped to the box is one piece. A
+//   grid may thus give several pieces (Selection::slots()); with nothing added below it,
+//   one, as the uniform rule's.
+//
 // Row order contract (as in kernel::StepTopology and spacetree::Tree::nodes()): rows are
 // level-major and Morton-ordered within a level, row 0 is the root, children of a
 // grid are listed in child_rows (-1 = none; a grid with no child is a leaf).
@@ -108,6 +136,9 @@ struct TreeView {
   /// Detail of each row for adaptive windows (definitions above), one variable's; empty =
   /// none, and an adaptive window answers with the uniform rule.
   std::span<const double> detail;
+  /// Each row's octants' shares of its parent's detail for adaptive windows ("Octants"
+  /// above), rows() * max_children, one variable's; empty = none.
+  std::span<const double> shares;
   [[nodiscard]] std::int64_t rows() const { return static_cast<std::int64_t>(level.size()); }
 };
 
@@ -133,6 +164,10 @@ class RowSource {
   [[nodiscard]] virtual bool has_detail() const { return false; }
   /// The detail of a loaded row (as TreeView::detail); asked only if has_detail().
   [[nodiscard]] virtual double detail(std::int64_t /*row*/) const { return 0.0; }
+  /// Whether share() answers (a file: the step has shares/<var>); false: no octant walk.
+  [[nodiscard]] virtual bool has_shares() const { return false; }
+  /// Octant `o`'s share of its parent's detail of a loaded row; asked only if has_shares().
+  [[nodiscard]] virtual double share(std::int64_t /*row*/, int /*o*/) const { return 0.0; }
 };
 
 /// One window query.
@@ -180,7 +215,7 @@ struct Selection {
   Lod lod = Lod::uniform;        ///< the rule that answered: adaptive only if asked and details exist
   int stride = 1;                ///< 1 unless level 0 overflowed the budget
   std::int64_t values = 0;       ///< sum of piece values; <= budget unless budget == 0
-  std::vector<Piece> pieces;     ///< sorted by row (level-major, Morton within a level)
+  std::vector<Piece> pieces;     ///< sorted by row (level-major, Morton within a level), a row's by first z, y, x
   /// The pieces' rows as maximal runs of consecutive rows, for contiguous reads.
   struct Run {
     std::int64_t first_row = 0, count = 0;
@@ -189,16 +224,20 @@ struct Selection {
   std::int64_t visited = 0;      ///< rows whose bbox the traversal looked at (each time it did)
   Box covered = kZeroBox;        ///< union (bounding box) of the returned cells; zero if empty
   [[nodiscard]] bool empty() const { return pieces.empty(); }
-  /// The piece rows in order (what kernel::Reader::read_rows wants).
+  /// The pieces' rows in order, each once (what kernel::Reader::read_rows wants).
   [[nodiscard]] std::vector<std::int64_t> rows() const;
+  /// For each piece, the index of its row in rows(): where its grid's values are among
+  /// rows read in that order (an octant walk's grid may give several pieces).
+  [[nodiscard]] std::vector<std::size_t> slots() const;
 };
 
 /// The cells answering `w` on `tree` (definitions above). Pure, thread-safe.
 /// Throws std::invalid_argument (one message naming the problem) if the box has a NaN
 /// or infinite bound or lo > hi on an axis, the budget is negative, max_level < -1,
 /// or the tree view is inconsistent (no rows, array sizes that disagree, cells < 1,
-/// a child row out of range on the visited path; adaptive: a detail array whose size
-/// is not rows(), a negative or non-finite detail on the visited path).
+/// a child row out of range on the visited path; adaptive: a detail or share array whose
+/// size is not rows() or rows() * max_children, a negative or non-finite detail or share
+/// on the visited path).
 Selection select(const TreeView& tree, const Window& w);
 /// The same selection on a tree read on demand (equal to select() on the whole tree, piece
 /// for piece); throws what the source's load() throws.
