@@ -103,9 +103,10 @@ const Entry kEntries[] = {
     {"checksums", &IoOptions::checksums,
      "store a checksum (XXH3-64) per grid row and dataset; restarts and windows verify them"},
     {"statistics", &IoOptions::statistics,
-     "store each grid's min, max and detail of every cell_data variable (statistics/<var>, format 1.9): what adaptive "
-     "windows rank by and ranges read without the cells; taken while the step's data go to the disk "
-     "(docs/benchmarks.md)"},
+     "store each grid's min, max and detail of every cell_data variable (statistics/<var>, format 1.9) and, where "
+     "each refined axis's cell count is divisible by 4, each grid's per-octant shares of its parent's detail "
+     "(shares/<var>, format 1.10): what adaptive windows rank by and ranges read without the cells; taken while the "
+     "step's data go to the disk (docs/benchmarks.md)"},
     {"spare_cpus", &IoOptions::spare_cpus,
      "a rank bound to one CPU hashes rows on a node CPU no rank is bound to, in step with the write"},
     {"compression", &IoOptions::compression,

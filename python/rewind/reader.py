@@ -468,7 +468,8 @@ class Step:
     @property
     def fields(self):
         g = self._group
-        return {k: sorted(g[k].keys()) for k in g if k not in ("statistics", "shares") and isinstance(g[k], h5py.Group)}
+        no_cells = ("statistics", "shares")  # per-grid groups, no field group
+        return {k: sorted(g[k].keys()) for k in g if k not in no_cells and isinstance(g[k], h5py.Group)}
 
     def statistics(self, name):
         """The per-grid statistics of cell_data variable `name` (format 1.9; docs/file-format.md

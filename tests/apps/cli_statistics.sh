@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Per-grid statistics (format 1.9, docs/file-format.md §3 "Statistics"), as a user's run
-# writes them under mpirun: every step's statistics/<var> equal what h5py and numpy compute
-# from the stored cells (tests/support/statistics_oracle.py: min and max over non-solid
-# cells, the detail from the children and their prolonged parent) on a uniform 2-D tree,
+# Per-grid statistics (format 1.9, docs/file-format.md §3 "Statistics") and per-octant
+# shares (1.10), as a user's run writes them under mpirun: every step's statistics/<var>
+# and shares/<var> equal what h5py and numpy compute from the stored cells
+# (tests/support/statistics_oracle.py: min and max over non-solid cells, the detail from
+# the children and their prolonged parent, each child's octants' shares of it; the blocks
+# here, 44x8x1 and 16^3, have shares) on a uniform 2-D tree,
 # an adaptive one and a 3-D one, on 1, 2 and 3 compute ranks (children and parents on other
 # ranks than each other), with float32 visualisation steps, written by dedicated I/O ranks
 # and with deflate — by default (output.io.statistics = true); with it false none are
 # written and the file still reads;
-# the statistics are no variable (info, diff, Python) and are checksummed (verify finds a
-# flipped byte in them); Python's Step.range is numpy's range of the cells.
+# the statistics and shares are no variable (info, diff, Python) and are checksummed (verify
+# finds a flipped byte in them); Python's Step.range is numpy's range of the cells.
 #   cli_statistics.sh REWIND SOURCE_DIR MPIEXEC
 source "$(dirname "$0")/lib.sh" "$@"
 oracle() { /usr/bin/python3 "$src/tests/support/statistics_oracle.py" "$@" >stats.out 2>&1 || { head -5 stats.out; return 1; }; }
@@ -17,7 +19,7 @@ short=("${base[@]}")  # statistics by default
 
 for n in 1 2 3; do
   run_compute $n "$src/cases/cylinder-2d1.toml" -o uni$n.h5 "${short[@]}" --set output.float32=true -q || { tail -5 log; exit 1; }
-  check "uniform 2-D tree on $n compute rank(s): the statistics of every step are numpy's" "oracle uni$n.h5 --min-parents 5"
+  check "uniform 2-D tree on $n compute rank(s): the statistics and shares of every step are numpy's" "oracle uni$n.h5 --min-parents 5"
   run_compute $n "$src/cases/cylinder-2d1-adaptive.toml" -o ada$n.h5 "${short[@]}" -q || { tail -5 log; exit 1; }
   check "adaptive 2-D tree on $n compute rank(s): the same" "oracle ada$n.h5 --min-parents 5"
 done
@@ -95,8 +97,8 @@ check "... the same in the wake box" "sweep ada2.h5 10 $wake && python_same $wak
 grep budget sweep.out | tail -7 | sed 's/^/adaptive tree, wake: /'
 check "adaptive windows of the 3-D tree: the same" "sweep cube.h5 4 '' '500 1000 2000 4000 8000 16000 32000 64000'"
 grep budget sweep.out | tail -8 | sed 's/^/3-D tree, whole domain: /'
-check "the statistics are no variable: info lists u, v, p only" \
-  "$rewind info uni2.h5 --json | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); s=json.dumps(d); assert \"statistics\" not in s, s[:300]'"
+check "the statistics and shares are no variable: info lists u, v, p only" \
+  "$rewind info uni2.h5 --json | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); s=json.dumps(d); assert \"statistics\" not in s and \"shares\" not in s, s[:300]'"
 
 # Checksummed: one flipped byte in a statistics row is found by verify, named.
 /usr/bin/python3 - uni2.h5 flipped.h5 <<'PY'
@@ -111,6 +113,18 @@ PY
 "$rewind" verify flipped.h5 >verify.out 2>&1
 check "a statistics row changed by one ulp: verify fails and names it" \
   "[ $? != 0 ] && grep -q 'statistics/u' verify.out"
+/usr/bin/python3 - uni2.h5 flipped-shares.h5 <<'PY'
+import h5py, shutil, sys, numpy as np
+shutil.copy(sys.argv[1], sys.argv[2])
+with h5py.File(sys.argv[2], "r+") as f:
+    d = f["/simulation/step_00000010/shares/p"]
+    v = d[5]
+    v[1] = np.nextafter(v[1], np.inf)
+    d[5] = v
+PY
+"$rewind" verify flipped-shares.h5 >verify.out 2>&1
+check "a shares row changed by one ulp: verify fails and names it" \
+  "[ $? != 0 ] && grep -q 'shares/p' verify.out && ! grep -q 'statistics/' verify.out"
 
 check "Python: Step.statistics is the stored array, Step.range numpy's range of the non-solid cells" \
   "PYTHONPATH=$src/python /usr/bin/python3 - uni2.h5 <<'PY'
@@ -122,7 +136,7 @@ for step in (run.step(5), run.step(10)):
         cells = g[f'cell_data/{var}'][()].astype(float)[g['cell_type'][()] != 1]
         assert step.range(var) == (cells.min(), cells.max()), (step.range(var), cells.min(), cells.max())
         assert np.array_equal(step.statistics(var), g[f'statistics/{var}'][()], equal_nan=True)
-    assert 'statistics' not in step.fields, step.fields
+    assert 'statistics' not in step.fields and 'shares' not in step.fields, step.fields
 off = rewind.open('off.h5').step(10)
 assert off.statistics('u') is None
 g = h5py.File('off.h5', 'r')['/simulation/step_00000010']

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -38,6 +39,18 @@ std::string edited(const std::string& name, void (*edit)(hid_t)) {
   edit(f);
   H5Fclose(f);
   return name;
+}
+
+/// Sets shares/u row 3, octant 5 of step group `step` to `to` (0: one ulp above it).
+void change_share(hid_t f, const char* step, double to) {
+  hid_t d = H5Dopen2(f, (std::string("/simulation/") + step + "/shares/u").c_str(), H5P_DEFAULT);
+  REQUIRE(d >= 0);
+  std::vector<double> v(33 * 8);
+  REQUIRE(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0);
+  REQUIRE(v[3 * 8 + 5] > 0);
+  v[3 * 8 + 5] = to == 0 ? std::nextafter(v[3 * 8 + 5], 1e300) : to;
+  REQUIRE(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0);
+  H5Dclose(d);
 }
 
 /// Runs `f`, expects FileError of `kind`, checks the message rules and that the file is untouched.
@@ -171,6 +184,31 @@ TEST_CASE("bad files give one clear typed error and are never written", "[kernel
     std::vector<double> buf(64);
     expect_error(p, ErrorKind::bad_shape, [&] { r.read_rows(2, "cell_data", "u", {0}, buf.data()); });
     expect_error(p, ErrorKind::bad_shape, [&] { (void)r.read_topology(1); });
+  }
+  SECTION("a changed share (format 1.10) is refused: by its row checksum, or as negative where none") {
+    // Step 1's shares/u row 3, octant 5 one ulp up (checksummed); step 2's -1, its
+    // checksum table removed (as in a file written without checksums).
+    auto p = edited("kernel_test_bad_shares.h5", [](hid_t f) {
+      change_share(f, "step_00000001", 0);
+      change_share(f, "step_00000002", -1);
+      H5Ldelete(f, "/simulation/step_00000002/checksums", H5P_DEFAULT);
+    });
+    const Reader r = Reader::open(p);
+    REQUIRE(r.has_shares(1, "u"));
+    const auto message = [&](std::int64_t step) {
+      std::string what;
+      expect_error(p, ErrorKind::corrupt, [&] { (void)r.read_shares_rows(step, "u", {2, 3, 4}); });
+      try {
+        (void)r.read_shares_rows(step, "u", {3});
+      } catch (const FileError& e) {
+        what = e.what();
+      }
+      return what;
+    };
+    CHECK_THAT(message(1), Catch::Contains("shares/u") && Catch::Contains("row 3"));
+    CHECK_THAT(message(2), Catch::Contains("shares/u row 3: share -1 is not a finite value >= 0"));
+    CHECK(r.read_shares_rows(1, "u", {2, 4}).size() == 16);  // the other rows read
+    CHECK(r.read_shares_rows(2, "v", {3}).size() == 8);
   }
   SECTION("a step whose writer died before its committed marker") {
     const std::string p = "kernel_test_bad_uncommitted.h5";

@@ -59,9 +59,10 @@ IoOptions with_statistics() {
 }
 }  // namespace
 
-TEST_CASE("the plan lists the topology, cell_type, the fields and their statistics, with their bytes", "[kernel]") {
+TEST_CASE("the plan lists the topology, cell_type, the fields, their statistics and shares, with their bytes",
+          "[kernel]") {
   const DataPlan p = plan_data(counts(), step(), with_statistics(), kBlock, kChildren, true);
-  REQUIRE(p.datasets.size() == kTopology + 5);
+  REQUIRE(p.datasets.size() == kTopology + 7);
   CHECK(p.datasets[0].path == "uid");
   CHECK(p.first_field == kTopology + 1);
   CHECK(p.datasets[p.first_field].path == "cell_data/u");
@@ -72,12 +73,18 @@ TEST_CASE("the plan lists the topology, cell_type, the fields and their statisti
   CHECK(p.datasets[p.first_statistics].path == "statistics/u");
   CHECK(p.datasets[index_of(p, "statistics/p")].shape == std::vector<hsize_t>{33, 3});
   CHECK(p.statistics_of == std::vector<std::size_t>{0, 1});
+  // Format 1.10: their shares after the statistics, in the same order, (grids, nc) doubles.
+  CHECK(p.first_shares == kTopology + 5);
+  CHECK(p.datasets[p.first_shares].path == "shares/u");
+  CHECK(p.datasets[index_of(p, "shares/p")].shape == std::vector<hsize_t>{33, kChildren});
+  CHECK(p.datasets[index_of(p, "shares/p")].file_type == H5T_IEEE_F64LE);
   // Bytes per row: uid, sort_key, parent_uid, parent_row (8 each), level, rank (4 each),
   // child uids and rows (8 x 8 each), the box (6 doubles), cell_type (1 per cell), two
-  // double fields, their statistics (3 doubles each) and 14 hashes; plus level_offsets
-  // (3 x 8) once.
-  const std::int64_t row = 4 * 8 + 2 * 4 + 2 * 8 * kChildren + 6 * 8 + 4096 + 2 * 8 * 4096 + 2 * 3 * 8 + 14 * 8;
-  CHECK(p.n_hashed == 14);
+  // double fields, their statistics (3 doubles each), their shares (8 doubles each) and
+  // 16 hashes; plus level_offsets (3 x 8) once.
+  const std::int64_t row =
+      4 * 8 + 2 * 4 + 2 * 8 * kChildren + 6 * 8 + 4096 + 2 * 8 * 4096 + 2 * 3 * 8 + 2 * 8 * kChildren + 16 * 8;
+  CHECK(p.n_hashed == 16);
   CHECK(p.bytes == 33 * row + 3 * 8);
   CHECK(p.bytes_local == 16 * row + 3 * 8);  // rank 0 writes level_offsets
   StepCounts other = counts();
@@ -87,26 +94,38 @@ TEST_CASE("the plan lists the topology, cell_type, the fields and their statisti
   unhashed.checksums = false;
   const DataPlan q = plan_data(counts(), step(), unhashed, kBlock, kChildren, true);
   CHECK(q.n_hashed == 0);
-  CHECK(q.bytes == p.bytes - 33 * 14 * 8);
+  CHECK(q.bytes == p.bytes - 33 * 16 * 8);
 }
 
-TEST_CASE("statistics: of cell_data fields only, none when switched off or meaningless", "[kernel]") {
+TEST_CASE("statistics and shares: of cell_data fields only, none when switched off or meaningless", "[kernel]") {
   StepInfo ck = step();
   ck.fields.push_back({"previous_cell_data", "u", 2});
   const DataPlan p = plan_data(counts(), ck, with_statistics(), kBlock, kChildren, true);
   CHECK(where(p, [&](std::size_t d) { return d >= p.first_statistics; }) ==
-        std::vector<std::string>{"statistics/u", "statistics/p"});
+        std::vector<std::string>{"statistics/u", "statistics/p", "shares/u", "shares/p"});
   IoOptions off;
   CHECK(off.statistics);  // the default
   off.statistics = false;
   const DataPlan q = plan_data(counts(), ck, off, kBlock, kChildren, true);
   CHECK(q.first_statistics == q.datasets.size());
+  CHECK(q.first_shares == q.datasets.size());
   // An odd cell count on a refined axis: a parent's cell covers no whole child cells.
   const DataPlan odd = plan_data(counts(), ck, with_statistics(), BlockShape{15, 16, 16}, kChildren, true);
   CHECK(odd.first_statistics == odd.datasets.size());
-  // A quadtree refines x and y: an odd sz is fine.
+  CHECK(odd.first_shares == odd.datasets.size());
+  // Even but not divisible by 4 on a refined axis: statistics, no shares (a child's half
+  // would split a parent's cell).
+  const DataPlan even = plan_data(counts(), ck, with_statistics(), BlockShape{16, 6, 16}, kChildren, true);
+  CHECK(even.first_statistics + 2 == even.datasets.size());
+  CHECK(even.first_shares == even.datasets.size());
+  // A quadtree refines x and y: an odd sz is fine, for the shares too.
   const DataPlan quad = plan_data(counts(), ck, with_statistics(), BlockShape{16, 16, 1}, 4, true);
-  CHECK(quad.first_statistics + 2 == quad.datasets.size());
+  CHECK(quad.first_statistics + 4 == quad.datasets.size());
+  CHECK(quad.first_shares + 2 == quad.datasets.size());
+  CHECK(quad.datasets[quad.first_shares].shape == std::vector<hsize_t>{33, 4});
+  // A binary tree refines x alone: sy = 6 does not matter.
+  const DataPlan bin = plan_data(counts(), ck, with_statistics(), BlockShape{8, 6, 3}, 2, true);
+  CHECK(bin.first_shares + 2 == bin.datasets.size());
 }
 
 TEST_CASE("a compressed step stores its cell datasets chunked, never zero copy nor independent", "[kernel]") {
@@ -114,11 +133,11 @@ TEST_CASE("a compressed step stores its cell datasets chunked, never zero copy n
   o.compression = Codec::deflate;
   const DataPlan p = plan_data(counts(), step(), o, kBlock, kChildren, true);
   CHECK(where(p, [&](std::size_t d) { return p.storage[d] == Storage::lossless; }) == kCellSets);
-  // the topology and the statistics stay contiguous
-  CHECK(where(p, [&](std::size_t d) { return p.storage[d] == Storage::contiguous; }).size() == kTopology + 2);
+  // the topology, the statistics and the shares stay contiguous
+  CHECK(where(p, [&](std::size_t d) { return p.storage[d] == Storage::contiguous; }).size() == kTopology + 4);
   CHECK(where(p, [&](std::size_t d) { return p.direct[d] != 0; }).empty());
   CHECK(where(p, [&](std::size_t d) { return p.independent[d] != 0 && p.storage[d] != Storage::contiguous; }).empty());
-  CHECK(p.n_hashed == 14);  // lossless rows read back as written: hashed
+  CHECK(p.n_hashed == 16);  // lossless rows read back as written: hashed
   // An all-empty step has no chunk to make: contiguous, whatever the option.
   const DataPlan empty = plan_data(counts(0), step(), o, kBlock, kChildren, true);
   CHECK(std::all_of(empty.storage.begin(), empty.storage.end(), [](Storage s) { return s == Storage::contiguous; }));
@@ -133,12 +152,12 @@ TEST_CASE("zfp takes a visualisation step's fields only, which then have no row 
         std::vector<std::string>{"cell_data/u", "cell_data/p"});
   CHECK(vis.storage[index_of(vis, "cell_type")] == Storage::contiguous);
   CHECK(where(vis, [&](std::size_t d) { return vis.hashed[d] == 0; }) == std::vector<std::string>{"cell_data/u", "cell_data/p"});
-  CHECK(vis.n_hashed == 12);  // the statistics are hashed (taken before the filter)
+  CHECK(vis.n_hashed == 14);  // the statistics and shares are hashed (taken before the filter)
   CHECK(where(vis, [&](std::size_t d) { return vis.direct[d] != 0; }) == std::vector<std::string>{"cell_type"});
   // A checkpoint is never lossy.
   const DataPlan cp = plan_data(counts(), step(StepKind::checkpoint), o, kBlock, kChildren, true);
   CHECK(std::all_of(cp.storage.begin(), cp.storage.end(), [](Storage s) { return s == Storage::contiguous; }));
-  CHECK(cp.n_hashed == 14);
+  CHECK(cp.n_hashed == 16);
 }
 
 TEST_CASE("zero copy: cell datasets whose arrays are their rows, halo'd ones only when asked and collective",

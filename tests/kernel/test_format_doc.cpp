@@ -155,7 +155,8 @@ TEST_CASE("docs/file-format.md describes exactly what the kernel writes", "[kern
   {
     IoOptions opt;
     opt.write_views = false;
-    opt.statistics = true;  // the default, said here: the documented statistics/<var> rows are checked too
+    opt.statistics = true;  // the default, said here: the documented statistics/<var> and shares/<var> rows are
+                            // checked too (the toy's 4^3 blocks give shares)
     ToyModel m = ToyModel::build(MPI_COMM_SELF);
     Writer w = Writer::create(MPI_COMM_SELF, path, ToyModel::common(), opt);
     // Steered steps (case_overrides): written here so that the row is checked too.
@@ -186,10 +187,11 @@ TEST_CASE("docs/file-format.md describes exactly what the kernel writes", "[kern
                                                 {"nchanges", 0},  {"nm", 6}, {"ns", 2}};
   const std::vector<std::pair<std::string, bool>> steps = {{"step_00000001", true}, {"step_00000002", false}};
   // nd: the datasets with a checksum column, per step: the 9 topology datasets,
-  // cell_type, the step's fields (format 1.4) and the statistics of its 2 cell_data fields (1.9).
+  // cell_type, the step's fields (format 1.4), the statistics (1.9) and the shares (1.10) of
+  // its 2 cell_data fields.
   const std::map<std::string, long long> nd = {
-      {"step_00000001", 10 + static_cast<long long>(ToyModel::checkpoint_fields().size()) + 2},
-      {"step_00000002", 10 + static_cast<long long>(ToyModel::visual_fields(true).size()) + 2}};
+      {"step_00000001", 10 + static_cast<long long>(ToyModel::checkpoint_fields().size()) + 4},
+      {"step_00000002", 10 + static_cast<long long>(ToyModel::visual_fields(true).size()) + 4}};
   int checked = 0;
   for (const auto& r : rows) {
     for (const auto& [sname, is_ckpt] : steps) {

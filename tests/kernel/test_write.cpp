@@ -541,12 +541,16 @@ TEST_CASE("grid_statistics gives each grid the statistics a written step stores,
                  grids);
     w.close();
   }
-  const auto u = grid_statistics(MPI_COMM_WORLD, grids, 8, 0, false);
-  const auto v = grid_statistics(MPI_COMM_WORLD, grids, 8, 1, true);
+  std::vector<double> su, sv;  // the per-octant shares (format 1.10): the toy's 4^3 blocks have them
+  const auto u = grid_statistics(MPI_COMM_WORLD, grids, 8, 0, false, &su);
+  const auto v = grid_statistics(MPI_COMM_WORLD, grids, 8, 1, true, &sv);
   MPI_Barrier(MPI_COMM_WORLD);
   const Reader r = Reader::open(path);
   const StepTopology t = r.read_topology(5);
   REQUIRE(r.has_statistics(5, "u"));
+  REQUIRE(r.has_shares(5, "u"));
+  REQUIRE(r.has_shares(5, "v"));
+  for (const auto& f : r.fields(5)) CHECK((f.group != kStatistics && f.group != kShares));  // no cells
   REQUIRE(u.size() == grids.grids.size());
   REQUIRE(v.size() == grids.grids.size());
   std::vector<std::int64_t> rows;
@@ -564,6 +568,23 @@ TEST_CASE("grid_statistics gives each grid the statistics a written step stores,
     CHECK(bits(v[k]) == bits(fv[k]));  // float32 rounding as stored
     if (!grids.grids[k].child_uids.empty() && u[k][2] > 0) ++refined_with_detail;
   }
+  // The shares, bit for bit, whether a child's parent is on its rank or another.
+  REQUIRE(su.size() == 8 * grids.grids.size());
+  REQUIRE(sv.size() == 8 * grids.grids.size());
+  const auto su_file = r.read_shares_rows(5, "u", rows), sv_file = r.read_shares_rows(5, "v", rows);
+  REQUIRE(su_file.size() == su.size());
+  int with_shares = 0;
+  for (std::size_t j = 0; j < su.size(); ++j) {
+    INFO("grid " << grids.grids[j / 8].uid << " octant " << j % 8);
+    CHECK(std::bit_cast<std::uint64_t>(su[j]) == std::bit_cast<std::uint64_t>(su_file[j]));
+    CHECK(std::bit_cast<std::uint64_t>(sv[j]) == std::bit_cast<std::uint64_t>(sv_file[j]));
+    if (grids.grids[j / 8].level == 0) CHECK(su[j] == 0.0);  // the root has no parent
+    with_shares += su[j] > 0 ? 1 : 0;
+  }
+  // Not zeros: every child here differs from its parent in each octant.
+  const auto children = static_cast<int>(
+      std::count_if(grids.grids.begin(), grids.grids.end(), [](const GridRecord& g) { return g.level > 0; }));
+  CHECK(with_shares == 8 * children);
   // Not a comparison of zeros: this rank's parents have details.
   const bool has_parent =
       std::any_of(grids.grids.begin(), grids.grids.end(), [](const GridRecord& g) { return !g.child_uids.empty(); });
@@ -571,7 +592,9 @@ TEST_CASE("grid_statistics gives each grid the statistics a written step stores,
   THEN("a block that does not halve gives no statistics; grids that are not one tree are refused on every rank") {
     LocalGrids odd = grids;
     odd.block = {3, 4, 4};  // the arrays stay valid: only the addressing changes
-    CHECK(grid_statistics(MPI_COMM_WORLD, odd, 8, 0).empty());
+    std::vector<double> none{1.0};
+    CHECK(grid_statistics(MPI_COMM_WORLD, odd, 8, 0, false, &none).empty());
+    CHECK(none.empty());
     LocalGrids broken = grids;
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -580,6 +603,38 @@ TEST_CASE("grid_statistics gives each grid the statistics a written step stores,
     CHECK_THROWS_AS(grid_statistics(MPI_COMM_WORLD, broken, 8, 0), std::invalid_argument);
     CHECK_THROWS_AS(grid_statistics(MPI_COMM_WORLD, grids, 8, 9), std::invalid_argument);  // no slot 9
   }
+}
+
+TEST_CASE("6-cell blocks store statistics but no shares; no field is named into either group", "[kernel][mpi]") {
+  // A child's half along an axis of 6 cells is 3 cells: 1.5 parent cells, no whole octant.
+  const std::string path = rwd::kernel::test::test_path("no_shares");
+  ToyModel m = ToyModel::build(MPI_COMM_WORLD, 6);
+  IoOptions opt;
+  opt.write_views = false;
+  const LocalGrids grids = m.describe();
+  {
+    Writer w = Writer::create(MPI_COMM_WORLD, path, ToyModel::common(6), opt);
+    w.write_step(ToyModel::checkpoint_step(1, 0.1, 0.1), grids);
+    for (const char* group : {kStatistics, kShares}) {
+      StepInfo bad = ToyModel::checkpoint_step(2, 0.2, 0.1);
+      bad.fields.push_back({group, "w", 0});
+      try {
+        (void)w.write_step(bad, grids);
+        FAIL("a field was written into " << group);
+      } catch (const FileError& e) {
+        CHECK(e.kind() == ErrorKind::invalid_argument);
+        CHECK_THAT(e.what(), Catch::Contains(std::string("field group '") + group + "' is reserved"));
+      }
+    }
+    w.close();
+  }
+  std::vector<double> shares{1.0};
+  CHECK(grid_statistics(MPI_COMM_WORLD, grids, 8, 0, false, &shares).size() == grids.grids.size());
+  CHECK(shares.empty());
+  MPI_Barrier(MPI_COMM_WORLD);
+  const Reader r = Reader::open(path);
+  CHECK(r.has_statistics(1, "u"));
+  CHECK_FALSE(r.has_shares(1, "u"));
 }
 
 TEST_CASE("grid_range is a grid's min and max over its non-solid cells, none without one", "[kernel]") {

@@ -169,6 +169,32 @@ std::vector<std::array<double, 3>> Reader::read_statistics_rows(std::int64_t ste
   return out;
 }
 
+bool Reader::has_shares(std::int64_t step_number, const std::string& var) const {
+  const Ctx& c = impl_->ctx;
+  const StepEntry e = step(step_number, true);
+  h5::Group g = h5::open_group(c, impl_->file, e.group);
+  return h5::exists(g, kShares) && h5::exists(g, std::string(kShares) + "/" + var);
+}
+
+std::vector<double> Reader::read_shares_rows(std::int64_t step_number, const std::string& var,
+                                             const std::vector<std::int64_t>& rows) const {
+  const Ctx& c = impl_->ctx;
+  const StepEntry e = step(step_number, true);
+  check_rows(c, "read_shares_rows", rows, e.n_grids);
+  h5::Group g = h5::open_group(c, impl_->file, e.group);
+  const std::string name = std::string(kShares) + "/" + var;
+  const auto nc = static_cast<std::size_t>(impl_->common.max_children);
+  auto v = read_some<double>(c, g, e.group, name.c_str(), H5T_NATIVE_DOUBLE, H5T_FLOAT,
+                             {static_cast<hsize_t>(e.n_grids), nc}, h5::runs_of(rows), rows.size());
+  check_some(c, e.group, detail::StepChecksums::read(c, g, e.n_grids, rows), name.c_str(), v.data(),
+             nc * sizeof(double), rows);
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (!(std::isfinite(v[i]) && v[i] >= 0))
+      c.fail(ErrorKind::corrupt,
+             fmt::format("{}/{} row {}: share {} is not a finite value >= 0", e.group, name, rows[i / nc], v[i]));
+  return v;
+}
+
 std::vector<std::int64_t> Reader::read_level_offsets(std::int64_t step_number) const {
   const Ctx& c = impl_->ctx;
   const StepEntry e = step(step_number, true);

@@ -127,7 +127,7 @@ std::vector<FieldInfo> Reader::fields(std::int64_t step_number) const {
   std::vector<FieldInfo> out;
   for (const auto& n : h5::list_links(c, g)) {
     H5O_info_t oi;
-    if (n == kStatistics) continue;  // per-grid statistics, no cells
+    if (n == kStatistics || n == kShares) continue;  // per-grid statistics and shares, no cells
     if (H5Oget_info_by_name2(g, n.c_str(), &oi, H5O_INFO_BASIC, H5P_DEFAULT) < 0 || oi.type != H5O_TYPE_GROUP) continue;
     h5::Group sub = h5::open_group(c, g, n);
     for (const auto& v : h5::list_links(c, sub)) {

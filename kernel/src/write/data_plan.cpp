@@ -11,7 +11,7 @@ namespace rwd::kernel::detail {
 namespace {
 
 /// The datasets of a step, in the file's order: the topology, cell_type, the fields, their
-/// statistics.
+/// statistics, their shares.
 void list_datasets(DataPlan& data, const StepCounts& n, const StepInfo& info, const IoOptions& o, const BlockShape& blk,
                    int nc) {
   const auto rows = static_cast<hsize_t>(n.n_grids);
@@ -45,6 +45,11 @@ void list_datasets(DataPlan& data, const StepCounts& n, const StepInfo& info, co
             {std::string(kStatistics) + "/" + info.fields[i].name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {rows, 3}, 8, 3});
         data.statistics_of.push_back(i);
       }
+  data.first_shares = plan.size();
+  if (refinement_of(blk, nc).shares)  // statistics_of is empty without statistics
+    for (const std::size_t i : data.statistics_of)
+      plan.push_back(
+          {std::string(kShares) + "/" + info.fields[i].name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, child_shape, 8, nc});
 }
 
 /// Storage of each dataset (IoOptions::compression, visualisation_compression): cell

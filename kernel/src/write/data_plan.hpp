@@ -50,6 +50,11 @@ struct DataPlan {
   /// is datasets.size().
   std::size_t first_statistics = 0;
   std::vector<std::size_t> statistics_of;
+  /// datasets[first_shares + j] is shares/<name>, the per-octant shares of the same field
+  /// as datasets[first_statistics + j] (Refinement::shares: where every refined axis's cell
+  /// count is divisible by 4). None: first_shares is datasets.size(); the statistics are
+  /// datasets [first_statistics, first_shares).
+  std::size_t first_shares = 0;
   std::vector<Storage> storage;         ///< contiguous, or chunked through a filter
   std::vector<char> direct;             ///< written zero-copy from the grids' arrays (after
                                         ///< creation: only those with a file offset)

@@ -28,10 +28,13 @@ Refinement refinement_of(const BlockShape& block, int max_children) {
   const int axes = max_children == 2 ? 1 : max_children == 4 ? 2 : max_children == 8 ? 3 : 0;
   const std::array<int, 3> s{block.sx, block.sy, block.sz};
   r.ok = axes > 0;
+  r.shares = r.ok;
   for (int a = 0; a < axes; ++a) {
     r.f[static_cast<std::size_t>(a)] = 2;
     if (s[static_cast<std::size_t>(a)] % 2 != 0) r.ok = false;
+    if (s[static_cast<std::size_t>(a)] % 4 != 0) r.shares = false;
   }
+  r.shares = r.shares && r.ok;
   return r;
 }
 
@@ -48,6 +51,8 @@ StepStatistics::StepStatistics(MPI_Comm comm, const BlockShape& block, int max_c
   const std::size_t nloc = rows.perm.size();
   nb_ = {blk_.sx / ref_.f[0], blk_.sy / ref_.f[1], blk_.sz / ref_.f[2]};
   nblocks_ = static_cast<std::size_t>(nb_[0]) * static_cast<std::size_t>(nb_[1]) * static_cast<std::size_t>(nb_[2]);
+  nc_ = ref_.ok ? static_cast<std::size_t>(max_children) : 1;
+  for (std::size_t a = 0; a < 3; ++a) half_[a] = ref_.f[a] == 2 ? nb_[a] / 2 : nb_[a];  // unrefined: octant 0
   for (std::size_t k = 0; k < nloc; ++k) local_of_row_.emplace(rows.layout.row_of[k], k);
   local_parent_.assign(nloc, -1);
   remote_rank_.assign(nloc, -1);
@@ -64,10 +69,12 @@ StepStatistics::StepStatistics(MPI_Comm comm, const BlockShape& block, int max_c
   }
   out_.resize(specs.size());
   moments_.resize(specs.size());
+  octants_.resize(specs.size());
   shares_.resize(specs.size());
   for (const std::size_t i : fields_) {
     out_[i].assign(3 * nloc, 0.0);
     moments_[i].assign(n_remote_ * nblocks_ * 2, 0.0);
+    if (ref_.shares) octants_[i].assign(nc_ * nloc, 0.0);  // the root's row stays 0
   }
 }
 
@@ -84,17 +91,22 @@ std::array<int, 3> StepStatistics::octant(const BoxRow& child, const BoxRow& par
 /// A child's share of its parent's detail from its block moments: the sum over its cells of
 /// (value - the parent's cell covering it)², as sum over blocks of m2 + n (mean - p)², the
 /// blocks in x-fastest order; the parent's cells as the file stores them (a float32 field's
-/// values rounded as they are written).
-double StepStatistics::share(std::size_t i, std::size_t parent, const std::array<int, 3>& o, const double* m) const {
+/// values rounded as they are written). The same terms binned by the child's octant of the
+/// block (ox + 2 oy + 4 oz, refined axes only) into bins[0, nc_): the total is summed
+/// exactly as without them.
+double StepStatistics::share(std::size_t i, std::size_t parent, const std::array<int, 3>& o, const double* m,
+                             double* bins) const {
   const double n = ref_.cells();
   const GridRecord& g = grids_.grids[rows_.perm[parent]];
   const double* a = g.fields[static_cast<std::size_t>(specs_[i].slot)];
   const bool f32 = specs_[i].float32;
   const auto px = static_cast<std::size_t>(blk_.sx + 2 * h_), py = static_cast<std::size_t>(blk_.sy + 2 * h_);
   double sum = 0.0;
+  std::fill_n(bins, nc_, 0.0);
   std::size_t j = 0;
   for (int bz = 0; bz < nb_[2]; ++bz)
     for (int by = 0; by < nb_[1]; ++by) {
+      const std::size_t oyz = (bz >= half_[2] ? 4u : 0u) + (by >= half_[1] ? 2u : 0u);
       const double* prow =
           a +
           (static_cast<std::size_t>(o[2] * nb_[2] + bz + h_) * py + static_cast<std::size_t>(o[1] * nb_[1] + by + h_)) *
@@ -103,7 +115,9 @@ double StepStatistics::share(std::size_t i, std::size_t parent, const std::array
       for (int bx = 0; bx < nb_[0]; ++bx, ++j) {
         const double pv = f32 ? static_cast<double>(static_cast<float>(prow[bx])) : prow[bx];
         const double d = m[2 * j] - pv;
-        sum += m[2 * j + 1] + n * d * d;
+        const double t = m[2 * j + 1] + n * d * d;
+        sum += t;
+        bins[oyz + (bx >= half_[0] ? 1u : 0u)] += t;
       }
     }
   return sum;
@@ -233,8 +247,11 @@ void StepStatistics::add(std::size_t i, std::size_t k, const T* values, const La
   if (local_parent_[k] >= 0) {
     const auto parent = static_cast<std::size_t>(local_parent_[k]);
     const GridRecord& c = grids_.grids[rows_.perm[k]];
-    shares_[i].push_back({parent, rows_.layout.row_of[k],
-                          share(i, parent, octant(c.bbox, grids_.grids[rows_.perm[parent]].bbox), m.data())});
+    std::array<double, 8> bins{};
+    shares_[i].push_back(
+        {parent, rows_.layout.row_of[k],
+         share(i, parent, octant(c.bbox, grids_.grids[rows_.perm[parent]].bbox), m.data(), bins.data())});
+    if (ref_.shares) std::copy_n(bins.begin(), nc_, &octants_[i][nc_ * k]);
   } else {
     std::copy_n(m.begin(), nblocks_ * 2, &moments_[i][static_cast<std::size_t>(remote_slot_[k]) * nblocks_ * 2]);
   }
@@ -254,59 +271,91 @@ void StepStatistics::add_all() {
   }
 }
 
-void StepStatistics::finish() {
+void StepStatistics::exchange() {
   const std::size_t nf = fields_.size();
-  if (ref_.ok) {
-    // One message per remote child: its parent's row, its box's lower corner, then each
-    // field's block moments; grouped by the parent's rank.
-    const std::size_t per = kHeader + nf * nblocks_ * 2;
-    int comm_size = 1;
-    MPI_Comm_size(comm_, &comm_size);
-    const auto size = static_cast<std::size_t>(comm_size);
-    std::vector<int> scount(size, 0), sdispl(size, 0), rcount(size, 0), rdispl(size, 0);
-    for (std::size_t k = 0; k < remote_rank_.size(); ++k)
-      if (remote_rank_[k] >= 0) scount[static_cast<std::size_t>(remote_rank_[k])] += static_cast<int>(per);
-    MPI_Alltoall(scount.data(), 1, MPI_INT, rcount.data(), 1, MPI_INT, comm_);
-    int s_total = 0, r_total = 0;
-    for (std::size_t r = 0; r < size; ++r) {
-      sdispl[r] = s_total;
-      s_total += scount[r];
-      rdispl[r] = r_total;
-      r_total += rcount[r];
-    }
-    std::vector<double> send(static_cast<std::size_t>(s_total)), recv(static_cast<std::size_t>(r_total));
-    std::vector<int> at(sdispl);
-    for (std::size_t k = 0; k < remote_rank_.size(); ++k) {
-      if (remote_rank_[k] < 0) continue;
-      double* m = &send[static_cast<std::size_t>(at[static_cast<std::size_t>(remote_rank_[k])])];
-      at[static_cast<std::size_t>(remote_rank_[k])] += static_cast<int>(per);
-      const GridRecord& g = grids_.grids[rows_.perm[k]];
-      m[0] = static_cast<double>(rows_.parent_row[k]);  // rows < 2^53: exact
-      m[1] = static_cast<double>(rows_.layout.row_of[k]);
-      m[2] = g.bbox[0];
-      m[3] = g.bbox[2];
-      m[4] = g.bbox[4];
-      for (std::size_t j = 0; j < nf; ++j)
-        std::copy_n(&moments_[fields_[j]][static_cast<std::size_t>(remote_slot_[k]) * nblocks_ * 2], nblocks_ * 2,
-                    m + kHeader + j * nblocks_ * 2);
-    }
-    MPI_Alltoallv(send.data(), scount.data(), sdispl.data(), MPI_DOUBLE, recv.data(), rcount.data(), rdispl.data(),
-                  MPI_DOUBLE, comm_);
-    for (std::size_t off = 0; off + per <= recv.size(); off += per) {
-      const double* m = &recv[off];
-      const auto it = local_of_row_.find(static_cast<std::int64_t>(m[0]));
-      if (it == local_of_row_.end()) continue;  // cannot happen: the links named this rank
-      const std::size_t parent = it->second;
-      const GridRecord& p = grids_.grids[rows_.perm[parent]];
-      const BoxRow lower{m[2], m[2], m[3], m[3], m[4], m[4]};
-      const std::array<int, 3> o = octant(lower, p.bbox);
-      for (std::size_t jf = 0; jf < nf; ++jf) {
-        const std::size_t i = fields_[jf];
-        shares_[i].push_back(
-            {parent, static_cast<std::int64_t>(m[1]), share(i, parent, o, m + kHeader + jf * nblocks_ * 2)});
-      }
+  // One message per remote child: its parent's row, its box's lower corner, then each
+  // field's block moments; grouped by the parent's rank.
+  const std::size_t per = kHeader + nf * nblocks_ * 2;
+  int comm_size = 1;
+  MPI_Comm_size(comm_, &comm_size);
+  const auto size = static_cast<std::size_t>(comm_size);
+  std::vector<int> scount(size, 0), sdispl(size, 0), rcount(size, 0), rdispl(size, 0);
+  for (std::size_t k = 0; k < remote_rank_.size(); ++k)
+    if (remote_rank_[k] >= 0) scount[static_cast<std::size_t>(remote_rank_[k])] += static_cast<int>(per);
+  MPI_Alltoall(scount.data(), 1, MPI_INT, rcount.data(), 1, MPI_INT, comm_);
+  int s_total = 0, r_total = 0;
+  for (std::size_t r = 0; r < size; ++r) {
+    sdispl[r] = s_total;
+    s_total += scount[r];
+    rdispl[r] = r_total;
+    r_total += rcount[r];
+  }
+  std::vector<double> send(static_cast<std::size_t>(s_total)), recv(static_cast<std::size_t>(r_total));
+  std::vector<int> at(sdispl);
+  for (std::size_t k = 0; k < remote_rank_.size(); ++k) {
+    if (remote_rank_[k] < 0) continue;
+    double* m = &send[static_cast<std::size_t>(at[static_cast<std::size_t>(remote_rank_[k])])];
+    at[static_cast<std::size_t>(remote_rank_[k])] += static_cast<int>(per);
+    const GridRecord& g = grids_.grids[rows_.perm[k]];
+    m[0] = static_cast<double>(rows_.parent_row[k]);  // rows < 2^53: exact
+    m[1] = static_cast<double>(rows_.layout.row_of[k]);
+    m[2] = g.bbox[0];
+    m[3] = g.bbox[2];
+    m[4] = g.bbox[4];
+    for (std::size_t j = 0; j < nf; ++j)
+      std::copy_n(&moments_[fields_[j]][static_cast<std::size_t>(remote_slot_[k]) * nblocks_ * 2], nblocks_ * 2,
+                  m + kHeader + j * nblocks_ * 2);
+  }
+  MPI_Alltoallv(send.data(), scount.data(), sdispl.data(), MPI_DOUBLE, recv.data(), rcount.data(), rdispl.data(),
+                MPI_DOUBLE, comm_);
+  std::vector<double> bins(recv.size() / per * nf * nc_, 0.0);  // per message: nf × nc_
+  for (std::size_t off = 0; off + per <= recv.size(); off += per) {
+    const double* m = &recv[off];
+    const auto it = local_of_row_.find(static_cast<std::int64_t>(m[0]));
+    if (it == local_of_row_.end()) continue;  // cannot happen: the links named this rank
+    const std::size_t parent = it->second;
+    const GridRecord& p = grids_.grids[rows_.perm[parent]];
+    const BoxRow lower{m[2], m[2], m[3], m[3], m[4], m[4]};
+    const std::array<int, 3> o = octant(lower, p.bbox);
+    for (std::size_t jf = 0; jf < nf; ++jf) {
+      const std::size_t i = fields_[jf];
+      shares_[i].push_back({parent, static_cast<std::int64_t>(m[1]),
+                            share(i, parent, o, m + kHeader + jf * nblocks_ * 2, &bins[(off / per * nf + jf) * nc_])});
     }
   }
+  if (ref_.shares) return_bins(scount, rcount, per, bins);
+}
+
+void StepStatistics::return_bins(const std::vector<int>& scount, const std::vector<int>& rcount, std::size_t per,
+                                 const std::vector<double>& bins) {
+  // One reply per message received, in the order received: its nf × nc_ bins. A child's
+  // rank sent its messages in local order, grouped by the parent's rank, so it reads the
+  // replies from each rank in that order.
+  const std::size_t each = fields_.size() * nc_, size = scount.size();
+  std::vector<int> bcount(size), bdispl(size), ccount(size), cdispl(size);
+  int b_total = 0, c_total = 0;
+  for (std::size_t r = 0; r < size; ++r) {
+    bcount[r] = static_cast<int>(static_cast<std::size_t>(rcount[r]) / per * each);
+    ccount[r] = static_cast<int>(static_cast<std::size_t>(scount[r]) / per * each);
+    bdispl[r] = b_total;
+    cdispl[r] = c_total;
+    b_total += bcount[r];
+    c_total += ccount[r];
+  }
+  std::vector<double> back(static_cast<std::size_t>(c_total));
+  MPI_Alltoallv(bins.data(), bcount.data(), bdispl.data(), MPI_DOUBLE, back.data(), ccount.data(), cdispl.data(),
+                MPI_DOUBLE, comm_);
+  std::vector<int> at(cdispl);
+  for (std::size_t k = 0; k < remote_rank_.size(); ++k) {
+    if (remote_rank_[k] < 0) continue;
+    const double* b = &back[static_cast<std::size_t>(at[static_cast<std::size_t>(remote_rank_[k])])];
+    at[static_cast<std::size_t>(remote_rank_[k])] += static_cast<int>(each);
+    for (std::size_t j = 0; j < fields_.size(); ++j) std::copy_n(b + j * nc_, nc_, &octants_[fields_[j]][nc_ * k]);
+  }
+}
+
+void StepStatistics::finish() {
+  if (ref_.ok) exchange();
   for (const std::size_t i : fields_) {
     auto& sh = shares_[i];
     std::sort(sh.begin(), sh.end(), [](const Share& a, const Share& b) {
@@ -314,6 +363,7 @@ void StepStatistics::finish() {
     });
     for (const Share& x : sh) out_[i][3 * x.parent + 2] += x.sum;
     for (std::size_t k = 0; 3 * k < out_[i].size(); ++k) out_[i][3 * k + 2] = std::sqrt(out_[i][3 * k + 2]);
+    for (double& x : octants_[i]) x = std::sqrt(x);
   }
 }
 
@@ -370,7 +420,8 @@ std::array<double, 2> grid_range(const LocalGrids& grids, std::size_t g, int slo
 }
 
 std::vector<GridStatistic> grid_statistics(MPI_Comm comm, const LocalGrids& grids, int max_children, int slot,
-                                           bool float32) {
+                                           bool float32, std::vector<double>* shares) {
+  if (shares) shares->clear();
   if (!detail::refinement_of(grids.block, max_children).ok) return {};
   constexpr int L = fmt_names::kMaxLevels;
   std::string bad;
@@ -406,6 +457,12 @@ std::vector<GridStatistic> grid_statistics(MPI_Comm comm, const LocalGrids& grid
   if (rows.layout.n_grids > 0) st.finish();  // collective; every rank has the same n_grids
   std::vector<GridStatistic> out(grids.grids.size());
   for (std::size_t k = 0; k < rows.perm.size(); ++k) std::copy_n(st.row(0, k), 3, out[rows.perm[k]].begin());
+  if (shares && st.has_shares()) {
+    const auto nc = static_cast<std::size_t>(max_children);
+    shares->assign(grids.grids.size() * nc, 0.0);
+    for (std::size_t k = 0; k < rows.perm.size(); ++k)
+      std::copy_n(st.shares_row(0, k), nc, &(*shares)[nc * rows.perm[k]]);
+  }
   return out;
 }
 

@@ -480,16 +480,20 @@ void write_statistics(WriterState& w, const StepInfo& info, const LocalGrids& gr
   phase(w.comm, w.path, [&] {
     if (rows.layout.n_grids == 0) return;  // all ranks empty: no collective write (see DataWriter::run)
     stats->finish();                       // collective: the remote children's shares
-    std::vector<double> packed(3 * nloc);
+    std::vector<double> packed;
     for (std::size_t d = data.first_statistics; d < n_sets; ++d) {
-      const std::size_t i = data.statistics_of[d - data.first_statistics];
+      // statistics/<var> rows {min, max, detail}, then shares/<var> rows of max_children
+      const bool shares = d >= data.first_shares;
+      const std::size_t i = data.statistics_of[d - (shares ? data.first_shares : data.first_statistics)];
+      const auto per = static_cast<std::size_t>(data.datasets[d].per_row);
+      packed.resize(per * nloc);
       for (std::size_t k = 0; k < nloc; ++k) {
-        std::copy_n(stats->row(i, k), 3, &packed[3 * k]);
-        if (data.hashed[d]) written.checksums[k * n_sets + d] = hash_bytes(&packed[3 * k], 3 * sizeof(double));
+        std::copy_n(shares ? stats->shares_row(i, k) : stats->row(i, k), per, &packed[per * k]);
+        if (data.hashed[d]) written.checksums[k * n_sets + d] = hash_bytes(&packed[per * k], per * sizeof(double));
       }
       h5::Dataspace fs(c.check(H5Dget_space(dsets[d]), "space"));
       h5::select_rows(c, fs, rows.layout.runs);
-      hsize_t nelem = 3 * static_cast<hsize_t>(nloc);
+      hsize_t nelem = per * static_cast<hsize_t>(nloc);
       h5::Dataspace ms(c.check(H5Screate_simple(1, &nelem, nullptr), "memory space"));
       if (nelem == 0) H5Sselect_none(ms);
       const hid_t dxpl = data.independent[d] ? w.dxpl_indep : w.dxpl_coll;

@@ -65,7 +65,7 @@ std::string local_problem(const detail::WriterState& w, const StepInfo& info, co
     for (const auto& f : info.fields) {
       if (!valid_name(f.group) || !valid_name(f.name)) bad = "bad field name '" + f.group + "/" + f.name + "'";
       if (!seen.insert({f.group, f.name}).second) bad = "field '" + f.group + "/" + f.name + "' listed twice";
-      if (f.group == "cell_type" || f.group == "uid" || f.group == kStatistics)
+      if (f.group == "cell_type" || f.group == "uid" || f.group == kStatistics || f.group == kShares)
         bad = "field group '" + f.group + "' is reserved";
     }
   }
@@ -301,6 +301,7 @@ void create_datasets(const detail::WriterState& w, const StepInfo& info, const d
   std::set<std::string> groups;
   for (const auto& f : info.fields) groups.insert(f.group);
   if (data.first_statistics < data.datasets.size()) groups.insert(kStatistics);
+  if (data.first_shares < data.datasets.size()) groups.insert(kShares);
   for (const auto& g : groups)
     h5::Group(c.check(H5Gcreate2(out.group, g.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create " + g));
   for (std::size_t d = 0; d < data.datasets.size(); ++d) {

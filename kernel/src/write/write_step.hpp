@@ -106,15 +106,16 @@ struct DataStats {
 };
 
 /// Collective. Writes every dataset of the step (created, in `dsets`) from the grids but
-/// the statistics (write_statistics).
+/// the statistics and shares (write_statistics).
 DataStats write_data(WriterState& w, const StepInfo& info, const LocalGrids& grids, const StepRows& rows,
                      const DataPlan& plan, const std::vector<h5::Dataset>& dsets, const std::string& gpath);
 
 /// Collective, after write_data, for a plan with statistics: takes them from the grids'
-/// arrays, exchanges the remote children's shares, writes the small statistics datasets
-/// and puts their rows' hashes in `written` — while the node leader's helper sends the
-/// step's data to the disk (a durable write's disk time, in which the CPU is free; the
-/// commit's flush makes data and statistics durable before the marker).
+/// arrays, exchanges the remote children's shares (their per-octant shares come back),
+/// writes the small statistics and shares datasets and puts their rows' hashes in
+/// `written` — while the node leader's helper sends the step's data to the disk (a durable
+/// write's disk time, in which the CPU is free; the commit's flush makes data and
+/// statistics durable before the marker).
 void write_statistics(WriterState& w, const StepInfo& info, const LocalGrids& grids, const StepRows& rows,
                       const DataPlan& plan, const std::vector<h5::Dataset>& dsets, const std::string& gpath,
                       DataStats& written);

@@ -14,11 +14,13 @@ namespace rwd::kernel {
 /// minor versions only add optional objects.
 inline constexpr const char* kFormatName = "rewind-hgrid-h5";
 inline constexpr int kFormatMajor = 1;
-inline constexpr int kFormatMinor = 9;
-/// A step's group of current cell data, and its group of per-grid statistics of those
-/// fields (format 1.9; docs/file-format.md §3 "Statistics"), which is no field group.
+inline constexpr int kFormatMinor = 10;
+/// A step's group of current cell data, its group of per-grid statistics of those fields
+/// (format 1.9) and its group of each grid's per-octant shares of its parent's detail
+/// (format 1.10; docs/file-format.md §3 "Statistics"); neither of the last two is a field group.
 inline constexpr const char* kCellData = "cell_data";
 inline constexpr const char* kStatistics = "statistics";
+inline constexpr const char* kShares = "shares";
 /// Version of this library, stored as /common code_version unless the caller sets one.
 inline constexpr const char* kKernelVersion = "rewind-kernel 0.1.0";
 

@@ -100,7 +100,9 @@ struct IoOptions {
                                            ///< cache-hot; readers verify what they read
   bool statistics = true;                  ///< store per-grid statistics of the cell_data fields
                                            ///< (format 1.9: min, max, detail; docs/file-format.md
-                                           ///< §3), taken while the data go to the disk
+                                           ///< §3) and their per-octant shares of the parents'
+                                           ///< details (format 1.10, where the block allows),
+                                           ///< taken while the data go to the disk
   bool spare_cpus = true;                  ///< a rank bound to one CPU hashes its zero-copy rows
                                            ///< on a helper thread pinned to an online CPU that
                                            ///< no rank of the writer's communicator on this node

@@ -124,7 +124,21 @@ class Reader {
   /// for, as read_topology_rows'. Local.
   [[nodiscard]] std::vector<std::array<double, 3>> read_statistics_rows(std::int64_t step, const std::string& var,
                                                                         const std::vector<std::int64_t>& rows) const;
-  /// Cell-data datasets present in a step (not the statistics, which hold no cells).
+  /// Whether a step stores each grid's per-octant shares of its parent's detail for
+  /// cell_data variable `var` (shares/<var>, format 1.10; docs/file-format.md §3
+  /// "Statistics": only with the statistics, and only where every refined axis's cell
+  /// count is divisible by 4). Local.
+  [[nodiscard]] bool has_shares(std::int64_t step, const std::string& var) const;
+  /// Rows `rows` (ascending, distinct, in range; else FileError(invalid_argument)) of
+  /// shares/<var>: rows.size() × max_children values, row after row; value o of a row is
+  /// the L2 norm over the grid's cells in its octant o of the grid's values minus its
+  /// parent's cells covering them (0 for the root). Checked against their row checksums
+  /// (FileError(corrupt)); a share that is negative or not finite is refused the same
+  /// way, naming the dataset, the row and the value. Its cost follows the rows asked for.
+  /// Local.
+  [[nodiscard]] std::vector<double> read_shares_rows(std::int64_t step, const std::string& var,
+                                                     const std::vector<std::int64_t>& rows) const;
+  /// Cell-data datasets present in a step (not the statistics nor the shares, which hold no cells).
   [[nodiscard]] std::vector<FieldInfo> fields(std::int64_t step) const;
   /// What a step's cell-data datasets hold (elements x element size) and what they take
   /// on disk after the compression filters (HDF5's storage size); equal without them.
