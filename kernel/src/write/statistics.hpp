@@ -55,7 +55,8 @@ class StepStatistics {
   /// Every grid of every field with statistics, from the grids' own (halo'd) arrays, each
   /// value as the file stores it (a float32 field's rounded). Touches only memory.
   void add_all();
-  /// Collective: the remote children's shares reach their parents; every detail is final.
+  /// Collective: the remote children's shares reach their parents, and (has_shares()) their
+  /// per-octant shares come back to them; every detail and shares row is final.
   void finish();
   /// Row k of field i: {min, max, detail}; valid after finish().
   [[nodiscard]] const double* row(std::size_t i, std::size_t k) const { return &out_[i][3 * k]; }
