@@ -38,16 +38,20 @@ double flow(const std::array<double, 3>& x) {
   return 1.0 + std::tanh((r - 0.05) / 0.003) + wake;
 }
 
-void quality(const char* name, const rwd::spacetree::Tree& tree) {
+/// `octants`: the walk by octants (the field's shares, format 1.10), else whole grids (1.9).
+void quality(const char* name, const rwd::spacetree::Tree& tree, bool octants) {
   const auto arrays = rwd::window::arrays_of(tree);
   auto view = arrays.view();
   const auto field = rwd::test::make_field(view, flow);
   view.detail = field.detail;
+  if (octants) view.shares = field.shares;
   const rwd::window::Box boxes[] = {{{0, 0, 0}, {1, 1, view.bbox[0][5]}}, {{0.25, 0.35, 0}, {1, 0.65, view.bbox[0][5]}}};
   const char* box_names[] = {"whole domain", "wake [0.25,1]x[0.35,0.65]"};
   for (int b = 0; b < 2; ++b) {
-    std::printf("\n%s, %s\n| budget | uniform cells | uniform error | adaptive cells | adaptive error | ratio |\n|---|---|---|---|---|---|\n",
-                name, box_names[b]);
+    std::printf(
+        "\n%s, %s, %s\n| budget | uniform cells | uniform error | adaptive cells | adaptive error | ratio "
+        "|\n|---|---|---|---|---|---|\n",
+        name, box_names[b], octants ? "by octants (shares)" : "whole grids (details only)");
     double log_sum = 0, worst = 0;
     int n = 0;
     for (double budget = 400; budget <= 2.6e5; budget *= 2) {
@@ -85,29 +89,45 @@ void latency(int rounds) {
     if (arrays.child_rows[r * static_cast<std::size_t>(view.max_children)] >= 0) detail[r] = 1.0 / (0.01 + std::abs(flow(c) - 1));
   }
   view.detail = detail;
-  std::printf("\nlatency of select() on a full 3-D tree, %zu grids, %.3g cells (16^3 per grid), in memory, %d rounds\n"
-              "| box | budget | uniform p50 ms | uniform p95 ms | adaptive p50 ms | adaptive p95 ms | adaptive cells | rows visited u / a |\n"
-              "|---|---|---|---|---|---|---|---|\n",
-              arrays.level.size(), static_cast<double>(tree.leaf_count()) * 4096, rounds);
+  // Shares by the same formula at each octant's centre (every row but the root).
+  std::vector<double> shares(arrays.level.size() * 8, 0.0);
+  for (std::size_t r = 1; r < arrays.level.size(); ++r) {
+    const auto& g = arrays.bbox[r];
+    for (int o = 0; o < 8; ++o) {
+      std::array<double, 3> c{};
+      for (int a = 0; a < 3; ++a) c[a] = g[2 * a] + (0.25 + 0.5 * (o >> a & 1)) * (g[2 * a + 1] - g[2 * a]);
+      shares[8 * r + static_cast<std::size_t>(o)] = 1.0 / (0.01 + std::abs(flow(c) - 1));
+    }
+  }
+  auto octant_view = view;
+  octant_view.shares = shares;
+  std::printf(
+      "\nlatency of select() on a full 3-D tree, %zu grids, %.3g cells (16^3 per grid), in memory, %d rounds\n"
+      "| box | budget | uniform p50 ms | uniform p95 ms | adaptive p50 ms | adaptive p95 ms | adaptive cells | "
+      "octants p50 ms | octants p95 ms | octants cells | rows visited u / a / o |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|\n",
+      arrays.level.size(), static_cast<double>(tree.leaf_count()) * 4096, rounds);
   const rwd::window::Box boxes[] = {{{0, 0, 0}, {1, 1, 1}}, {{0.25, 0.35, 0.35}, {1, 0.65, 0.65}}};
   for (int b = 0; b < 2; ++b)
     for (const std::int64_t budget : {10000, 100000, 1000000}) {
-      std::vector<double> t[2];
-      rwd::window::Selection last[2];
+      std::vector<double> t[3];
+      rwd::window::Selection last[3];
       for (int round = 0; round < rounds; ++round)
-        for (int lod = 0; lod < 2; ++lod) {
+        for (int lod = 0; lod < 3; ++lod) {  // uniform, whole grids, octants: interleaved
           Window w;
           w.box = boxes[b];
           w.budget = budget;
           w.lod = lod ? Lod::adaptive : Lod::uniform;
           const auto t0 = std::chrono::steady_clock::now();
-          last[lod] = rwd::window::select(view, w);
+          last[lod] = rwd::window::select(lod == 2 ? octant_view : view, w);
           t[lod].push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
         }
-      std::printf("| %s | %lld | %.3f | %.3f | %.3f | %.3f | %lld | %lld / %lld |\n", b ? "wake" : "whole",
-                  static_cast<long long>(budget), percentile(t[0], 0.5), percentile(t[0], 0.95), percentile(t[1], 0.5),
-                  percentile(t[1], 0.95), static_cast<long long>(last[1].values), static_cast<long long>(last[0].visited),
-                  static_cast<long long>(last[1].visited));
+      std::printf("| %s | %lld | %.3f | %.3f | %.3f | %.3f | %lld | %.3f | %.3f | %lld | %lld / %lld / %lld |\n",
+                  b ? "wake" : "whole", static_cast<long long>(budget), percentile(t[0], 0.5), percentile(t[0], 0.95),
+                  percentile(t[1], 0.5), percentile(t[1], 0.95), static_cast<long long>(last[1].values),
+                  percentile(t[2], 0.5), percentile(t[2], 0.95), static_cast<long long>(last[2].values),
+                  static_cast<long long>(last[0].visited), static_cast<long long>(last[1].visited),
+                  static_cast<long long>(last[2].visited));
     }
 }
 
@@ -115,8 +135,12 @@ void latency(int rounds) {
 
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 30;
-  quality("2-D full tree, 16x16 cells per grid, depth 5 (512x512 leaf cells)", rwd::spacetree::Tree::full(unit(2, 16, 5), 5));
-  quality("3-D full tree, 8^3 cells per grid, depth 3 (64^3 leaf cells)", rwd::spacetree::Tree::full(unit(3, 8, 3), 3));
+  for (const bool octants : {false, true}) {
+    quality("2-D full tree, 16x16 cells per grid, depth 5 (512x512 leaf cells)",
+            rwd::spacetree::Tree::full(unit(2, 16, 5), 5), octants);
+    quality("3-D full tree, 8^3 cells per grid, depth 3 (64^3 leaf cells)",
+            rwd::spacetree::Tree::full(unit(3, 8, 3), 3), octants);
+  }
   latency(rounds);
   return 0;
 }

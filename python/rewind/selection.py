@@ -203,6 +203,23 @@ def _refine(tree, q, cells, budget, cap, hits, gain):
     return out, gain
 
 
+def _by_octants(tree, q, cells, budget, cap, root_range, at, hits) -> Selection:
+    """The octant walk's answer (select_octants.cpp) from the uniform one (`hits` on level
+    `at`) and from the root (its cells in the box `root_range`): the larger gain."""
+    def box_range(g):
+        f, e, m = _cells_in_box(np.asarray(g, dtype=float).reshape(1, 6), q)
+        return (f[0], e[0]) if m[0] else None
+
+    def piece(row, lv, g, fr, count):
+        return _piece(row, lv, g, cells, fr, count, 1)
+
+    values = sum(int(np.prod(h[5] - h[4])) for h in hits)
+    pu, gu = octants.Walk(tree, cells, box_range, piece, budget, cap).from_uniform(root_range, at, values)
+    pr, gr = octants.Walk(tree, cells, box_range, piece, budget, cap).from_root(root_range)
+    pieces = pr if gr > gu else pu
+    return Selection(max([at] + [p["level"] for p in pieces]), 1, pieces, "adaptive")
+
+
 def select(level: np.ndarray, bbox: np.ndarray, child_rows: np.ndarray, cells: Sequence[int],
            box: Sequence[Sequence[float]], budget: int = 0, max_level: int = -1, lod: str = "uniform",
            detail: np.ndarray | None = None, shares: np.ndarray | None = None) -> Selection:
@@ -286,19 +303,7 @@ def select_rows(tree: Any, cells: Sequence[int], box: Sequence[Sequence[float]],
     hits = [(int(row), int(l), g, ch, fr, er) for rows, lv, bb, chs, f, e in leaves + [frontier]
             for row, l, g, ch, fr, er in zip(rows, lv, bb, chs, f, e)]
     if by_octants:
-        def box_range(g):
-            f, e, m = _cells_in_box(np.asarray(g, dtype=float).reshape(1, 6), q)
-            return (f[0], e[0]) if m[0] else None
-
-        def piece(row, lv, g, fr, count):
-            return _piece(row, lv, g, cells, fr, count, 1)
-
-        values = sum(int(np.prod(h[5] - h[4])) for h in hits)
-        root_range = (first[0], end[0])
-        pu, gu = octants.Walk(tree, cells, box_range, piece, budget, cap).from_uniform(root_range, at, values)
-        pr, gr = octants.Walk(tree, cells, box_range, piece, budget, cap).from_root(root_range)
-        pieces = pr if gr > gu else pu
-        return Selection(max([at] + [p["level"] for p in pieces]), 1, pieces, lod)
+        return _by_octants(tree, q, cells, budget, cap, (first[0], end[0]), at, hits)
     if lod == "adaptive":
         hits, gain = _refine(tree, q, cells, budget, cap, hits, uniform_gain)
         root_hits, root_gain = _refine(tree, q, cells, budget, cap,

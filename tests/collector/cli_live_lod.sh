@@ -9,8 +9,9 @@
 # step): every window equals the file's cells, and the coarse one also what numpy
 # computes from the file's leaves (check_window.py, lod_oracle.py); the run's closing
 # live: line counts the windows above the leaves. An adaptive window at the paused step
-# (ranked by the live state's details) equals `rewind window FILE@STEP --lod adaptive` on
-# the final checkpoint (its statistics): the same grids, cells and values. On 2 processes (the
+# (ranked by the live state's details and octants' shares) equals `rewind window FILE@STEP
+# --lod adaptive` on the final checkpoint (its statistics and shares): the same grids, cells
+# and values, some grid shown in part (the octant walk on both sides). On 2 processes (the
 # collector a thread of the compute rank) and 4 (a collector rank, 2 compute ranks).
 #   cli_live_lod.sh REWIND SOURCE_DIR PYTHON MPIEXEC
 set -u
@@ -65,7 +66,7 @@ for np in 2 4; do
   # the same grids, cropped alike, the same values -- on mixed levels, not uniform.
   "$rewind" window "lod$np.h5@$s" $coarse --lod adaptive --out fadaptive$np.json >fadaptive$np.out 2>&1
   check "np $np: the live adaptive window equals the file's adaptive window at the paused step, on mixed levels" \
-    "$py $src/tests/collector/check_same_window.py adaptive$np.json fadaptive$np.json --mixed --budget 3000 \
+    "$py $src/tests/collector/check_same_window.py adaptive$np.json fadaptive$np.json --mixed --in-part --budget 3000 \
      >same$np.out 2>&1" || cat same$np.out fadaptive$np.out
   check "np $np: the live adaptive window equals the file's cells and its leaves' averages (numpy)" \
     "$py $src/tests/collector/check_window.py lod$np.h5 adaptive$np.json >>chk$np.out 2>&1" || cat chk$np.out

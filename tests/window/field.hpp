@@ -105,12 +105,18 @@ Field make_field(const window::TreeView& t, F f) {
   return out;
 }
 
-/// The piece holding point x (its cells' boxes, half-open), or nullptr; throws if two do.
-inline const window::Piece* piece_at(const window::Selection& sel, const std::array<double, 3>& x) {
+/// The piece holding point x (its cells' boxes, half-open; a strided piece, the root's
+/// subsample, its grid's box: its value is then the root's cell there), or nullptr;
+/// throws if two do.
+inline const window::Piece* piece_at(const window::TreeView& t, const window::Selection& sel,
+                                     const std::array<double, 3>& x) {
   const window::Piece* found = nullptr;
   for (const auto& p : sel.pieces) {
     bool in = true;
-    for (int a = 0; a < 3 && in; ++a) in = x[a] >= p.origin[a] && x[a] < p.origin[a] + p.count[a] * p.cell[a];
+    const auto& g = t.bbox[static_cast<std::size_t>(p.row)];
+    for (int a = 0; a < 3 && in; ++a)
+      in = p.stride > 1 ? x[a] >= g[2 * a] && x[a] <= g[2 * a + 1]
+                        : x[a] >= p.origin[a] && x[a] < p.origin[a] + p.count[a] * p.cell[a];
     if (!in) continue;
     if (found) throw std::logic_error("two pieces hold one point");
     found = &p;
@@ -134,7 +140,7 @@ inline double window_error(const window::TreeView& t, const Field& f, const wind
         for (const int i : g.hit[0]) {
           const auto index = i + t.cells[0] * (j + std::int64_t{t.cells[1]} * k);
           const auto x = centre(b, t.cells, index);
-          const window::Piece* p = piece_at(sel, x);
+          const window::Piece* p = piece_at(t, sel, x);
           if (!p) throw std::logic_error("a leaf cell meeting the box is under no piece");
           const auto& pb = t.bbox[static_cast<std::size_t>(p->row)];
           const double leaf = f.cells[static_cast<std::size_t>(g.row)][static_cast<std::size_t>(index)];

@@ -101,6 +101,35 @@ Walk refine(const Tree& tree, const Query& q, const Window& w, int cap, const st
   return out;
 }
 
+/// The answer from the uniform one (`leaves`: its grids, L* = sel.level): refined by the
+/// octant walk or the whole-grid walk if adaptive, as pieces.
+template <class Tree>
+void answer(const Tree& tree, const Query& q, const Window& w, int cap, const Range& root, bool adaptive,
+            double uniform_gain, std::vector<Hit> leaves, Selection& sel) {
+  if (adaptive && octants_apply(tree)) {
+    std::int64_t values = 0;
+    for (const auto& h : leaves) values += h.range.cells();
+    OctantWalk from_uniform = octant_walk(tree, q, w, cap, root, sel.level, values, sel);
+    OctantWalk from_root = octant_walk(tree, q, w, cap, root, -1, 0, sel);
+    sel.pieces = std::move(from_root.gain > from_uniform.gain ? from_root.pieces : from_uniform.pieces);
+    for (const auto& p : sel.pieces) sel.level = std::max(sel.level, p.level);
+    finish(sel);
+    return;
+  }
+  if (adaptive) {
+    Walk from_uniform = refine(tree, q, w, cap, leaves, uniform_gain, sel);
+    Walk from_root = refine(tree, q, w, cap, {{0, root}}, 0.0, sel);
+    leaves = std::move(from_root.gain > from_uniform.gain ? from_root.hits : from_uniform.hits);
+  }
+  for (const auto& h : leaves) {
+    std::array<int, 3> count{};
+    for (int a = 0; a < 3; ++a) count[a] = h.range.end[a] - h.range.first[a];
+    sel.pieces.push_back(make_piece(tree, h.row, h.range.first, count, 1));
+    sel.level = std::max(sel.level, sel.pieces.back().level);
+  }
+  finish(sel);
+}
+
 template <class Tree>
 Selection select_in(const Tree& tree, const Window& w) {
   const Query q = make_query(tree, w);
@@ -166,28 +195,7 @@ Selection select_in(const Tree& tree, const Window& w) {
   }
   sel.level = level;
   leaves.insert(leaves.end(), frontier.begin(), frontier.end());
-  if (adaptive && octants_apply(tree)) {
-    std::int64_t values = 0;
-    for (const auto& h : leaves) values += h.range.cells();
-    OctantWalk from_uniform = octant_walk(tree, q, w, cap, root, level, values, sel);
-    OctantWalk from_root = octant_walk(tree, q, w, cap, root, -1, 0, sel);
-    sel.pieces = std::move(from_root.gain > from_uniform.gain ? from_root.pieces : from_uniform.pieces);
-    for (const auto& p : sel.pieces) sel.level = std::max(sel.level, p.level);
-    finish(sel);
-    return sel;
-  }
-  if (adaptive) {
-    Walk from_uniform = refine(tree, q, w, cap, leaves, uniform_gain, sel);
-    Walk from_root = refine(tree, q, w, cap, {{0, root}}, 0.0, sel);
-    leaves = std::move(from_root.gain > from_uniform.gain ? from_root.hits : from_uniform.hits);
-  }
-  for (const auto& h : leaves) {
-    std::array<int, 3> count{};
-    for (int a = 0; a < 3; ++a) count[a] = h.range.end[a] - h.range.first[a];
-    sel.pieces.push_back(make_piece(tree, h.row, h.range.first, count, 1));
-    sel.level = std::max(sel.level, sel.pieces.back().level);
-  }
-  finish(sel);
+  answer(tree, q, w, cap, root, adaptive, uniform_gain, std::move(leaves), sel);
   return sel;
 }
 }  // namespace

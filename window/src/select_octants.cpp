@@ -194,7 +194,9 @@ class Octants {
 
   /// Block (x, y, z) of a grid's 4 x 4 x 4 lattice on its refined axes (one block on the
   /// others): 0 no cell in the box, 1 shown, 2 not shown (its parent's, or a child's).
-  [[nodiscard]] int state(std::int64_t row, const Shown& s, const std::array<int, 3>& b) const {
+  /// `kid_mask`: the octants each child shows.
+  [[nodiscard]] int state(std::int64_t row, const Shown& s, const std::array<unsigned, 8>& kid_mask,
+                          const std::array<int, 3>& b) const {
     int o = 0, sub = 0;
     for (int a = 0; a < axes_; ++a) {
       o |= (b[a] >> 1) << a;
@@ -202,24 +204,35 @@ class Octants {
     }
     if (part(s.range, o, sub, 4).empty()) return 0;
     if (row != 0 && (s.mask >> o & 1U) == 0) return 2;
-    const std::int64_t k = s.kid[static_cast<std::size_t>(o)];
-    if (k >= 0) {
-      const auto it = cut_.find(k);
-      if (it != cut_.end() && (it->second.mask >> sub & 1U) != 0) return 2;
-    }
-    return 1;
+    return (kid_mask[static_cast<std::size_t>(o)] >> sub & 1U) != 0 ? 2 : 1;
   }
 
   /// A grid's shown blocks as boxes, each grown from its first block in z, y, x order
   /// along x, then y, then z over shown blocks and blocks outside the box; cropped to the box.
   void pieces_of(std::int64_t row, const Shown& s, std::vector<Piece>& out) const {
     if (s.range.empty() || (row != 0 && s.mask == 0)) return;
+    // Most grids show all their cells in the box (nothing of theirs left to the parent,
+    // nothing taken by a child): one piece, what the blocks below would give too.
+    std::array<unsigned, 8> kid_mask{};
+    bool whole = true;
+    for (int o = 0; o < (1 << axes_); ++o) {
+      if (const std::int64_t k = s.kid[static_cast<std::size_t>(o)]; k >= 0)
+        if (const auto it = cut_.find(k); it != cut_.end()) kid_mask[static_cast<std::size_t>(o)] = it->second.mask;
+      if (kid_mask[static_cast<std::size_t>(o)] != 0) whole = false;
+      if (row != 0 && (s.mask >> o & 1U) == 0 && !part(s.range, o, 0, 2).empty()) whole = false;
+    }
+    if (whole) {
+      std::array<int, 3> count{};
+      for (int a = 0; a < 3; ++a) count[a] = s.range.end[a] - s.range.first[a];
+      out.push_back(make_piece(t_, row, s.range.first, count, 1));
+      return;
+    }
     std::array<int, 3> n{1, 1, 1};
     for (int a = 0; a < axes_; ++a) n[a] = 4;
     std::array<std::array<std::array<int, 4>, 4>, 4> st{};  // [z][y][x]
     for (int z = 0; z < n[2]; ++z)
       for (int y = 0; y < n[1]; ++y)
-        for (int x = 0; x < n[0]; ++x) st[z][y][x] = state(row, s, {x, y, z});
+        for (int x = 0; x < n[0]; ++x) st[z][y][x] = state(row, s, kid_mask, {x, y, z});
     const auto free_in = [&](const std::array<int, 3>& lo, const std::array<int, 3>& hi) {
       for (int z = lo[2]; z < hi[2]; ++z)
         for (int y = lo[1]; y < hi[1]; ++y)
