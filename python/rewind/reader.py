@@ -556,8 +556,9 @@ class Step:
         variables: names (None or [] = every variable the step stores); max_level: deepest
         level (-1 = no cap); lod: "uniform" (one level over the box, the paper's rule) or
         "adaptive" (the budget spent where the first variable changes most, pieces on
-        several levels; a step without that variable's statistics answers with the
-        uniform rule: the Window's `lod` says which answered). A rewind.Window (values
+        several levels; by octants where the step stores shares, format 1.10, so a grid
+        may be shown in part, as several pieces; a step without that variable's
+        statistics answers with the uniform rule: the Window's `lod` says which answered). A rewind.Window (values
         float64, cell_type uint8)."""
         if lod not in selection.LODS:
             raise InvalidArgument(f'lod "{lod}" is not "uniform" or "adaptive"')

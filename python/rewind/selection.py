@@ -4,7 +4,8 @@ The rule and its definitions are the data contract of
 window/include/rewind/window/select.hpp (tolerance 1e-9 of the root's extent, slices,
 "meets", candidates, the choice of the finest level L* whose cells in the box fit the
 budget, coarser leaves filling gaps, the level-0 stride, and the adaptive level of detail: details, gains, the
-two greedy walks and the choice between them); this module follows
+two greedy walks and the choice between them; with shares, the octant walk of
+rewind.octants); this module follows
 window/src/select.cpp operation for operation, so a window of a file computed here has
 the same pieces, bit for bit, as `rewind window FILE --out W.json` (tests/python checks
 it). It works level by level on whole arrays instead of grid by grid.
