@@ -100,28 +100,23 @@ grep budget sweep.out | tail -8 | sed 's/^/3-D tree, whole domain: /'
 check "the statistics and shares are no variable: info lists u, v, p only" \
   "$rewind info uni2.h5 --json | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); s=json.dumps(d); assert \"statistics\" not in s and \"shares\" not in s, s[:300]'"
 
-# Checksummed: one flipped byte in a statistics row is found by verify, named.
-/usr/bin/python3 - uni2.h5 flipped.h5 <<'PY'
+# Checksummed: one value of a statistics or shares row changed by one ulp is found by verify, named.
+flip() {  # flip OUT DATASET ROW COLUMN: a copy of uni2.h5 with that value one ulp up
+  /usr/bin/python3 - uni2.h5 "$@" <<'PY'
 import h5py, shutil, sys, numpy as np
 shutil.copy(sys.argv[1], sys.argv[2])
 with h5py.File(sys.argv[2], "r+") as f:
-    d = f["/simulation/step_00000010/statistics/u"]
-    v = d[3]
-    v[2] = np.nextafter(v[2], np.inf)
-    d[3] = v
+    d, row, col = f["/simulation/step_00000010/" + sys.argv[3]], int(sys.argv[4]), int(sys.argv[5])
+    v = d[row]
+    v[col] = np.nextafter(v[col], np.inf)
+    d[row] = v
 PY
+}
+flip flipped.h5 statistics/u 3 2
 "$rewind" verify flipped.h5 >verify.out 2>&1
 check "a statistics row changed by one ulp: verify fails and names it" \
   "[ $? != 0 ] && grep -q 'statistics/u' verify.out"
-/usr/bin/python3 - uni2.h5 flipped-shares.h5 <<'PY'
-import h5py, shutil, sys, numpy as np
-shutil.copy(sys.argv[1], sys.argv[2])
-with h5py.File(sys.argv[2], "r+") as f:
-    d = f["/simulation/step_00000010/shares/p"]
-    v = d[5]
-    v[1] = np.nextafter(v[1], np.inf)
-    d[5] = v
-PY
+flip flipped-shares.h5 shares/p 5 1
 "$rewind" verify flipped-shares.h5 >verify.out 2>&1
 check "a shares row changed by one ulp: verify fails and names it" \
   "[ $? != 0 ] && grep -q 'shares/p' verify.out && ! grep -q 'statistics/' verify.out"

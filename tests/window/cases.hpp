@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "brute_force.hpp"
+#include "rewind/spacetree/tree.hpp"
 #include "rewind/window/select.hpp"
 
 namespace rwd::test {
@@ -26,6 +29,25 @@ struct BoxMaker {
   int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); }
   double face(int a) { return lo0[a] + dom[a] * pick(finest + 1) / finest; }
   double at(int a, double f) { return lo0[a] + f * dom[a]; }
+
+  /// Boxes for a random tree of `shape` (faces snapped to its finest cells).
+  static BoxMaker of(const spacetree::TreeShape& shape, unsigned seed) {
+    return {std::mt19937(seed),
+            shape.domain.lo,
+            {shape.domain.extent(0), shape.domain.extent(1), shape.domain.extent(2)},
+            shape.s[0] << shape.max_depth};
+  }
+
+  /// An adaptive window: a box from make(), one of `budgets`, a level cap one time in four.
+  template <std::size_t N>
+  window::Window adaptive_window(const std::int64_t (&budgets)[N]) {
+    window::Window w;
+    w.lod = window::Lod::adaptive;
+    w.box = make();
+    w.budget = budgets[static_cast<std::size_t>(pick(static_cast<int>(N)))];
+    w.max_level = pick(4) == 0 ? pick(5) - 1 : -1;
+    return w;
+  }
 
   window::Box make() {
     window::Box b;

@@ -65,18 +65,9 @@ SCENARIO("adaptive windows agree with a literal brute force on random trees", "[
         for (auto& d : detail) d = seed % 2 ? static_cast<double>(rng() % 4) : std::ldexp(rng() % 1000, -7);
         auto view = arrays.view();
         view.detail = detail;
-        rwd::test::BoxMaker boxes{std::mt19937(seed * 104729u), shape.domain.lo,
-                                  {shape.domain.extent(0), shape.domain.extent(1), shape.domain.extent(2)},
-                                  shape.s[0] << shape.max_depth};
+        auto boxes = rwd::test::BoxMaker::of(shape, seed * 104729u);
         THEN("every window has the brute force's pieces, fits the budget and tiles the box") {
-          for (int q = 0; q < 40; ++q) {
-            Window w;
-            w.lod = Lod::adaptive;
-            w.box = boxes.make();
-            w.budget = budgets[static_cast<std::size_t>(boxes.pick(std::size(budgets)))];
-            w.max_level = boxes.pick(4) == 0 ? boxes.pick(5) - 1 : -1;
-            check_adaptive(view, w, rng);
-          }
+          for (int q = 0; q < 40; ++q) check_adaptive(view, boxes.adaptive_window(budgets), rng);
         }
       }
     }

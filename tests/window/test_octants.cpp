@@ -34,17 +34,10 @@ SCENARIO("adaptive windows by octants fit the budget, tile the box and read only
         for (auto& s : shares) s = seed % 2 ? static_cast<double>(rng() % 4) : std::ldexp(rng() % 1000, -7);
         view.detail = detail;
         view.shares = shares;
-        rwd::test::BoxMaker boxes{std::mt19937(seed * 7919u),
-                                  shape.domain.lo,
-                                  {shape.domain.extent(0), shape.domain.extent(1), shape.domain.extent(2)},
-                                  shape.s[0] << shape.max_depth};
+        auto boxes = rwd::test::BoxMaker::of(shape, seed * 7919u);
         THEN("each window is adaptive, within budget, tiles the box, and equals the lazy walk's") {
           for (int q = 0; q < 30; ++q) {
-            Window w;
-            w.lod = Lod::adaptive;
-            w.box = boxes.make();
-            w.budget = budgets[static_cast<std::size_t>(boxes.pick(std::size(budgets)))];
-            w.max_level = boxes.pick(4) == 0 ? boxes.pick(5) - 1 : -1;
+            const Window w = boxes.adaptive_window(budgets);
             INFO(rwd::test::describe(w));
             rwd::test::Paged paged(view);
             const auto sel = rwd::window::select(paged, w);

@@ -172,12 +172,8 @@ Selection select_in(const Tree& tree, const Window& w) {
         continue;
       }
       for (int c = 0; c < tree.max_children() && !overflow; ++c) {
-        const std::int64_t child = tree.child(h.row, c);
+        const std::int64_t child = checked_child(tree, h.row, c, sel);  // frontier rows are on `level`
         if (child < 0) continue;
-        if (child >= n || tree.level(child) != level + 1)
-          fail("row " + std::to_string(h.row) + " names child row " + std::to_string(child) +
-               ", which is out of range or not on the next level");
-        ++sel.visited;
         const Range r = cells_in_box(tree.bbox(child), q);
         if (r.empty()) continue;
         next.push_back({child, r});

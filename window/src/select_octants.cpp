@@ -114,12 +114,8 @@ class Octants {
     if constexpr (Tree::lazy) t_.load(children_rows({g}));
     const auto& gb = t_.bbox(g);
     for (int c = 0; c < t_.max_children(); ++c) {
-      const std::int64_t k = t_.child(g, c);
+      const std::int64_t k = checked_child(t_, g, c, sel_);
       if (k < 0) continue;
-      if (k >= t_.rows() || t_.level(k) != t_.level(g) + 1)
-        fail("row " + std::to_string(g) + " names child row " + std::to_string(k) +
-             ", which is out of range or not on the next level");
-      ++sel_.visited;
       const auto& kb = t_.bbox(k);
       int o = 0;
       for (int a = 0; a < axes_; ++a)

@@ -215,17 +215,26 @@ std::vector<std::int64_t> children_of(const Tree& tree, const std::vector<Hit>& 
   return out;
 }
 
+/// The child of `row` in `slot` (-1: none), checked to be in range and on the next level,
+/// and counted as looked at.
+template <class Tree>
+std::int64_t checked_child(const Tree& tree, std::int64_t row, int slot, Selection& sel) {
+  const std::int64_t child = tree.child(row, slot);
+  if (child < 0) return -1;
+  if (child >= tree.rows() || tree.level(child) != tree.level(row) + 1)
+    fail("row " + std::to_string(row) + " names child row " + std::to_string(child) +
+         ", which is out of range or not on the next level");
+  ++sel.visited;
+  return child;
+}
+
 /// The children of `row` that meet the box, checked to be on the next level.
 template <class Tree>
 std::vector<Hit> children_in_box(const Tree& tree, const Query& q, std::int64_t row, Selection& sel) {
   std::vector<Hit> out;
   for (int c = 0; c < tree.max_children(); ++c) {
-    const std::int64_t child = tree.child(row, c);
+    const std::int64_t child = checked_child(tree, row, c, sel);
     if (child < 0) continue;
-    if (child >= tree.rows() || tree.level(child) != tree.level(row) + 1)
-      fail("row " + std::to_string(row) + " names child row " + std::to_string(child) +
-           ", which is out of range or not on the next level");
-    ++sel.visited;
     if (const Range r = cells_in_box(tree.bbox(child), q); !r.empty()) out.push_back({child, r});
   }
   return out;

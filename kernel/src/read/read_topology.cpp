@@ -140,6 +140,17 @@ void check_some(const Ctx& c, const std::string& gpath, const detail::StepChecks
     if (detail::hash_bytes(static_cast<const unsigned char*>(data) + i * row_bytes, row_bytes) != sums.at(rows[i], col))
       c.fail(ErrorKind::corrupt, detail::checksum_mismatch(gpath, name, rows[i]));
 }
+
+/// Rows `rows` of the (n_grids, width) float64 per-grid dataset `name` of step `e` (in
+/// group `g`), checked against their row checksums: the statistics' and the shares' read.
+std::vector<double> read_row_doubles(const Ctx& c, hid_t g, const StepEntry& e, const std::string& name,
+                                     std::size_t width, const std::vector<std::int64_t>& rows) {
+  auto v = read_some<double>(c, g, e.group, name.c_str(), H5T_NATIVE_DOUBLE, H5T_FLOAT,
+                             {static_cast<hsize_t>(e.n_grids), width}, h5::runs_of(rows), rows.size());
+  check_some(c, e.group, detail::StepChecksums::read(c, g, e.n_grids, rows), name.c_str(), v.data(),
+             width * sizeof(double), rows);
+  return v;
+}
 }  // namespace
 
 bool Reader::has_statistics(std::int64_t step_number, const std::string& var) const {
@@ -156,9 +167,7 @@ std::vector<std::array<double, 3>> Reader::read_statistics_rows(std::int64_t ste
   check_rows(c, "read_statistics_rows", rows, e.n_grids);
   h5::Group g = h5::open_group(c, impl_->file, e.group);
   const std::string name = std::string(kStatistics) + "/" + var;
-  const auto v = read_some<double>(c, g, e.group, name.c_str(), H5T_NATIVE_DOUBLE, H5T_FLOAT,
-                                   {static_cast<hsize_t>(e.n_grids), 3}, h5::runs_of(rows), rows.size());
-  check_some(c, e.group, detail::StepChecksums::read(c, g, e.n_grids, rows), name.c_str(), v.data(), 24, rows);
+  const auto v = read_row_doubles(c, g, e, name, 3, rows);
   std::vector<std::array<double, 3>> out(rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
     std::copy_n(&v[3 * i], 3, out[i].begin());
@@ -184,10 +193,7 @@ std::vector<double> Reader::read_shares_rows(std::int64_t step_number, const std
   h5::Group g = h5::open_group(c, impl_->file, e.group);
   const std::string name = std::string(kShares) + "/" + var;
   const auto nc = static_cast<std::size_t>(impl_->common.max_children);
-  auto v = read_some<double>(c, g, e.group, name.c_str(), H5T_NATIVE_DOUBLE, H5T_FLOAT,
-                             {static_cast<hsize_t>(e.n_grids), nc}, h5::runs_of(rows), rows.size());
-  check_some(c, e.group, detail::StepChecksums::read(c, g, e.n_grids, rows), name.c_str(), v.data(),
-             nc * sizeof(double), rows);
+  auto v = read_row_doubles(c, g, e, name, nc, rows);
   for (std::size_t i = 0; i < v.size(); ++i)
     if (!(std::isfinite(v[i]) && v[i] >= 0))
       c.fail(ErrorKind::corrupt,
