@@ -77,6 +77,11 @@ TEST_CASE("every command, reply and status crosses the live link unchanged", "[l
   }
   const Reply r = sample_reply();
   CHECK(decode_reply(encode(r)) == r);
+  Reply odd = r;  // a peer's shares that are not max_children per grid
+  odd.shares.pop_back();
+  CHECK_THROWS_AS(decode_reply(encode(odd)), WireError);
+  odd.shares.clear();  // none at all: a step that would store none
+  CHECK(decode_reply(encode(odd)) == odd);
   Reply refused;
   refused.ok = false;
   refused.message = "unknown variable 'rho'";
