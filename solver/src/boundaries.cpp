@@ -163,22 +163,25 @@ void Solver::Impl::match_coarse_faces(std::size_t g, int var) {
   }
 }
 
-double Solver::Impl::advective_flux(std::size_t g, int q, std::int64_t c, int a, double dt) {
+double Solver::Impl::advective_flux(std::size_t g, int q, std::int64_t c, int a, double dt, int vel) {
   const BlockGeom& G = grids[g].geom;
-  const double U = face_velocity(forest.data(g, kU + a), forest.data(g, kP), forest.data(g, kGpx + a), G, c, a, st.dt_prev);
+  const double U =
+      face_velocity(forest.data(g, vel + a), forest.data(g, kP), forest.data(g, kGpx + a), G, c, a, st.dt_prev);
   const double* f = forest.data(g, q);
   return U * face_value(f[c], f[c + G.stride(a)], U, upwind_gamma(U, dt, G.h[a], cfg.numerics.upwind));
 }
 
-void Solver::Impl::reflux_predictor(double dt) {
+void Solver::Impl::reflux_predictor(double dt, const Stage& s) {
   if (full || !matched) return;
   std::vector<std::pair<int, int>> qs;  // (advected variable, predictor output)
-  for (int q = 0; q < dim; ++q) qs.emplace_back(kU + q, kUs + q);
-  if (cfg.physics.energy) qs.emplace_back(kT, kTs);
+  qs.reserve(4);
+  for (int q = 0; q < dim; ++q) qs.emplace_back(s.from + q, s.into + q);
+  if (cfg.physics.energy) qs.emplace_back(temperature_of(s.from), temperature_of(s.into));
+  const double w = s.keep == 0.0 ? dt : (1.0 - s.keep) * dt;
   for (const auto& [q, out] : qs)
-    reflux([&](std::size_t g, std::int64_t c, int a) { return advective_flux(g, q, c, a, dt); },
+    reflux([&, q = q](std::size_t g, std::int64_t c, int a) { return advective_flux(g, q, c, a, dt, s.from); },
            [&, out = out](std::size_t g, std::int64_t c, int a, int side, double fine, double own) {
-             const double d = dt * (fine - own) / grids[g].geom.h[a];
+             const double d = w * (fine - own) / grids[g].geom.h[a];
              forest.data(g, out)[c] += side ? -d : d;
            });
 }

@@ -207,22 +207,39 @@ struct Solver::Impl {
       }
   }
 
+  // One stage of the predictor: reads the velocity (and temperature) `from` (kU or
+  // kUs: the state or Heun's first stage) and writes
+  //   into = keep * (u, T)^n + (1 - keep) * (from + dt R(from)),
+  // R the advection, diffusion, buoyancy, heat source and the last pressure gradient.
+  struct Stage {
+    int from = kU;
+    int into = kUs;
+    double keep = 0.0;
+  };
+  // The temperature that goes with velocity variable kU or kUs.
+  static constexpr int temperature_of(int vel) { return vel == kU ? kT : kTs; }
+
   // Advective flux of q (Forest variable) through the + face of cell c along a, as
-  // the predictor computes it away from domain faces.
-  double advective_flux(std::size_t g, int q, std::int64_t c, int a, double dt);
+  // the predictor computes it away from domain faces, advected by velocity `vel`.
+  double advective_flux(std::size_t g, int q, std::int64_t c, int a, double dt, int vel);
 
   // Coarse cells next to a level jump take the fine cells' advective fluxes (the
   // diffusive ones already agree: match_coarse_faces), so momentum and heat are
   // conserved across the jump.
-  void reflux_predictor(double dt);
+  void reflux_predictor(double dt, const Stage& s);
 
   // time step (time_step.cpp)
   [[nodiscard]] double compute_dt();
 
-  void predictor(double dt);
+  void predictor(double dt, const Stage& s);
 
-  // Direct forcing on the predictor; accumulates the force on each obstacle.
-  void force_obstacles(double dt);
+  // The predictor stages of the time scheme with their forcing: u* in kUs (halo'd),
+  // the forces on the obstacles in `forces`.
+  void advance(double dt);
+
+  // Direct forcing on velocity `vel` (kUs or kU); adds `weight` times the force of
+  // this forcing to each obstacle's (the weight of this stage in the step).
+  void force_obstacles(double dt, int vel, double weight);
 
   // Sum of per-grid partial vectors (K values per grid) over all ranks, added in UID
   // order so the result is the same for every partition.

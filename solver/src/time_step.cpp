@@ -46,30 +46,33 @@ double Solver::Impl::compute_dt() {
   return dt;
 }
 
-void Solver::Impl::predictor(double dt) {
+void Solver::Impl::predictor(double dt, const Stage& s) {
   const auto& ph = cfg.physics;
   const double dtp = st.dt_prev;
   const double up = cfg.numerics.upwind;
   const bool energy = ph.energy;
+  const double keep = s.keep, rest = 1.0 - s.keep;
   for (const std::size_t g : leaves) {
     const GridData& gd = grids[g];
     const BlockGeom& G = gd.geom;
-    const double* u[3] = {forest.data(g, kU), forest.data(g, kV), forest.data(g, kW)};
-    double* us[3] = {forest.data(g, kUs), forest.data(g, kVs), forest.data(g, kWs)};
+    const double* u[3] = {forest.data(g, s.from), forest.data(g, s.from + 1), forest.data(g, s.from + 2)};
+    const double* un[3] = {forest.data(g, kU), forest.data(g, kV), forest.data(g, kW)};
+    double* us[3] = {forest.data(g, s.into), forest.data(g, s.into + 1), forest.data(g, s.into + 2)};
     const double* gp[3] = {forest.data(g, kGpx), forest.data(g, kGpy), forest.data(g, kGpz)};
     const double* p = forest.data(g, kP);
-    const double* T = forest.data(g, kT);
-    double* Ts = forest.data(g, kTs);
+    const double* T = forest.data(g, temperature_of(s.from));
+    const double* Tn = forest.data(g, kT);
+    double* Ts = forest.data(g, temperature_of(s.into));
     std::array<std::int64_t, 3> str{};
     for (int a = 0; a < 3; ++a) str[static_cast<std::size_t>(a)] = G.stride(a);
     for_interior(G, [&](std::int64_t c, int i, int j, int k) {
       const int idx[3] = {i, j, k};
       double adv[4] = {0, 0, 0, 0};
       for (int a = 0; a < dim; ++a) {
-        const std::int64_t s = str[static_cast<std::size_t>(a)];
+        const std::int64_t sa = str[static_cast<std::size_t>(a)];
         const double h = G.h[a];
         const double Up = face_velocity(u[a], p, gp[a], G, c, a, dtp);
-        const double Um = face_velocity(u[a], p, gp[a], G, c - s, a, dtp);
+        const double Um = face_velocity(u[a], p, gp[a], G, c - sa, a, dtp);
         // Upwinding would mix the ghost into a prescribed face value: none on a
         // non-periodic domain face.
         const double gpf = (gd.on_face[static_cast<std::size_t>(2 * a + 1)] && idx[a] == G.s[a] - 1)
@@ -78,26 +81,65 @@ void Solver::Impl::predictor(double dt) {
                                ? 0.0 : upwind_gamma(Um, dt, h, up);
         for (int q = 0; q < dim; ++q) {
           const double* f = u[q];
-          adv[q] += (Up * face_value(f[c], f[c + s], Up, gpf) - Um * face_value(f[c - s], f[c], Um, gmf)) / h;
+          adv[q] += (Up * face_value(f[c], f[c + sa], Up, gpf) - Um * face_value(f[c - sa], f[c], Um, gmf)) / h;
         }
-        if (energy) adv[3] += (Up * face_value(T[c], T[c + s], Up, gpf) - Um * face_value(T[c - s], T[c], Um, gmf)) / h;
+        if (energy)
+          adv[3] += (Up * face_value(T[c], T[c + sa], Up, gpf) - Um * face_value(T[c - sa], T[c], Um, gmf)) / h;
       }
       const double buoy = energy ? -ph.beta * (T[c] - ph.T_ref) : 0.0;
-      for (int q = 0; q < dim; ++q)
-        us[q][c] = u[q][c] + dt * (-adv[q] + ph.nu * laplacian(u[q], G, c) - gp[q][c] + buoy * ph.gravity[static_cast<std::size_t>(q)]);
-      if (energy) Ts[c] = T[c] + dt * (-adv[3] + ph.alpha * laplacian(T, G, c) + ph.heat_source);
+      // keep = 0 (Euler, Heun's first stage) must not round differently from u + dt R.
+      for (int q = 0; q < dim; ++q) {
+        const double v = u[q][c] + dt * (-adv[q] + ph.nu * laplacian(u[q], G, c) - gp[q][c] +
+                                         buoy * ph.gravity[static_cast<std::size_t>(q)]);
+        us[q][c] = keep == 0.0 ? v : keep * un[q][c] + rest * v;
+      }
+      if (energy) {
+        const double v = T[c] + dt * (-adv[3] + ph.alpha * laplacian(T, G, c) + ph.heat_source);
+        Ts[c] = keep == 0.0 ? v : keep * Tn[c] + rest * v;
+      }
     });
   }
 }
 
-void Solver::Impl::force_obstacles(double dt) {
+void Solver::Impl::advance(double dt) {
   for (auto& f : forces) f.force = {0, 0, 0};
+  std::vector<int> vs{kUs, kVs, kWs};
+  if (cfg.physics.energy) vs.push_back(kTs);
+  if (cfg.numerics.time_scheme == TimeScheme::euler) {
+    const Stage s{kU, kUs, 0.0};
+    predictor(dt, s);
+    reflux_predictor(dt, s);
+    force_obstacles(dt, kUs, 1.0);
+    exchange(std::span<const int>(vs.data(), 3));
+    return;
+  }
+  // Heun: u1 = u + dt R(u) forced (into u*), then u* = (u + u1 + dt R(u1)) / 2 forced,
+  // built in place of u (every cell reads only its own u) and moved into u*. The step's
+  // momentum has half the first forcing and all of the second: the force counts them so.
+  const Stage s1{kU, kUs, 0.0};
+  predictor(dt, s1);
+  reflux_predictor(dt, s1);
+  force_obstacles(dt, kUs, 0.5);
+  exchange(vs);
+  const Stage s2{kUs, kU, 0.5};
+  predictor(dt, s2);
+  reflux_predictor(dt, s2);
+  force_obstacles(dt, kU, 1.0);
+  for (const std::size_t g : leaves)
+    for (int q = 0; q < dim; ++q) std::copy_n(forest.data(g, kU + q), forest.block_size(), forest.data(g, kUs + q));
+  if (cfg.physics.energy)
+    for (const std::size_t g : leaves) std::copy_n(forest.data(g, kT), forest.block_size(), forest.data(g, kTs));
+  exchange(std::span<const int>(vs.data(), 3));
+}
+
+void Solver::Impl::force_obstacles(double dt, int vel, double weight) {
   if (cfg.obstacles.empty()) return;
+  const auto t0 = std::chrono::steady_clock::now();
   const bool temp = cfg.physics.energy &&
                     std::any_of(cfg.obstacles.begin(), cfg.obstacles.end(), [](const Obstacle& o) { return o.temperature.has_value(); });
   {
-    std::vector<int> vars{kUs, kVs, kWs};
-    if (temp) vars.push_back(kTs);
+    std::vector<int> vars{vel, vel + 1, vel + 2};
+    if (temp) vars.push_back(temperature_of(vel));
     exchange(vars);
   }
   // Per grid, per obstacle, per component partial sums; added in UID order.
@@ -110,7 +152,8 @@ void Solver::Impl::force_obstacles(double dt) {
     if (gd.forced.empty()) continue;
     const double dv = gd.geom.h[0] * gd.geom.h[1] * (dim == 3 ? gd.geom.h[2] : 1.0);
     std::vector<double> part(3 * no, 0.0);
-    double* us[3] = {forest.data(g, kUs), forest.data(g, kVs), forest.data(g, kWs)};
+    double* us[3] = {forest.data(g, vel), forest.data(g, vel + 1), forest.data(g, vel + 2)};
+    double* Ts = forest.data(g, temperature_of(vel));
     target.resize(gd.forced.size() * 4);
     // Targets from the unforced predictor first, so the result does not depend on
     // the order in which cells are forced.
@@ -124,7 +167,6 @@ void Solver::Impl::force_obstacles(double dt) {
       if (temp) {
         const auto& ob = cfg.obstacles[static_cast<std::size_t>(f.obstacle)];
         if (ob.temperature) {
-          const double* Ts = forest.data(g, kTs);
           const double tb = *ob.temperature;
           double t = tb;
           for (int m = 0; m < f.n; ++m) t += f.w[static_cast<std::size_t>(m)] * (Ts[f.c + f.off[static_cast<std::size_t>(m)]] - tb);
@@ -139,14 +181,16 @@ void Solver::Impl::force_obstacles(double dt) {
         part[3 * static_cast<std::size_t>(f.obstacle) + static_cast<std::size_t>(q)] -= (t - us[q][f.c]) / dt * dv;
         us[q][f.c] = t;
       }
-      if (temp && cfg.obstacles[static_cast<std::size_t>(f.obstacle)].temperature) forest.data(g, kTs)[f.c] = target[4 * n + 3];
+      if (temp && cfg.obstacles[static_cast<std::size_t>(f.obstacle)].temperature) Ts[f.c] = target[4 * n + 3];
     }
     uids.push_back(forest.grid(g).uid.raw());
     parts.insert(parts.end(), part.begin(), part.end());
   }
   const auto sums = ordered_sum(uids, parts, 3 * no);
   for (std::size_t o = 0; o < no; ++o)
-    for (int q = 0; q < 3; ++q) forces[o].force[static_cast<std::size_t>(q)] = sums[3 * o + static_cast<std::size_t>(q)];
+    for (int q = 0; q < 3; ++q)
+      forces[o].force[static_cast<std::size_t>(q)] += weight * sums[3 * o + static_cast<std::size_t>(q)];
+  times.obstacles += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 std::vector<double> Solver::Impl::ordered_sum(const std::vector<std::uint64_t>& uids, const std::vector<double>& parts, std::size_t K) {
@@ -258,13 +302,10 @@ StepResult Solver::Impl::step() {
   };
   const double dt = compute_dt();
   lap(times.dt);
-  predictor(dt);
-  reflux_predictor(dt);
+  const double forcing_before = times.obstacles;
+  advance(dt);
   lap(times.predictor);
-  force_obstacles(dt);
-  lap(times.obstacles);
-  static constexpr int vs[] = {kUs, kVs, kWs};
-  exchange(vs);
+  times.predictor -= times.obstacles - forcing_before;  // force_obstacles times itself
   projection_rhs(dt);
   lap(times.projection_rhs);
   last_pressure = solve(cfg.pressure.tolerance, dt);

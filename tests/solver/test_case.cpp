@@ -52,6 +52,16 @@ TEST_CASE("Impossible settings are refused with one clear line", "[solver]") {
   CHECK(neg.find("positive") != std::string::npos);
   CHECK(neg.find('\n') == std::string::npos);
 
+  // Heun has no anti-diffusion for the upwind blend to cancel: the default blend is refused.
+  const auto rk2 = error_of(kBase, {"solver.time_scheme=\"rk2\""});
+  CHECK(rk2.find("solver.time_scheme") != std::string::npos);
+  CHECK(rk2.find("solver.upwind = 0") != std::string::npos);
+  CHECK(rk2.find('\n') == std::string::npos);
+  const auto rk2_up = error_of(kBase, {"solver.time_scheme=\"rk2\"", "solver.upwind=0.5"});
+  CHECK(rk2_up.find("test.toml: solver.upwind") != std::string::npos);
+  CHECK(error_of(kBase, {"solver.time_scheme=\"rk2\"", "solver.upwind=0"}).empty());
+  CHECK(error_of(kBase, {"solver.time_scheme=\"rk3\""}).find("solver.time_scheme") != std::string::npos);
+
   const auto dt = error_of(kBase, {"time.dt=0.5"});
   CHECK(dt.find("time.dt") != std::string::npos);
   CHECK(dt.find("unstable") != std::string::npos);

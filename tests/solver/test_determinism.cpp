@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <string>
+#include <vector>
 
 #include "mpi_test_util.hpp"
 #include "solver_test_util.hpp"
@@ -96,9 +98,19 @@ std::uint64_t field_hash(solver::Solver& s, MPI_Comm comm) {
   return h;
 }
 
+// The time schemes: explicit Euler (the default) and Heun's rk2 (two predictor stages,
+// one written in place, a weighted reflux and forcing).
+std::vector<std::string> scheme_overrides() {
+  const bool rk2 = GENERATE(false, true);
+  if (!rk2) return {};
+  return {"solver.time_scheme=\"rk2\"", "solver.upwind=0"};
+}
+
 }  // namespace
 
 TEST_CASE("Bit-identical fields and monitors on 1..N compute ranks", "[solver][mpi]") {
+  const auto scheme = scheme_overrides();
+  INFO("overrides: " << (scheme.empty() ? "none (euler)" : scheme.front()));
   const int world = test::world_size(), rank = test::world_rank();
   std::vector<std::uint64_t> hashes;
   std::vector<double> cds;
@@ -108,7 +120,7 @@ TEST_CASE("Bit-identical fields and monitors on 1..N compute ranks", "[solver][m
     std::uint64_t h = 0;
     double cd = 0;
     if (sub != MPI_COMM_NULL) {
-      auto s = test::make_solver(kCase, sub);
+      auto s = test::make_solver(kCase, sub, scheme);
       while (!s.finished()) s.step();
       h = field_hash(s, sub);
       cd = s.monitors().cd;
@@ -128,7 +140,14 @@ TEST_CASE("Bit-identical fields and monitors on 1..N compute ranks", "[solver][m
 
 TEST_CASE("Restore from the state fields continues bit-identically", "[solver][mpi]") {
   const MPI_Comm comm = MPI_COMM_WORLD;
-  auto a = test::make_solver(kCase, comm, {"time.max_steps=6"});
+  const auto scheme = scheme_overrides();
+  INFO("overrides: " << (scheme.empty() ? "none (euler)" : scheme.front()));
+  auto with = [&](const std::string& o) {
+    auto v = scheme;
+    v.push_back(o);
+    return v;
+  };
+  auto a = test::make_solver(kCase, comm, with("time.max_steps=6"));
   while (!a.finished()) a.step();
   // What the kernel would write: the state fields' interiors and the scalar state.
   std::vector<std::vector<double>> saved;
@@ -137,7 +156,7 @@ TEST_CASE("Restore from the state fields continues bit-identically", "[solver][m
     for (const auto& f : solver::state_fields())
       saved.emplace_back(fa.data(g, f.var), fa.data(g, f.var) + fa.block_size());
   const auto ss = a.scalar_state();
-  auto c = test::parse_case(kCase, {"time.max_steps=12"});
+  auto c = test::parse_case(kCase, with("time.max_steps=12"));
   a = test::make_solver(c, comm);  // reference: uninterrupted 12 steps
   while (!a.finished()) a.step();
   const auto ref = field_hash(a, comm);

@@ -234,6 +234,57 @@ tolerance = 1e-8
   }
 }
 
+// A shear wave v = A sin(k x) carried by u = 1 through a periodic square decays and
+// moves; with a constant pressure the semi-discrete central scheme solves it exactly:
+// v_i(t) = A exp(-nu lam t) sin(k x_i - om t), om = sin(k h) / h, lam = (2 - 2 cos k h) / h^2,
+// so what is left is the time integration's error alone. Max over cells, relative to A.
+double shear_wave_error(const std::string& scheme, int steps) {
+  const double T = 0.5, A = 0.2, nu = 0.01, k = 2.0 * M_PI;
+  Solver s = test::make_solver(R"(
+[domain]
+lo = [0.0, 0.0, 0.0]
+hi = [1.0, 1.0, 1.0]
+periodic = [true, true, false]
+[tree]
+r = [2, 2, 1]
+s = [8, 8, 1]
+depth = 1
+[physics]
+nu = 0.01
+[initial]
+type = "uniform"
+velocity = [1.0, 0.0, 0.0]
+[solver]
+tolerance = 1e-11
+upwind = 0.0
+)",
+                               MPI_COMM_WORLD,
+                               {"solver.time_scheme=\"" + scheme + "\"", "time.end=" + std::to_string(T),
+                                "time.dt=" + std::to_string(T / steps)});
+  set_leaves(s, solver::kV, [&](double x, double, double) { return A * std::sin(k * x); });
+  s.restore(s.scalar_state());
+  run(s);
+  const double h = 1.0 / 16, om = std::sin(k * h) / h, lam = (2.0 - 2.0 * std::cos(k * h)) / (h * h);
+  CHECK(max_error(s, solver::kU, [](double, double, double) { return 1.0; }) < 1e-12);
+  return max_error(s, solver::kV,
+                   [&](double x, double, double) { return A * std::exp(-nu * lam * T) * std::sin(k * x - om * T); }) /
+         A;
+}
+
+TEST_CASE("Time schemes: explicit Euler is first order, Heun's rk2 second order (exact shear wave)", "[solver][mpi]") {
+  std::vector<double> euler, rk2;
+  for (const int n : {40, 80, 160})
+    euler.push_back(shear_wave_error("euler", n)), rk2.push_back(shear_wave_error("rk2", n));
+  INFO("euler " << euler[0] << " " << euler[1] << " " << euler[2] << ", rk2 " << rk2[0] << " " << rk2[1] << " "
+                << rk2[2]);
+  for (int i = 0; i < 2; ++i) {
+    CHECK(euler[i] / euler[i + 1] > 1.8);
+    CHECK(euler[i] / euler[i + 1] < 2.2);
+    CHECK(rk2[i] / rk2[i + 1] > 3.6);
+  }
+  CHECK(rk2[2] < 0.02 * euler[2]);
+}
+
 TEST_CASE("Moving wall + wall + periodic: Couette flow is linear", "[solver][mpi]") {
   const std::string text = R"(
 [domain]

@@ -71,9 +71,15 @@ struct PressureSettings {
 };
 
 enum class Immersed : std::uint8_t { interpolate, staircase };
+/// euler: u* = u + dt R(u), first order (the upwind blend cancels its anti-diffusion);
+/// rk2: Heun's two stages, u1 = u + dt R(u), u* = (u + u1 + dt R(u1)) / 2, one
+/// projection per step (the pressure gradient of the last step in both stages: the
+/// projection removes its lag), second order, central advection only.
+enum class TimeScheme : std::uint8_t { euler, rk2 };
 struct Numerics {
   double upwind = 1.0;
   Immersed immersed = Immersed::interpolate;
+  TimeScheme time_scheme = TimeScheme::euler;
 };
 
 enum class InitialType : std::uint8_t { rest, uniform, taylor_green };
@@ -129,7 +135,8 @@ SolverCase parse_solver_case(config::CaseDocument& doc);
 /// sum_a |u_a|/h_a (`adv`, 1/s), the finest cell size `h` and the largest |u|^2
 /// (`u2`): min(1/adv, 1/(2 max(nu, alpha) sum 1/h^2), 2 min(nu, alpha) /
 /// ((1 - upwind) u2)). The last term is the explicit-Euler limit of the central part
-/// of the advection scheme (absent for upwind >= 1).
+/// of the advection scheme (absent for upwind >= 1); with rk2 it is
+/// cbrt(12 min(nu, alpha) / (adv^4 h_max^2)) instead (see case.cpp).
 double stable_dt(const SolverCase& c, double adv, const std::array<double, 3>& h, double u2);
 
 }  // namespace rwd::solver

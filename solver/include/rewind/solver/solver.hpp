@@ -1,14 +1,19 @@
 // Incompressible Navier–Stokes + energy (Boussinesq) on a Forest: Chorin's
-// incremental projection, explicit Euler, multigrid-like pressure solver that uses
-// the tree's own restriction and prolongation (paper, section II).
+// incremental projection, explicit Euler or Heun's RK2 (solver.time_scheme),
+// multigrid-like pressure solver that uses the tree's own restriction and
+// prolongation (paper, section II).
 //
 // One time step (all collective over the compute communicator):
 //   1. dt from the CFL and diffusion limits (max over ranks: exact, order-free);
 //   2. predictor on every leaf cell:  u* = u + dt (-div(U u) + nu L u - Gc p + f_b),
 //      T' = T + dt (-div(U T) + alpha L T + q);
+//      rk2 (Heun): that stage, forced as in 3., gives u1; then
+//      u* = (u + u1 + dt R(u1)) / 2 with R the same right-hand side (Gc p of the last
+//      step in both stages: the projection removes the lag, one projection per step);
 //   3. obstacles: solid cells forced to rest, interface cells to the value linearly
 //      interpolated between the surface and the next fluid cell (direct forcing);
-//      the force on each obstacle is minus the sum of the forcing (momentum exchange);
+//      the force on each obstacle is minus the sum of the forcing (momentum exchange;
+//      rk2: half the first stage's forcing and all of the second's, their weights in u*);
 //   4. L phi = div(U*) / dt by the multigrid solver, until dt * max|residual| <= tol,
 //      i.e. the max norm of the divergence after projection is below the tolerance;
 //   5. u = u* - dt Gc phi, p += phi, gp = Gc p, halos exchanged.
@@ -44,7 +49,7 @@
 //  - per-cell arrays to write for a bit-exact restart: state_fields() — u, v, w, p, T
 //    (Forest variables kU.. kT) on every grid (leaves carry the solution, parents
 //    their averages: sync_coarse_levels() first); there is no "previous" time level (explicit
-//    Euler is one-step) and no temporary needs saving: gpx/gpy/gpz are derived from p
+//    Euler and Heun are one-step schemes) and no temporary needs saving: gpx/gpy/gpz are derived from p
 //    and the scratch variables are overwritten before they are read;
 //  - scalar state: ScalarState {time, step, dt_prev};
 //  - cell types: cell_types(g), uint8 per interior cell (codes in CellType), derived
