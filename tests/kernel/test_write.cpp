@@ -605,6 +605,69 @@ TEST_CASE("grid_statistics gives each grid the statistics a written step stores,
   }
 }
 
+TEST_CASE("every write path stores the same statistics: taken as rows are packed or hashed, or after",
+          "[kernel][mpi]") {
+  // The writer takes a grid's statistics while its field's rows are in the cache — as it
+  // packs them (halo'd arrays), or hashes them for a zero-copy write — and the fields no
+  // such visit read (zero copy without checksums) in a pass after the data. Each path must
+  // store what grid_statistics computes from the grids, bit for bit, parents and children
+  // on one rank or on two.
+  struct Path {
+    const char* name;
+    int halo;
+    bool checksums;
+    bool zero_copy_halo;
+  };
+  for (const Path& p : {Path{"packed", 1, true, false}, Path{"zero_copy_hashed", 0, true, false},
+                        Path{"zero_copy_unhashed", 0, false, false}, Path{"zero_copy_halo", 1, true, true},
+                        Path{"packed_unhashed", 1, false, false}}) {
+    INFO("write path " << p.name);
+    const std::string path = rwd::kernel::test::test_path(std::string("statistics_path_") + p.name);
+    ToyModel m = ToyModel::build(MPI_COMM_WORLD, 4, p.halo);
+    IoOptions opt;
+    opt.write_views = false;
+    opt.checksums = p.checksums;
+    opt.zero_copy_halo = p.zero_copy_halo;
+    const LocalGrids grids = m.describe();
+    {
+      Writer w = Writer::create(MPI_COMM_WORLD, path, ToyModel::common(), opt);
+      const WriteStats st =
+          w.write_step(ToyModel::step_info(3, 0.03, 0.01, StepKind::visualisation,
+                                           {{"cell_data", "u", 0, false}, {"cell_data", "v", 1, true}}, true),
+                       grids);
+      CHECK((st.in_place.direct_datasets > 0) == (p.halo == 0 || p.zero_copy_halo));  // the path named
+      w.close();
+    }
+    std::vector<double> su, sv;
+    const auto u = grid_statistics(MPI_COMM_WORLD, grids, 8, 0, false, &su);
+    const auto v = grid_statistics(MPI_COMM_WORLD, grids, 8, 1, true, &sv);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const Reader r = Reader::open(path);
+    const StepTopology t = r.read_topology(3);
+    std::vector<std::int64_t> rows;
+    for (const auto& g : grids.grids) rows.push_back(std::find(t.uid.begin(), t.uid.end(), g.uid) - t.uid.begin());
+    const auto fu = r.read_statistics_rows(3, "u", rows), fv = r.read_statistics_rows(3, "v", rows);
+    const auto su_file = r.read_shares_rows(3, "u", rows), sv_file = r.read_shares_rows(3, "v", rows);
+    REQUIRE(fu.size() == u.size());
+    REQUIRE(su_file.size() == su.size());
+    int differ = 0, details = 0;
+    for (std::size_t k = 0; k < rows.size(); ++k)
+      for (std::size_t c = 0; c < 3; ++c) {
+        differ += std::bit_cast<std::uint64_t>(u[k][c]) != std::bit_cast<std::uint64_t>(fu[k][c]);
+        differ += std::bit_cast<std::uint64_t>(v[k][c]) != std::bit_cast<std::uint64_t>(fv[k][c]);
+        details += c == 2 && u[k][2] > 0;
+      }
+    for (std::size_t j = 0; j < su.size(); ++j) {
+      differ += std::bit_cast<std::uint64_t>(su[j]) != std::bit_cast<std::uint64_t>(su_file[j]);
+      differ += std::bit_cast<std::uint64_t>(sv[j]) != std::bit_cast<std::uint64_t>(sv_file[j]);
+    }
+    CHECK(differ == 0);
+    const bool has_parent =
+        std::any_of(grids.grids.begin(), grids.grids.end(), [](const GridRecord& g) { return !g.child_uids.empty(); });
+    CHECK((details > 0) == has_parent);  // not a comparison of zeros
+  }
+}
+
 TEST_CASE("6-cell blocks store statistics but no shares; no field is named into either group", "[kernel][mpi]") {
   // A child's half along an axis of 6 cells is 3 cells: 1.5 parent cells, no whole octant.
   const std::string path = rwd::kernel::test::test_path("no_shares");

@@ -21,7 +21,35 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr std::uint8_t kSolid = 1;  ///< cell_type of a solid cell (docs/file-format.md §3)
 constexpr std::size_t kHeader = 5;  ///< a remote child's message: parent row, child row, its box's lower corner
 
+KeptDoubles kept_send, kept_recv;  ///< the statistics' messages, sent and received
+
 }  // namespace
+
+std::vector<double> KeptDoubles::take(std::size_t n) {
+  std::vector<double> v;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    v.swap(kept_);
+  }
+  if (v.size() < n) v.resize(n);
+  return v;
+}
+
+void KeptDoubles::give(std::vector<double> v) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (v.size() > kept_.size()) kept_.swap(v);
+}
+
+void KeptDoubles::release() {
+  std::vector<double> gone;
+  std::lock_guard<std::mutex> lock(mutex_);
+  gone.swap(kept_);
+}
+
+void release_kept_statistics_memory() {
+  kept_send.release();
+  kept_recv.release();
+}
 
 Refinement refinement_of(const BlockShape& block, int max_children) {
   Refinement r;
@@ -57,6 +85,9 @@ StepStatistics::StepStatistics(MPI_Comm comm, const BlockShape& block, int max_c
   local_parent_.assign(nloc, -1);
   remote_rank_.assign(nloc, -1);
   remote_slot_.assign(nloc, -1);
+  int comm_size = 1;
+  MPI_Comm_size(comm_, &comm_size);
+  scount_.assign(static_cast<std::size_t>(comm_size), 0);
   for (std::size_t k = 0; k < nloc; ++k) {
     const std::int64_t p = rows.parent_row[k];
     if (p < 0) continue;
@@ -64,19 +95,43 @@ StepStatistics::StepStatistics(MPI_Comm comm, const BlockShape& block, int max_c
       local_parent_[k] = static_cast<std::int64_t>(it->second);
     } else {
       remote_rank_[k] = rows.parent_rank[k];
-      remote_slot_[k] = static_cast<std::int64_t>(n_remote_++);
+      ++scount_[static_cast<std::size_t>(remote_rank_[k])];
+      ++n_remote_;
     }
   }
+  // The remote children's messages, grouped by the parent's rank, each child's where
+  // add() puts its moments: no copy between the pass and the exchange.
+  field_at_.assign(specs.size(), 0);
+  for (std::size_t j = 0; j < fields_.size(); ++j) field_at_[fields_[j]] = j;
+  per_ = ref_.ok ? kHeader + fields_.size() * per_field() : 0;  // no detail: no messages
+  std::vector<std::size_t> next(scount_.size(), 0);
+  for (std::size_t r = 1; r < scount_.size(); ++r)
+    next[r] = next[r - 1] + static_cast<std::size_t>(scount_[r - 1]) * per_;
+  send_ = kept_send.take(n_remote_ * per_);
+  for (std::size_t k = 0; k < nloc && ref_.ok; ++k) {
+    if (remote_rank_[k] < 0) continue;
+    std::size_t& at = next[static_cast<std::size_t>(remote_rank_[k])];
+    remote_slot_[k] = static_cast<std::int64_t>(at);
+    const GridRecord& g = grids.grids[rows.perm[k]];
+    double* m = send_.data() + at;
+    m[0] = static_cast<double>(rows.parent_row[k]);  // rows < 2^53: exact
+    m[1] = static_cast<double>(rows.layout.row_of[k]);
+    m[2] = g.bbox[0];
+    m[3] = g.bbox[2];
+    m[4] = g.bbox[4];
+    at += per_;
+  }
   out_.resize(specs.size());
-  moments_.resize(specs.size());
   octants_.resize(specs.size());
   shares_.resize(specs.size());
+  added_.assign(specs.size(), 0);
   for (const std::size_t i : fields_) {
     out_[i].assign(3 * nloc, 0.0);
-    moments_[i].assign(n_remote_ * nblocks_ * 2, 0.0);
     if (ref_.shares) octants_[i].assign(nc_ * nloc, 0.0);  // the root's row stays 0
   }
 }
+
+StepStatistics::~StepStatistics() { kept_send.give(std::move(send_)); }
 
 std::array<int, 3> StepStatistics::octant(const BoxRow& child, const BoxRow& parent) const {
   std::array<int, 3> o{0, 0, 0};
@@ -89,11 +144,12 @@ std::array<int, 3> StepStatistics::octant(const BoxRow& child, const BoxRow& par
 }
 
 /// A child's share of its parent's detail from its block moments: the sum over its cells of
-/// (value - the parent's cell covering it)², as sum over blocks of m2 + n (mean - p)², the
-/// blocks in x-fastest order; the parent's cells as the file stores them (a float32 field's
-/// values rounded as they are written). The same terms binned by the child's octant of the
-/// block (ox + 2 oy + 4 oz, refined axes only) into bins[0, nc_): the total is summed
-/// exactly as without them.
+/// (value - the parent's cell covering it)², as the sum of its blocks' squared deviations
+/// (m[nblocks], summed in block order) plus, over the blocks in x-fastest order,
+/// n (mean - p)²; the parent's cells as the file stores them (a float32 field's values
+/// rounded as they are written). The same terms binned by the child's octant of the block
+/// (ox + 2 oy + 4 oz, refined axes only) into bins[0, nc_), starting from the octants'
+/// squared deviations (m[nblocks + 1 + o]).
 double StepStatistics::share(std::size_t i, std::size_t parent, const std::array<int, 3>& o, const double* m,
                              double* bins) const {
   const double n = ref_.cells();
@@ -101,8 +157,8 @@ double StepStatistics::share(std::size_t i, std::size_t parent, const std::array
   const double* a = g.fields[static_cast<std::size_t>(specs_[i].slot)];
   const bool f32 = specs_[i].float32;
   const auto px = static_cast<std::size_t>(blk_.sx + 2 * h_), py = static_cast<std::size_t>(blk_.sy + 2 * h_);
-  double sum = 0.0;
-  std::fill_n(bins, nc_, 0.0);
+  double sum = m[nblocks_];
+  std::copy_n(m + nblocks_ + 1, nc_, bins);
   std::size_t j = 0;
   for (int bz = 0; bz < nb_[2]; ++bz)
     for (int by = 0; by < nb_[1]; ++by) {
@@ -114,8 +170,8 @@ double StepStatistics::share(std::size_t i, std::size_t parent, const std::array
           static_cast<std::size_t>(o[0] * nb_[0] + h_);
       for (int bx = 0; bx < nb_[0]; ++bx, ++j) {
         const double pv = f32 ? static_cast<double>(static_cast<float>(prow[bx])) : prow[bx];
-        const double d = m[2 * j] - pv;
-        const double t = m[2 * j + 1] + n * d * d;
+        const double d = m[j] - pv;
+        const double t = n * d * d;
         sum += t;
         bins[oyz + (bx >= half_[0] ? 1u : 0u)] += t;
       }
@@ -123,8 +179,6 @@ double StepStatistics::share(std::size_t i, std::size_t parent, const std::array
   return sum;
 }
 
-/// A child's blocks (the cells one parent cell covers): each block's mean and sum of squared
-/// deviations, into m (nblocks × 2).
 namespace {
 
 /// A value as the file stores it (S), widened: a double array's value of a float32 field
@@ -165,6 +219,9 @@ void add_squares(const T* row, std::size_t nbx, int fx, const double* mean, doub
 
 }  // namespace
 
+/// A child's blocks (the cells one parent cell covers): into m[0, nblocks) each block's
+/// mean, m[nblocks] the sum of their squared deviations (in block order), and
+/// m[nblocks + 1 + o] that sum over the blocks in octant o (share()'s layout).
 template <typename S, typename T>
 void StepStatistics::moments(const T* values, const Layout& at, double* m) const {
   // Row by row (x contiguous), each block's sums in the order of its cells (z, y, x), as a
@@ -175,9 +232,14 @@ void StepStatistics::moments(const T* values, const Layout& at, double* m) const
   thread_local std::vector<double> mean, m2;  // scratch, of the thread the pass runs on
   mean.resize(nbx);
   m2.resize(nbx);
+  double* const total = m + nblocks_;
+  double* const bins = total + 1;
+  *total = 0.0;
+  std::fill_n(bins, nc_, 0.0);
   std::size_t b0 = 0;
   for (int bz = 0; bz < nb_[2]; ++bz)
     for (int by = 0; by < nb_[1]; ++by, b0 += nbx) {
+      const std::size_t oyz = (bz >= half_[2] ? 4u : 0u) + (by >= half_[1] ? 2u : 0u);
       std::fill(mean.begin(), mean.end(), 0.0);
       std::fill(m2.begin(), m2.end(), 0.0);
       for (int dz = 0; dz < fz; ++dz)
@@ -188,10 +250,18 @@ void StepStatistics::moments(const T* values, const Layout& at, double* m) const
         for (int dy = 0; dy < fy; ++dy)
           add_squares<S>(values + at.base + (bz * fz + dz) * at.sz + (by * fy + dy) * at.sy, nbx, fx, mean.data(),
                          m2.data());
+      std::copy_n(mean.data(), nbx, m + b0);
+      // In locals, each sum in block order (the bins' x halves split the row).
+      const auto hx = static_cast<std::size_t>(half_[0]);
+      double t = *total, lower = bins[oyz], upper = bins[oyz + 1];
       for (std::size_t bx = 0; bx < nbx; ++bx) {
-        m[2 * (b0 + bx)] = mean[bx];
-        m[2 * (b0 + bx) + 1] = m2[bx];
+        t += m2[bx];
+        if (bx < hx) lower += m2[bx];
+        else upper += m2[bx];
       }
+      *total = t;
+      bins[oyz] = lower;
+      if (hx < nbx) bins[oyz + 1] = upper;
     }
 }
 template <typename S, typename T>
@@ -242,46 +312,51 @@ void StepStatistics::add(std::size_t i, std::size_t k, const T* values, const La
   // Every child's share of its parent's detail goes through its block moments, wherever the
   // parent is, and the parent sums its children's shares in row order: the file does not
   // depend on the partition, bit for bit.
-  m.resize(nblocks_ * 2);
-  moments<S>(values, at, m.data());
-  if (local_parent_[k] >= 0) {
-    const auto parent = static_cast<std::size_t>(local_parent_[k]);
-    const GridRecord& c = grids_.grids[rows_.perm[k]];
-    std::array<double, 8> bins{};
-    shares_[i].push_back(
-        {parent, rows_.layout.row_of[k],
-         share(i, parent, octant(c.bbox, grids_.grids[rows_.perm[parent]].bbox), m.data(), bins.data())});
-    if (ref_.shares) std::copy_n(bins.begin(), nc_, &octants_[i][nc_ * k]);
-  } else {
-    std::copy_n(m.begin(), nblocks_ * 2, &moments_[i][static_cast<std::size_t>(remote_slot_[k]) * nblocks_ * 2]);
+  if (local_parent_[k] < 0) {  // its parent is elsewhere: the moments go straight into its message
+    moments<S>(values, at,
+               send_.data() + static_cast<std::size_t>(remote_slot_[k]) + kHeader + field_at_[i] * per_field());
+    return;
   }
+  m.resize(per_field());
+  moments<S>(values, at, m.data());
+  const auto parent = static_cast<std::size_t>(local_parent_[k]);
+  const GridRecord& c = grids_.grids[rows_.perm[k]];
+  std::array<double, 8> bins{};
+  shares_[i].push_back(
+      {parent, rows_.layout.row_of[k],
+       share(i, parent, octant(c.bbox, grids_.grids[rows_.perm[parent]].bbox), m.data(), bins.data())});
+  if (ref_.shares) std::copy_n(bins.begin(), nc_, &octants_[i][nc_ * k]);
+}
+
+void StepStatistics::add_grid(std::size_t i, std::size_t k) {
+  const std::ptrdiff_t px = blk_.sx + 2 * h_, py = blk_.sy + 2 * h_;
+  const Layout at{(h_ * py + h_) * px + h_, px, px * py};
+  const double* a = grids_.grids[rows_.perm[k]].fields[static_cast<std::size_t>(specs_[i].slot)];
+  if (specs_[i].float32) add<float>(i, k, a, at);
+  else add<double>(i, k, a, at);
+  ++added_[i];
 }
 
 void StepStatistics::add_all() {
-  const std::ptrdiff_t px = blk_.sx + 2 * h_, py = blk_.sy + 2 * h_;
-  const Layout at{(h_ * py + h_) * px + h_, px, px * py};
+  for (const std::size_t i : fields_)
+    for (std::size_t k = 0; k < rows_.perm.size(); ++k) add_grid(i, k);
+}
+
+void StepStatistics::add_rest() {
+  const std::size_t nloc = rows_.perm.size();
   for (const std::size_t i : fields_) {
-    const auto slot = static_cast<std::size_t>(specs_[i].slot);
-    const bool f32 = specs_[i].float32;
-    for (std::size_t k = 0; k < rows_.perm.size(); ++k) {
-      const double* a = grids_.grids[rows_.perm[k]].fields[slot];
-      if (f32) add<float>(i, k, a, at);
-      else add<double>(i, k, a, at);
-    }
+    if (added_[i] == nloc) continue;
+    shares_[i].clear();  // a field half taken (cannot happen: a failed write ends the step) starts again
+    added_[i] = 0;
+    for (std::size_t k = 0; k < nloc; ++k) add_grid(i, k);
   }
 }
 
 void StepStatistics::exchange() {
-  const std::size_t nf = fields_.size();
-  // One message per remote child: its parent's row, its box's lower corner, then each
-  // field's block moments; grouped by the parent's rank.
-  const std::size_t per = kHeader + nf * nblocks_ * 2;
-  int comm_size = 1;
-  MPI_Comm_size(comm_, &comm_size);
-  const auto size = static_cast<std::size_t>(comm_size);
+  const std::size_t nf = fields_.size(), per = per_;
+  const std::size_t size = scount_.size();
   std::vector<int> scount(size, 0), sdispl(size, 0), rcount(size, 0), rdispl(size, 0);
-  for (std::size_t k = 0; k < remote_rank_.size(); ++k)
-    if (remote_rank_[k] >= 0) scount[static_cast<std::size_t>(remote_rank_[k])] += static_cast<int>(per);
+  for (std::size_t r = 0; r < size; ++r) scount[r] = static_cast<int>(static_cast<std::size_t>(scount_[r]) * per);
   MPI_Alltoall(scount.data(), 1, MPI_INT, rcount.data(), 1, MPI_INT, comm_);
   int s_total = 0, r_total = 0;
   for (std::size_t r = 0; r < size; ++r) {
@@ -290,26 +365,13 @@ void StepStatistics::exchange() {
     rdispl[r] = r_total;
     r_total += rcount[r];
   }
-  std::vector<double> send(static_cast<std::size_t>(s_total)), recv(static_cast<std::size_t>(r_total));
-  std::vector<int> at(sdispl);
-  for (std::size_t k = 0; k < remote_rank_.size(); ++k) {
-    if (remote_rank_[k] < 0) continue;
-    double* m = &send[static_cast<std::size_t>(at[static_cast<std::size_t>(remote_rank_[k])])];
-    at[static_cast<std::size_t>(remote_rank_[k])] += static_cast<int>(per);
-    const GridRecord& g = grids_.grids[rows_.perm[k]];
-    m[0] = static_cast<double>(rows_.parent_row[k]);  // rows < 2^53: exact
-    m[1] = static_cast<double>(rows_.layout.row_of[k]);
-    m[2] = g.bbox[0];
-    m[3] = g.bbox[2];
-    m[4] = g.bbox[4];
-    for (std::size_t j = 0; j < nf; ++j)
-      std::copy_n(&moments_[fields_[j]][static_cast<std::size_t>(remote_slot_[k]) * nblocks_ * 2], nblocks_ * 2,
-                  m + kHeader + j * nblocks_ * 2);
-  }
-  MPI_Alltoallv(send.data(), scount.data(), sdispl.data(), MPI_DOUBLE, recv.data(), rcount.data(), rdispl.data(),
+  KeptDoubles::Lease recv_lease(kept_recv, static_cast<std::size_t>(r_total));
+  const double* const recv = recv_lease.data();
+  MPI_Alltoallv(send_.data(), scount.data(), sdispl.data(), MPI_DOUBLE, recv_lease.data(), rcount.data(), rdispl.data(),
                 MPI_DOUBLE, comm_);
-  std::vector<double> bins(recv.size() / per * nf * nc_, 0.0);  // per message: nf × nc_
-  for (std::size_t off = 0; off + per <= recv.size(); off += per) {
+  const auto received = static_cast<std::size_t>(r_total);
+  std::vector<double> bins(received / per * nf * nc_, 0.0);  // per message: nf × nc_
+  for (std::size_t off = 0; off + per <= received; off += per) {
     const double* m = &recv[off];
     const auto it = local_of_row_.find(static_cast<std::int64_t>(m[0]));
     if (it == local_of_row_.end()) continue;  // cannot happen: the links named this rank
@@ -320,7 +382,7 @@ void StepStatistics::exchange() {
     for (std::size_t jf = 0; jf < nf; ++jf) {
       const std::size_t i = fields_[jf];
       shares_[i].push_back({parent, static_cast<std::int64_t>(m[1]),
-                            share(i, parent, o, m + kHeader + jf * nblocks_ * 2, &bins[(off / per * nf + jf) * nc_])});
+                            share(i, parent, o, m + kHeader + jf * per_field(), &bins[(off / per * nf + jf) * nc_])});
     }
   }
   if (ref_.shares) return_bins(scount, rcount, per, bins);

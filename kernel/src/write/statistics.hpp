@@ -3,13 +3,14 @@
 // non-solid cells and its detail, the L2 norm over its children's cells of the children's
 // values minus its own cells prolonged onto them.
 //
-// Taken in one pass over the grids' arrays after the step's data are written, while a
-// helper sends those to the disk (write_statistics, write_data.cpp): a durable write's CPU
-// is free there. Each child adds its share of
-// its parent's detail through, per block of cells one parent cell covers, the block's mean
-// and sum of squared deviations (stable where the values are close, as parents and
-// children are); a child whose parent is elsewhere sends them to the parent's rank in one
-// exchange (finish()). A parent sums its children's shares in row order, so the file does
+// Taken grid by grid as the writer reads the step's arrays to hash or pack them (the
+// grid's values are then in the cache: no second read from memory), the fields no such
+// read visited in one pass after the data are written (write_statistics, write_data.cpp).
+// Each child adds its share of
+// its parent's detail through, per block of cells one parent cell covers, the block's mean,
+// and the blocks' summed squared deviations (stable where the values are close, as parents
+// and children are); a child whose parent is elsewhere writes them into its message to the
+// parent's rank, sent in one exchange (finish()). A parent sums its children's shares in row order, so the file does
 // not depend on the partition. The same loop bins each share by the child's octants (the
 // shares/<var> rows, format 1.10); a remote child's bins go back to its rank in a reply.
 #pragma once
@@ -18,6 +19,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <unordered_map>
 #include <vector>
 
@@ -44,17 +46,59 @@ struct Refinement {
 };
 Refinement refinement_of(const BlockShape& block, int max_children);
 
-/// One step's statistics: add_all(), then finish(). Used by the writer (write_statistics)
-/// and by kernel::grid_statistics (a running code's state, not written).
+/// Memory kept between steps for one role of the statistics' messages (one per process):
+/// on a partition whose children's parents sit on another rank these are a sixteenth of
+/// the step's bytes, and fresh memory each step costs its first touch (on some VMs more
+/// than the pass; bench/kernel/first_touch.cpp). A second user at once gets its own.
+class KeptDoubles {
+ public:
+  /// At least n values, not zeroed (but for what the kept memory had to grow by).
+  std::vector<double> take(std::size_t n);
+  void give(std::vector<double> v);
+  void release();
+  /// take() for a scope.
+  class Lease {
+   public:
+    Lease(KeptDoubles& kept, std::size_t n) : kept_(kept), v_(kept.take(n)) {}
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    ~Lease() { kept_.give(std::move(v_)); }
+    double* data() { return v_.data(); }
+
+   private:
+    KeptDoubles& kept_;
+    std::vector<double> v_;
+  };
+
+ private:
+  std::mutex mutex_;
+  std::vector<double> kept_;
+};
+
+/// Gives back the memory the statistics keep between steps (release_kept_write_buffer).
+void release_kept_statistics_memory();
+
+/// One step's statistics: add_grid() of every grid of every field (add_all() or add_rest()),
+/// then finish(). Used by the writer (write_data, write_statistics) and by
+/// kernel::grid_statistics (a running code's state, not written).
 class StepStatistics {
  public:
   /// Over the ranks of `comm` (the writer's), whose grids have rows `rows`. `specs`: the
   /// step's fields; `fields`: the indices in `specs` of the fields with statistics.
   StepStatistics(MPI_Comm comm, const BlockShape& block, int max_children, const std::vector<FieldSpec>& specs,
                  const LocalGrids& grids, const StepRows& rows, const std::vector<std::size_t>& fields);
-  /// Every grid of every field with statistics, from the grids' own (halo'd) arrays, each
-  /// value as the file stores it (a float32 field's rounded). Touches only memory.
+  StepStatistics(const StepStatistics&) = delete;
+  StepStatistics& operator=(const StepStatistics&) = delete;
+  ~StepStatistics();
+  /// Grid k (local order) of field i (an index in `specs`, one of `fields`), from its own
+  /// (halo'd) array, each value as the file stores it (a float32 field's rounded). Touches
+  /// only memory. Calls for different fields may run on different threads at once; those
+  /// of one field one after the other.
+  void add_grid(std::size_t i, std::size_t k);
+  /// Every grid of every field with statistics.
   void add_all();
+  /// Every grid of the fields whose grids add_grid did not all take (from scratch).
+  void add_rest();
   /// Collective: the remote children's shares reach their parents, and (has_shares()) their
   /// per-octant shares come back to them; every detail and shares row is final.
   void finish();
@@ -68,6 +112,9 @@ class StepStatistics {
 
  private:
   struct Layout;  // how a grid's values are addressed in its halo'd array
+  /// A child's moments of one field (moments()): nblocks means, their squared deviations'
+  /// sum, its nc_ octants' sums.
+  [[nodiscard]] std::size_t per_field() const { return nblocks_ + 1 + nc_; }
   /// `values` of type T, each read as the file stores it: as S.
   template <typename S, typename T>
   void add(std::size_t i, std::size_t k, const T* values, const Layout& at);
@@ -96,11 +143,14 @@ class StepStatistics {
   std::array<int, 3> half_{};               ///< per axis: a child's blocks from here on are its upper octant
   std::vector<std::int64_t> local_parent_;  ///< by local order: the parent's local index, or -1
   std::vector<int> remote_rank_;            ///< by local order: the remote parent's rank, or -1
-  std::vector<std::int64_t> remote_slot_;   ///< by local order: index among the remote children, or -1
+  std::vector<std::int64_t> remote_slot_;   ///< by local order: where its message starts in send_, or -1
   std::size_t n_remote_ = 0;
+  std::vector<int> scount_;            ///< by rank: the remote children whose parent it has
+  std::vector<std::size_t> field_at_;  ///< by field (index in specs): its place among fields_
+  std::size_t per_ = 0;                ///< a remote child's message, values
+  std::vector<double> send_;           ///< the remote children's messages (exchange())
   std::unordered_map<std::int64_t, std::size_t> local_of_row_;
   std::vector<std::vector<double>> out_;      ///< per field: nloc × {min, max, detail², then detail}
-  std::vector<std::vector<double>> moments_;  ///< per field: n_remote × nblocks × {mean, m2}
   std::vector<std::vector<double>> octants_;  ///< per field (has_shares()): nloc × nc_, sums of squares, then shares
   /// A child's share of its parent's detail (summed per parent in child-row order).
   struct Share {
@@ -109,6 +159,7 @@ class StepStatistics {
     double sum;
   };
   std::vector<std::vector<Share>> shares_;  ///< per field
+  std::vector<std::size_t> added_;          ///< per field: add_grid calls
 };
 
 }  // namespace rwd::kernel::detail

@@ -153,7 +153,7 @@ namespace {
 class DataWriter {
  public:
   DataWriter(WriterState& w, const StepInfo& info, const LocalGrids& grids, const StepRows& rows, const DataPlan& data,
-             const std::vector<h5::Dataset>& dsets, const std::string& gpath)
+             const std::vector<h5::Dataset>& dsets, const std::string& gpath, StepStatistics* stats)
       : w_(w),
         c_(w.ctx),
         info_(info),
@@ -166,7 +166,12 @@ class DataWriter {
         blk_(w.common.block),
         h_(grids.halo),
         nloc_(rows.perm.size()),
-        sums_(data.checksums ? nloc_ * plan_.size() : 0) {}
+        stats_(stats),
+        stat_field_(plan_.size(), kNoField),
+        sums_(data.checksums ? nloc_ * plan_.size() : 0) {
+    if (stats_)
+      for (const std::size_t i : data.statistics_of) stat_field_[data.first_field + i] = i;
+  }
   DataStats run();
 
  private:
@@ -186,6 +191,11 @@ class DataWriter {
   bool pipelined_ = false;
   std::unique_ptr<LinearBuffer> buffer_;
   MPI_File direct_fh_ = MPI_FILE_NULL;
+  static constexpr std::size_t kNoField = static_cast<std::size_t>(-1);
+  /// The step's statistics, taken grid by grid as the rows are visited (null: none), and
+  /// by dataset the field it takes them of (kNoField: none).
+  StepStatistics* stats_;
+  std::vector<std::size_t> stat_field_;
   std::vector<RowRun> node_runs_;       ///< the node's row runs, merged (node leader, early writeback)
   std::shared_future<void> writeback_;  ///< the last started; each waits for the one before
   /// Row checksums (local order x dataset), each taken while its row is cache-hot: right
@@ -202,6 +212,10 @@ class DataWriter {
   }
   void size_buffer();
   void gather_node_runs();
+  /// Grid k's statistics of dataset d's field, while its values are in the cache.
+  void take_statistics(std::size_t d, std::size_t k) {
+    if (stat_field_[d] != kNoField) stats_->add_grid(stat_field_[d], k);
+  }
   bool collective_at(std::size_t d) const { return w_.opts.collective_transfer && !data_.independent[d]; }
   /// Its rows are read once before or while they are written: to hash them.
   bool visited(std::size_t d) const { return data_.hashed[d] != 0; }
@@ -290,6 +304,7 @@ void DataWriter::pack_cells(std::size_t d, T* out, Get get) {
           for (int x = 0; x < blk_.sx; ++x) *dst++ = static_cast<T>(row[x]);
         }
     if (data_.hashed[d]) sum(k, d) = hash_bytes(start, static_cast<std::size_t>(cells) * sizeof(T));
+    take_statistics(d, k);
   }
 }
 
@@ -299,6 +314,7 @@ void DataWriter::visit_direct(std::size_t d, std::size_t k0, std::size_t k1) {
     const GridRecord& g = grid(k);
     sum(k, d) = plan_[d].path == "cell_type" ? hash_interior<std::uint8_t>(g.cell_type, blk_, h_)
                                              : hash_interior<double>(field_of(g, d), blk_, h_);
+    take_statistics(d, k);
   }
 }
 
@@ -455,31 +471,23 @@ DataStats DataWriter::run() {
 }  // namespace
 
 DataStats write_data(WriterState& w, const StepInfo& info, const LocalGrids& grids, const StepRows& rows,
-                     const DataPlan& data, const std::vector<h5::Dataset>& dsets, const std::string& gpath) {
-  return DataWriter(w, info, grids, rows, data, dsets, gpath).run();
+                     const DataPlan& data, const std::vector<h5::Dataset>& dsets, const std::string& gpath,
+                     StepStatistics* stats) {
+  return DataWriter(w, info, grids, rows, data, dsets, gpath, stats).run();
 }
 
-void write_statistics(WriterState& w, const StepInfo& info, const LocalGrids& grids, const StepRows& rows,
-                      const DataPlan& data, const std::vector<h5::Dataset>& dsets, const std::string& gpath,
-                      DataStats& written) {
+void write_statistics(WriterState& w, const DataPlan& data, const StepRows& rows, StepStatistics& stats,
+                      const std::vector<h5::Dataset>& dsets, const std::string& gpath, DataStats& written) {
   const h5::Ctx& c = w.ctx;
   const std::size_t nloc = rows.perm.size(), n_sets = data.datasets.size();
-  // The node's data go to the disk on a helper (early writeback's descriptor, node leader)
-  // while this thread takes and writes the statistics: the commit's flush, which makes
-  // them durable before the marker as before, then finds the data written. A std::async
-  // future waits for its task when it leaves, also on a throw.
-  std::future<void> to_disk;
-  if (w.writeback_fd >= 0) to_disk = std::async(std::launch::async, [fd = w.writeback_fd] { (void)::fdatasync(fd); });
-  // The pass is local: a failure of it (memory) is agreed on before any rank enters the
-  // exchange, which the others would otherwise wait in.
-  std::optional<StepStatistics> stats;
-  phase(w.comm, w.path, [&] {
-    stats.emplace(w.comm, w.common.block, w.common.max_children, info.fields, grids, rows, data.statistics_of)
-        .add_all();
-  });
+  // What the data's visits did not take (fields neither hashed nor packed) is taken here,
+  // locally: a failure of it (memory) is agreed on before any rank enters the exchange,
+  // which the others would otherwise wait in.
+  phase(w.comm, w.path, [&] { stats.add_rest(); });
+  w.hook("statistics_taken");
   phase(w.comm, w.path, [&] {
     if (rows.layout.n_grids == 0) return;  // all ranks empty: no collective write (see DataWriter::run)
-    stats->finish();                       // collective: the remote children's shares
+    stats.finish();                        // collective: the remote children's shares
     std::vector<double> packed;
     for (std::size_t d = data.first_statistics; d < n_sets; ++d) {
       // statistics/<var> rows {min, max, detail}, then shares/<var> rows of max_children
@@ -488,7 +496,7 @@ void write_statistics(WriterState& w, const StepInfo& info, const LocalGrids& gr
       const auto per = static_cast<std::size_t>(data.datasets[d].per_row);
       packed.resize(per * nloc);
       for (std::size_t k = 0; k < nloc; ++k) {
-        std::copy_n(shares ? stats->shares_row(i, k) : stats->row(i, k), per, &packed[per * k]);
+        std::copy_n(shares ? stats.shares_row(i, k) : stats.row(i, k), per, &packed[per * k]);
         if (data.hashed[d]) written.checksums[k * n_sets + d] = hash_bytes(&packed[per * k], per * sizeof(double));
       }
       h5::Dataspace fs(c.check(H5Dget_space(dsets[d]), "space"));
@@ -502,7 +510,6 @@ void write_statistics(WriterState& w, const StepInfo& info, const LocalGrids& gr
     }
     w.hook("statistics");  // inside the phase: a fault injected here is a failed write
   });
-  if (to_disk.valid()) to_disk.get();  // advisory: a failure is caught by the commit's flush
 }
 
 }  // namespace detail
@@ -510,6 +517,7 @@ void write_statistics(WriterState& w, const StepInfo& info, const LocalGrids& gr
 void release_kept_write_buffer() {
   std::lock_guard<std::mutex> lock(detail::kept_mutex);
   detail::kept_buffer.reset();
+  detail::release_kept_statistics_memory();
 }
 
 }  // namespace rwd::kernel

@@ -17,6 +17,7 @@
 #include "integrity/checksum.hpp"
 #include "compression/compression.hpp"
 #include "write/engine.hpp"
+#include "write/statistics.hpp"
 #include "write/write_step.hpp"
 
 namespace rwd::kernel {
@@ -478,11 +479,15 @@ WriteStats detail::write_in_place(WriterState& w, const StepInfo& info, const Lo
   WriteStats st;
   st.in_place.direct_datasets = locate_datasets(data, created.dsets);
   // ---- 5. the data: one linear buffer, one collective write per dataset ----
-  DataStats written = write_data(w, info, grids, rows, data, created.dsets, gpath);
-  // The statistics are taken while the data go to the disk (the CPU is free there), and
-  // written before the commit's flush.
+  // The statistics are taken as the data are read to be written, finished and written
+  // before the commit's flush. Their room is agreed on before the data's collectives.
+  std::optional<StepStatistics> stats;
   if (data.first_statistics < data.datasets.size())
-    write_statistics(w, info, grids, rows, data, created.dsets, gpath, written);
+    phase(w.comm, w.path, [&] {
+      stats.emplace(w.comm, w.common.block, w.common.max_children, info.fields, grids, rows, data.statistics_of);
+    });
+  DataStats written = write_data(w, info, grids, rows, data, created.dsets, gpath, stats ? &*stats : nullptr);
+  if (stats) write_statistics(w, data, rows, *stats, created.dsets, gpath, written);
   if (data.checksums) write_checksums(w, data, rows, written, n.n_grids, created.checksums, gpath);
   st.n_grids = n.n_grids;
   st.bytes = data.bytes;

@@ -82,6 +82,8 @@ StepLock readers_out(const WriterState& w);
 bool valid_name(const std::string& n);
 
 /// This rank's grids in the step: their order, rows and links.
+class StepStatistics;  // write/statistics.hpp
+
 struct StepRows {
   std::vector<std::size_t> perm;  ///< local order (row_layout.hpp)
   RowLayout layout;
@@ -106,19 +108,18 @@ struct DataStats {
 };
 
 /// Collective. Writes every dataset of the step (created, in `dsets`) from the grids but
-/// the statistics and shares (write_statistics).
+/// the statistics and shares (write_statistics). `stats` (null: none): the step's
+/// statistics, each grid's taken as its field's rows are read to be hashed or packed.
 DataStats write_data(WriterState& w, const StepInfo& info, const LocalGrids& grids, const StepRows& rows,
-                     const DataPlan& plan, const std::vector<h5::Dataset>& dsets, const std::string& gpath);
+                     const DataPlan& plan, const std::vector<h5::Dataset>& dsets, const std::string& gpath,
+                     StepStatistics* stats);
 
-/// Collective, after write_data, for a plan with statistics: takes them from the grids'
-/// arrays, exchanges the remote children's shares (their per-octant shares come back),
-/// writes the small statistics and shares datasets and puts their rows' hashes in
-/// `written` — while the node leader's helper sends the step's data to the disk (a durable
-/// write's disk time, in which the CPU is free; the commit's flush makes data and
-/// statistics durable before the marker).
-void write_statistics(WriterState& w, const StepInfo& info, const LocalGrids& grids, const StepRows& rows,
-                      const DataPlan& plan, const std::vector<h5::Dataset>& dsets, const std::string& gpath,
-                      DataStats& written);
+/// Collective, after write_data, for a plan with statistics: takes those write_data's
+/// visits did not, exchanges the remote children's shares (their per-octant shares come
+/// back), writes the small statistics and shares datasets and puts their rows' hashes in
+/// `written` (the commit's flush makes data and statistics durable before the marker).
+void write_statistics(WriterState& w, const DataPlan& plan, const StepRows& rows, StepStatistics& stats,
+                      const std::vector<h5::Dataset>& dsets, const std::string& gpath, DataStats& written);
 
 /// Collective, before a step with compressed datasets is created: rank 0 holds room for
 /// all of its bytes past the file's end (fallocate, the file's size unchanged), so that

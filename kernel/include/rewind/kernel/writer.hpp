@@ -214,8 +214,9 @@ class Writer {
   std::unique_ptr<detail::Engine> engine_;
 };
 
-/// Unmaps the linear write buffer kept for the next step (IoOptions::keep_buffer), e.g.
-/// before a memory-hungry phase. Not collective; never needed for correctness.
+/// Unmaps the linear write buffer kept for the next step (IoOptions::keep_buffer) and the
+/// statistics' message memory, e.g. before a memory-hungry phase. Not collective; never
+/// needed for correctness.
 void release_kept_write_buffer();
 
 }  // namespace rwd::kernel
