@@ -212,9 +212,16 @@ class DataWriter {
   }
   void size_buffer();
   void gather_node_runs();
-  /// Grid k's statistics of dataset d's field, while its values are in the cache.
-  void take_statistics(std::size_t d, std::size_t k) {
-    if (stat_field_[d] != kNoField) stats_->add_grid(stat_field_[d], k);
+  /// Grid k's statistics of dataset d's field, while its values are in the cache. It may
+  /// run on a helper thread, which must not throw: a grid that fails (memory) leaves its
+  /// field short, and add_rest takes the field again after the data, where a failure is
+  /// agreed on over the ranks.
+  void take_statistics(std::size_t d, std::size_t k) noexcept {
+    if (stat_field_[d] == kNoField) return;
+    try {
+      stats_->add_grid(stat_field_[d], k);
+    } catch (...) {  // retried by add_rest, which reports
+    }
   }
   bool collective_at(std::size_t d) const { return w_.opts.collective_transfer && !data_.independent[d]; }
   /// Its rows are read once before or while they are written: to hash them.
