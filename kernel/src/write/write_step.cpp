@@ -487,7 +487,11 @@ WriteStats detail::write_in_place(WriterState& w, const StepInfo& info, const Lo
       stats.emplace(w.comm, w.common.block, w.common.max_children, info.fields, grids, rows, data.statistics_of);
     });
   DataStats written = write_data(w, info, grids, rows, data, created.dsets, gpath, stats ? &*stats : nullptr);
-  if (stats) write_statistics(w, data, rows, *stats, created.dsets, gpath, written);
+  if (stats) {
+    write_statistics(w, data, rows, *stats, created.dsets, gpath, written);
+    stats.reset();
+    if (!w.opts.keep_buffer) release_kept_statistics_memory();  // as the linear buffer
+  }
   if (data.checksums) write_checksums(w, data, rows, written, n.n_grids, created.checksums, gpath);
   st.n_grids = n.n_grids;
   st.bytes = data.bytes;

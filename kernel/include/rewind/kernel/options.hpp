@@ -87,8 +87,9 @@ struct IoOptions {
                                            ///< cell data; same speed in page cache, ~5 % slower
                                            ///< durable than pack + pipeline here, so off).
                                            ///< Needs collective_transfer (packs otherwise).
-  bool keep_buffer = true;                 ///< keep the linear buffer mapped for the next
-                                           ///< step (one per process; release_kept_write_buffer())
+  bool keep_buffer = true;                 ///< keep the linear buffer (and the statistics'
+                                           ///< messages) for the next step (one per process;
+                                           ///< release_kept_write_buffer())
   bool early_writeback = true;             ///< durable steps on Linux: after each dataset, a
                                            ///< helper starts writeback of this rank's bytes
                                            ///< (sync_file_range), so the disk works while the
