@@ -30,6 +30,15 @@ check "3-D tree on 2 compute ranks: the same" "oracle cube.h5 --min-parents 2"
 "$mpiexec" -n 4 "$rewind" run "$src/cases/cylinder-2d1.toml" -o ded.h5 "${short[@]}" -q \
   --set 'output.io.strategy="dedicated"' --set 'output.io.compression="deflate"' >>log 2>&1 || { tail -5 log; exit 1; }
 check "dedicated I/O rank with deflate: the same" "oracle ded.h5 --min-parents 5"
+# The writer takes the statistics as it packs a grid's rows (above), as it hashes them for a
+# zero-copy write, or, where nothing reads them (zero copy without checksums), after the data.
+run_compute 2 "$src/cases/cylinder-2d1-adaptive.toml" -o zc.h5 "${short[@]}" --set output.io.zero_copy_halo=true -q ||
+  { tail -5 log; exit 1; }
+check "zero-copy write on 2 compute ranks (statistics taken as the rows are hashed): the same" "oracle zc.h5 --min-parents 5"
+run_compute 3 "$src/cases/cylinder-2d1-adaptive.toml" -o zcn.h5 "${short[@]}" --set output.io.zero_copy_halo=true \
+  --set output.io.checksums=false -q || { tail -5 log; exit 1; }
+check "zero-copy write without checksums on 3 compute ranks (statistics taken after the data): the same" \
+  "oracle zcn.h5 --min-parents 5"
 
 run_compute 2 "$src/cases/cylinder-2d1.toml" -o off.h5 "${base[@]}" --set output.float32=true --set output.io.statistics=false -q ||
   { tail -5 log; exit 1; }
