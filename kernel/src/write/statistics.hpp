@@ -6,13 +6,13 @@
 // Taken grid by grid as the writer reads the step's arrays to hash or pack them (the
 // grid's values are then in the cache: no second read from memory), the fields no such
 // read visited in one pass after the data are written (write_statistics, write_data.cpp).
-// Each child adds its share of
-// its parent's detail through, per block of cells one parent cell covers, the block's mean,
-// and the blocks' summed squared deviations (stable where the values are close, as parents
-// and children are); a child whose parent is elsewhere writes them into its message to the
-// parent's rank, sent in one exchange (finish()). A parent sums its children's shares in row order, so the file does
-// not depend on the partition. The same loop bins each share by the child's octants (the
-// shares/<var> rows, format 1.10); a remote child's bins go back to its rank in a reply.
+// Each child adds its share of its parent's detail through, per block of cells one parent
+// cell covers, the block's mean, and the blocks' summed squared deviations (stable where
+// the values are close, as parents and children are); a child whose parent is elsewhere
+// writes them into its message to the parent's rank, sent in one exchange (finish()). A
+// parent sums its children's shares in row order, so the file does not depend on the
+// partition. The same loop bins each share by the child's octants (the shares/<var> rows,
+// format 1.10); a remote child's bins go back to its rank in a reply.
 #pragma once
 #include <mpi.h>
 
@@ -47,9 +47,10 @@ struct Refinement {
 Refinement refinement_of(const BlockShape& block, int max_children);
 
 /// Memory kept between steps for one role of the statistics' messages (one per process):
-/// on a partition whose children's parents sit on another rank these are a sixteenth of
-/// the step's bytes, and fresh memory each step costs its first touch (on some VMs more
-/// than the pass; bench/kernel/first_touch.cpp). A second user at once gets its own.
+/// an eighth of the bytes of every child whose parent sits on another rank (on the kernel
+/// benchmark's partition a sixteenth of the step), and fresh memory each step costs its
+/// first touch (on some VMs more than the pass; bench/kernel/first_touch.cpp). A second
+/// user at once gets its own.
 class KeptDoubles {
  public:
   /// At least n values, not zeroed (but for what the kept memory had to grow by).
