@@ -28,8 +28,9 @@ $V cylinder cylinder-2d1-adaptive.csv --steady -o "$IMG/cylinder-2d1-adaptive.pn
 /usr/bin/python3 "$SRC/bench/solver/cylinder_surface.py" cylinder-2d1-adaptive.h5 0.2
 run cylinder-2d2-adaptive -o cylinder-2d2-adaptive.h5 --set output.checkpoint_interval=1
 $V cylinder cylinder-2d2-adaptive.csv --periods 4 -o "$IMG/cylinder-2d2-adaptive.png"
-# 3-D, Schaefer-Turek 3D-1Z: coarse (~8 min on one core) and refined (~2 h).
-for c in cylinder-3d1z cylinder-3d1z-refined; do
+# 3-D, Schaefer-Turek 3D-1Z: 8, 16 and 32 cells per diameter at the body (~8 min,
+# ~8 min and ~1.5 h on one core).
+for c in cylinder-3d1z cylinder-3d1z-refined cylinder-3d1z-fine; do
   run $c
   $V cylinder $c.csv --steady --3d
 done
