@@ -1,7 +1,7 @@
 #!/bin/sh
 # Reproduces every number and plot of docs/validation.md.
 #   bench/solver/run_validation.sh BUILD_DIR [OUT_DIR]
-# Runs one case after another on one core each (about 90 min in total on the
+# Runs one case after another on one core each (about 2.5 h in total on the
 # 2-core VM; run two of these blocks side by side to halve that).
 set -eu
 BUILD=$(cd "$1" && pwd)
@@ -28,11 +28,13 @@ $V cylinder cylinder-2d1-adaptive.csv --steady -o "$IMG/cylinder-2d1-adaptive.pn
 /usr/bin/python3 "$SRC/bench/solver/cylinder_surface.py" cylinder-2d1-adaptive.h5 0.2
 run cylinder-2d2-adaptive -o cylinder-2d2-adaptive.h5 --set output.checkpoint_interval=1
 $V cylinder cylinder-2d2-adaptive.csv --periods 4 -o "$IMG/cylinder-2d2-adaptive.png"
-# 3-D, Schaefer-Turek 3D-1Z: 8, 16 and 32 cells per diameter at the body (~8 min,
-# ~8 min and ~1.5 h on one core).
+# 3-D, Schaefer-Turek 3D-1Z: 8, 16 and 32 cells per diameter at the body (about 1 min
+# here on one core; 4 and 31 min on 2 compute ranks, about twice that here), then Δp
+# against the sampling distance from each final field.
 for c in cylinder-3d1z cylinder-3d1z-refined cylinder-3d1z-fine; do
-  run $c
+  run $c -o $c.h5 --set output.initial=false
   $V cylinder $c.csv --steady --3d
+  /usr/bin/python3 "$SRC/bench/solver/cylinder3d_dp.py" $c.h5
 done
 
 for ra in 3 4 5 6; do
