@@ -3,8 +3,11 @@
 
   validate.py cavity PROFILES.csv --re 100 [-o plot.png]
       centre-line velocities vs Ghia, Ghia & Shin (1982), Tables I and II
-  validate.py cylinder MONITOR.csv [--steady [--3d]] [-o plot.png]
+  validate.py cylinder MONITOR.csv [--steady [--3d] [--window T]] [-o plot.png]
       Schaefer & Turek (1996) 2D-1 (steady) / 2D-2 (periodic) / 3D-1Z (steady, --3d) quantities
+  validate.py study COARSE.csv MEDIUM.csv FINE.csv [--steady [--3d] [--window T]] [--ratio 2]
+      grid convergence of the cylinder quantities over three refinements: observed
+      order, Richardson extrapolation and the fine-grid GCI (Celik et al. 2008)
   validate.py heated MONITOR.csv PROFILES.csv --ra 1e5
       Nusselt number and velocity maxima vs de Vahl Davis (1983)
   validate.py tg MONITOR.csv ... --cells N ...
@@ -93,32 +96,47 @@ def cavity(a):
     return 0
 
 
-def cylinder(a):
-    m = read_csv(a.file)
+def cylinder_values(m, a, quiet=False):
+    """The benchmark's quantities from one monitor table, with their reference intervals
+    (None when there are fewer than three lift periods)."""
     t, cd, cl, dp = m["time"], m["cd"], m["cl"], m["dp"]
     if a.steady:
-        vals = {"cd": cd[-1], "cl": cl[-1], "dp": dp[-1]}
-        ref = ST_3D1Z if a.three_d else ST_2D1
-        for k, (lo, hi) in ref.items():
-            ok = "inside" if lo <= vals[k] <= hi else "OUTSIDE"
-            print(f"{k:>6} = {vals[k]:.5f}   Schaefer-Turek [{lo}, {hi}]  {ok}")
-    else:
-        # Last `periods` lift periods from upward zero crossings.
-        ups = [t[i - 1] + (t[i] - t[i - 1]) * (-cl[i - 1]) / (cl[i] - cl[i - 1])
-               for i in range(1, len(t)) if cl[i - 1] < 0 <= cl[i]]
-        if len(ups) < 3:
-            print("fewer than 3 lift periods: no periodic state yet"); return 1
-        n = min(a.periods, len(ups) - 1)
-        t0 = ups[-1 - n]
-        sel = [i for i in range(len(t)) if t[i] >= t0]
-        period = (ups[-1] - t0) / n
-        vals = {"st": a.length / (a.velocity * period), "cd_max": max(cd[i] for i in sel),
-                "cl_max": max(cl[i] for i in sel)}
+        # The last row, or the mean over the last `window` time units: a steady run's
+        # lift keeps a small oscillation (docs/validation.md, 2D-1).
+        # (A run's first row, dt = 0, has no force yet: a restart's starts the window.)
+        sel = ([i for i in range(len(t)) if t[i] >= t[-1] - a.window and m["dt"][i] > 0]
+               if a.window > 0 else [len(t) - 1])
+        vals = {k: sum(q[i] for i in sel) / len(sel) for k, q in (("cd", cd), ("cl", cl), ("dp", dp))}
+        if not quiet and a.window > 0:
+            for k, q in (("cd", cd), ("cl", cl), ("dp", dp)):
+                print(f"{k:>6}: mean over t = {t[sel[0]]:.3f} .. {t[-1]:.3f} ({len(sel)} rows), range "
+                      f"{min(q[i] for i in sel):.5f} .. {max(q[i] for i in sel):.5f}")
+        return vals, (ST_3D1Z if a.three_d else ST_2D1)
+    # Last `periods` lift periods from upward zero crossings.
+    ups = [t[i - 1] + (t[i] - t[i - 1]) * (-cl[i - 1]) / (cl[i] - cl[i - 1])
+           for i in range(1, len(t)) if cl[i - 1] < 0 <= cl[i]]
+    if len(ups) < 3:
+        return None, ST_2D2
+    n = min(a.periods, len(ups) - 1)
+    t0 = ups[-1 - n]
+    sel = [i for i in range(len(t)) if t[i] >= t0]
+    period = (ups[-1] - t0) / n
+    if not quiet:
         print(f"last {n} periods from t = {t0:.3f}: period {period:.5f}")
-        for k, (lo, hi) in ST_2D2.items():
-            ok = "inside" if lo <= vals[k] <= hi else "OUTSIDE"
-            print(f"{k:>6} = {vals[k]:.5f}   Schaefer-Turek [{lo}, {hi}]  {ok}")
         print(f"    dp range in the last periods: {min(dp[i] for i in sel):.4f} .. {max(dp[i] for i in sel):.4f}")
+    return {"st": a.length / (a.velocity * period), "cd_max": max(cd[i] for i in sel),
+            "cl_max": max(cl[i] for i in sel)}, ST_2D2
+
+
+def cylinder(a):
+    m = read_csv(a.file)
+    t, cd, cl = m["time"], m["cd"], m["cl"]
+    vals, ref = cylinder_values(m, a)
+    if vals is None:
+        print("fewer than 3 lift periods: no periodic state yet"); return 1
+    for k, (lo, hi) in ref.items():
+        ok = "inside" if lo <= vals[k] <= hi else "OUTSIDE"
+        print(f"{k:>6} = {vals[k]:.5f}   Schaefer-Turek [{lo}, {hi}]  {ok}")
     if a.output:
         import matplotlib
         matplotlib.use("Agg")
@@ -157,6 +175,43 @@ def heated(a):
     return 0
 
 
+def richardson(f3, f2, f1, r):
+    """Observed order, extrapolated value and fine-grid GCI (safety factor 1.25) from
+    values on three grids refined by a constant ratio r, coarse to fine (Celik et al.,
+    J. Fluids Eng. 130 (2008) 078001). None for the order when the differences change
+    sign (oscillatory convergence) or one of them is zero: no order can be read."""
+    e32, e21 = f3 - f2, f2 - f1
+    if e21 == 0 or e32 == 0 or (e32 > 0) != (e21 > 0):
+        return None, None, None
+    p = math.log(e32 / e21) / math.log(r)
+    ext = f1 + (f1 - f2) / (r ** p - 1)
+    gci = 1.25 * abs((f1 - f2) / f1) / (r ** p - 1)
+    return p, ext, gci
+
+
+def study(a):
+    tables = [read_csv(f) for f in a.files]
+    vals = []
+    for f, m in zip(a.files, tables):
+        v, ref = cylinder_values(m, a, quiet=True)
+        if v is None:
+            print(f"{f}: fewer than 3 lift periods: no periodic state yet"); return 1
+        vals.append(v)
+    print(f"{'':>7} {'coarse':>9} {'medium':>9} {'fine':>9} {'order':>6} {'Richardson':>11} {'GCI fine':>9}   reference")
+    for k, (lo, hi) in ref.items():
+        f3, f2, f1 = (v[k] for v in vals)
+        p, ext, gci = richardson(f3, f2, f1, a.ratio)
+        if p is None:
+            print(f"{k:>7} {f3:9.5f} {f2:9.5f} {f1:9.5f} {'-':>6} {'-':>11} {'-':>9}   [{lo}, {hi}]  no monotone convergence")
+            continue
+        band = abs(f1) * gci
+        where = "inside" if lo <= ext <= hi else ("overlaps" if ext - band <= hi and ext + band >= lo else "OUTSIDE")
+        if not 0.5 <= p <= 3.0:  # a second-order scheme: the grids are not in the asymptotic range
+            where = f"{where}, but the order is implausible: not asymptotic"
+        print(f"{k:>7} {f3:9.5f} {f2:9.5f} {f1:9.5f} {p:6.2f} {ext:11.5f} {100 * gci:8.3f}%   [{lo}, {hi}]  {where}")
+    return 0
+
+
 def tg(a):
     errs = [read_csv(f)["tg_error"][-1] for f in a.files]
     print(f"{'cells':>7} {'max error':>12} {'order':>7}")
@@ -182,15 +237,30 @@ def main():
     c = sub.add_parser("cavity"); c.add_argument("file"); c.add_argument("--re", required=True, type=int, choices=[100, 400, 1000]); c.add_argument("-o", "--output")
     c = sub.add_parser("cylinder"); c.add_argument("file"); c.add_argument("--steady", action="store_true")
     c.add_argument("--3d", dest="three_d", action="store_true", help="with --steady: the 3D-1Z intervals")
+    c.add_argument("--window", type=float, default=0.0, help="with --steady: mean over the last WINDOW time units")
     c.add_argument("--periods", type=int, default=4); c.add_argument("--length", type=float, default=0.1)
     c.add_argument("--velocity", type=float, default=1.0); c.add_argument("-o", "--output")
+    c = sub.add_parser("study"); c.add_argument("files", nargs=3, metavar="MONITOR.csv")
+    c.add_argument("--steady", action="store_true"); c.add_argument("--3d", dest="three_d", action="store_true")
+    c.add_argument("--window", type=float, default=0.0, help="with --steady: mean over the last WINDOW time units")
+    c.add_argument("--periods", type=int, default=4); c.add_argument("--length", type=float, default=0.1)
+    c.add_argument("--velocity", type=float, default=1.0)
+    c.add_argument("--ratio", type=float, default=2.0, help="refinement ratio between the grids (2: one level)")
     c = sub.add_parser("heated"); c.add_argument("file"); c.add_argument("profiles", nargs="?")
     c.add_argument("--ra", required=True, type=float); c.add_argument("--alpha", type=float, required=True)
     c.add_argument("--length", type=float, default=1.0)
     c = sub.add_parser("tg"); c.add_argument("files", nargs="+"); c.add_argument("--cells", type=int, nargs="+", required=True)
     c.add_argument("-o", "--output")
     a = ap.parse_args()
-    return {"cavity": cavity, "cylinder": cylinder, "heated": heated, "tg": tg}[a.cmd](a)
+    if a.cmd == "study" and not a.ratio > 1:
+        ap.error(f"--ratio must be above 1 (got {a.ratio})")
+    try:
+        return {"cavity": cavity, "cylinder": cylinder, "study": study, "heated": heated, "tg": tg}[a.cmd](a)
+    except OSError as e:
+        print(f"validate.py: error: {e.filename}: {e.strerror}", file=sys.stderr)
+    except (KeyError, ValueError, IndexError) as e:
+        print(f"validate.py: error: not a rewind monitor or profile table ({type(e).__name__}: {e})", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

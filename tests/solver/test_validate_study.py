@@ -1,0 +1,97 @@
+"""bench/solver/validate.py's grid-convergence study against monitor tables made up from
+known error laws: f(h) = f_exact + C h^p, so the observed order and the Richardson value
+are known in closed form (the oracle), and the verdicts follow from the reference
+intervals."""
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+VALIDATE = Path(__file__).resolve().parents[2] / "bench" / "solver" / "validate.py"
+HEADER = "step,time,dt,kinetic_energy,max_velocity,max_divergence,pressure_cycles,pressure_residual,cd,cl,cl_z,dp,strouhal,u_ref"
+
+
+def write_monitor(path, rows):
+    """rows: (time, cd, cl, dp), in the monitor CSV's layout (comment line first)."""
+    lines = ["# case: synthetic", HEADER]
+    for n, (t, cd, cl, dp) in enumerate(rows):
+        lines.append(f"{n},{t!r},1e-3,0,0,0,1,0,{cd!r},{cl!r},0,{dp!r},nan,1")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def run(*args):
+    r = subprocess.run([sys.executable, str(VALIDATE), "study", *map(str, args)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return {m.group(1): m.group(2).split() for m in re.finditer(r"^\s*(\w+)\s+(.*)$", r.stdout, re.M)}, r.stdout
+
+
+def test_steady_orders_and_limits(tmp_path):
+    files = []
+    for n, h in enumerate([1.0, 0.5, 0.25]):
+        f = tmp_path / f"g{n}.csv"
+        # c_d second order to 5.58 (inside), c_l first order to 0.0125 (outside),
+        # dp the same on every grid (no order can be read).
+        write_monitor(f, [(0.0, 9.0, 0.0, 0.0), (1.0, 5.58 + 0.08 * h * h, 0.0125 + 0.004 * h, 0.1174)])
+        files.append(f)
+    rows, out = run(*files, "--steady")
+    cd, cl, dp = rows["cd"], rows["cl"], rows["dp"]
+    assert float(cd[3]) == pytest.approx(2.0, abs=1e-6) and float(cd[4]) == pytest.approx(5.58, abs=1e-5)
+    assert cd[-1] == "inside"
+    # GCI of the fine grid: 1.25 |f1 - f2| / |f1| / (r^p - 1), in per cent.
+    f1, f2 = 5.58 + 0.08 / 16, 5.58 + 0.08 / 4
+    assert float(cd[5].rstrip("%")) == pytest.approx(100 * 1.25 * (f2 - f1) / f1 / 3, abs=6e-4)
+    assert float(cl[3]) == pytest.approx(1.0, abs=1e-6) and float(cl[4]) == pytest.approx(0.0125, abs=1e-5)
+    assert cl[-1] == "OUTSIDE"
+    assert " ".join(dp[-3:]) == "no monotone convergence"
+
+
+def test_periodic_amplitude_order(tmp_path):
+    files = []
+    for n, h in enumerate([1.0, 0.5, 0.25]):
+        f = tmp_path / f"g{n}.csv"
+        A = 1.0 - 0.2 * h ** 1.5  # lift amplitude converging at order 1.5 to 1.0
+        T = 1.0 / 3.0              # St = D / (U T) = 0.3 with D = 0.1, U = 1
+        rows = []
+        for i in range(4001):
+            t = 2.0 * i / 4000
+            rows.append((t, 3.23 + 0.01 * math.cos(4 * math.pi * t / T), A * math.sin(2 * math.pi * t / T + 0.1), 2.5))
+        write_monitor(f, rows)
+        files.append(f)
+    rows, _ = run(*files)
+    cl = rows["cl_max"]
+    assert float(cl[3]) == pytest.approx(1.5, abs=0.02)
+    assert float(cl[4]) == pytest.approx(1.0, abs=2e-4)
+    assert cl[-1] == "inside"
+    assert " ".join(rows["st"][-3:]) == "no monotone convergence"  # the same period on every grid
+
+
+def test_steady_window_mean(tmp_path):
+    # A steady run whose lift keeps an oscillation: the window's mean is the value, the
+    # restart-style first row (dt = 0, no force yet) is not part of it.
+    f = tmp_path / "osc.csv"
+    rows = [(6.0 + 4.0 * i / 800, 5.58, 0.0107 + 0.0003 * math.sin(2 * math.pi * i / 100), 0.1174) for i in range(801)]
+    write_monitor(f, rows)
+    text = f.read_text().splitlines()
+    text[2] = text[2].replace(",1e-3,", ",0,").replace(f",{0.0107!r},", ",0.0,")  # the dt = 0 row
+    f.write_text("\n".join(text) + "\n")
+    r = subprocess.run([sys.executable, str(VALIDATE), "cylinder", str(f), "--steady", "--window", "4"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    cl = re.search(r"^\s*cl = ([0-9.]+)\s.*inside$", r.stdout, re.M)
+    assert cl and float(cl.group(1)) == pytest.approx(0.0107, abs=2e-6), r.stdout
+
+
+def test_careless_input(tmp_path):
+    # One line naming what is wrong and a non-zero exit, no traceback.
+    ok = tmp_path / "ok.csv"
+    write_monitor(ok, [(0.0, 0.0, 0.0, 0.0), (1.0, 5.58, 0.0107, 0.1174)])
+    bad = tmp_path / "bad.csv"
+    bad.write_text("time,something\n1,2\n")
+    for args, word in (([ok, ok, tmp_path / "missing.csv"], "missing.csv"), ([ok, ok, bad], "not a rewind monitor"),
+                       ([ok, ok, ok, "--ratio", "1"], "--ratio")):
+        r = subprocess.run([sys.executable, str(VALIDATE), "study", *map(str, args), "--steady"], capture_output=True, text=True)
+        assert r.returncode != 0 and "Traceback" not in r.stderr and word in r.stderr, r.stderr
+        assert len(r.stderr.strip().splitlines()) <= 2, r.stderr  # argparse adds its usage line
