@@ -179,9 +179,10 @@ def richardson(f3, f2, f1, r):
     """Observed order, extrapolated value and fine-grid GCI (safety factor 1.25) from
     values on three grids refined by a constant ratio r, coarse to fine (Celik et al.,
     J. Fluids Eng. 130 (2008) 078001). None for the order when the differences change
-    sign (oscillatory convergence) or one of them is zero: no order can be read."""
+    sign (oscillatory convergence), do not shrink (divergence) or one of them is zero:
+    no order can be read."""
     e32, e21 = f3 - f2, f2 - f1
-    if e21 == 0 or e32 == 0 or (e32 > 0) != (e21 > 0):
+    if e21 == 0 or e32 == 0 or (e32 > 0) != (e21 > 0) or abs(e21) >= abs(e32):
         return None, None, None
     p = math.log(e32 / e21) / math.log(r)
     ext = f1 + (f1 - f2) / (r ** p - 1)
@@ -202,7 +203,10 @@ def study(a):
         f3, f2, f1 = (v[k] for v in vals)
         p, ext, gci = richardson(f3, f2, f1, a.ratio)
         if p is None:
-            print(f"{k:>7} {f3:9.5f} {f2:9.5f} {f1:9.5f} {'-':>6} {'-':>11} {'-':>9}   [{lo}, {hi}]  no monotone convergence")
+            e32, e21 = f3 - f2, f2 - f1
+            why = ("no monotone convergence" if e21 == 0 or e32 == 0 or (e32 > 0) != (e21 > 0)
+                   else "diverging: the differences grow")
+            print(f"{k:>7} {f3:9.5f} {f2:9.5f} {f1:9.5f} {'-':>6} {'-':>11} {'-':>9}   [{lo}, {hi}]  {why}")
             continue
         band = abs(f1) * gci
         where = "inside" if lo <= ext <= hi else ("overlaps" if ext - band <= hi and ext + band >= lo else "OUTSIDE")

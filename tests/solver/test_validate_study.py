@@ -33,8 +33,8 @@ def test_steady_orders_and_limits(tmp_path):
     for n, h in enumerate([1.0, 0.5, 0.25]):
         f = tmp_path / f"g{n}.csv"
         # c_d second order to 5.58 (inside), c_l first order to 0.0125 (outside),
-        # dp the same on every grid (no order can be read).
-        write_monitor(f, [(0.0, 9.0, 0.0, 0.0), (1.0, 5.58 + 0.08 * h * h, 0.0125 + 0.004 * h, 0.1174)])
+        # dp moving away as h shrinks (no order can be read).
+        write_monitor(f, [(0.0, 9.0, 0.0, 0.0), (1.0, 5.58 + 0.08 * h * h, 0.0125 + 0.004 * h, 0.1174 + 0.001 / h)])
         files.append(f)
     rows, out = run(*files, "--steady")
     cd, cl, dp = rows["cd"], rows["cl"], rows["dp"]
@@ -45,7 +45,7 @@ def test_steady_orders_and_limits(tmp_path):
     assert float(cd[5].rstrip("%")) == pytest.approx(100 * 1.25 * (f2 - f1) / f1 / 3, abs=6e-4)
     assert float(cl[3]) == pytest.approx(1.0, abs=1e-6) and float(cl[4]) == pytest.approx(0.0125, abs=1e-5)
     assert cl[-1] == "OUTSIDE"
-    assert " ".join(dp[-3:]) == "no monotone convergence"
+    assert " ".join(dp[-4:]) == "diverging: the differences grow"
 
 
 def test_periodic_amplitude_order(tmp_path):
