@@ -178,12 +178,14 @@ def heated(a):
 def richardson(f3, f2, f1, r):
     """Observed order, extrapolated value and fine-grid GCI (safety factor 1.25) from
     values on three grids refined by a constant ratio r, coarse to fine (Celik et al.,
-    J. Fluids Eng. 130 (2008) 078001). None for the order when the differences change
-    sign (oscillatory convergence), do not shrink (divergence) or one of them is zero:
-    no order can be read."""
+    J. Fluids Eng. 130 (2008) 078001). When no order can be read, the order is None and
+    the last value says why: the differences change sign or one is zero (oscillatory
+    convergence), or they do not shrink (divergence)."""
     e32, e21 = f3 - f2, f2 - f1
-    if e21 == 0 or e32 == 0 or (e32 > 0) != (e21 > 0) or abs(e21) >= abs(e32):
-        return None, None, None
+    if e21 == 0 or e32 == 0 or (e32 > 0) != (e21 > 0):
+        return None, None, "no monotone convergence"
+    if abs(e21) >= abs(e32):
+        return None, None, "diverging: the differences grow"
     p = math.log(e32 / e21) / math.log(r)
     ext = f1 + (f1 - f2) / (r ** p - 1)
     gci = 1.25 * abs((f1 - f2) / f1) / (r ** p - 1)
@@ -203,10 +205,7 @@ def study(a):
         f3, f2, f1 = (v[k] for v in vals)
         p, ext, gci = richardson(f3, f2, f1, a.ratio)
         if p is None:
-            e32, e21 = f3 - f2, f2 - f1
-            why = ("no monotone convergence" if e21 == 0 or e32 == 0 or (e32 > 0) != (e21 > 0)
-                   else "diverging: the differences grow")
-            print(f"{k:>7} {f3:9.5f} {f2:9.5f} {f1:9.5f} {'-':>6} {'-':>11} {'-':>9}   [{lo}, {hi}]  {why}")
+            print(f"{k:>7} {f3:9.5f} {f2:9.5f} {f1:9.5f} {'-':>6} {'-':>11} {'-':>9}   [{lo}, {hi}]  {gci}")
             continue
         band = abs(f1) * gci
         where = "inside" if lo <= ext <= hi else ("overlaps" if ext - band <= hi and ext + band >= lo else "OUTSIDE")
@@ -239,16 +238,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("cavity"); c.add_argument("file"); c.add_argument("--re", required=True, type=int, choices=[100, 400, 1000]); c.add_argument("-o", "--output")
-    c = sub.add_parser("cylinder"); c.add_argument("file"); c.add_argument("--steady", action="store_true")
-    c.add_argument("--3d", dest="three_d", action="store_true", help="with --steady: the 3D-1Z intervals")
-    c.add_argument("--window", type=float, default=0.0, help="with --steady: mean over the last WINDOW time units")
-    c.add_argument("--periods", type=int, default=4); c.add_argument("--length", type=float, default=0.1)
-    c.add_argument("--velocity", type=float, default=1.0); c.add_argument("-o", "--output")
-    c = sub.add_parser("study"); c.add_argument("files", nargs=3, metavar="MONITOR.csv")
-    c.add_argument("--steady", action="store_true"); c.add_argument("--3d", dest="three_d", action="store_true")
-    c.add_argument("--window", type=float, default=0.0, help="with --steady: mean over the last WINDOW time units")
-    c.add_argument("--periods", type=int, default=4); c.add_argument("--length", type=float, default=0.1)
-    c.add_argument("--velocity", type=float, default=1.0)
+    def cylinder_options(c):  # what cylinder_values() reads, for `cylinder` and `study`
+        c.add_argument("--steady", action="store_true")
+        c.add_argument("--3d", dest="three_d", action="store_true", help="with --steady: the 3D-1Z intervals")
+        c.add_argument("--window", type=float, default=0.0, help="with --steady: mean over the last WINDOW time units")
+        c.add_argument("--periods", type=int, default=4); c.add_argument("--length", type=float, default=0.1)
+        c.add_argument("--velocity", type=float, default=1.0)
+    c = sub.add_parser("cylinder"); c.add_argument("file"); cylinder_options(c); c.add_argument("-o", "--output")
+    c = sub.add_parser("study"); c.add_argument("files", nargs=3, metavar="MONITOR.csv"); cylinder_options(c)
     c.add_argument("--ratio", type=float, default=2.0, help="refinement ratio between the grids (2: one level)")
     c = sub.add_parser("heated"); c.add_argument("file"); c.add_argument("profiles", nargs="?")
     c.add_argument("--ra", required=True, type=float); c.add_argument("--alpha", type=float, required=True)
