@@ -1,19 +1,27 @@
 // Helper for the fault-injection test (crash_test.py).
-//   writer:  mpiexec -n P kernel_crash_writer write FILE LOG PIDDIR HALO [STRATEGY]
-//            writes checkpoints in a loop until killed; rank 0 appends each committed
+//   writer:  mpiexec -n P kernel_crash_writer write FILE LOG PIDDIR HALO [STRATEGY [PHASE:N]]
+//            writes checkpoints in a loop until killed (PHASE:N: every writing rank kills
+//            itself the N-th time it reaches the writer's PHASE, e.g. flushed:3 between the
+//            data's flush and the commit of step 3); rank 0 appends each committed
 //            step number to LOG once the kernel says it is committed. HALO 1: arrays with
 //            one ghost layer (packed); 0: halo-free arrays (written zero-copy). STRATEGY
 //            "dedicated": the last rank is the I/O rank of the others (P >= 2), and a step
 //            is logged when a later write_step reports it written (WriteStats::written_step).
+//   append:  mpiexec -n P kernel_crash_writer append FILE LOG HALO
+//            continues FILE in place as a restart does (Writer::append: uncommitted steps
+//            go), from its last committed step, writes the next one and logs it.
 //   verify:  kernel_crash_writer verify FILE LOG HALO
 //            opens FILE read-only; every step in LOG must be committed; every committed
 //            step must read back bit-exactly and restart. Exit 0 = consistent.
 #include <mpi.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -26,7 +34,23 @@ namespace {
 constexpr int kBlock = 16;  // ~6.5 MB per checkpoint: a write window worth hitting
 constexpr double kDt = 0.01;
 
-int write(const std::string& file, const std::string& log, const std::string& piddir, int halo, const std::string& strategy) {
+void log_step(const std::string& log, std::int64_t step) {
+  std::FILE* f = std::fopen(log.c_str(), "a");
+  std::fprintf(f, "%lld\n", static_cast<long long>(step));
+  std::fclose(f);
+}
+
+/// The hook that kills this process the n-th time the writer reaches `phase` ("" never).
+std::function<void(const char*)> death_at(const std::string& at) {
+  const auto colon = at.find(':');
+  if (colon == std::string::npos) return {};
+  return [phase = at.substr(0, colon), left = std::stoi(at.substr(colon + 1))](const char* ph) mutable {
+    if (phase == ph && --left == 0) std::raise(SIGKILL);
+  };
+}
+
+int write(const std::string& file, const std::string& log, const std::string& piddir, int halo,
+          const std::string& strategy, const std::string& die_at) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -36,6 +60,7 @@ int write(const std::string& file, const std::string& log, const std::string& pi
   MPI_Barrier(MPI_COMM_WORLD);
   IoOptions opt;
   WriterEnv env;
+  env.on_phase = death_at(die_at);
   opt.write_views = false;
   MPI_Comm compute = MPI_COMM_WORLD;
   if (strategy == "dedicated") {
@@ -44,7 +69,7 @@ int write(const std::string& file, const std::string& log, const std::string& pi
     MPI_Comm_split(MPI_COMM_WORLD, io ? MPI_UNDEFINED : 0, rank, &compute);
     MPI_Comm_split(MPI_COMM_WORLD, io ? 0 : MPI_UNDEFINED, rank, &io_comm);
     if (io) {
-      serve_io_ranks(MPI_COMM_WORLD, io_comm);  // until killed
+      serve_io_ranks(MPI_COMM_WORLD, io_comm, nullptr, env.on_phase);  // until killed
       return 0;
     }
     set_option(opt, "strategy", std::string(strategy));
@@ -56,12 +81,35 @@ int write(const std::string& file, const std::string& log, const std::string& pi
     m.advance(kDt);
     const WriteStats st = w.write_step(ToyModel::checkpoint_step(i, i * kDt, kDt), m.describe());
     const std::int64_t committed = st.handoff.handed_off ? st.handoff.written_step : i;
-    if (rank == 0 && committed >= 0) {
-      std::FILE* f = std::fopen(log.c_str(), "a");
-      std::fprintf(f, "%lld\n", static_cast<long long>(committed));
-      std::fclose(f);
-    }
+    if (rank == 0 && committed >= 0) log_step(log, committed);
   }
+  return 0;
+}
+
+int append(const std::string& file, const std::string& log, int halo) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  IoOptions opt;
+  opt.write_views = false;
+  std::int64_t last = -1;
+  std::optional<ToyModel> m;
+  {
+    const Reader r = Reader::open(file, MPI_COMM_WORLD);
+    const auto committed = r.steps(true);
+    if (committed.empty()) return 0;  // nothing to continue from
+    last = committed.back().step;
+    m = ToyModel::restart(r, last, MPI_COMM_WORLD, halo);
+  }
+  Writer w = Writer::append(MPI_COMM_WORLD, file, opt);
+  if (w.last_step() != last) {
+    std::printf("FAIL: append continues after step %lld, the last committed is %lld\n",
+                static_cast<long long>(w.last_step()), static_cast<long long>(last));
+    return 1;
+  }
+  m->advance(kDt);
+  w.write_step(ToyModel::checkpoint_step(last + 1, static_cast<double>(last + 1) * kDt, kDt), m->describe());
+  w.close();
+  if (rank == 0) log_step(log, last + 1);
   return 0;
 }
 
@@ -117,10 +165,15 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rc = 2;
   const std::string mode = argc > 1 ? argv[1] : "";
-  if (mode == "write" && (argc == 6 || argc == 7))
-    rc = write(argv[2], argv[3], argv[4], std::atoi(argv[5]), argc == 7 ? argv[6] : "collective");
+  if (mode == "write" && argc >= 6 && argc <= 8)
+    rc = write(argv[2], argv[3], argv[4], std::atoi(argv[5]), argc >= 7 ? argv[6] : "collective",
+               argc == 8 ? argv[7] : "");
+  else if (mode == "append" && argc == 5) rc = append(argv[2], argv[3], std::atoi(argv[4]));
   else if (mode == "verify" && argc == 5) rc = verify(argv[2], argv[3], std::atoi(argv[4]));
-  else std::fprintf(stderr, "usage: kernel_crash_writer write FILE LOG PIDDIR HALO [STRATEGY] | verify FILE LOG HALO\n");
+  else
+    std::fprintf(stderr,
+                 "usage: kernel_crash_writer write FILE LOG PIDDIR HALO [STRATEGY [PHASE:N]] | append FILE LOG HALO | "
+                 "verify FILE LOG HALO\n");
   MPI_Finalize();
   return rc;
 }

@@ -27,6 +27,26 @@ MPI_Comm first_ranks(int k) {
   MPI_Comm_split(MPI_COMM_WORLD, rwd::test::world_rank() < k ? 0 : MPI_UNDEFINED, rwd::test::world_rank(), &c);
   return c;
 }
+
+/// Writes step 1 and then step 2 up to its data's flush: every rank stops before the
+/// commit marker, as a job killed there leaves the file.
+void write_step_cut_short(const std::string& path) {
+  ToyModel m = ToyModel::build(MPI_COMM_WORLD);
+  IoOptions opt;
+  opt.write_views = false;
+  {
+    Writer w = Writer::create(MPI_COMM_WORLD, path, ToyModel::common(), opt);
+    w.write_step(ToyModel::checkpoint_step(1, 0.1, 0.1), m.describe());
+  }
+  {
+    WriterEnv dies;  // every rank stops after the data flush, before the marker
+    dies.on_phase = [](const char* ph) {
+      if (std::string(ph) == "flushed") throw std::runtime_error("simulated death");
+    };
+    Writer w = Writer::append(MPI_COMM_WORLD, path, opt, dies);
+    CHECK_THROWS(w.write_step(ToyModel::checkpoint_step(2, 0.2, 0.1), m.describe()));
+  }
+}
 }  // namespace
 
 TEST_CASE("restart continues bit-exactly on the same and on other rank counts", "[kernel][mpi]") {
@@ -146,21 +166,7 @@ TEST_CASE("a restart's checkpoint: latest and t=T pass over visualisation steps 
 
 TEST_CASE("a step whose commit never happened is refused by number on every rank", "[kernel][mpi]") {
   const std::string path = rwd::kernel::test::test_path("uncommitted");
-  ToyModel m = ToyModel::build(MPI_COMM_WORLD);
-  IoOptions opt;
-  opt.write_views = false;
-  {
-    Writer w = Writer::create(MPI_COMM_WORLD, path, ToyModel::common(), opt);
-    w.write_step(ToyModel::checkpoint_step(1, 0.1, 0.1), m.describe());
-  }
-  {
-    WriterEnv dies;  // every rank stops after the data flush, before the marker
-    dies.on_phase = [](const char* ph) {
-      if (std::string(ph) == "flushed") throw std::runtime_error("simulated death");
-    };
-    Writer w = Writer::append(MPI_COMM_WORLD, path, opt, dies);
-    CHECK_THROWS(w.write_step(ToyModel::checkpoint_step(2, 0.2, 0.1), m.describe()));
-  }
+  write_step_cut_short(path);
   Reader r = Reader::open(path, MPI_COMM_WORLD);
   CHECK(r.step(1).committed);
   CHECK(r.step(2, /*allow_uncommitted=*/true).step == 2);
@@ -324,5 +330,70 @@ TEST_CASE("large grids round-trip exactly (no-halo copy path, independent bulk r
     long long n = static_cast<long long>(back.grids.size()), total = 0;
     MPI_Allreduce(&n, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     CHECK(total == 33);
+  }
+}
+
+namespace {
+/// Overwrites the object header of the first dataset under `group` with zeros (rank 0,
+/// the file closed): what a node lost in the middle of the dedicated I/O rank's write
+/// leaves when the step group's header reached the disk and a dataset's did not.
+void erase_a_dataset_header(const std::string& path, const std::string& group) {
+  if (rwd::test::world_rank() == 0) {
+    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    REQUIRE(f >= 0);
+    haddr_t addr = HADDR_UNDEF;
+    const auto first_dataset = [](hid_t loc, const char* name, const H5O_info_t* info, void* out) -> herr_t {
+      if (info->type != H5O_TYPE_DATASET || name[0] == '.') return 0;
+      *static_cast<haddr_t*>(out) = info->addr;
+      return 1;
+    };
+    REQUIRE(H5Ovisit_by_name(f, group.c_str(), H5_INDEX_NAME, H5_ITER_NATIVE, first_dataset, &addr, H5P_DEFAULT) > 0);
+    H5Fclose(f);
+    REQUIRE(addr != HADDR_UNDEF);
+    std::FILE* out = std::fopen(path.c_str(), "r+b");
+    REQUIRE(out != nullptr);
+    const std::vector<char> zeros(64, 0);
+    REQUIRE(std::fseek(out, static_cast<long>(addr), SEEK_SET) == 0);
+    REQUIRE(std::fwrite(zeros.data(), 1, zeros.size(), out) == zeros.size());
+    std::fclose(out);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+}  // namespace
+
+TEST_CASE("append sets aside an uncommitted step whose dataset never reached the file", "[kernel][mpi]") {
+  const std::string path = rwd::kernel::test::test_path("half_written_step");
+  ToyModel m = ToyModel::build(MPI_COMM_WORLD);
+  IoOptions opt;
+  opt.write_views = false;
+  write_step_cut_short(path);
+  erase_a_dataset_header(path, "/simulation/step_00000002");
+  {
+    // Unlinking step 2 would free its subtree, which HDF5 cannot read: the continue moves
+    // it aside instead of stopping the run, and writes step 2 afresh.
+    Writer w = Writer::append(MPI_COMM_WORLD, path, opt);
+    CHECK(w.last_step() == 1);
+    m.advance(0.1);
+    w.write_step(ToyModel::checkpoint_step(2, 0.2, 0.1), m.describe());
+    w.close();
+  }
+  {
+    Reader r = Reader::open(path, MPI_COMM_WORLD);
+    REQUIRE(r.steps().size() == 2);
+    CHECK(r.step(2).committed);
+    ToyModel back = ToyModel::restart(r, 2, MPI_COMM_WORLD);
+    ToyModel ref = ToyModel::build(MPI_COMM_SELF);  // the state written as step 2, on one rank
+    ref.advance(0.1);
+    for (int slot = 0; slot < 2; ++slot) {
+      const auto want = ref.interior(slot);
+      for (const auto& [uid, v] : back.interior(slot)) CHECK(rwd::kernel::test::bit_equal(v, want.at(uid)));
+    }
+    CHECK(r.check_index().empty());
+  }
+  if (rwd::test::world_rank() == 0) {  // the half-written step is kept, where readers do not look
+    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    REQUIRE(f >= 0);
+    CHECK(H5Lexists(f, "/simulation/uncommitted_step_00000002", H5P_DEFAULT) > 0);
+    H5Fclose(f);
   }
 }

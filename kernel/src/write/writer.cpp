@@ -157,6 +157,31 @@ std::unique_ptr<detail::InPlaceEngine> detail::InPlaceEngine::create(MPI_Comm co
   return std::make_unique<InPlaceEngine>(std::move(im));
 }
 
+namespace {
+/// Whether HDF5 can read everything unlinking `group` frees: every object header under it
+/// and every dataset's storage (a chunked one's index). H5Ldelete reads all of it to count
+/// the links down, and one that fails halfway leaves HDF5's metadata cache pinned: the file
+/// can then neither be written nor closed (HDF5 1.10.8). A step cut short while the dedicated
+/// I/O rank wrote it can have its group's header in the file and a dataset's not.
+bool frees_cleanly(hid_t file, const std::string& group) {
+  const auto readable = [](hid_t loc, const char* name, const H5O_info_t* info, void*) -> herr_t {
+    if (info->type != H5O_TYPE_DATASET) return 0;
+    const hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
+    if (d < 0) return -1;
+    const hid_t dcpl = H5Dget_create_plist(d);
+    bool ok = dcpl >= 0;
+    if (ok && H5Pget_layout(dcpl) == H5D_CHUNKED) {
+      hsize_t chunks = 0;  // walks the chunk index
+      ok = H5Dget_num_chunks(d, H5S_ALL, &chunks) >= 0;
+    }
+    if (dcpl >= 0) H5Pclose(dcpl);
+    H5Dclose(d);
+    return ok ? 0 : -1;
+  };
+  return H5Ovisit_by_name(file, group.c_str(), H5_INDEX_NAME, H5_ITER_NATIVE, readable, nullptr, H5P_DEFAULT) >= 0;
+}
+}  // namespace
+
 std::unique_ptr<detail::InPlaceEngine> detail::InPlaceEngine::append(MPI_Comm comm, const std::string& path,
                                                                      const IoOptions& options, const WriterEnv& env) {
   auto im = std::make_unique<WriterState>();
@@ -186,9 +211,9 @@ std::unique_ptr<detail::InPlaceEngine> detail::InPlaceEngine::append(MPI_Comm co
       if (s.entry.committed) {
         w.last_step = std::max(w.last_step, s.entry.step);
         committed.push_back(std::move(s.entry));
-      } else if (s.unreadable) {
-        // Cut short before its attributes reached the file (a crash, a full disk) and not
-        // in the index: as a reader sees it, not committed.
+      } else if (s.unreadable || !frees_cleanly(w.file, s.entry.group)) {
+        // Cut short before its attributes, or a dataset's header, reached the file (a
+        // crash, a full disk) and not in the index: as a reader sees it, not committed.
         unreadable.push_back(s.entry.group);
       } else {
         uncommitted.push_back(s.entry.group);
@@ -203,8 +228,8 @@ std::unique_ptr<detail::InPlaceEngine> detail::InPlaceEngine::append(MPI_Comm co
     // and bring the index's end in line with the committed steps.
     for (const auto& g : uncommitted)
       w.ctx.check_status(H5Ldelete(w.file, g.c_str(), H5P_DEFAULT), "unlink uncommitted " + g);
-    // One whose object header never reached the file cannot be unlinked (HDF5 reads it to
-    // count its links down): its link is moved aside, where readers do not look
+    // One with an object header that never reached the file cannot be unlinked (HDF5 reads
+    // them to count their links down): its link is moved aside, where readers do not look
     // (docs/file-format.md §5), and the number is free again.
     for (const auto& g : unreadable) {
       const std::string base = std::string(names::kSimulation) + "/uncommitted_" + g.substr(g.rfind('/') + 1);
@@ -212,6 +237,10 @@ std::unique_ptr<detail::InPlaceEngine> detail::InPlaceEngine::append(MPI_Comm co
       for (int n = 2; h5::exists(w.file, aside); ++n) aside = fmt::format("{}_{}", base, n);
       w.ctx.check_status(H5Lmove(w.file, g.c_str(), w.file, aside.c_str(), H5P_DEFAULT, H5P_DEFAULT),
                          "move the unreadable uncommitted " + g + " aside");
+      if (w.rank == 0)
+        std::fprintf(stderr,
+                     "rewind: note: %s: %s was cut short before all of it reached the file; moved aside as %s\n",
+                     path.c_str(), g.c_str(), aside.c_str());
     }
     if (repair.needed()) detail::repair_index(w, repair);
     if (crashed) w.flush();
