@@ -7,9 +7,9 @@ Reads the last step's finest leaf grids along the line y = 0.2, z = 0.205 (the
 Schaefer-Turek points (0.45, 0.2, 0.205) and (0.55, 0.2, 0.205) on the cylinder of
 radius 0.05 around x = 0.5), samples p trilinearly at distances d1, d2 from the front
 and back points along x and extrapolates linearly to the surface, as the solver's
-monitor does with (d1, d2) = (1, 2) finest cells. Prints Δp for several (d1, d2) and
-the raw pressure profile: how far the immersed boundary's forcing perturbs the
-pressure (docs/validation.md, 3D-1Z). Needs h5py and numpy.
+monitor does with (d1, d2) = (3, 6) finest cells ((1, 2) before 2026-12-05). Prints Δp
+for several (d1, d2) and the raw pressure profile: how far the immersed boundary's
+forcing perturbs the pressure (docs/validation.md, 3D-1Z). Needs h5py and numpy.
 """
 import sys
 import h5py
