@@ -154,7 +154,7 @@ void Solver::Impl::obstacle_monitors(Monitors& m) {
     // three and six finest cells' distance along x: the cells within about 1.5 of the
     // surface carry the forcing, and their pressure follows where the surface cuts the
     // grid (sampled at one and two cells, the 2D-1 Δp spread over 6 % as the body moved
-    // by quarters of a cell; from three and six, over 0.2 %: docs/validation.md).
+    // by fractions of a cell; from three and six, over 0.25 %: docs/validation.md).
     const double h = h_finest[0];
     auto at = [&](double x) {
       auto p = ob.center;

@@ -75,8 +75,9 @@ def run_round(i, strategy, halo, die_at=None):
     if not unchanged:
         problems.append("FILE CHANGED BY READER")
     line = f"round {i:2d} ({strategy}, halo {halo}): {how}: {out}"
-    if out.startswith("ok") and v.returncode == 0:
+    if out.startswith("ok") and v.returncode == 0 and count(out, "committed") > 0:
         # Continue the run in the same file: the half-written step goes, the next is written.
+        # (Killed before its first commit, a run has nothing to continue from: it restarts.)
         a = subprocess.run(["mpiexec", "-n", "2", "--oversubscribe", helper, "append", h5, log, halo], env=env,
                            capture_output=True, text=True, timeout=120)
         v2, _ = verify(h5, log, halo)
