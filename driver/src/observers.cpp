@@ -15,6 +15,7 @@ namespace rwd::driver {
 
 std::string hms(double s) {
   if (!std::isfinite(s) || s < 0) return "--:--";
+  if (s >= 100.0 * 3600.0) return ">100 h";  // a collapsing dt: no overflow, no fake precision
   const auto t = static_cast<long>(s + 0.5);
   return t >= 3600 ? fmt::format("{}:{:02}:{:02}", t / 3600, (t / 60) % 60, t % 60)
                    : fmt::format("{:02}:{:02}", t / 60, t % 60);

@@ -14,18 +14,15 @@ import csv, os, subprocess, sys, tempfile
 import h5py
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from finest_level import Checks, finest_arrays  # noqa: E402
+
 rewind, source = sys.argv[1], sys.argv[2]
 case = os.path.join(source, "cases", "cylinder-2d1-adaptive.toml")
 env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 R = 0.05
 h = 2.2 / (44 * 2**5)  # the finest cells' width along x
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    print(("ok   " if ok else "FAIL ") + what)
-    failures += not ok
+check = Checks()
 
 
 def finest_pressure(path):
@@ -33,17 +30,9 @@ def finest_pressure(path):
     with h5py.File(path, "r") as f:
         steps = sorted((k for k in f["simulation"] if k.startswith("step_")), key=lambda s: int(s[5:]))
         st = f["simulation"][steps[-1]]
-        lev, bb, leaf = st["level"][:], st["bounding_box"][:], (st["child_rows"][:] < 0).all(axis=1)
-        rows = np.where(leaf & (lev == lev[leaf].max()))[0]
-        p = st["cell_data/p"][:]
+        x0, y0, hx, hy, arrays = finest_arrays(st, ["p"])
         t = float(st.attrs["time"])
-    sy, sx = p.shape[2], p.shape[3]
-    hx, hy = (bb[rows[0], 1] - bb[rows[0], 0]) / sx, (bb[rows[0], 3] - bb[rows[0], 2]) / sy
-    x0, y0 = bb[rows, 0].min(), bb[rows, 2].min()
-    P = np.full((int(round((bb[rows, 3].max() - y0) / hy)), int(round((bb[rows, 1].max() - x0) / hx))), np.nan)
-    for r in rows:
-        i, j = int(round((bb[r, 0] - x0) / hx)), int(round((bb[r, 2] - y0) / hy))
-        P[j:j + sy, i:i + sx] = p[r, 0]
+    P = arrays["p"]
 
     def at(x, y):
         s, q = (x - x0) / hx - 0.5, (y - y0) / hy - 0.5
@@ -86,4 +75,4 @@ check(move < 0.01, f"the body moved by h/2: monitor Δp {m_at:.5f} -> {m_moved:.
 check(layer > 0.02, f"... while from 1 and 2 cells (the forced layer) {f_at[(1, 2)]:.5f} -> {f_moved[(1, 2)]:.5f} "
       f"({100 * layer:.1f} %, > 2 %: the test can tell the two samplings apart)")
 subprocess.run(["rm", "-rf", work])
-sys.exit(1 if failures else 0)
+sys.exit(1 if check.failed else 0)

@@ -68,7 +68,7 @@ class Progress final : public Observer {
 /// branched or steered inflow shows which one is used.
 std::string monitor_csv_header(const solver::Monitors& m, const std::string& case_name);
 std::string monitor_csv_row(const solver::Monitors& m, double u_ref);
-/// "mm:ss" or "h:mm:ss"; "--:--" for a negative or non-finite time.
+/// "mm:ss" or "h:mm:ss"; "--:--" for a negative or non-finite time, ">100 h" beyond.
 std::string hms(double seconds);
 
 }  // namespace rwd::driver
