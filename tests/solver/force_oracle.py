@@ -11,7 +11,7 @@ diameter at the body) under mpirun from its impulsive start, with the cylinder m
 0.03 towards the lower wall so that it has a lift from the first steps, on 2 and 3
 compute ranks and with both time schemes, and requires both squares (0.055 and 0.06 half
 width) to agree with the monitor to 1 % of the force's size at every written step from
-t = 0.05 (measured: within 0.2 %). A lift or drag scaled wrongly, a forcing counted
+t = 0.05 (measured: 0.06 – 0.6 %). A lift or drag scaled wrongly, a forcing counted
 twice or missed (the rk2 scheme forces twice per step), or a pressure left out of the
 balance fails it.
 Usage: force_oracle.py REWIND SOURCE_DIR"""
