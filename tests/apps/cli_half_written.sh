@@ -20,9 +20,8 @@ with h5py.File("half.h5", "r+") as f:
     f.copy(sim[f"step_{last:08d}"], sim, name)
     g = sim[name]
     g.attrs.modify("committed", np.uint8(0))
-    for a in ("step",):
-        if a in g.attrs:
-            g.attrs.modify(a, np.array(last + 1, dtype=g.attrs[a].dtype))
+    if "step" in g.attrs:
+        g.attrs.modify("step", np.array(last + 1, dtype=g.attrs["step"].dtype))
     ds = g["cell_data"][sorted(g["cell_data"])[0]]
     addr = h5py.h5o.get_info(ds.id).addr
 with open("half.h5", "r+b") as raw:

@@ -30,9 +30,10 @@ CX, CY = 0.2, 0.17
 check = Checks()
 
 
-def flux_and_momentum(st, a):
-    """The surface integral and the momentum inside the square of half width a."""
-    x0, y0, hx, hy, f = finest_arrays(st, ("u", "v", "p"))
+def flux_and_momentum(fields, a):
+    """The surface integral and the momentum inside the square of half width a, from a
+    step's finest_arrays."""
+    x0, y0, hx, hy, f = fields
     u, v, p = f["u"], f["v"], f["p"]
     i0, i1 = int(round((CX - a - x0) / hx)), int(round((CX + a - x0) / hx))
     j0, j1 = int(round((CY - a - y0) / hy)), int(round((CY + a - y0) / hy))
@@ -85,18 +86,19 @@ def compare(h5, rows, what):
         steps = [s for s in steps if s.attrs["kind"] == b"visualisation"]
         t = np.array([float(s.attrs["time"]) for s in steps])
         n = [int(s.attrs["step"]) for s in steps]
-        for a in (0.055, 0.06):
-            F, M = zip(*(flux_and_momentum(s, a) for s in steps))
-            body = -(np.gradient(np.array(M), t, axis=0) + np.array(F)) / q  # c_d, c_l
-            keep = [k for k in range(1, len(t) - 1) if t[k] >= 0.05]
-            mon = np.array([rows[n[k]] for k in keep])
-            cv = body[keep]
-            for c, name in ((0, "c_d"), (1, "c_l")):
-                size = np.abs(mon[:, c]).max()
-                err = np.abs(cv[:, c] - mon[:, c]).max()
-                check(err <= 0.01 * size and size > (1.0 if c == 0 else 0.05),
-                      f"{what}, square {a}: {name} from the momentum balance within {err / size:.2%} "
-                      f"of the monitor's (|{name}| up to {size:.3f}, {len(keep)} steps from t = 0.05)")
+        fields = [finest_arrays(s, ("u", "v", "p")) for s in steps]
+    for a in (0.055, 0.06):
+        F, M = zip(*(flux_and_momentum(x, a) for x in fields))
+        body = -(np.gradient(np.array(M), t, axis=0) + np.array(F)) / q  # c_d, c_l
+        keep = [k for k in range(1, len(t) - 1) if t[k] >= 0.05]
+        mon = np.array([rows[n[k]] for k in keep])
+        cv = body[keep]
+        for c, name in ((0, "c_d"), (1, "c_l")):
+            size = np.abs(mon[:, c]).max()
+            err = np.abs(cv[:, c] - mon[:, c]).max()
+            check(err <= 0.01 * size and size > (1.0 if c == 0 else 0.05),
+                  f"{what}, square {a}: {name} from the momentum balance within {err / size:.2%} "
+                  f"of the monitor's (|{name}| up to {size:.3f}, {len(keep)} steps from t = 0.05)")
 
 
 with tempfile.TemporaryDirectory() as tmp:
