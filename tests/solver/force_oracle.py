@@ -14,7 +14,10 @@ width) to agree with the monitor to 1 % of the force's size at every written ste
 t = 0.05 (measured: 0.06 – 0.6 %). A lift or drag scaled wrongly, a forcing counted
 twice or missed (the rk2 scheme forces twice per step), or a pressure left out of the
 balance fails it.
-Usage: force_oracle.py REWIND SOURCE_DIR"""
+Usage: force_oracle.py REWIND SOURCE_DIR
+       force_oracle.py --read RUN.h5 MONITOR.csv CX CY [HALF_WIDTH ...]
+The second form runs nothing: it prints the balance's and the monitor's extremes over the
+visualisation steps of a run written with output.float32 = false (docs/validation.md)."""
 import csv, os, subprocess, sys, tempfile
 
 import h5py
@@ -23,10 +26,11 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from finest_level import Checks, finest_arrays  # noqa: E402
 
-rewind, source = sys.argv[1], sys.argv[2]
+READ = sys.argv[1] == "--read"
+rewind, source = (None, None) if READ else (sys.argv[1], sys.argv[2])
 env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 NU, D, U = 1e-3, 0.1, 1.0
-CX, CY = 0.2, 0.17
+CX, CY = (float(sys.argv[4]), float(sys.argv[5])) if READ else (0.2, 0.17)
 check = Checks()
 
 
@@ -71,15 +75,21 @@ def run(tmp, name, ranks, scheme):
     if r.returncode != 0:
         sys.stdout.write(r.stdout[-2000:] + r.stderr[-2000:])
         raise SystemExit(f"FAIL {' '.join(cmd)} exited with {r.returncode}")
+    return h5, monitor_rows(mon)
+
+
+def monitor_rows(mon):
+    """The monitor CSV's c_d and c_l by step."""
     rows = {}
     with open(mon) as f:
         next(f)  # the "# case:" line
         for row in csv.DictReader(f):
             rows[int(row["step"])] = (float(row["cd"]), float(row["cl"]))
-    return h5, rows
+    return rows
 
 
-def compare(h5, rows, what):
+def balance(h5, widths):
+    """Times, steps and, per half width, c_d and c_l of the balance at each written step."""
     q = 0.5 * U * U * D
     with h5py.File(h5, "r") as f:
         steps = [f["simulation"][k] for k in sorted((k for k in f["simulation"] if k.startswith("step_")), key=lambda s: int(s[5:]))]
@@ -87,9 +97,16 @@ def compare(h5, rows, what):
         t = np.array([float(s.attrs["time"]) for s in steps])
         n = [int(s.attrs["step"]) for s in steps]
         fields = [finest_arrays(s, ("u", "v", "p")) for s in steps]
-    for a in (0.055, 0.06):
+    out = {}
+    for a in widths:
         F, M = zip(*(flux_and_momentum(x, a) for x in fields))
-        body = -(np.gradient(np.array(M), t, axis=0) + np.array(F)) / q  # c_d, c_l
+        out[a] = -(np.gradient(np.array(M), t, axis=0) + np.array(F)) / q  # c_d, c_l
+    return t, n, out
+
+
+def compare(h5, rows, what):
+    t, n, bodies = balance(h5, (0.055, 0.06))
+    for a, body in bodies.items():
         keep = [k for k in range(1, len(t) - 1) if t[k] >= 0.05]
         mon = np.array([rows[n[k]] for k in keep])
         cv = body[keep]
@@ -100,6 +117,18 @@ def compare(h5, rows, what):
                   f"{what}, square {a}: {name} from the momentum balance within {err / size:.2%} "
                   f"of the monitor's (|{name}| up to {size:.3f}, {len(keep)} steps from t = 0.05)")
 
+
+if READ:
+    t, n, bodies = balance(sys.argv[2], [float(a) for a in sys.argv[6:]] or [0.06])
+    rows = monitor_rows(sys.argv[3])
+    inner = range(1, len(t) - 1)  # the central differences' steps
+    mon = np.array([rows[n[k]] for k in inner])
+    for a, body in bodies.items():
+        cv = body[1:-1]
+        print(f"square {a}: balance c_l max {cv[:, 1].max():.4f} min {cv[:, 1].min():.4f} c_d max {cv[:, 0].max():.4f}"
+              f" | monitor at the same steps c_l max {mon[:, 1].max():.4f} min {mon[:, 1].min():.4f}"
+              f" c_d max {mon[:, 0].max():.4f} (t = {t[1]:.4f} ... {t[-2]:.4f})")
+    sys.exit(0)
 
 with tempfile.TemporaryDirectory() as tmp:
     for ranks, scheme in ((2, "euler"), (3, "rk2")):
