@@ -29,6 +29,7 @@ struct Row {
 std::string restart_text(config::OnRestart r) {
   switch (r) {
     case config::OnRestart::fixed: return "no";
+    case config::OnRestart::refines: return "refines";
     case config::OnRestart::branches: return "branch";
     case config::OnRestart::extends: return "continues";
   }
@@ -96,8 +97,11 @@ void print_markdown(const std::vector<Row>& rows) {
       "  current time.\n"
       "- **restart**: what a different value does on `rewind run --restart FILE --set KEY=VALUE`:\n"
       "  *branch* writes a branch file that records the change (an equal value continues the\n"
-      "  file), *continues* extends the same file, *no* is refused (the run continues on the\n"
-      "  tree stored in the file).\n"
+      "  file), *continues* extends the same file, *refines* branches onto the case's deeper\n"
+      "  tree (the stored grids as stored, the added ones interpolated from their parents; a\n"
+      "  tree that would drop a stored grid is refused; not inside a job), *no* is refused (the\n"
+      "  run continues on the tree stored in the file). A whole table or array (`--set\n"
+      "  'tree.refine=[...]'`) takes the strictest policy of its keys.\n"
       "- **steer**: may change while the run goes (`rewind steer HOST:PORT set KEY=VALUE`, the\n"
       "  ParaView steering panel).\n"
       "- `<face>` is one of xmin xmax ymin ymax zmin zmax; `[]` is each table of an array\n"

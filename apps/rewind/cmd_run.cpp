@@ -403,7 +403,7 @@ std::string guard_memory(const RunOptions& o, const driver::RunSpec& spec, int w
   // Before any tree or field exists, every rank checks that its part fits: world rank 0
   // holds the tree (and, alone, the fields), the others share the fields.
   CaseCost cost;
-  if (spec.restart) {  // the tree is the stored step's: its size is known exactly
+  if (spec.restart && !spec.restart->refine) {  // the tree is the stored step's: its size is known exactly
     const auto& st = spec.restart->step;
     cost.estimate.grids = st.n_grids;
     cost.estimate.cells = st.n_cells;
@@ -484,7 +484,7 @@ int run_run(RunOptions o) {
   // `sc` has been moved to the compute side (capturing `sc` by reference once dropped
   // every [[tree.refine]] region there).
   const std::function<spacetree::Tree()> make_tree = [tree_case = sc.tree, restart = spec.restart] {
-    return restart ? restart_tree(*restart, tree_case.shape) : config::build_tree(tree_case);
+    return restart ? restart_tree(*restart, tree_case) : config::build_tree(tree_case);
   };
 
   int world_rank = 0, world_size = 1;
@@ -506,6 +506,13 @@ int run_run(RunOptions o) {
   }
   check_run_options(o, spec, world_size);
   const std::string estimate = guard_memory(o, spec, world_rank, world_size);
+  if (spec.restart && spec.restart->refine) {  // a refined tree must keep every stored grid
+    try {
+      (void)restart_tree(*spec.restart, sc.tree);
+    } catch (const std::runtime_error& e) {
+      throw AgreedError(e.what());  // every rank builds the same tree
+    }
+  }
   std::optional<insitu::Hook> hook = load_compute_hook(spec);
   if (world_size > 1) return run_with_server(o, std::move(spec), make_tree, estimate, std::move(hook));
   return run_alone(o, std::move(spec), make_tree, estimate, std::move(hook));

@@ -281,6 +281,11 @@ std::vector<CaseKey> with_later_rows(std::vector<CaseKey> t) {
     const auto at = std::find_if(t.begin(), t.end(), [&](const CaseKey& k) { return k.name == after; });
     t.insert(at == t.end() ? at : at + 1, r.second);
   }
+  // The depth and the refine regions refine the stored tree on a restart (for the reason
+  // above set here, not in the rows).
+  for (auto& k : t)
+    if (k.name == "tree.depth" || k.name == "tree.max_depth" || k.name.rfind("tree.refine[].", 0) == 0)
+      k.on_restart = OnRestart::refines;
   return t;
 }
 
@@ -296,11 +301,32 @@ const CaseKey* find_case_key(const std::string& key) {
   return nullptr;
 }
 
+namespace {
+// True if the row lies inside the table or array `pattern` ("tree.refine" holds tree.refine[].level).
+bool inside(const std::string& pattern, const CaseKey& r) {
+  const auto& n = r.name;
+  return n.size() > pattern.size() && n.rfind(pattern, 0) == 0 &&
+         (n[pattern.size()] == '.' || n[pattern.size()] == '[');
+}
+}  // namespace
+
 bool is_case_section(const std::string& key) {
   const auto p = pattern_of(key);
-  return std::any_of(case_keys().begin(), case_keys().end(), [&](const CaseKey& r) {
-    return r.name.size() > p.size() && r.name.rfind(p, 0) == 0 && (r.name[p.size()] == '.' || r.name[p.size()] == '[');
-  });
+  return std::any_of(case_keys().begin(), case_keys().end(), [&](const CaseKey& r) { return inside(p, r); });
+}
+
+OnRestart on_restart_of(const std::string& key) {
+  if (const auto* row = find_case_key(key)) return row->on_restart;
+  const auto p = pattern_of(key);
+  auto policy = OnRestart::branches;
+  bool any = false;
+  for (const auto& r : case_keys())
+    if (inside(p, r)) {
+      // The enumerators run from the strictest (fixed) to the mildest (extends).
+      policy = any ? std::min(policy, r.on_restart) : r.on_restart;
+      any = true;
+    }
+  return policy;
 }
 
 const CaseKey& case_key(const std::string& key) {

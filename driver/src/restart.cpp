@@ -57,18 +57,60 @@ RestartPoint find_restart_point(const std::string& spec, const std::optional<Pen
   return rp;
 }
 
-st::Tree restart_tree(const RestartPoint& rp, const st::TreeShape& shape) {
+st::Tree restart_tree(const RestartPoint& rp, const config::TreeCase& tree_case) {
   const auto reader = k::Reader::open(rp.file);
   const auto topo = reader.read_topology(rp.step.step);
   std::vector<st::Uid> uids;
   uids.reserve(topo.uid.size());
   for (const auto u : topo.uid) uids.push_back(st::Uid::from_raw(u));
+  if (rp.refine) {
+    auto tree = config::build_tree(tree_case);
+    std::int64_t lost = 0;
+    int deepest = 0;
+    for (const auto u : uids)
+      if (!tree.contains(u)) ++lost, deepest = std::max(deepest, u.level());
+    if (lost > 0)
+      throw std::runtime_error(fmt::format(
+          "{}: step {}: the case's tree lacks {} of the stored grids (down to level {}): a restart refines the "
+          "stored tree, never coarsens it; keep the stored [[tree.refine]] regions and depths and add to them",
+          rp.file, rp.step.step, lost, deepest));
+    return tree;
+  }
   try {
-    return st::Tree::from_uids(shape, std::move(uids));
+    return st::Tree::from_uids(tree_case.shape, std::move(uids));
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(fmt::format("{}: step {}: {}", rp.file, rp.step.step, e.what()));
   }
 }
+
+namespace {
+// The grids a refinement added (row -1) from their parents, level by level from the top:
+// a parent's halo first, then forest::Interp::linear (conservative, second order) into
+// every child of the level, then the stored children's own values back.
+void interpolate_added_grids(forest::Forest& forest, const std::vector<std::int64_t>& rows,
+                             const std::vector<int>& vars, MPI_Comm comm) {
+  int deepest = 0;
+  for (std::size_t g = 0; g < forest.size(); ++g) deepest = std::max(deepest, forest.grid(g).level());
+  int levels = 0;
+  MPI_Allreduce(&deepest, &levels, 1, MPI_INT, MPI_MAX, comm);
+  std::vector<double> kept;
+  for (int level = 1; level <= levels; ++level) {
+    kept.clear();
+    for (std::size_t g = 0; g < forest.size(); ++g)
+      if (forest.grid(g).level() == level && rows[g] >= 0)
+        for (const int v : vars) kept.insert(kept.end(), forest.data(g, v), forest.data(g, v) + forest.block_size());
+    forest.exchange_halos(vars, level - 1, forest::Interp::linear);
+    forest.prolong_level(vars, level, forest::ProlongMode::assign, forest::Interp::linear);
+    std::size_t at = 0;
+    for (std::size_t g = 0; g < forest.size(); ++g)
+      if (forest.grid(g).level() == level && rows[g] >= 0)
+        for (const int v : vars) {
+          std::copy_n(kept.begin() + static_cast<std::ptrdiff_t>(at), forest.block_size(), forest.data(g, v));
+          at += forest.block_size();
+        }
+  }
+}
+}  // namespace
 
 void restore_solver(solver::Solver& s, const RestartPoint& rp, MPI_Comm comm) {
   restore_solver_fields(s, rp, comm);
@@ -84,8 +126,9 @@ std::vector<std::int64_t> rows_of_grids(const forest::Forest& forest, const std:
   std::int64_t missing = 0;
   for (std::size_t g = 0; g < forest.size(); ++g) {
     const auto it = row_of.find(forest.grid(g).uid.raw());
-    if (it == row_of.end()) ++missing;
-    else rows.push_back(it->second);
+    if (it != row_of.end()) rows.push_back(it->second);
+    else if (rp.refine) rows.push_back(-1);  // added by the refinement: interpolated
+    else ++missing;
   }
   // Agree before the collective reads, so that no rank is left inside one.
   std::int64_t missing_all = 0;
@@ -117,12 +160,19 @@ void restore_solver_fields(solver::Solver& s, const RestartPoint& rp, MPI_Comm c
   // unpack); the others (w in 2-D, T without heat) stay 0, as in the run that wrote them.
   std::vector<k::Reader::FieldRef> fields;
   std::vector<std::vector<double*>> arrays;
+  std::vector<std::int64_t> stored_rows;
+  std::vector<int> vars;
+  for (std::size_t g = 0; g < forest.size(); ++g)
+    if (rows[g] >= 0) stored_rows.push_back(rows[g]);
   for (const auto& f : solved) {
     fields.push_back({"cell_data", f.name});
+    vars.push_back(f.var);
     arrays.emplace_back();
-    for (std::size_t g = 0; g < forest.size(); ++g) arrays.back().push_back(forest.data(g, f.var));
+    for (std::size_t g = 0; g < forest.size(); ++g)
+      if (rows[g] >= 0) arrays.back().push_back(forest.data(g, f.var));
   }
-  reader.read_fields_into(rp.step.step, fields, rows, arrays, 1);
+  reader.read_fields_into(rp.step.step, fields, stored_rows, arrays, 1);
+  if (rp.refine) interpolate_added_grids(forest, rows, vars, comm);
 }
 
 std::string branch_name(const std::string& parent, std::int64_t step) { return branch_name(parent, step, {}); }
@@ -159,20 +209,26 @@ bool same_file(const std::string& a, const std::string& b) {
 }
 
 namespace {
-// The key table's restart policy of an override's key; an unknown key counts as a
-// change (the case parser names it first).
-config::OnRestart on_restart(const std::string& kv) {
-  const auto* row = config::find_case_key(kv.substr(0, kv.find('=')));
-  return row ? row->on_restart : config::OnRestart::branches;
-}
+// The key table's restart policy of an override's key (of a whole table or array: the
+// strictest of its keys); an unknown key counts as a change (the case parser names it first).
+config::OnRestart on_restart(const std::string& kv) { return config::on_restart_of(kv.substr(0, kv.find('='))); }
 }  // namespace
 
-void refuse_tree_overrides(const std::vector<std::string>& overrides) {
-  for (const auto& kv : overrides)
-    if (on_restart(kv) == config::OnRestart::fixed)
+void refuse_tree_overrides(const std::vector<std::string>& overrides, bool refine_allowed) {
+  for (const auto& kv : overrides) {
+    const auto policy = on_restart(kv);
+    if (policy == config::OnRestart::fixed)
       throw std::runtime_error(fmt::format(
           "--set {}: a restart continues on the grids stored in the file; the tree cannot change", kv));
+    if (policy == config::OnRestart::refines && !refine_allowed)
+      throw std::runtime_error(fmt::format(
+          "--set {}: a job's branches and steering share its grids; a refined tree needs a restart of its own "
+          "(rewind run --restart FILE@STEP --set ...)",
+          kv));
+  }
 }
+
+bool refines_tree(const std::string& override_kv) { return on_restart(override_kv) == config::OnRestart::refines; }
 
 std::vector<std::string> changing_overrides(const std::vector<std::string>& overrides) {
   std::vector<std::string> changes;

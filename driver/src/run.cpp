@@ -139,7 +139,7 @@ RunSpec plan_run(const RunRequest& o, const std::function<void(config::CaseDocum
   load_case(spec, o);
   auto parsed = parse_case(spec.case_text, spec.case_source, spec.overrides, check_case);  // unknown keys first
   if (spec.restart) {
-    refuse_tree_overrides(o.overrides);
+    refuse_tree_overrides(o.overrides, true);
     refuse_end_before(parsed.solver_case.time.end, spec.restart->step.time);
   }
   spec.solver_case = std::move(parsed.solver_case);
@@ -170,6 +170,9 @@ RunSpec plan_run(const RunRequest& o, const std::function<void(config::CaseDocum
         if (before.value_text(key) != after.value_text(key)) changes.push_back(kv);
       }
     }
+    // A deeper tree: the run goes on the case's own tree (restart_tree checks that it holds
+    // every stored grid, once the memory guard has passed the case's size).
+    if (std::any_of(changes.begin(), changes.end(), refines_tree)) spec.restart->refine = true;
     // From the file's last checkpoint, only visualisation steps can follow (a run killed
     // between two checkpoints): the continuation recomputes them bit-identically and
     // leaves the ones already in the file as they are (RunOutput skips them).
@@ -209,7 +212,7 @@ RunSpec plan_run(const RunRequest& o, const std::function<void(config::CaseDocum
 
 RunSpec plan_branch(const RestartPoint& rp, const std::vector<std::string>& changes, const std::string& output,
                     const std::vector<std::string>& taken) {
-  refuse_tree_overrides(changes);
+  refuse_tree_overrides(changes, false);
   RunSpec spec;
   spec.restart = rp;
   spec.case_text = rp.case_text;

@@ -254,7 +254,7 @@ std::vector<Run::Future> Run::futures() const {
 
 void Run::apply(const std::vector<std::string>& changes) {
   auto& l = impl_->lane();
-  refuse_tree_overrides(changes);
+  refuse_tree_overrides(changes, false);
   auto overrides = concat(l.spec.overrides, changes);
   // Parse first: a bad value throws here, identically on every rank, and nothing changed.
   auto parsed = reparse(l.spec, overrides);

@@ -20,8 +20,8 @@ check "rewind keys: every section" "[ $? = 0 ] && grep -q '^\[physics\]' all.out
 check "... each key with type, unit, default, range, restart policy and steerable, then its description" \
   "grep -A2 -E '^  physics\.nu ' all.out | tr -s ' \n' ' ' | grep -q 'number \[m^2/s\]; required; range (0, 10\]; on restart: branch; steerable kinematic viscosity'"
 check "... the kernel's I/O options as output.io keys" "grep -q '^  output.io.cb_nodes ' all.out"
-check "... the tree cannot change on a restart, time.end continues the file" \
-  "grep -A1 -E '^  tree\.depth ' all.out | tr -s ' \n' ' ' | grep -q 'on restart: no' && grep -A2 -E '^  time\.end ' all.out | tr -s ' \n' ' ' | grep -q 'on restart: continues; steerable'"
+check "... the d-grids cannot change on a restart, the depth refines, time.end continues the file" \
+  "grep -A1 -E '^  tree\.s ' all.out | tr -s ' \n' ' ' | grep -q 'on restart: no' && grep -A1 -E '^  tree\.depth ' all.out | tr -s ' \n' ' ' | grep -q 'on restart: refines' && grep -A2 -E '^  time\.end ' all.out | tr -s ' \n' ' ' | grep -q 'on restart: continues; steerable'"
 check "... in lines that fit the terminal (COLUMNS=80; every line, not 342 columns)" \
   "[ \$(awk '{ if (length(\$0) > m) m = length(\$0) } END { print m }' all.out) -le 80 ]"
 "$rewind" keys boundary >b.out 2>&1

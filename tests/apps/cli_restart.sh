@@ -97,7 +97,7 @@ bad() {  # label, expected text, args...
 }
 bad "restart from a visualisation step" "is a visualisation output" --restart full1.h5@#1
 bad "output exists" "exists; use --force" "$case_file" --output full1.h5
-bad "tree change on restart" "the tree cannot change" --restart full1.h5 --set tree.depth=4
+bad "tree change on restart" "the tree cannot change" --restart full1.h5 --set 'tree.s=[22, 8, 1]'
 bad "branch into its parent" "never writes into its parent" --restart full1.h5@t=0.1 --set time.end=0.3 --output full1.h5
 bad "not a Rewind file" "full1.csv" --restart full1.csv
 bad "case and restart together" "not both" "$case_file" --restart full1.h5

@@ -55,6 +55,8 @@ pause_at 5
 s=$(status | cut -d' ' -f2)
 check "misuse: two --future and one --output" \
   "one_error ${steer[*]} branch --from latest --future '' --future '' --output x.h5 && grep -q 'one --output per future' err.out"
+check "misuse: a future on a refined tree (the job's futures share its grids: not a steerable key)" \
+  "one_error ${steer[*]} branch --from latest --future tree.depth=4 --future '' --output x.h5 --output y.h5 && grep -q 'tree.depth is not a steerable parameter' err.out && [ ! -e x.h5 ]"
 check "misuse: two futures into one file" \
   "one_error ${steer[*]} branch --from latest --future '' --future 'physics.nu=0.002' --output x.h5 --output x.h5 && grep -q 'two futures cannot write one file' err.out"
 check "misuse: two futures into one file under two names (x.h5, ./x.h5)" \

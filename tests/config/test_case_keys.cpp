@@ -71,6 +71,20 @@ TEST_CASE("Patterns: faces, arrays of tables, I/O options", "[spacetree][case]")
   CHECK_FALSE(is_case_section("physics.nu"));
 }
 
+TEST_CASE("A whole table or array on a restart takes its strictest key's policy", "[spacetree][case]") {
+  // `--set 'tree.refine=[...]'` and `--set 'tree={...}'` name no row: they once counted as a
+  // plain change, and a restart wrote a branch whose case named a tree it did not have.
+  CHECK(on_restart_of("tree.refine") == OnRestart::refines);
+  CHECK(on_restart_of("tree.refine[1]") == OnRestart::refines);
+  CHECK(on_restart_of("tree") == OnRestart::fixed);
+  CHECK(on_restart_of("domain") == OnRestart::fixed);
+  CHECK(on_restart_of("physics") == OnRestart::branches);
+  CHECK(on_restart_of("time") == OnRestart::branches);  // time.dt branches, time.end extends
+  CHECK(on_restart_of("time.end") == OnRestart::extends);
+  CHECK(on_restart_of("tree.depth") == OnRestart::refines);
+  CHECK(on_restart_of("no.such.key") == OnRestart::branches);
+}
+
 TEST_CASE("A misspelt key is matched against the table", "[spacetree][case]") {
   // physics.alpha is never read by this document: the hint must come from the table.
   auto doc = CaseDocument::parse(std::string(kTree) + "[physics]\nnu = 0.1\nalpah = 0.1\n", "t.toml");

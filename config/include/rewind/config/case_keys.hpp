@@ -34,7 +34,10 @@ enum class KeyType : std::uint8_t {
 
 /// What a different value does on `rewind run --restart`.
 enum class OnRestart : std::uint8_t {
-  fixed,     ///< refused: the run continues on the tree stored in the file
+  fixed,  ///< refused: the run continues on the tree stored in the file
+  /// a deeper value or a new region branches onto the stored tree refined further (the
+  /// new grids interpolated from their parents); one that would coarsen it is refused
+  refines,
   branches,  ///< a new value writes a branch (an equal one continues the file)
   extends,   ///< continues the same file (time.end, time.max_steps)
 };
@@ -83,6 +86,11 @@ const std::vector<CaseKey>& case_keys();
 const CaseKey* find_case_key(const std::string& key);
 /// True if `key` is a table that holds rows ("boundary.xmin", "obstacle[0]", "tree"). Pure.
 bool is_case_section(const std::string& key);
+/// What `rewind run --restart` does with a new value of `key`: its row's policy; for a
+/// whole table or array ("tree.refine=[...]", "domain={...}") the strictest of the rows
+/// under it (in the enumerators' order, fixed first); branches for a key without a row
+/// (the case parser names it first). Pure.
+OnRestart on_restart_of(const std::string& key);
 /// The row `key` must have (a reader's key): throws std::logic_error naming the key
 /// if the table has no row for it.
 const CaseKey& case_key(const std::string& key);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "rewind/config/case_file.hpp"
 #include "rewind/kernel/kernel.hpp"
 #include "rewind/solver/solver.hpp"
 #include "rewind/spacetree/tree.hpp"
@@ -31,6 +32,10 @@ struct RestartPoint {
   /// When the step is not exactly the one asked for (t=T between outputs, or on a
   /// visualisation step): one line saying which checkpoint stands for it; else "".
   std::string note;
+  /// The restart's overrides refine the tree (config::OnRestart::refines): the run goes on
+  /// the case's own tree, which holds every stored grid; the grids it adds start from
+  /// their parents' values, interpolated (forest::Interp::linear).
+  bool refine = false;
 };
 /// The checkpoint to restart from, by FILE[@STEP]: "latest" (the default) and t=T
 /// take the last checkpoint at or before (T); a step number or #i must name a
@@ -47,10 +52,14 @@ struct PendingCheckpoint {
 /// find_restart_point as if `pending` were already a committed checkpoint of its file
 /// (when it is later than the file's last step). Serial, read-only; throws alike.
 RestartPoint find_restart_point(const std::string& spec, const std::optional<PendingCheckpoint>& pending);
-/// The tree stored in the checkpoint (serial, read-only).
-spacetree::Tree restart_tree(const RestartPoint& rp, const spacetree::TreeShape& shape);
+/// The tree of a restart (serial, read-only): the one stored in the checkpoint, or with
+/// rp.refine the case's own tree (config::build_tree), after checking that it holds every
+/// stored grid: a restart refines, never coarsens. Throws std::runtime_error naming what
+/// would be lost.
+spacetree::Tree restart_tree(const RestartPoint& rp, const config::TreeCase& tree_case);
 /// Collective over `comm`: fills the solver's state from the checkpoint and restores
-/// its scalar state, so the run continues bit-identically.
+/// its scalar state, so the run continues bit-identically (with rp.refine: the stored
+/// grids as stored, the added ones interpolated from their parents, level by level).
 void restore_solver(solver::Solver& s, const RestartPoint& rp, MPI_Comm comm);
 /// restore_solver's first half: the state fields read into the solver's arrays (its
 /// scalar state not yet restored).
@@ -83,8 +92,12 @@ bool empty_leftover(const std::string& file);
 /// True if a and b name the same file (or would, once created).
 bool same_file(const std::string& a, const std::string& b);
 /// Throws if an override changes a key the key table marks OnRestart::fixed (domain,
-/// tree, run): a restart continues on the grids stored in the file.
-void refuse_tree_overrides(const std::vector<std::string>& overrides);
+/// tree, run): a restart continues on the grids stored in the file. OnRestart::refines
+/// keys too unless `refine_allowed` (`rewind run --restart`; not inside a job, whose
+/// futures and steering share its grids).
+void refuse_tree_overrides(const std::vector<std::string>& overrides, bool refine_allowed);
+/// True if an override is a OnRestart::refines key ([[tree.refine]], tree.depth).
+bool refines_tree(const std::string& override_kv);
 /// The overrides that change the simulation: all but the keys the key table marks
 /// OnRestart::extends (time.end, time.max_steps).
 std::vector<std::string> changing_overrides(const std::vector<std::string>& overrides);
