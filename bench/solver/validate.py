@@ -117,6 +117,8 @@ def cylinder_values(m, a, quiet=False):
            for i in range(1, len(t)) if cl[i - 1] < 0 <= cl[i]]
     if len(ups) < 3:
         return None, ST_2D2
+    if getattr(a, "settle", False):
+        return settled(t, cd, cl, ups, a, quiet), ST_2D2
     n = min(a.periods, len(ups) - 1)
     t0 = ups[-1 - n]
     sel = [i for i in range(len(t)) if t[i] >= t0]
@@ -126,6 +128,32 @@ def cylinder_values(m, a, quiet=False):
         print(f"    dp range in the last periods: {min(dp[i] for i in sel):.4f} .. {max(dp[i] for i in sel):.4f}")
     return {"st": a.length / (a.velocity * period), "cd_max": max(cd[i] for i in sel),
             "cl_max": max(cl[i] for i in sel)}, ST_2D2
+
+
+def settled(t, cd, cl, ups, a, quiet):
+    """A run still approaching its limit cycle (a restart with a changed tree or scheme):
+    the maxima of each whole lift period, and the limit of the last three per quantity by
+    Aitken's delta-squared when they approach it geometrically (the increments keep their
+    sign and shrink by a ratio q < 0.8: limit = last + d q / (1 - q)); else the last."""
+    per = []
+    for k in range(len(ups) - 1):
+        sel = [i for i in range(len(t)) if ups[k] <= t[i] < ups[k + 1]]
+        per.append((ups[k + 1], max(cd[i] for i in sel), max(cl[i] for i in sel)))
+    vals = {"st": a.length / (a.velocity * (ups[-1] - ups[-2]))}
+    for name, col in (("cd_max", 1), ("cl_max", 2)):
+        x = [p[col] for p in per]
+        limit, how = x[-1], "the last period's"
+        if len(x) >= 3:
+            d1, d2 = x[-2] - x[-3], x[-1] - x[-2]
+            q = d2 / d1 if d1 != 0 else 0.0
+            if 0 < q < 0.8:
+                limit, how = x[-1] + d2 * q / (1 - q), f"Aitken, ratio {q:.2f} a period"
+        vals[name] = limit
+        if not quiet:
+            print(f"{name:>6} per period: " + ", ".join(f"{v:.4f}" for v in x[-6:]) +
+                  f" (periods ending t = {per[max(0, len(per) - 6)][0]:.2f} .. {per[-1][0]:.2f})"
+                  f" -> {limit:.5f} ({how})")
+    return vals
 
 
 def cylinder(a):
@@ -244,6 +272,8 @@ def main():
         c.add_argument("--window", type=float, default=0.0, help="with --steady: mean over the last WINDOW time units")
         c.add_argument("--periods", type=int, default=4); c.add_argument("--length", type=float, default=0.1)
         c.add_argument("--velocity", type=float, default=1.0)
+        c.add_argument("--settle", action="store_true",
+                       help="a run approaching its limit cycle: per-period maxima, their geometric limit")
     c = sub.add_parser("cylinder"); c.add_argument("file"); cylinder_options(c); c.add_argument("-o", "--output")
     c = sub.add_parser("study"); c.add_argument("files", nargs=3, metavar="MONITOR.csv"); cylinder_options(c)
     c.add_argument("--ratio", type=float, default=2.0, help="refinement ratio between the grids (2: one level)")

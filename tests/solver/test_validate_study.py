@@ -95,3 +95,43 @@ def test_careless_input(tmp_path):
         r = subprocess.run([sys.executable, str(VALIDATE), "study", *map(str, args), "--steady"], capture_output=True, text=True)
         assert r.returncode != 0 and "Traceback" not in r.stderr and word in r.stderr, r.stderr
         assert len(r.stderr.strip().splitlines()) <= 2, r.stderr  # argparse adds its usage line
+
+
+def settling(A_inf, c, q, T=1.0 / 3.0, t_end=3.0):
+    """A shedding run approaching its limit cycle geometrically: the lift amplitude at time
+    t is A_inf - c q^(t / T), so the per-period maxima close in by the ratio q a period and
+    Aitken's delta-squared of any three of them is A_inf (the oracle)."""
+    rows = []
+    for i in range(12001):
+        t = t_end * i / 12000
+        A = A_inf - c * q ** (t / T)
+        rows.append((t, 3.2 + 0.5 * (A - A_inf) + 0.01 * math.cos(4 * math.pi * t / T),
+                     A * math.sin(2 * math.pi * t / T + 0.1), 2.5))
+    return rows
+
+
+def test_settle_limit_of_an_approaching_cycle(tmp_path):
+    f = tmp_path / "approach.csv"
+    write_monitor(f, settling(0.97, 0.1, 0.55, t_end=2.0))
+    r = subprocess.run([sys.executable, str(VALIDATE), "cylinder", str(f), "--settle"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    cl = re.search(r"^cl_max = ([0-9.]+)", r.stdout, re.M)
+    assert float(cl.group(1)) == pytest.approx(0.97, abs=2e-4), r.stdout   # the limit, not the last maximum
+    assert re.search(r"^cl_max per period: .*Aitken, ratio 0\.5[4-6]", r.stdout, re.M), r.stdout
+    cd = re.search(r"^cd_max = ([0-9.]+)", r.stdout, re.M)
+    assert float(cd.group(1)) == pytest.approx(3.21, abs=5e-4), r.stdout
+    # Without --settle the last periods' maximum is reported: still short of the limit.
+    r = subprocess.run([sys.executable, str(VALIDATE), "cylinder", str(f)], capture_output=True, text=True)
+    assert float(re.search(r"^cl_max = ([0-9.]+)", r.stdout, re.M).group(1)) < 0.97 - 1e-3
+
+
+def test_settle_study_of_three_approaching_runs(tmp_path):
+    files = []
+    for n, h in enumerate([1.0, 0.5, 0.25]):
+        f = tmp_path / f"s{n}.csv"
+        write_monitor(f, settling(1.0 - 0.08 * h * h, 0.04, 0.5))  # limits converge at order 2 to 1.0
+        files.append(f)
+    rows, out = run(*files, "--settle")
+    cl = rows["cl_max"]
+    assert float(cl[3]) == pytest.approx(2.0, abs=0.05), out
+    assert float(cl[4]) == pytest.approx(1.0, abs=5e-4), out
