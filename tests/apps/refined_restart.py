@@ -20,29 +20,14 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, __file__.rsplit("/", 3)[0] + "/tests/support")
-from finest_level import Checks  # noqa: E402
-
-
-def committed(h5):
-    return [int(r["step"]) for r in h5["/simulation/index"][:] if int(r["committed"]) == 1]
+from finest_level import Checks, finest_arrays  # noqa: E402
+from lod_oracle import committed_steps  # noqa: E402
 
 
 def prolong(a):
     """One level down: u0 + slope_x * (+-1/4) + slope_y * (+-1/4), central slopes, one-sided
-    at the domain's faces (the forest's Interp::linear, in its order of operations)."""
-    def slopes(a, axis):
-        s = np.empty_like(a)
-        lo = [slice(None)] * 2
-        def sl(i):
-            t = list(lo)
-            t[axis] = i
-            return tuple(t)
-        s[sl(slice(1, -1))] = 0.5 * (a[sl(slice(2, None))] - a[sl(slice(None, -2))])
-        s[sl(0)] = a[sl(1)] - a[sl(0)]
-        s[sl(-1)] = a[sl(-1)] - a[sl(-2)]
-        return s
-
-    sy, sx = slopes(a, 0), slopes(a, 1)
+    at the domain's faces (np.gradient's; the forest's Interp::linear, in its order)."""
+    sy, sx = np.gradient(a, axis=0), np.gradient(a, axis=1)
     ny, nx = a.shape
     out = np.empty((2 * ny, 2 * nx))
     for dj, oy in ((0, -0.25), (1, 0.25)):
@@ -60,7 +45,7 @@ def main():
         regions.append((kind, v[:-1], int(v[-1])))
     check = Checks()
     P, B = h5py.File(parent_file, "r"), h5py.File(branch_file, "r")
-    first = committed(B)[0]
+    first = committed_steps(B)[0]
     gp, gb = P[f"/simulation/step_{step:08d}"], B[f"/simulation/step_{first:08d}"]
     check(first == step and gb.attrs["time"] == gp.attrs["time"],
           f"the branch's first step is the parent's step {step} at t = {gp.attrs['time']} (got {first})")
@@ -106,24 +91,19 @@ def main():
     check(short == 0, f"every leaf that meets a region is at least at its level ({short} short; leaves per level "
           f"{np.bincount(lev[leaf]).tolist()})")
 
-    # The oracle's levels: the parent's complete finest level, interpolated down.
-    plev, pbb = gp["level"][:], gp["bounding_box"][:]
-    top = int(plev.max())
+    # The oracle's levels: the parent's complete finest level (a uniform tree), interpolated down.
+    x0, y0, hx, hy, parent = finest_arrays(gp, names)
+    top = int(gp["level"][:].max())
     sy, sx = gp["cell_data/u"].shape[2:4]
-    dom = (pbb[:, 0].min(), pbb[:, 2].min(), pbb[:, 1].max(), pbb[:, 3].max())
-    rows = np.where(plev == top)[0]
-    hx, hy = (pbb[rows[0], 1] - pbb[rows[0], 0]) / sx, (pbb[rows[0], 3] - pbb[rows[0], 2]) / sy
-    nx, ny = int(round((dom[2] - dom[0]) / hx)), int(round((dom[3] - dom[1]) / hy))
-    added = [r for r, u in enumerate(ub) if int(u) not in set(int(x) for x in up)]
+    ny, nx = parent["u"].shape
+    dom = (x0, y0)
+    stored = {int(x) for x in up}
+    added = [r for r, u in enumerate(ub) if int(u) not in stored]
     deepest = int(lev.max())
     fine = 2 ** (deepest - top)
     worst, cons, n_cells = 0.0, 0.0, 0
     for v in names:
-        a = np.full((ny, nx), np.nan)
-        data = gp["cell_data/" + v][:]
-        for r in rows:
-            i, j = int(round((pbb[r, 0] - dom[0]) / hx)), int(round((pbb[r, 2] - dom[1]) / hy))
-            a[j:j + sy, i:i + sx] = data[r, 0]
+        a = parent[v]
         scale = max(np.nanmax(a) - np.nanmin(a), 1e-300)
         oracle = {top: a}
         for L in range(top + 1, deepest + 1):
