@@ -69,6 +69,25 @@ def interp(xs, ys, x):
     return float("nan")
 
 
+def peak(t, y, sel):
+    """The maximum of y over the rows sel, refined by the parabola through the largest
+    sample and its two neighbours (the monitor samples every few steps, so the largest
+    sample misses the crest by up to 1 - cos(pi dt_sample / T); the parabola's vertex
+    misses it by O((dt_sample / T)^4)). A sample at the table's ends or on a flat or convex
+    stretch is kept as it is."""
+    i = max(sel, key=lambda k: y[k])
+    if i <= 0 or i + 1 >= len(y) or not (t[i - 1] < t[i] < t[i + 1]):
+        return y[i]
+    f01 = (y[i] - y[i - 1]) / (t[i] - t[i - 1])
+    f2 = ((y[i + 1] - y[i]) / (t[i + 1] - t[i]) - f01) / (t[i + 1] - t[i - 1])
+    if not f2 < 0:
+        return y[i]
+    x = 0.5 * (t[i - 1] + t[i]) - f01 / (2 * f2)
+    if not t[i - 1] <= x <= t[i + 1]:
+        return y[i]
+    return max(y[i], y[i - 1] + f01 * (x - t[i - 1]) + f2 * (x - t[i - 1]) * (x - t[i]))
+
+
 def cavity(a):
     p = read_csv(a.file)
     re = int(a.re)
@@ -126,8 +145,8 @@ def cylinder_values(m, a, quiet=False):
     if not quiet:
         print(f"last {n} periods from t = {t0:.3f}: period {period:.5f}")
         print(f"    dp range in the last periods: {min(dp[i] for i in sel):.4f} .. {max(dp[i] for i in sel):.4f}")
-    return {"st": a.length / (a.velocity * period), "cd_max": max(cd[i] for i in sel),
-            "cl_max": max(cl[i] for i in sel)}, ST_2D2
+    return {"st": a.length / (a.velocity * period), "cd_max": peak(t, cd, sel),
+            "cl_max": peak(t, cl, sel)}, ST_2D2
 
 
 def settled(t, cd, cl, ups, a, quiet):
@@ -138,7 +157,7 @@ def settled(t, cd, cl, ups, a, quiet):
     per = []
     for k in range(len(ups) - 1):
         sel = [i for i in range(len(t)) if ups[k] <= t[i] < ups[k + 1]]
-        per.append((ups[k + 1], max(cd[i] for i in sel), max(cl[i] for i in sel)))
+        per.append((ups[k + 1], peak(t, cd, sel), peak(t, cl, sel)))
     vals = {"st": a.length / (a.velocity * (ups[-1] - ups[-2]))}
     for name, col in (("cd_max", 1), ("cl_max", 2)):
         x = [p[col] for p in per]
