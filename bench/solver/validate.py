@@ -73,8 +73,8 @@ def peak(t, y, sel):
     """The maximum of y over the rows sel, refined by the parabola through the largest
     sample and its two neighbours (the monitor samples every few steps, so the largest
     sample misses the crest by up to 1 - cos(pi dt_sample / T); the parabola's vertex
-    misses it by O((dt_sample / T)^4)). A sample at the table's ends or on a flat or convex
-    stretch is kept as it is."""
+    misses it by O((dt_sample / T)^4)). A sample at the table's ends or on a flat stretch
+    is kept as it is; a largest sample with lower neighbours puts the vertex between them."""
     i = max(sel, key=lambda k: y[k])
     if i <= 0 or i + 1 >= len(y) or not (t[i - 1] < t[i] < t[i + 1]):
         return y[i]
@@ -83,9 +83,7 @@ def peak(t, y, sel):
     if not f2 < 0:
         return y[i]
     x = 0.5 * (t[i - 1] + t[i]) - f01 / (2 * f2)
-    if not t[i - 1] <= x <= t[i + 1]:
-        return y[i]
-    return max(y[i], y[i - 1] + f01 * (x - t[i - 1]) + f2 * (x - t[i - 1]) * (x - t[i]))
+    return y[i - 1] + f01 * (x - t[i - 1]) + f2 * (x - t[i - 1]) * (x - t[i])
 
 
 def cavity(a):
