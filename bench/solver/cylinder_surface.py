@@ -8,7 +8,8 @@ Reads the last step's finest leaf grids around the Schaefer-Turek cylinder (D = 
 normal and integrates -p n + nu du/dn over the circle (p extrapolated linearly to the
 surface, du/dn one-sided quadratic with u = 0 on the surface). Prints c_d, c_l and Δp
 for several (d1, d2): the comparison with the momentum-exchange force of the solver in
-docs/validation.md. Needs h5py and numpy.
+docs/validation.md; and Δp as the monitor reads it (from 3 and 6 cells, carried to the
+surface by the wall-normal momentum balance). Needs h5py and numpy.
 """
 import sys
 import h5py
@@ -55,3 +56,15 @@ for k1, k2 in [(1, 2), (1.5, 3), (2, 4), (3, 6)]:
     ex = lambda a: (k2*a[0] - k1*a[1])/(k2 - k1)
     print(f"dp extrap ({k1},{k2})h: {ex(pf) - ex(pb):.5f}   raw at {k1}h: {pf[0]-pb[0]:.5f}")
 print("dp direct at surface points:", samp(P, cx-R, cy) - samp(P, cx+R, cy))
+
+
+def wall(xw, side):
+    """The monitor's reading: p at 3 and 6 cells carried to the surface by dp/ds = nu u_s''(0)."""
+    d = np.array([3 * h, 6 * h])
+    un = np.array([side * samp(Uf, xw + side * q, cy) for q in d])
+    a, _ = np.linalg.solve([[d[0] ** 2, d[0] ** 3], [d[1] ** 2, d[1] ** 3]], un)
+    pw, _ = np.linalg.solve([[1, d[0] ** 2], [1, d[1] ** 2]], np.array([samp(P, xw + side * q, cy) for q in d]) - nu * 2 * a * d)
+    return pw
+
+
+print(f"dp from (3, 6) h by the wall-normal momentum balance (the monitor): {wall(cx - R, -1) - wall(cx + R, 1):.5f}")

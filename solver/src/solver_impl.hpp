@@ -297,6 +297,7 @@ struct Solver::Impl {
 
   Monitors monitors();
   void obstacle_monitors(Monitors& m);  // monitors()' cd, cl, St, dp (an obstacle)
+  double surface_pressure(const Obstacle& ob, int side);  // dp's front (-1) / back (+1) value
 
   // initial (initial.cpp)
   void initialise();
