@@ -31,7 +31,7 @@ p, u = st['cell_data/p'], st['cell_data/u']
 _, sz, sy, sx = p.shape
 h = np.array([(bb[rows[0], 1] - bb[rows[0], 0]) / sx, (bb[rows[0], 3] - bb[rows[0], 2]) / sy,
               (bb[rows[0], 5] - bb[rows[0], 4]) / sz])
-cells = {}  # global finest-level cell index -> p, for the grids next to the line
+cells = {}  # global finest-level cell index -> (p, u), for the grids next to the line
 for r in rows:
     if not (bb[r, 2] - 2 * h[1] <= YC <= bb[r, 3] + 2 * h[1] and bb[r, 4] - 2 * h[2] <= ZC <= bb[r, 5] + 2 * h[2]):
         continue
