@@ -207,7 +207,9 @@ def compare(a):
     for i in range(0, d.size, 2000):  # probes build a dense block per chunk
         q = np.vstack([c["x"][i:i + 2000], c["y"][i:i + 2000]])
         w = bu.probes(q) @ ref["u"]
-        uf.append(w[:q.shape[1]]), vf.append(w[q.shape[1]:]), pf.append(bp.probes(q) @ ref["p"])
+        uf.append(w[:q.shape[1]])
+        vf.append(w[q.shape[1]:])
+        pf.append(bp.probes(q) @ ref["p"])
     uf, vf, pf = map(np.concatenate, (uf, vf, pf))
     h = c["hx"].min()
     print(f"{a.run}: {d.size} fluid cells, finest h = {h:.3g}; errors against {a.ref} (U_mean 0.2)")
