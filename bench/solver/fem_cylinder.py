@@ -12,8 +12,10 @@ for the benchmark's three numbers.
                            [--radius R] [--save REF.npz]
       2D-1 (Re 20): Newton to machine precision; prints c_d, c_l, dp
   fem_cylinder.py periodic [--h-near H] [--h-far H] [--dt DT] [--end T] --csv OUT.csv
-      2D-2 (Re 100) from rest: BDF2 with the advecting velocity extrapolated (one linear
-      solve a step); writes time, c_d, c_l, dp, to be read by validate.py cylinder
+                           [--state-out S.npz] [--state-in S.npz [--append]]
+      2D-2 (Re 100) from rest or from a saved state (of any mesh: interpolated): BDF2
+      with the advecting velocity extrapolated (one Oseen problem a step); writes time,
+      c_d, c_l, dp, to be read by validate.py cylinder
   fem_cylinder.py compare  RUN.h5 REF.npz
       Rewind's last step against a steady reference, at every leaf cell centre: errors
       by distance from the surface and by angle, and the flow above and below the body
@@ -152,30 +154,113 @@ def steady(a):
         np.savez(a.save, u=u, p=p, vertices=pb.mesh.p, triangles=pb.mesh.t, yc=pb.yc, radius=pb.r)
 
 
+def interpolate_state(pb, path):
+    """A saved periodic state (two time levels) on this mesh: taken as is on the same
+    mesh, interpolated at this mesh's degrees of freedom from another one."""
+    st = np.load(path)
+    if st["vertices"].shape == pb.mesh.p.shape and np.array_equal(st["vertices"], pb.mesh.p):
+        return float(st["time"]), st["u_old"].copy(), st["u_older"].copy()
+    src = Basis(MeshTri(st["vertices"], st["triangles"]), ElementVector(ElementTriP2()))
+    ux = np.concatenate([pb.bu.nodal_dofs[0], pb.bu.facet_dofs[0]])
+    comp = np.ones(pb.nU, dtype=int)
+    comp[ux] = 0
+    # a domain moved along x (--x-in): points beyond the saved one take its end values
+    x_lo, x_hi = max(pb.x0, st["vertices"][0].min()), min(pb.x0 + LENGTH, st["vertices"][0].max())
+    levels = []
+    for field in (st["u_old"], st["u_older"]):
+        out = np.empty(pb.nU)
+        for i in range(0, pb.nU, 2000):  # probes build a dense block per chunk
+            q = pb.bu.doflocs[:, i:i + 2000].copy()
+            # boundary points a rounding error inside: the walls' and outflow's values
+            # are read from the other mesh too (the Dirichlet ones are set again below)
+            q[0] = np.clip(q[0], x_lo + 1e-10, x_hi - 1e-10)
+            q[1] = np.clip(q[1], 1e-10, H - 1e-10)
+            rho = np.hypot(q[0] - XC, q[1] - pb.yc)
+            near = rho < pb.r + 1e-9
+            q[:, near] = np.array([[XC], [pb.yc]]) + (q[:, near] - np.array([[XC], [pb.yc]])) * ((pb.r + 1e-9) / rho[near])
+            v = src.probes(q) @ field
+            k = q.shape[1]
+            out[i:i + k] = np.where(comp[i:i + k] == 0, v[:k], v[k:])
+        out[pb.dirichlet] = pb.u_bc[pb.dirichlet]
+        levels.append(out)
+    return float(st["time"]), levels[0], levels[1]
+
+
 def periodic(a):
+    """BDF2 in time, the advecting velocity extrapolated (an Oseen problem a step). The
+    Oseen matrix changes little from step to step, so each step is solved by GMRES
+    preconditioned with the LU factors of an earlier step's matrix, refactored when
+    GMRES needs more than a few iterations: the direct solve's answer (to 1e-10
+    relative), several times faster."""
+    from scipy.sparse.linalg import LinearOperator, gmres, splu
     pb = Problem(a, u_max=1.5)
     M = asm(MASS, pb.bu)
+    t_start, first = 0.0, 1
     u_old = np.zeros(pb.nU)
     u_old[pb.dirichlet] = pb.u_bc[pb.dirichlet]
     u_older = u_old.copy()
+    if a.state_in:
+        t_start, u_old, u_older = interpolate_state(pb, a.state_in)
+        # the same mesh and step continue with BDF2; otherwise one implicit Euler step first
+        st = np.load(a.state_in)
+        same_mesh = st["vertices"].shape == pb.mesh.p.shape and np.array_equal(st["vertices"], pb.mesh.p)
+        first = 0 if same_mesh and float(st["dt"]) == a.dt else 1
+        print(f"from {a.state_in} at t = {t_start:g}" + ("" if same_mesh else ", interpolated") +
+              (", one implicit Euler step first" if first else ""), flush=True)
+    n_all = pb.nU + pb.nP
+    free = np.setdiff1d(np.arange(n_all), pb.dirichlet)
+    x_bc = np.concatenate([pb.u_bc, np.zeros(pb.nP)])
+    lu, guess, last, factored, iters = None, None, None, 0, 0
     t0 = time.time()
-    with open(a.csv, "w") as out:
-        out.write("# fem_cylinder.py periodic: Taylor-Hood P2/P1, BDF2\ntime,cd,cl,dp\n")
+
+    def save():
+        if a.state_out:
+            np.savez(a.state_out, vertices=pb.mesh.p, triangles=pb.mesh.t, u_old=u_old, u_older=u_older,
+                     time=t_start + n * a.dt, dt=a.dt)
+
+    with open(a.csv, "a" if a.state_in and a.append else "w") as out:
+        if not (a.state_in and a.append):
+            out.write(f"# fem_cylinder.py periodic: Taylor-Hood P2/P1, BDF2, dt {a.dt:g}, h_near {a.h_near:g}, "
+                      f"h_far {a.h_far:g}, {pb.mesh.nelements} triangles\ntime,cd,cl,dp\n")
         n = 0
-        while n * a.dt < a.end - 1e-12:
+        while t_start + n * a.dt < a.end - 1e-9:
             n += 1
-            if n == 1:  # implicit Euler, then BDF2 with the extrapolated advecting velocity
+            if n <= first:  # implicit Euler, then BDF2 with the extrapolated advecting velocity
                 a0, w, f = 1.0 / a.dt, u_old, M @ u_old / a.dt
             else:
                 a0, w, f = 1.5 / a.dt, 2 * u_old - u_older, M @ (2 * u_old - 0.5 * u_older) / a.dt
             Kuu = a0 * M + pb.A + asm(ADVECT, pb.bu, w=pb.bu.interpolate(w))
-            u, p = pb.solve(Kuu, f)
+            K = bmat([[Kuu, -pb.B.T], [-pb.B, None]], "csc")
+            rhs = (np.concatenate([f, np.zeros(pb.nP)]) - K @ x_bc)[free]
+            Kff = K[free][:, free]
+            info, count = 1, 0
+            if lu is not None:
+                def cb(_):
+                    nonlocal count
+                    count += 1
+                pre = LinearOperator(Kff.shape, lu.solve)
+                sol, info = gmres(Kff, rhs, x0=guess, M=pre, rtol=1e-10, atol=0.0, restart=25, maxiter=1,
+                                  callback=cb, callback_type="pr_norm")
+            if info != 0:  # no factors yet, or too old to converge: factor this step's matrix
+                lu = splu(Kff.tocsc())
+                sol = lu.solve(rhs)
+                factored += 1
+            elif count > 12:  # converged, but slowly: fresh factors for the next step
+                lu = None
+            iters += count
+            guess, last = (2 * sol - last if last is not None else sol), sol  # extrapolated start
+            x = x_bc.copy()
+            x[free] = sol
+            u, p = x[:pb.nU], x[pb.nU:]
             cd, cl, dp = pb.coefficients(Kuu @ u - pb.B.T @ p - f, p)
-            out.write(f"{n * a.dt:.6f},{cd:.8f},{cl:.8f},{dp:.8f}\n")
+            out.write(f"{t_start + n * a.dt:.6f},{cd:.8f},{cl:.8f},{dp:.8f}\n")
             u_older, u_old = u_old, u
             if n % 100 == 0:
                 out.flush()
-                print(f"t = {n * a.dt:.2f}  cd {cd:.4f}  cl {cl:+.4f}  ({time.time() - t0:.0f} s)", flush=True)
+                save()
+                print(f"t = {t_start + n * a.dt:.3f}  cd {cd:.4f}  cl {cl:+.4f}  ({time.time() - t0:.0f} s, "
+                      f"{factored} factorisations, {iters / n:.1f} GMRES iterations a step)", flush=True)
+    save()
 
 
 def compare(a):
@@ -246,6 +331,9 @@ def main():
     ap.add_argument("--end", type=float, default=10.0)
     ap.add_argument("--csv", help="periodic: the monitor-like output")
     ap.add_argument("--save", help="steady: the field, for compare")
+    ap.add_argument("--state-out", help="periodic: the last two time levels, saved every 100 steps and at the end")
+    ap.add_argument("--state-in", help="periodic: start from a saved state (interpolated if the mesh differs)")
+    ap.add_argument("--append", action="store_true", help="periodic with --state-in: append to --csv")
     a = ap.parse_args()
     if a.mode == "compare":
         if len(a.files) != 2:
