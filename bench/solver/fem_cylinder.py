@@ -154,21 +154,28 @@ def steady(a):
         np.savez(a.save, u=u, p=p, vertices=pb.mesh.p, triangles=pb.mesh.t, yc=pb.yc, radius=pb.r)
 
 
-def interpolate_state(pb, path):
-    """A saved periodic state (two time levels) on this mesh: taken as is on the same
-    mesh, interpolated at this mesh's degrees of freedom from another one."""
-    st = np.load(path)
-    if st["vertices"].shape == pb.mesh.p.shape and np.array_equal(st["vertices"], pb.mesh.p):
-        return float(st["time"]), st["u_old"].copy(), st["u_older"].copy()
-    src = Basis(MeshTri(st["vertices"], st["triangles"]), ElementVector(ElementTriP2()))
+def load_state(pb, path):
+    """A saved periodic state on this mesh: (time, dt it was run with, the two time
+    levels, whether they were interpolated). Taken as is on the same mesh, interpolated
+    at this mesh's degrees of freedom from another one."""
+    try:
+        st = np.load(path)
+        t, dt, levels, vertices = float(st["time"]), float(st["dt"]), (st["u_old"], st["u_older"]), st["vertices"]
+        triangles = st["triangles"]
+    except (OSError, KeyError, ValueError) as e:
+        sys.exit(f"fem_cylinder.py periodic: {path} is not a state written by --state-out ({e})")
+    if vertices.shape == pb.mesh.p.shape and np.array_equal(vertices, pb.mesh.p):
+        return t, dt, levels[0].copy(), levels[1].copy(), False
+    src = Basis(MeshTri(vertices, triangles), ElementVector(ElementTriP2()))
     ux = np.concatenate([pb.bu.nodal_dofs[0], pb.bu.facet_dofs[0]])
     comp = np.ones(pb.nU, dtype=int)
     comp[ux] = 0
     # a domain moved along x (--x-in): points beyond the saved one take its end values
-    x_lo, x_hi = max(pb.x0, st["vertices"][0].min()), min(pb.x0 + LENGTH, st["vertices"][0].max())
-    levels = []
-    for field in (st["u_old"], st["u_older"]):
-        out = np.empty(pb.nU)
+    x_lo, x_hi = max(pb.x0, vertices[0].min()), min(pb.x0 + LENGTH, vertices[0].max())
+    centre = np.array([[XC], [pb.yc]])
+    out = []
+    for field in levels:
+        u = np.empty(pb.nU)
         for i in range(0, pb.nU, 2000):  # probes build a dense block per chunk
             q = pb.bu.doflocs[:, i:i + 2000].copy()
             # boundary points a rounding error inside: the walls' and outflow's values
@@ -177,13 +184,13 @@ def interpolate_state(pb, path):
             q[1] = np.clip(q[1], 1e-10, H - 1e-10)
             rho = np.hypot(q[0] - XC, q[1] - pb.yc)
             near = rho < pb.r + 1e-9
-            q[:, near] = np.array([[XC], [pb.yc]]) + (q[:, near] - np.array([[XC], [pb.yc]])) * ((pb.r + 1e-9) / rho[near])
+            q[:, near] = centre + (q[:, near] - centre) * ((pb.r + 1e-9) / rho[near])
             v = src.probes(q) @ field
             k = q.shape[1]
-            out[i:i + k] = np.where(comp[i:i + k] == 0, v[:k], v[k:])
-        out[pb.dirichlet] = pb.u_bc[pb.dirichlet]
-        levels.append(out)
-    return float(st["time"]), levels[0], levels[1]
+            u[i:i + k] = np.where(comp[i:i + k] == 0, v[:k], v[k:])
+        u[pb.dirichlet] = pb.u_bc[pb.dirichlet]
+        out.append(u)
+    return t, dt, out[0], out[1], True
 
 
 def periodic(a):
@@ -200,12 +207,10 @@ def periodic(a):
     u_old[pb.dirichlet] = pb.u_bc[pb.dirichlet]
     u_older = u_old.copy()
     if a.state_in:
-        t_start, u_old, u_older = interpolate_state(pb, a.state_in)
+        t_start, dt_saved, u_old, u_older, moved = load_state(pb, a.state_in)
         # the same mesh and step continue with BDF2; otherwise one implicit Euler step first
-        st = np.load(a.state_in)
-        same_mesh = st["vertices"].shape == pb.mesh.p.shape and np.array_equal(st["vertices"], pb.mesh.p)
-        first = 0 if same_mesh and float(st["dt"]) == a.dt else 1
-        print(f"from {a.state_in} at t = {t_start:g}" + ("" if same_mesh else ", interpolated") +
+        first = 1 if moved or dt_saved != a.dt else 0
+        print(f"from {a.state_in} at t = {t_start:g}" + (", interpolated" if moved else "") +
               (", one implicit Euler step first" if first else ""), flush=True)
     n_all = pb.nU + pb.nP
     free = np.setdiff1d(np.arange(n_all), pb.dirichlet)
@@ -343,6 +348,8 @@ def main():
     elif a.mode == "periodic":
         if not a.csv:
             sys.exit("fem_cylinder.py periodic: needs --csv OUT.csv")
+        if a.append and not a.state_in:
+            sys.exit("fem_cylinder.py periodic: --append continues a run, so it needs --state-in")
         periodic(a)
     else:
         steady(a)
