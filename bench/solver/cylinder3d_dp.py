@@ -16,6 +16,7 @@ h5py and numpy.
 import sys
 import h5py
 import numpy as np
+from wall_pressure import wall_pressure
 
 CX, YC, ZC, R, NU = 0.5, 0.2, 0.205, 0.05, 1e-3
 
@@ -61,10 +62,7 @@ for k1, k2 in [(1, 2), (1.5, 3), (2, 4), (3, 6), (4, 8)]:
 
 def wall(x, sgn):
     d = np.array([3, 6]) * h[0]
-    un = np.array([sgn * sample(x + sgn * q, 1) for q in d])
-    a, _ = np.linalg.solve([[d[0] ** 2, d[0] ** 3], [d[1] ** 2, d[1] ** 3]], un)
-    pw, _ = np.linalg.solve([[1, d[0] ** 2], [1, d[1] ** 2]], np.array([sample(x + sgn * q) for q in d]) - NU * 2 * a * d)
-    return pw
+    return wall_pressure(d, [sgn * sample(x + sgn * q, 1) for q in d], [sample(x + sgn * q) for q in d], NU)
 
 
 print(f"dp from (3, 6) h by the wall-normal momentum balance (the monitor): {wall(CX - R, -1) - wall(CX + R, 1):.5f}")

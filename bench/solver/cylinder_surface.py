@@ -14,6 +14,7 @@ surface by the wall-normal momentum balance). Needs h5py and numpy.
 import sys
 import h5py
 import numpy as np
+from wall_pressure import wall_pressure
 f = h5py.File(sys.argv[1], 'r')
 U = float(sys.argv[2]); nu = float(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[3] == "--nu" else 1e-3; D = 0.1; R = 0.05; cx, cy = 0.2, 0.2
 steps = sorted([k for k in f['simulation'].keys() if k.startswith('step_')], key=lambda s: int(s[5:]))
@@ -61,10 +62,7 @@ print("dp direct at surface points:", samp(P, cx-R, cy) - samp(P, cx+R, cy))
 def wall(xw, side):
     """The monitor's reading: p at 3 and 6 cells carried to the surface by dp/ds = nu u_s''(0)."""
     d = np.array([3 * h, 6 * h])
-    un = np.array([side * samp(Uf, xw + side * q, cy) for q in d])
-    a, _ = np.linalg.solve([[d[0] ** 2, d[0] ** 3], [d[1] ** 2, d[1] ** 3]], un)
-    pw, _ = np.linalg.solve([[1, d[0] ** 2], [1, d[1] ** 2]], np.array([samp(P, xw + side * q, cy) for q in d]) - nu * 2 * a * d)
-    return pw
+    return wall_pressure(d, [side * samp(Uf, xw + side * q, cy) for q in d], [samp(P, xw + side * q, cy) for q in d], nu)
 
 
 print(f"dp from (3, 6) h by the wall-normal momentum balance (the monitor): {wall(cx - R, -1) - wall(cx + R, 1):.5f}")

@@ -115,11 +115,15 @@ class Problem:
         return MeshTri(tri["vertices"].T.copy(), tri["triangles"].T.copy())
 
     def solve(self, Kuu, f_u):
-        K = bmat([[Kuu, -self.B.T], [-self.B, None]], "csc")
+        K = self.saddle(Kuu)
         f = np.concatenate([f_u, np.zeros(self.nP)])
         x = np.concatenate([self.u_bc, np.zeros(self.nP)])
         s = solve(*condense(K, f, x=x, D=self.dirichlet))
         return s[:self.nU], s[self.nU:]
+
+    def saddle(self, Kuu):
+        """The velocity-pressure system with the velocity block Kuu."""
+        return bmat([[Kuu, -self.B.T], [-self.B, None]], "csc")
 
     def coefficients(self, residual, p):
         pa = self.probe @ p
@@ -130,6 +134,16 @@ CONVECT = BilinearForm(lambda u, v, w: dot(advect(grad(u), w["w"].value) + advec
 CONVECT_OLD = LinearForm(lambda v, w: dot(advect(grad(w["w"]), w["w"].value), v))
 ADVECT = BilinearForm(lambda u, v, w: dot(advect(grad(u), w["w"].value), v))
 MASS = BilinearForm(lambda u, v, w: dot(u, v))
+
+
+def probe(basis, q, field, ncomp):
+    """A finite-element field at the points q (2 x n), as an ncomp x n array; in chunks,
+    since probes build a dense block per chunk."""
+    out = []
+    for i in range(0, q.shape[1], 2000):
+        c = q[:, i:i + 2000]
+        out.append((basis.probes(c) @ field).reshape(ncomp, c.shape[1]))
+    return np.concatenate(out, axis=1)
 
 
 def steady(a):
@@ -172,22 +186,18 @@ def load_state(pb, path):
     comp[ux] = 0
     # a domain moved along x (--x-in): points beyond the saved one take its end values
     x_lo, x_hi = max(pb.x0, vertices[0].min()), min(pb.x0 + LENGTH, vertices[0].max())
+    # boundary points a rounding error inside: the walls' and outflow's values are read
+    # from the other mesh too (the Dirichlet ones are set again below)
+    q = pb.bu.doflocs.copy()
+    q[0] = np.clip(q[0], x_lo + 1e-10, x_hi - 1e-10)
+    q[1] = np.clip(q[1], 1e-10, H - 1e-10)
     centre = np.array([[XC], [pb.yc]])
+    rho = np.hypot(q[0] - XC, q[1] - pb.yc)
+    near = rho < pb.r + 1e-9
+    q[:, near] = centre + (q[:, near] - centre) * ((pb.r + 1e-9) / rho[near])
     out = []
     for field in levels:
-        u = np.empty(pb.nU)
-        for i in range(0, pb.nU, 2000):  # probes build a dense block per chunk
-            q = pb.bu.doflocs[:, i:i + 2000].copy()
-            # boundary points a rounding error inside: the walls' and outflow's values
-            # are read from the other mesh too (the Dirichlet ones are set again below)
-            q[0] = np.clip(q[0], x_lo + 1e-10, x_hi - 1e-10)
-            q[1] = np.clip(q[1], 1e-10, H - 1e-10)
-            rho = np.hypot(q[0] - XC, q[1] - pb.yc)
-            near = rho < pb.r + 1e-9
-            q[:, near] = centre + (q[:, near] - centre) * ((pb.r + 1e-9) / rho[near])
-            v = src.probes(q) @ field
-            k = q.shape[1]
-            u[i:i + k] = np.where(comp[i:i + k] == 0, v[:k], v[k:])
+        u = np.where(comp == 0, *probe(src, q, field, 2))
         u[pb.dirichlet] = pb.u_bc[pb.dirichlet]
         out.append(u)
     return t, dt, out[0], out[1], True
@@ -235,7 +245,7 @@ def periodic(a):
             else:
                 a0, w, f = 1.5 / a.dt, 2 * u_old - u_older, M @ (2 * u_old - 0.5 * u_older) / a.dt
             Kuu = a0 * M + pb.A + asm(ADVECT, pb.bu, w=pb.bu.interpolate(w))
-            K = bmat([[Kuu, -pb.B.T], [-pb.B, None]], "csc")
+            K = pb.saddle(Kuu)
             rhs = (np.concatenate([f, np.zeros(pb.nP)]) - K @ x_bc)[free]
             Kff = K[free][:, free]
             info, count = 1, 0
@@ -293,14 +303,8 @@ def compare(a):
     d = d[keep]
     mesh = MeshTri(ref["vertices"], ref["triangles"])
     bu, bp = Basis(mesh, ElementVector(ElementTriP2())), Basis(mesh, ElementTriP1())
-    uf, vf, pf = [], [], []
-    for i in range(0, d.size, 2000):  # probes build a dense block per chunk
-        q = np.vstack([c["x"][i:i + 2000], c["y"][i:i + 2000]])
-        w = bu.probes(q) @ ref["u"]
-        uf.append(w[:q.shape[1]])
-        vf.append(w[q.shape[1]:])
-        pf.append(bp.probes(q) @ ref["p"])
-    uf, vf, pf = map(np.concatenate, (uf, vf, pf))
+    q = np.vstack([c["x"], c["y"]])
+    (uf, vf), (pf,) = probe(bu, q, ref["u"], 2), probe(bp, q, ref["p"], 1)
     h = c["hx"].min()
     print(f"{a.run}: {d.size} fluid cells, finest h = {h:.3g}; errors against {a.ref} (U_mean 0.2)")
     print("distance from the surface   cells   rms(u - u_ref)  rms(v - v_ref)  mean(p - p_ref)")
