@@ -12,10 +12,11 @@ for the benchmark's three numbers.
                            [--radius R] [--save REF.npz]
       2D-1 (Re 20): Newton to machine precision; prints c_d, c_l, dp
   fem_cylinder.py periodic [--h-near H] [--h-far H] [--dt DT] [--end T] --csv OUT.csv
-                           [--state-out S.npz] [--state-in S.npz [--append]]
+                           [--state-out S.npz] [--state-in S.npz [--append]] [--inflow sine]
       2D-2 (Re 100) from rest or from a saved state (of any mesh: interpolated): BDF2
       with the advecting velocity extrapolated (one Oseen problem a step); writes time,
-      c_d, c_l, dp, to be read by validate.py cylinder
+      c_d, c_l, dp, to be read by validate.py cylinder. With --inflow sine: 2D-3, the
+      inflow 1.5 sin(pi t / 8) from rest to --end 8, read by validate.py ramp
   fem_cylinder.py compare  RUN.h5 REF.npz
       Rewind's last step against a steady reference, at every leaf cell centre: errors
       by distance from the surface and by angle, and the flow above and below the body
@@ -214,17 +215,23 @@ def periodic(a):
     M = asm(MASS, pb.bu)
     t_start, first = 0.0, 1
     u_old = np.zeros(pb.nU)
-    u_old[pb.dirichlet] = pb.u_bc[pb.dirichlet]
+    if a.inflow == "steady":  # 2D-2 starts with its inflow on, 2D-3 from rest
+        u_old[pb.dirichlet] = pb.u_bc[pb.dirichlet]
     u_older = u_old.copy()
     if a.state_in:
         t_start, dt_saved, u_old, u_older, moved = load_state(pb, a.state_in)
+        if moved and a.inflow == "sine":  # interpolated levels carry the full inflow: ramp it
+            for u, t in ((u_old, t_start), (u_older, t_start - dt_saved)):
+                u[pb.dirichlet] = pb.u_bc[pb.dirichlet] * np.sin(np.pi * t / 8)
         # the same mesh and step continue with BDF2; otherwise one implicit Euler step first
         first = 1 if moved or dt_saved != a.dt else 0
         print(f"from {a.state_in} at t = {t_start:g}" + (", interpolated" if moved else "") +
               (", one implicit Euler step first" if first else ""), flush=True)
     n_all = pb.nU + pb.nP
     free = np.setdiff1d(np.arange(n_all), pb.dirichlet)
-    x_bc = np.concatenate([pb.u_bc, np.zeros(pb.nP)])
+
+    def inflow(t):  # the Dirichlet values at time t: 2D-3 ramps its inflow by sin(pi t / 8)
+        return np.concatenate([pb.u_bc * (np.sin(np.pi * t / 8) if a.inflow == "sine" else 1.0), np.zeros(pb.nP)])
     lu, guess, last, factored, iters = None, None, None, 0, 0
     t0 = time.time()
 
@@ -236,7 +243,7 @@ def periodic(a):
     with open(a.csv, "a" if a.state_in and a.append else "w") as out:
         if not (a.state_in and a.append):
             out.write(f"# fem_cylinder.py periodic: Taylor-Hood P2/P1, BDF2, dt {a.dt:g}, h_near {a.h_near:g}, "
-                      f"h_far {a.h_far:g}, {pb.mesh.nelements} triangles\ntime,cd,cl,dp\n")
+                      f"h_far {a.h_far:g}, {pb.mesh.nelements} triangles, inflow {a.inflow}\ntime,cd,cl,dp\n")
         n = 0
         while t_start + n * a.dt < a.end - 1e-9:
             n += 1
@@ -246,6 +253,7 @@ def periodic(a):
                 a0, w, f = 1.5 / a.dt, 2 * u_old - u_older, M @ (2 * u_old - 0.5 * u_older) / a.dt
             Kuu = a0 * M + pb.A + asm(ADVECT, pb.bu, w=pb.bu.interpolate(w))
             K = pb.saddle(Kuu)
+            x_bc = inflow(t_start + n * a.dt)
             rhs = (np.concatenate([f, np.zeros(pb.nP)]) - K @ x_bc)[free]
             Kff = K[free][:, free]
             info, count = 1, 0
@@ -343,6 +351,8 @@ def main():
     ap.add_argument("--state-out", help="periodic: the last two time levels, saved every 100 steps and at the end")
     ap.add_argument("--state-in", help="periodic: start from a saved state (interpolated if the mesh differs)")
     ap.add_argument("--append", action="store_true", help="periodic with --state-in: append to --csv")
+    ap.add_argument("--inflow", choices=("steady", "sine"), default="steady",
+                    help="periodic: 2D-2's constant inflow, or 2D-3's 1.5 sin(pi t / 8) from rest")
     a = ap.parse_args()
     if a.mode == "compare":
         if len(a.files) != 2:

@@ -8,6 +8,10 @@
   validate.py study COARSE.csv MEDIUM.csv FINE.csv [--steady [--3d] [--window T]] [--ratio 2]
       grid convergence of the cylinder quantities over three refinements: observed
       order, Richardson extrapolation and the fine-grid GCI (Celik et al. 2008)
+  validate.py ramp MONITOR.csv [MEDIUM.csv FINE.csv]
+      2D-3 (the inflow ramped by sin(pi t / 8)): c_d max, c_l max and their times, dp at
+      t = 8, against John (2004)'s reference values; with three runs whose time step
+      halves, the observed order and the dt -> 0 values
   validate.py heated MONITOR.csv PROFILES.csv --ra 1e5
       Nusselt number and velocity maxima vs de Vahl Davis (1983)
   validate.py tg MONITOR.csv ... --cells N ...
@@ -49,6 +53,10 @@ DVD = {1e3: (1.118, 3.649, 3.697), 1e4: (2.243, 16.178, 19.617),
 # Schaefer & Turek (1996) intervals
 ST_2D1 = {"cd": (5.57, 5.59), "cl": (0.0104, 0.0110), "dp": (0.1172, 0.1176)}
 ST_2D2 = {"cd_max": (3.22, 3.24), "cl_max": (0.99, 1.01), "st": (0.295, 0.305)}
+# 2D-3, the inflow 1.5 sin(pi t / 8) from rest to t = 8: Schaefer & Turek's intervals and
+# the reference values of V. John, Int. J. Numer. Meth. Fluids 44 (2004) 777-788
+ST_2D3 = {"cd_max": (2.93, 2.97), "cl_max": (0.47, 0.49), "dp8": (-0.115, -0.105)}
+JOHN_2D3 = {"cd_max": 2.950921575, "cl_max": 0.47795, "dp8": -0.1116}
 # 3D-1Z: the cylinder across a square channel, Re 20, scaled by the projected area D H
 ST_3D1Z = {"cd": (6.05, 6.25), "cl": (0.008, 0.010), "dp": (0.165, 0.175)}
 
@@ -203,6 +211,42 @@ def cylinder(a):
     return 0
 
 
+def ramp_values(m):
+    """2D-3's quantities from one table: the maxima (refined by the parabola through the
+    largest sample and its neighbours) with their times, and dp at t = 8."""
+    t = m["time"]
+    rows = range(len(t))
+    out = {}
+    for k in ("cd", "cl"):
+        i = max(rows, key=lambda j: m[k][j])
+        out[k + "_max"], out["t_" + k] = peak(t, m[k], rows), t[i]
+    end = min(rows, key=lambda j: abs(t[j] - 8.0))
+    out["dp8"] = m["dp"][end] if abs(t[end] - 8.0) < 1e-6 else None
+    return out
+
+
+def ramp(a):
+    vals = [ramp_values(read_csv(f)) for f in a.files]
+    for f, v in zip(a.files, vals):
+        if v["dp8"] is None:
+            print(f"validate.py: error: {f} has no row at t = 8 (2D-3 reads dp there)", file=sys.stderr)
+            return 2
+    for f, v in zip(a.files, vals):
+        print(f"{f}: c_d max {v['cd_max']:.5f} (t {v['t_cd']:.3f}), c_l max {v['cl_max']:.5f} "
+              f"(t {v['t_cl']:.3f}), dp(8) {v['dp8']:.5f}")
+    print(f"{'':>7} {'value':>9} {'order':>6} {'John 2004':>10} {'error':>8}   Schaefer-Turek")
+    for k, (lo, hi) in ST_2D3.items():
+        x, order = vals[-1][k], "-"
+        if len(vals) == 3:
+            p, ext, _ = richardson(*(v[k] for v in vals), 2.0)
+            if p is not None:
+                x, order = ext, f"{p:.2f}"
+        ok = "inside" if lo <= x <= hi else "OUTSIDE"
+        ref = JOHN_2D3[k]
+        print(f"{k:>7} {x:9.5f} {order:>6} {ref:10.5f} {100 * (x - ref) / abs(ref):+7.2f}%   [{lo}, {hi}]  {ok}")
+    return 0
+
+
 def heated(a):
     m = read_csv(a.file)
     ra = float(a.ra)
@@ -294,6 +338,7 @@ def main():
     c = sub.add_parser("cylinder"); c.add_argument("file"); cylinder_options(c); c.add_argument("-o", "--output")
     c = sub.add_parser("study"); c.add_argument("files", nargs=3, metavar="MONITOR.csv"); cylinder_options(c)
     c.add_argument("--ratio", type=float, default=2.0, help="refinement ratio between the grids (2: one level)")
+    c = sub.add_parser("ramp"); c.add_argument("files", nargs="+", metavar="MONITOR.csv")
     c = sub.add_parser("heated"); c.add_argument("file"); c.add_argument("profiles", nargs="?")
     c.add_argument("--ra", required=True, type=float); c.add_argument("--alpha", type=float, required=True)
     c.add_argument("--length", type=float, default=1.0)
@@ -302,8 +347,11 @@ def main():
     a = ap.parse_args()
     if a.cmd == "study" and not a.ratio > 1:
         ap.error(f"--ratio must be above 1 (got {a.ratio})")
+    if a.cmd == "ramp" and len(a.files) not in (1, 3):
+        ap.error(f"ramp reads one run, or three whose time step halves (got {len(a.files)})")
     try:
-        return {"cavity": cavity, "cylinder": cylinder, "study": study, "heated": heated, "tg": tg}[a.cmd](a)
+        return {"cavity": cavity, "cylinder": cylinder, "study": study, "heated": heated, "tg": tg,
+                "ramp": ramp}[a.cmd](a)
     except OSError as e:
         print(f"validate.py: error: {e.filename}: {e.strerror}", file=sys.stderr)
     except (KeyError, ValueError, IndexError) as e:

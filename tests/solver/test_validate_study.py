@@ -154,3 +154,43 @@ def test_maxima_between_samples(tmp_path):
         cl = float(re.search(r"^cl_max = ([0-9.]+)", r.stdout, re.M).group(1))
         cd = float(re.search(r"^cd_max = ([0-9.]+)", r.stdout, re.M).group(1))
         assert cl == pytest.approx(0.98, abs=3e-4) and cd == pytest.approx(3.24, abs=1e-4), r.stdout
+
+
+def ramp_table(path, dt, t_end=8.0):
+    """A 2D-3 run whose maxima and dp(8) carry an error C dt^2: c_d and c_l are parabolas
+    around their crests (the reading's parabola recovers a crest between samples exactly),
+    so the dt -> 0 values are the ones below and the observed order is 2."""
+    cd_max, cl_max, dp8 = 2.9509 + 20 * dt ** 2, 0.478 + 1000 * dt ** 2, -0.1116 + 30 * dt ** 2
+    rows = []
+    for i in range(int(round(t_end / dt)) + 1):
+        t = i * dt
+        rows.append((t, cd_max - 0.5 * (t - 3.93625) ** 2, cl_max - 2.0 * (t - 5.693125) ** 2, dp8 + 0.01 * (t - 8.0)))
+    write_monitor(path, rows)
+
+
+def test_ramp_orders_and_limits(tmp_path):
+    files = []
+    for dt in (0.01, 0.005, 0.0025):
+        files.append(tmp_path / f"s{dt}.csv")
+        ramp_table(files[-1], dt)
+    r = subprocess.run([sys.executable, str(VALIDATE), "ramp", *map(str, files)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    rows = {m.group(1): m.group(2).split() for m in re.finditer(r"^\s*(cd_max|cl_max|dp8)\s+(.*)$", r.stdout, re.M)}
+    for key, exact in (("cd_max", 2.9509), ("cl_max", 0.478), ("dp8", -0.1116)):
+        assert float(rows[key][0]) == pytest.approx(exact, abs=2e-5), r.stdout
+        assert float(rows[key][1]) == pytest.approx(2.0, abs=0.01), r.stdout
+        assert rows[key][-1] == "inside"
+    # the coarsest run alone: its lift maximum 0.578, outside [0.47, 0.49], at the crest's time
+    one = subprocess.run([sys.executable, str(VALIDATE), "ramp", str(files[0])], capture_output=True, text=True)
+    assert one.returncode == 0, one.stderr
+    assert "c_l max 0.57800 (t 5.690)" in one.stdout
+    assert re.search(r"^\s*cl_max\s+0\.57800\s+-.*OUTSIDE$", one.stdout, re.M), one.stdout
+
+
+def test_ramp_needs_t8_and_three_runs(tmp_path):
+    short = tmp_path / "short.csv"
+    ramp_table(short, 0.01, t_end=7.0)
+    r = subprocess.run([sys.executable, str(VALIDATE), "ramp", str(short)], capture_output=True, text=True)
+    assert r.returncode == 2 and "no row at t = 8" in r.stderr and r.stdout == ""
+    two = subprocess.run([sys.executable, str(VALIDATE), "ramp", str(short), str(short)], capture_output=True, text=True)
+    assert two.returncode == 2 and "three whose time step halves" in two.stderr
