@@ -236,12 +236,11 @@ def ramp(a):
               f"(t {v['t_cl']:.3f}), dp(8) {v['dp8']:.5f}")
     print(f"{'':>7} {'value':>9} {'order':>6} {'John 2004':>10} {'error':>8}   Schaefer-Turek")
     for k, (lo, hi) in ST_2D3.items():
-        x, order = vals[-1][k], "-"
-        if len(vals) == 3:
-            p, ext, _ = richardson(*(v[k] for v in vals), 2.0)
-            if p is not None:
-                x, order = ext, f"{p:.2f}"
-        ok = "inside" if lo <= x <= hi else "OUTSIDE"
+        x, order, why = vals[-1][k], "-", ""
+        if len(vals) == 3:  # no order to read: the last (finest) run's value, and why
+            p, ext, reason = richardson(*(v[k] for v in vals), 2.0)
+            x, order, why = (ext, f"{p:.2f}", "") if p is not None else (x, "-", f", the last run's: {reason}")
+        ok = ("inside" if lo <= x <= hi else "OUTSIDE") + why
         ref = JOHN_2D3[k]
         print(f"{k:>7} {x:9.5f} {order:>6} {ref:10.5f} {100 * (x - ref) / abs(ref):+7.2f}%   [{lo}, {hi}]  {ok}")
     return 0

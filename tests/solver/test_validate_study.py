@@ -1,7 +1,7 @@
-"""bench/solver/validate.py's grid-convergence study against monitor tables made up from
-known error laws: f(h) = f_exact + C h^p, so the observed order and the Richardson value
-are known in closed form (the oracle), and the verdicts follow from the reference
-intervals."""
+"""bench/solver/validate.py's grid-convergence study and its 2D-3 reading (`ramp`) against
+monitor tables made up from known error laws: f(h) = f_exact + C h^p, so the observed
+order and the Richardson value are known in closed form (the oracle), and the verdicts
+follow from the reference intervals."""
 import math
 import re
 import subprocess
@@ -194,3 +194,17 @@ def test_ramp_needs_t8_and_three_runs(tmp_path):
     assert r.returncode == 2 and "no row at t = 8" in r.stderr and r.stdout == ""
     two = subprocess.run([sys.executable, str(VALIDATE), "ramp", str(short), str(short)], capture_output=True, text=True)
     assert two.returncode == 2 and "three whose time step halves" in two.stderr
+
+
+def test_ramp_without_an_order_says_so(tmp_path):
+    # three runs whose differences grow (given finest first): no dt -> 0 value; the last run's is shown, and why
+    files = []
+    for n, dt in enumerate((0.01, 0.005, 0.0025)):
+        files.append(tmp_path / f"s{n}.csv")
+        ramp_table(files[-1], dt)
+    files[0], files[2] = files[2], files[0]
+    r = subprocess.run([sys.executable, str(VALIDATE), "ramp", *map(str, files)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    line = next(x for x in r.stdout.splitlines() if x.strip().startswith("cl_max"))
+    assert line.split()[1] == "0.57800" and line.split()[2] == "-", line
+    assert line.endswith("OUTSIDE, the last run's: diverging: the differences grow"), line
