@@ -214,24 +214,23 @@ def periodic(a):
     pb = Problem(a, u_max=1.5)
     M = asm(MASS, pb.bu)
     t_start, first = 0.0, 1
+
+    def level(t):  # the inflow's share at time t: 2D-3 ramps it by sin(pi t / 8)
+        return np.sin(np.pi * t / 8) if a.inflow == "sine" else 1.0
     u_old = np.zeros(pb.nU)
-    if a.inflow == "steady":  # 2D-2 starts with its inflow on, 2D-3 from rest
-        u_old[pb.dirichlet] = pb.u_bc[pb.dirichlet]
+    u_old[pb.dirichlet] = pb.u_bc[pb.dirichlet] * level(0.0)  # 2D-2 starts with its inflow on, 2D-3 from rest
     u_older = u_old.copy()
     if a.state_in:
         t_start, dt_saved, u_old, u_older, moved = load_state(pb, a.state_in)
-        if moved and a.inflow == "sine":  # interpolated levels carry the full inflow: ramp it
+        if moved:  # interpolated levels carry the full inflow: set it for their times
             for u, t in ((u_old, t_start), (u_older, t_start - dt_saved)):
-                u[pb.dirichlet] = pb.u_bc[pb.dirichlet] * np.sin(np.pi * t / 8)
+                u[pb.dirichlet] = pb.u_bc[pb.dirichlet] * level(t)
         # the same mesh and step continue with BDF2; otherwise one implicit Euler step first
         first = 1 if moved or dt_saved != a.dt else 0
         print(f"from {a.state_in} at t = {t_start:g}" + (", interpolated" if moved else "") +
               (", one implicit Euler step first" if first else ""), flush=True)
     n_all = pb.nU + pb.nP
     free = np.setdiff1d(np.arange(n_all), pb.dirichlet)
-
-    def inflow(t):  # the Dirichlet values at time t: 2D-3 ramps its inflow by sin(pi t / 8)
-        return np.concatenate([pb.u_bc * (np.sin(np.pi * t / 8) if a.inflow == "sine" else 1.0), np.zeros(pb.nP)])
     lu, guess, last, factored, iters = None, None, None, 0, 0
     t0 = time.time()
 
@@ -253,7 +252,7 @@ def periodic(a):
                 a0, w, f = 1.5 / a.dt, 2 * u_old - u_older, M @ (2 * u_old - 0.5 * u_older) / a.dt
             Kuu = a0 * M + pb.A + asm(ADVECT, pb.bu, w=pb.bu.interpolate(w))
             K = pb.saddle(Kuu)
-            x_bc = inflow(t_start + n * a.dt)
+            x_bc = np.concatenate([pb.u_bc * level(t_start + n * a.dt), np.zeros(pb.nP)])
             rhs = (np.concatenate([f, np.zeros(pb.nP)]) - K @ x_bc)[free]
             Kff = K[free][:, free]
             info, count = 1, 0
